@@ -1,0 +1,3 @@
+from opprof_advisor.cli import main
+
+main()

@@ -1,0 +1,108 @@
+"""The `advisor` command line. Parses arguments, calls the core, prints.
+
+Command modules live beside this file; each exposes ``register(app)``. They import the core
+lazily (inside the command functions) so that a fast command such as ``advisor search`` does not
+pay for scikit-learn or sqlite-utils at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from opprof_advisor import __version__
+from opprof_advisor.errors import AdvisorError, EntryValidationError
+
+_state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
+
+
+def _print_error(exc: AdvisorError) -> None:
+    if isinstance(exc, EntryValidationError):
+        for problem in exc.problems:
+            sys.stderr.write(f"error: {problem}\n")
+        return
+    sys.stderr.write(f"error: {exc}\n")
+
+
+class AdvisorGroup(TyperGroup):
+    """Turns core errors into one line on stderr and exit code 1 (a traceback only with --debug)."""
+
+    def invoke(self, ctx):  # noqa: D401 - click API
+        try:
+            return super().invoke(ctx)
+        except AdvisorError as exc:
+            if _state["debug"]:
+                raise
+            _print_error(exc)
+            raise typer.Exit(1) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+            if _state["debug"] or exc.__class__.__module__.startswith(("click", "typer")):
+                raise
+            sys.stderr.write(
+                f"error: internal error ({exc.__class__.__name__}: {exc}) — rerun with --debug and report it\n"
+            )
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(
+    cls=AdvisorGroup,
+    name="advisor",
+    help="Ranked, evidence-backed tuning advice for Ascend NPU profiles.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"opprof-advisor {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit."),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    """Ranked, evidence-backed tuning advice for Ascend NPU profiles."""
+    _state["debug"] = debug or bool(os.environ.get("ADVISOR_DEBUG"))
+
+
+def _register_commands() -> None:
+    # One line per command module; a module that is not written yet is simply absent.
+    import importlib
+
+    for name in (
+        "kb_commands",
+        "profile_commands",
+        "suggest_commands",
+        "loop_commands",
+        "scan_commands",
+    ):
+        try:
+            module = importlib.import_module(f"opprof_advisor.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"opprof_advisor.cli.{name}":
+                raise
+            continue
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

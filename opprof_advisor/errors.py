@@ -1,0 +1,104 @@
+"""Named errors raised by the core; the CLI turns each into one line and exit code 1."""
+
+from __future__ import annotations
+
+
+class AdvisorError(Exception):
+    """Base of every error the core raises on purpose.
+
+    ``path`` and ``line`` locate the problem; ``hint`` tells the user what to do.
+    """
+
+    def __init__(self, message: str, *, path: object = None, line: int | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.hint = hint
+
+    def location(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def __str__(self) -> str:
+        where = self.location()
+        text = f"{where}: {self.message}" if where else self.message
+        if self.hint:
+            text += f" — {self.hint}"
+        return text
+
+
+class KnowledgeBaseError(AdvisorError):
+    """A knowledge-base file or the index is unusable."""
+
+
+class EntryValidationError(KnowledgeBaseError):
+    """One or more problems in KB markdown files; ``problems`` holds every one."""
+
+    def __init__(self, problems: list["Problem"]):
+        self.problems = problems
+        first = problems[0] if problems else None
+        super().__init__(
+            f"{len(problems)} problem(s) in knowledge-base files",
+            path=first.path if first else None,
+            line=first.line if first else None,
+        )
+
+
+class Problem:
+    """One validation problem at ``path:line``."""
+
+    __slots__ = ("path", "line", "message")
+
+    def __init__(self, path: object, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line or 1}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"Problem({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Problem) and (self.path, self.line, self.message) == (
+            other.path,
+            other.line,
+            other.message,
+        )
+
+
+class EntryNotFound(KnowledgeBaseError):
+    """No entry with the requested id; ``suggestions`` holds close ids."""
+
+    def __init__(self, entry_id: str, suggestions: list[str] | None = None):
+        self.entry_id = entry_id
+        self.suggestions = suggestions or []
+        hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else "see `advisor kb list`"
+        super().__init__(f"no knowledge-base entry with id {entry_id!r}", hint=hint)
+
+
+class EntryExists(KnowledgeBaseError):
+    """An entry with that id already exists (use --replace)."""
+
+
+class ProfileError(AdvisorError):
+    """A profile path cannot be read."""
+
+
+class UnknownFormat(ProfileError):
+    """Nothing under the path looks like a supported profiler output."""
+
+
+class MalformedProfile(ProfileError):
+    """A profile file exists but its content is broken (missing column, bad number, bad encoding...)."""
+
+
+class MatcherError(AdvisorError):
+    """The recommender cannot be fitted or queried (e.g. empty knowledge base)."""
+
+
+class ToolNotFound(AdvisorError):
+    """An external tool (msprof, msopprof) is not installed."""

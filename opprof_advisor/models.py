@@ -1,0 +1,130 @@
+"""Plain data models shared by the knowledge base, the profile readers and the recommender.
+
+No I/O and no third-party imports here: every other module may import this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+# --------------------------------------------------------------------------------------------
+# Knowledge base
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gain:
+    """A sourced gain range of a KB entry.
+
+    ``scope`` is ``operators`` (fraction of the matched operators' time the fix recovers; the
+    recommender scales it by their share of device time) or ``end_to_end`` (a whole-model result
+    observed in a case, shown as "observed in that case", never as the user's expected gain).
+    """
+
+    low_pct: float
+    high_pct: float
+    metric: str  # e.g. "latency", "throughput", "op_time", "step_time", "kernel_time"
+    scope: str  # "operators" | "end_to_end"
+    source: str  # the source that states the figure
+
+
+@dataclass
+class Entry:
+    """One knowledge-base entry (a markdown file under kb/ or the user KB folder)."""
+
+    id: str
+    kind: str  # case | recipe | pattern | tip
+    title: str
+    summary: str = ""
+    operators: list[str] = field(default_factory=list)  # canonical families (see operators.py)
+    symptoms: list[str] = field(default_factory=list)  # ids from vocabulary.SYMPTOMS
+    tags: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    hardware: list[str] = field(default_factory=list)  # e.g. ["Atlas A2", "Ascend910B"]; empty = any
+    cann: str | None = None  # e.g. ">=8.0"; None = any
+    gain: Gain | None = None
+    evidence: str = "D"  # A | B | C | D
+    sources: list[str] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
+    op_mix: dict[str, float] = field(default_factory=dict)  # cases: family -> share of device time
+    body: str = ""
+    path: str = ""
+    origin: str = "builtin"  # builtin | user
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------
+# Profiles
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class OpTypeStat:
+    """Time of one (op type, unit) pair in a profile."""
+
+    op_type: str
+    family: str  # canonical family, or the op type itself when unknown
+    unit: str  # see vocabulary.UNITS
+    count: int
+    time_us: float
+    share: float  # of device_time_us, 0..1
+    bound: str = "unknown"  # see vocabulary.BOUND_CLASSES
+    dtypes: list[str] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    block_dim: int | None = None  # the most common block dim of its launches
+    wait_us: float | None = None  # summed wait time before its launches, where recorded
+
+
+@dataclass
+class Symptom:
+    """A deterministic finding about a profile, from vocabulary.SYMPTOMS."""
+
+    id: str
+    op_types: list[str]
+    share: float  # share of device time of the op types concerned, 0..1
+    detail: str
+
+
+@dataclass
+class RankSummary:
+    """One rank of a multi-rank folder."""
+
+    rank: str
+    path: str
+    device_time_us: float | None
+    error: str | None = None
+
+
+@dataclass
+class Profile:
+    """The normalised operator profile every reader returns."""
+
+    path: str
+    format: str  # e.g. "msopprof-device", "msopprof-simulator", "msprof-text", "msprof-db", "torch-npu-text", "torch-npu-db", "multi-rank"
+    versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, ...
+    chip: str | None = None
+    device_time_us: float = 0.0
+    compute_time_us: float = 0.0
+    communication_time_us: float = 0.0
+    op_types: list[OpTypeStat] = field(default_factory=list)  # sorted by time, descending
+    symptoms: list[Symptom] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # "cannot judge <what>: <why> (collect with <switch>)"
+    ranks: list[RankSummary] = field(default_factory=list)
+    kernel: dict[str, Any] | None = None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def symptom_ids(self) -> set[str]:
+        return {s.id for s in self.symptoms}
+
+    def family_shares(self) -> dict[str, float]:
+        """Share of device time per family (summed over units)."""
+        shares: dict[str, float] = {}
+        for row in self.op_types:
+            shares[row.family] = shares.get(row.family, 0.0) + row.share
+        return shares

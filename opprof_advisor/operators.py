@@ -1,0 +1,136 @@
+"""Canonical operator families and the alias table that maps profiler op types onto them.
+
+One table serves the profile readers (op type -> family), the knowledge base (an entry's
+``operators`` may use any alias) and search (``NonMaxSuppressionV3`` finds the NMS recipe).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: family -> aliases (op types, API names, common spellings). Matching is case-insensitive and
+#: ignores ``_``, ``-`` and spaces; a trailing version suffix (``V2``, ``V3``) is also dropped.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "MatMul": ("MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "GEMM",
+               "MatMulCommon", "Linear", "mm", "bmm", "GemmV2", "FullyConnection", "QuantBatchMatmulV3",
+               "WeightQuantBatchMatmulV2", "MatmulAllReduce", "AllGatherMatmul", "MatmulReduceScatter"),
+    "GroupedMatMul": ("GroupedMatmul", "GroupedMatMul", "GMM", "npu_gmm"),
+    "Conv2D": ("Conv2D", "Conv2DV2", "Conv2DBackpropInput", "Conv2DBackpropFilter", "Conv2DTranspose",
+               "Conv3D", "Conv3DBackpropInput", "Conv3DBackpropFilter", "Convolution", "Conv", "Conv1D",
+               "DepthwiseConv2D", "Conv2DBackpropFilterD", "Conv2DBackpropInputD"),
+    "FlashAttention": ("FlashAttention", "FlashAttentionScore", "FlashAttentionScoreGrad", "FusedInferAttentionScore",
+                       "PromptFlashAttention", "IncreFlashAttention", "npu_fusion_attention", "Attention",
+                       "ScaledDotProductAttention", "SDPA", "MultiHeadAttention"),
+    "NMS": ("NMS", "NonMaxSuppression", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
+            "NonMaxSuppressionV6", "BatchMultiClassNMS", "BatchMultiClassNonMaxSuppression", "BatchedNMS",
+            "batched_nms", "npu_batch_nms", "npu_multiclass_nms", "MultiClassNMS", "nms",
+            "non max suppression", "non-maximum suppression"),
+    "TransData": ("TransData", "TransDataRNN", "FormatConversion", "NpuFormatCast", "trans_TransData"),
+    "Cast": ("Cast", "trans_Cast"),
+    "Transpose": ("Transpose", "TransposeD", "Permute", "ContiguousTranspose", "AsStrided", "ViewCopy", "Contiguous"),
+    "Softmax": ("Softmax", "SoftmaxV2", "SoftmaxGrad", "LogSoftmax", "LogSoftmaxV2", "SoftmaxCrossEntropyWithLogits"),
+    "LayerNorm": ("LayerNorm", "LayerNormV3", "LayerNormV4", "LayerNormGrad", "LayerNormBetaGammaBackpropV2",
+                  "LayerNormXBackpropV3", "AddLayerNorm"),
+    "RMSNorm": ("RmsNorm", "RMSNorm", "RmsNormGrad", "AddRmsNorm", "npu_rms_norm"),
+    "BatchNorm": ("BatchNorm", "BNTrainingReduce", "BNTrainingUpdate", "BNTrainingUpdateGrad", "BNTrainingReduceGrad",
+                  "BNInfer", "BatchNormV3", "SyncBatchNorm", "BN"),
+    "GroupNorm": ("GroupNorm", "GroupNormSilu", "GroupNormGrad", "GroupNormSwish"),
+    "SwiGLU": ("SwiGlu", "SwiGLU", "SwiGluGrad", "npu_swiglu", "GeGlu", "GeGLU"),
+    "RoPE": ("RotaryMul", "RotaryMulGrad", "RotaryPositionEmbedding", "ApplyRotaryPosEmb", "npu_rotary_mul", "RoPE",
+             "rotary embedding"),
+    "Activation": ("Relu", "ReluV2", "ReluGrad", "ReluGradV2", "Gelu", "GeluV2", "GeluGrad", "FastGelu", "FastGeluGrad",
+                   "Silu", "SiLU", "Swish", "SwishGrad", "Sigmoid", "SigmoidGrad", "Tanh", "TanhGrad", "LeakyRelu",
+                   "HardSwish", "Mish", "Elu", "SiluGrad"),
+    "Elementwise": ("Add", "AddV2", "Adds", "Sub", "Mul", "Muls", "Div", "RealDiv", "Maximum", "Minimum", "Pow",
+                    "Sqrt", "Rsqrt", "Exp", "Log", "Neg", "Abs", "Square", "Axpy", "AxpyV2", "Equal", "NotEqual",
+                    "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+                    "Select", "SelectV2", "Where", "MaskedFill", "Fill", "Fills", "ZerosLike", "OnesLike",
+                    "ClipByValue", "ClipByValueV2", "Reciprocal", "AddN", "AddcMul", "AddcDiv", "Lerp",
+                    "ForeachAddList", "ForeachMulScalar", "ForeachAddcdivScalar", "TensorEqual", "Floor", "Round",
+                    "Sign", "BiasAdd", "Tile", "BroadcastTo", "Expand"),
+    "Reduce": ("ReduceSum", "ReduceSumD", "ReduceMean", "ReduceMeanD", "ReduceMax", "ReduceMaxD", "ReduceMin",
+               "ReduceProd", "ReduceAll", "ReduceAny", "ArgMaxV2", "ArgMin", "ArgMaxWithValue", "CumSum", "Cumsum",
+               "LpNormV2", "ReduceStd"),
+    "Gather": ("GatherV2", "GatherV3", "Gather", "GatherElements", "GatherElementsV2", "GatherNd", "IndexSelect",
+               "Index", "EmbeddingDenseGrad", "Embedding", "EmbeddingBag", "ScatterElements", "ScatterNd",
+               "ScatterNdUpdate", "Scatter", "ScatterUpdate", "ScatterAdd", "UnsortedSegmentSum", "IndexAdd"),
+    "IndexPut": ("IndexPut", "IndexPutV2", "MaskedScatter", "MaskedSelect", "MaskedSelectV2", "BooleanMask"),
+    "NonZero": ("NonZero", "NonZeroWithValue", "Unique", "UniqueWithCounts", "UniqueConsecutive"),
+    "TopK": ("TopK", "TopKV2", "Sort", "SortV2", "ArgSort", "InTopK"),
+    "Resize": ("ResizeBilinearV2", "ResizeNearestNeighborV2", "ResizeBilinearV2Grad", "ResizeNearestNeighborV2Grad",
+               "UpsampleNearest2d", "UpsampleBilinear2d", "Resize", "Interpolate", "ResizeD", "UpsampleNearest2D"),
+    "GridSample": ("GridSampler2D", "GridSampler3D", "GridSample", "GridSampler2DGrad"),
+    "Pooling": ("MaxPool", "MaxPoolV3", "MaxPoolWithArgmaxV1", "MaxPoolGradWithArgmaxV1", "AvgPool", "AvgPoolV2",
+                "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool3D", "MaxPool3D", "Pooling"),
+    "Concat": ("ConcatD", "ConcatV2", "ConcatV2D", "Concat", "Pack", "Stack", "SplitV", "SplitVD", "SplitD", "Split",
+               "Unpack", "Slice", "SliceD", "StridedSlice", "StridedSliceD", "StridedSliceGrad", "Pad", "PadV3",
+               "PadD", "Reshape", "Squeeze", "Unsqueeze", "Identity", "Chunk"),
+    "Dropout": ("DropOutDoMask", "DropOutDoMaskV3", "DropOutGenMask", "DropOutGenMaskV4", "StatelessDropOutGenMask",
+                "Dropout"),
+    "Random": ("StatelessRandomUniformV2", "RandomUniform", "StatelessRandomNormalV2", "Multinomial", "RandomStandardNormal"),
+    "Optimizer": ("ApplyAdamW", "ApplyAdamWV2", "ApplyAdam", "ApplyAdamD", "ApplyMomentum", "ApplyGradientDescent",
+                  "ApplyLamb", "FusedAdamW", "NpuFusedAdamW", "NpuFusedSGD", "ForeachNorm", "ClipGradNorm",
+                  "ForeachAddcmulScalar", "ForeachSqrt", "ForeachMulScalarList"),
+    "Loss": ("SigmoidCrossEntropyWithLogits", "SigmoidCrossEntropyWithLogitsV2", "SparseSoftmaxCrossEntropyWithLogits",
+             "NLLLoss", "NLLLossGrad", "BinaryCrossEntropy", "MseLoss", "SmoothL1Loss", "CrossEntropyLoss"),
+    "Memcpy": ("MemCopy", "Memcpy", "MEMCPY_ASYNC", "TensorMove", "Assign", "ViewCopy2", "D2H", "H2D", "Copy"),
+    "AllReduce": ("AllReduce", "hcom_allReduce", "HcomAllReduce", "allreduce", "all_reduce", "allreduceAicpuKernel"),
+    "AllGather": ("AllGather", "hcom_allGather", "HcomAllGather", "allgather", "all_gather", "allgatherAicpuKernel"),
+    "ReduceScatter": ("ReduceScatter", "hcom_reduceScatter", "HcomReduceScatter", "reduce_scatter", "reducescatter"),
+    "AlltoAll": ("AlltoAll", "AllToAll", "AlltoAllV", "hcom_alltoall", "hcom_alltoallv", "all_to_all", "alltoallv"),
+    "Broadcast": ("Broadcast", "hcom_broadcast", "HcomBroadcast"),
+    "SendRecv": ("Send", "Receive", "Recv", "hcom_send", "hcom_receive", "BatchSendRecv", "hcom_batchSendRecv"),
+}
+
+#: Families that are communication, whatever unit a reader assigned.
+COMMUNICATION_FAMILIES = frozenset({"AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "Broadcast", "SendRecv"})
+
+_VERSION_SUFFIX = re.compile(r"(?:v\d+|d)$")
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case a name and drop ``_``, ``-``, spaces and dots, for alias look-ups."""
+    return re.sub(r"[\s_\-.]+", "", name).lower()
+
+
+@lru_cache(maxsize=1)
+def _alias_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for family, aliases in FAMILIES.items():
+        for alias in (family, *aliases):
+            index.setdefault(normalise_name(alias), family)
+    return index
+
+
+@lru_cache(maxsize=8192)
+def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
+    """Return the family of an op type, API name or spelling, or None when nothing matches.
+
+    Exact alias first, then the name without a version suffix (``MatMulV9`` -> ``MatMul``), then
+    an ``hcom_<op>_...`` prefix, then (if ``fuzzy``) the closest alias by rapidfuzz.
+    """
+    if not op_type:
+        return None
+    index = _alias_index()
+    key = normalise_name(op_type)
+    if key in index:
+        return index[key]
+    stripped = _VERSION_SUFFIX.sub("", key)
+    if stripped in index:
+        return index[stripped]
+    if key.startswith("hcom"):
+        for alias, family in index.items():
+            if alias.startswith("hcom") and key.startswith(alias):
+                return family
+    if not fuzzy or len(key) < 4:
+        return None
+    from rapidfuzz import fuzz, process
+
+    best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=88)
+    return index[best[0]] if best else None
+
+
+def family_or_self(op_type: str) -> str:
+    """The family of ``op_type``, or ``op_type`` itself when it belongs to no known family."""
+    return canonical_family(op_type) or op_type

@@ -1,0 +1,44 @@
+"""Where opprof-advisor keeps its files: the built-in KB, the user KB folder and the index.
+
+Environment overrides (used by tests so no test touches a real home):
+``ADVISOR_HOME`` — the per-user folder (user KB in ``$ADVISOR_HOME/kb``, index in
+``$ADVISOR_HOME/advisor.db``); ``ADVISOR_DB`` — the index file itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def builtin_kb_dir() -> Path:
+    """The knowledge base shipped with the code: ``kb/`` of a source checkout, else the wheel copy."""
+    source_tree = _PACKAGE_DIR.parent / "kb"
+    if source_tree.is_dir():
+        return source_tree
+    return _PACKAGE_DIR / "_kb"
+
+
+def home_dir() -> Path:
+    """The per-user data folder (``ADVISOR_HOME`` or the platform's user data dir)."""
+    env = os.environ.get("ADVISOR_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("opprof-advisor", appauthor=False))
+
+
+def user_kb_dir() -> Path:
+    """Where ``advisor add`` puts user entries."""
+    return home_dir() / "kb"
+
+
+def default_db_path() -> Path:
+    """The index database (``ADVISOR_DB`` or ``<home>/advisor.db``)."""
+    env = os.environ.get("ADVISOR_DB")
+    if env:
+        return Path(env).expanduser()
+    return home_dir() / "advisor.db"

@@ -1,0 +1,92 @@
+"""The fixed vocabularies shared by the knowledge base, the profile readers and the recommender.
+
+Keep every controlled word here: a KB entry may only name symptoms listed in SYMPTOMS, and the
+readers may only emit those ids.
+"""
+
+from __future__ import annotations
+
+#: Profile symptoms: id -> one-line meaning. KB entries reference these ids in ``symptoms``.
+SYMPTOMS: dict[str, str] = {
+    "aicpu_fallback": "compute operators run on the AI CPU instead of AI Core / AI Vector",
+    "double_dtype": "float64 / int64 work that forces AI CPU kernels or slow paths",
+    "transdata_overhead": "TransData / format-conversion kernels take a visible share of device time",
+    "low_block_dim": "kernels launch fewer blocks than the chip has cores (or not a multiple of them)",
+    "block_imbalance": "per-block (per-core) time is uneven inside one kernel",
+    "cube_bound": "the cube (matrix) pipe is the busiest pipe of the hot kernels",
+    "vector_bound": "the vector pipe is the busiest pipe of the hot kernels",
+    "mte2_bound": "loads from global memory (MTE2) limit the hot kernels",
+    "mte3_bound": "stores to global memory (MTE3) limit the hot kernels",
+    "scalar_bound": "the scalar pipe limits the hot kernels (control flow, address arithmetic)",
+    "fixpipe_bound": "the fixpipe (L0C to GM/L1 write-out) limits the hot cube kernels",
+    "no_bound": "hot kernels long enough to matter keep every pipe below the bound threshold",
+    "dynamic_shape": "operators run in dynamic-shape mode (OP State = dynamic)",
+    "launch_bound": "many short kernels whose gaps are comparable to their durations (host dispatch bound)",
+    "unfused_attention": "attention computed as separate BatchMatMul / Softmax kernels instead of a fused kernel",
+    "unfused_norm": "normalisation or activation built from chains of small vector kernels (RMSNorm, SwiGLU, RoPE)",
+    "fp32_compute": "matrix work runs in float32 on the cube unit (no AMP / HF32)",
+    "communication_exposed": "communication time not hidden behind computation",
+    "nms_cpu": "non-maximum suppression runs on the AI CPU / host",
+}
+
+#: Knowledge-base entry kinds and the body sections each kind is expected to have.
+KINDS: dict[str, tuple[str, ...]] = {
+    "case": ("Symptoms", "Diagnosis", "Fix", "Result"),
+    "recipe": ("When to use", "Steps", "Pitfalls"),
+    "pattern": ("Signature", "Why it happens", "What to do"),
+    "tip": ("When", "How", "Caveats"),
+}
+
+#: Evidence grades (after the case-evidence policy of Huawei's agent knowledge base).
+EVIDENCE_GRADES: dict[str, str] = {
+    "A": "primary source with measured numbers",
+    "B": "primary source without numbers",
+    "C": "official guide or sample",
+    "D": "second-hand",
+}
+
+#: Scope of a gain range in a KB entry.
+GAIN_SCOPES: dict[str, str] = {
+    "operators": "fraction of the matched operators' time the fix recovers",
+    "end_to_end": "whole-model result observed in the case; not a promise for another model",
+}
+
+#: Execution units a kernel can run on (normalised from Task Type / Accelerator Core / Op Type).
+UNITS: dict[str, str] = {
+    "ai_core": "AI Core (cube)",
+    "ai_vector": "AI Vector",
+    "mix_aic": "mixed cube+vector, AIC led",
+    "mix_aiv": "mixed cube+vector, AIV led",
+    "ai_cpu": "AI CPU",
+    "communication": "communication (HCCL)",
+    "dsa": "DSA engine",
+    "other": "other engine (DVPP, SDMA, ...)",
+    "unknown": "unit not recorded (e.g. level0 profile)",
+}
+
+#: The four display classes of a unit (used for colours and coarse grouping).
+UNIT_CLASS: dict[str, str] = {
+    "ai_core": "AI Core",
+    "mix_aic": "AI Core",
+    "mix_aiv": "AI Vector",
+    "ai_vector": "AI Vector",
+    "ai_cpu": "AI CPU",
+    "communication": "communication",
+    "dsa": "other",
+    "other": "other",
+    "unknown": "unknown",
+}
+
+#: Pipe-bound classes of an operator.
+BOUND_CLASSES: tuple[str, ...] = ("cube", "vector", "mte2", "mte3", "scalar", "fixpipe", "none", "unknown")
+
+#: Bound class -> the symptom id that reports it.
+BOUND_SYMPTOM: dict[str, str] = {
+    "cube": "cube_bound",
+    "vector": "vector_bound",
+    "mte2": "mte2_bound",
+    "mte3": "mte3_bound",
+    "scalar": "scalar_bound",
+    "fixpipe": "fixpipe_bound",
+    "none": "no_bound",
+}
