@@ -1,0 +1,83 @@
+"""What every profile reader returns: a columnar kernel table plus what the files say about the run.
+
+Readers only parse; ``opprof_advisor.profile_builder.build_profile`` turns a RawProfile into the
+normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). Keeping the table columnar
+(one list per column) keeps 400k-row inputs within the memory target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+#: Canonical pipe-ratio keys of ``KernelTable.pipe``. Readers map every header spelling onto these:
+#: msprof ``aic_mac_ratio`` and msOpProf ``aic_cube_ratio`` -> ``aic_cube``; un-prefixed older
+#: ``mac_ratio`` -> ``cube``, ``vec_ratio`` -> ``vec`` and so on. Values are 0..1 ratios or None.
+PIPE_KEYS: tuple[str, ...] = (
+    "aic_cube", "aic_scalar", "aic_mte1", "aic_mte2", "aic_mte3", "aic_fixpipe",
+    "aiv_vec", "aiv_scalar", "aiv_mte2", "aiv_mte3",
+    "cube", "vec", "scalar", "mte1", "mte2", "mte3",
+)
+
+#: Called by readers on long inputs: ``progress(done, total)`` in bytes or rows.
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class KernelTable:
+    """One row per device task (kernel launch). All lists have the same length.
+
+    Empty string / None mean "not recorded" (e.g. ``op_type`` is ``""`` at profiler level0).
+    ``task_type`` is the raw unit label (``AI_CORE``, ``AI_CPU``, ``MIX_AIC``, ``HCCL``,
+    ``COMMUNICATION``, ``vector`` / ``cube`` / ``mix`` for msOpProf ...).
+    """
+
+    name: list[str] = field(default_factory=list)
+    op_type: list[str] = field(default_factory=list)
+    task_type: list[str] = field(default_factory=list)
+    duration_us: list[float] = field(default_factory=list)
+    wait_us: list[float | None] = field(default_factory=list)
+    block_dim: list[int | None] = field(default_factory=list)
+    mix_block_dim: list[int | None] = field(default_factory=list)
+    input_shapes: list[str] = field(default_factory=list)
+    input_dtypes: list[str] = field(default_factory=list)
+    input_formats: list[str] = field(default_factory=list)
+    output_formats: list[str] = field(default_factory=list)
+    op_state: list[str | None] = field(default_factory=list)
+    pipe: dict[str, list[float | None]] = field(default_factory=dict)  # PIPE_KEYS -> column
+
+    def __len__(self) -> int:
+        return len(self.duration_us)
+
+    # Which optional columns the source file had at all (a missing column is not "all empty"):
+    # e.g. {"op_state", "block_dim", "input_dtypes", "pipe"}.
+    present: set[str] = field(default_factory=set)
+
+
+@dataclass
+class RawProfile:
+    """What a reader found under one path, before normalisation."""
+
+    path: str
+    format: str
+    kernels: KernelTable
+    versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, aic_metrics ...
+    chip: str | None = None
+    core_counts: dict[str, int] = field(default_factory=dict)  # {"aic": 24, "aiv": 48} where known
+    notes: list[str] = field(default_factory=list)  # reader-level "cannot judge ..." notes
+    kernel_detail: dict[str, Any] | None = None  # msOpProf / simulator per-kernel detail
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. step_trace totals, op_statistic
+
+
+class Reader(Protocol):
+    """One producer format. Register it in ``opprof_advisor/readers/__init__.py``."""
+
+    #: format id written into Profile.format, e.g. "torch-npu-text"
+    name: str
+
+    def detect(self, path: Path) -> bool:
+        """True when ``path`` (a directory or file) holds this format. Must be cheap."""
+
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        """Parse ``path``; raise ``MalformedProfile`` naming the file (and line) on bad input."""
