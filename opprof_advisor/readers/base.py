@@ -44,6 +44,7 @@ class KernelTable:
     input_dtypes: list[str] = field(default_factory=list)
     input_formats: list[str] = field(default_factory=list)
     output_formats: list[str] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)  # optional: may stay empty (length 0)
     op_state: list[str | None] = field(default_factory=list)
     pipe: dict[str, list[float | None]] = field(default_factory=dict)  # PIPE_KEYS -> column
 
@@ -51,8 +52,30 @@ class KernelTable:
         return len(self.duration_us)
 
     # Which optional columns the source file had at all (a missing column is not "all empty"):
-    # e.g. {"op_state", "block_dim", "input_dtypes", "pipe"}.
+    # e.g. {"op_state", "block_dim", "input_dtypes", "pipe", "wait_us"}. The builder only judges
+    # from a column named here; a column that is not present may be left as an empty list.
     present: set[str] = field(default_factory=set)
+
+    def extend(self, other: "KernelTable") -> None:
+        """Append the rows of ``other`` (columns missing on one side are padded with empty values)."""
+        n_self, n_other = len(self), len(other)
+        for name in _LIST_COLUMNS:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if len(mine) != n_self:
+                mine.extend([_EMPTY[name]] * (n_self - len(mine)))
+            mine.extend(theirs if len(theirs) == n_other else [_EMPTY[name]] * n_other)
+        for key in set(self.pipe) | set(other.pipe):
+            column = self.pipe.setdefault(key, [None] * n_self)
+            column.extend(other.pipe.get(key, [None] * n_other))
+        self.present |= other.present
+
+
+_EMPTY: dict[str, Any] = {
+    "name": "", "op_type": "", "task_type": "", "duration_us": 0.0, "wait_us": None, "block_dim": None,
+    "mix_block_dim": None, "input_shapes": "", "input_dtypes": "", "input_formats": "", "output_formats": "",
+    "output_dtypes": "", "op_state": None,
+}
+_LIST_COLUMNS: tuple[str, ...] = tuple(_EMPTY)
 
 
 @dataclass
@@ -66,8 +89,17 @@ class RawProfile:
     chip: str | None = None
     core_counts: dict[str, int] = field(default_factory=dict)  # {"aic": 24, "aiv": 48} where known
     notes: list[str] = field(default_factory=list)  # reader-level "cannot judge ..." notes
-    kernel_detail: dict[str, Any] | None = None  # msOpProf / simulator per-kernel detail
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. step_trace totals, op_statistic
+    # msOpProf / simulator per-kernel detail. Keys the builder reads (all optional):
+    #   "block_time_us": {"cube": [...], "vector": [...]}  busy time per (block, sub-core) row:
+    #       aic_time(us) of the cube rows / aiv_time(us) of the vector rows, in block_id order;
+    #       -> block_imbalance when max >= 1.5 x mean (see profile_builder.IMBALANCE_RATIO)
+    #   "block_ids": {"cube": [...], "vector": [...]}  block_id of each value above (to name the slowest)
+    #   "pipe_ratio": {PIPE_KEY: ratio}  mean over rows (the KernelTable.pipe row carries the same)
+    # Anything else (chip, frequency, instruction hot spots ...) is passed through to Profile.kernel.
+    kernel_detail: dict[str, Any] | None = None
+    # Known keys: "step_trace" {column: µs summed over steps, e.g. "Communication(Not Overlapped)"},
+    # "op_statistic" [rows as dicts], "op_type_derived" True when op types were guessed from names.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Reader(Protocol):
