@@ -1,0 +1,337 @@
+"""The tuning loop: `advisor collect`, `advisor compare` and the `advisor outcomes` group.
+
+Parses options, calls opprof_advisor.collect / compare / outcomes (imported inside the commands so
+other commands do not pay for them) and prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+
+if TYPE_CHECKING:
+    from opprof_advisor.compare import Comparison
+    from opprof_advisor.outcomes import Outcome
+
+DbOption = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="Index database file [default: $ADVISOR_DB or <advisor home>/advisor.db].",
+                 dir_okay=False, show_default=False),
+]
+
+
+class Mode(str, Enum):
+    device = "device"
+    simulator = "simulator"
+
+
+class ExportFormat(str, Enum):
+    markdown = "markdown"
+    json = "json"
+
+
+outcomes_app = typer.Typer(
+    name="outcomes",
+    help="List and export the measured outcomes recorded with `advisor compare --applied`.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add collect, compare and the outcomes group to the `advisor` app."""
+    app.command(
+        "collect",
+        context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+    )(collect_command)
+    app.command("compare", context_settings={"help_option_names": ["-h", "--help"]})(compare_command)
+    app.add_typer(outcomes_app, name="outcomes")
+
+
+# ---------------------------------------------------------------------------------------------
+# advisor collect
+# ---------------------------------------------------------------------------------------------
+
+
+def collect_command(
+    ctx: typer.Context,
+    application: Annotated[
+        list[str],
+        typer.Argument(help="The program to profile and its arguments, after `--`.", metavar="-- APP [ARGS]...",
+                       show_default=False),
+    ],
+    mode: Annotated[Mode, typer.Option("--mode", help="`msprof op` on the device, or `msprof op simulator`.")] = Mode.device,
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Folder the profiler writes OPPROF_* into [default: current folder].",
+                     file_okay=False, show_default=False),
+    ] = None,
+    aic_metrics: Annotated[
+        Optional[str],
+        typer.Option("--aic-metrics", help="Metric groups, e.g. Default or PipeUtilization,Memory.", show_default=False),
+    ] = None,
+    kernel_name: Annotated[
+        Optional[str],
+        typer.Option("--kernel-name", help="Kernel name (prefix) to profile; `a|b` for several.", show_default=False),
+    ] = None,
+    launch_count: Annotated[
+        Optional[int],
+        typer.Option("--launch-count", min=1, max=5000, help="How many kernel launches to profile (1-5000).",
+                     show_default=False),
+    ] = None,
+    soc_version: Annotated[
+        Optional[str],
+        typer.Option("--soc-version", help="Simulator chip, e.g. Ascend910B1 (simulator mode).", show_default=False),
+    ] = None,
+    no_suggest: Annotated[bool, typer.Option("--no-suggest", help="Only collect; do not print advice.")] = False,
+) -> None:
+    """Run the operator profiler on APP, then advise on what it wrote.
+
+    Runs `msprof op [simulator] --output=DIR [options] APP [ARGS]` (or `msopprof`, whichever is
+    installed), streams its output, finds the new OPPROF_* folder and runs `advisor suggest` on it.
+
+    Example: advisor collect --aic-metrics=PipeUtilization -- ./my_operator 1024
+    """
+    from opprof_advisor import collect
+
+    try:
+        result = collect.collect(
+            application,
+            output=output,
+            mode=mode.value,
+            aic_metrics=aic_metrics,
+            kernel_name=kernel_name,
+            launch_count=launch_count,
+            soc_version=soc_version,
+            on_line=_echo_profiler_line,
+        )
+    except collect.ProfilerFailed as exc:
+        _print_tail(exc)
+        raise
+    err_console.print(f"profile written to {result.opprof_dir}")
+    for extra in result.extra_dirs:
+        err_console.print(f"note: the run also wrote {extra}")
+    if no_suggest:
+        typer.echo(str(result.opprof_dir))
+        return
+    _run_suggest(ctx, result.opprof_dir)
+
+
+def _echo_profiler_line(line: str) -> None:
+    # Plain write: profiler lines carry "[INFO]"-style brackets that Rich would take as markup.
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _print_tail(exc) -> None:
+    if not exc.tail:
+        return
+    name = Path(exc.command[0]).name if exc.command else "profiler"
+    sys.stderr.write(f"--- last {len(exc.tail)} line(s) of {name} (exit code {exc.exit_code}) ---\n")
+    for line in exc.tail:
+        sys.stderr.write(line + "\n")
+
+
+def _run_suggest(ctx: typer.Context, profile: Path) -> None:
+    """Invoke the `advisor suggest` command on the collected folder, with its defaults."""
+    group = ctx.parent.command if ctx.parent is not None else None
+    command = group.get_command(ctx.parent, "suggest") if group is not None else None
+    if command is None:
+        err_console.print(f"note: `advisor suggest` is not available; run it later on {profile}")
+        return
+    # Parsed like `advisor suggest --profile PATH`, so every other option keeps its own default.
+    with command.make_context("suggest", ["--profile", str(profile)], parent=ctx.parent) as sub:
+        command.invoke(sub)
+
+
+# ---------------------------------------------------------------------------------------------
+# advisor compare
+# ---------------------------------------------------------------------------------------------
+
+
+def compare_command(
+    before: Annotated[Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)],
+    after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
+    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    applied: Annotated[
+        Optional[str],
+        typer.Option("--applied", help="Record the result as an outcome of this KB entry id.", show_default=False),
+    ] = None,
+    note: Annotated[str, typer.Option("--note", help="Free text stored with the outcome.")] = "",
+    db: DbOption = None,
+) -> None:
+    """Compare two profiles per operator family: time, share, unit and bound changes, total change.
+
+    With --applied ID the measured gain (on the entry's operators and end to end) is stored as an
+    outcome of that entry; `advisor suggest` then shows it next to the entry's expected gain.
+
+    Example: advisor compare before/ after/ --applied nms-on-npu --note "torchvision batched_nms"
+    """
+    from opprof_advisor import compare, outcomes
+
+    entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
+    comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
+    recorded = None
+    if entry is not None:
+        recorded = outcomes.record_outcome(outcomes.build_outcome(entry, comparison, note=note), db_path=db)
+    if output is TableOrJson.json:
+        emit_json(compare.comparison_to_json(comparison))
+    else:
+        _print_comparison(comparison)
+    if recorded is not None:
+        err_console.print(_outcome_line(recorded))
+
+
+def _read(path: Path, role: str):
+    """Read one side of the comparison, saying which side failed."""
+    from opprof_advisor.errors import ProfileError
+    from opprof_advisor.readers import read_profile
+
+    try:
+        return read_profile(path)
+    except ProfileError as exc:
+        exc.message = f"cannot read the {role} profile: {exc.message}"
+        if exc.path is None:
+            exc.path = str(path)
+        raise
+
+
+def _load_entry(entry_id: str, db: Path | None):
+    from opprof_advisor import store
+
+    return store.open_index(db).get(entry_id)
+
+
+def _outcome_line(outcome: Outcome) -> str:
+    ops = ", ".join(outcome.matched_families) or "no matched operators"
+    matched = "-" if outcome.matched_gain_pct is None else f"{outcome.matched_gain_pct:.1f} %"
+    e2e = "-" if outcome.e2e_gain_pct is None else f"{outcome.e2e_gain_pct:.1f} %"
+    return (
+        f"recorded outcome #{outcome.id} of {outcome.entry_id}: time saved on {ops} {matched}, "
+        f"end to end {e2e}"
+    )
+
+
+def _print_comparison(comparison: Comparison) -> None:
+    from opprof_advisor.vocabulary import UNIT_CLASS
+
+    before, after = comparison.before, comparison.after
+    console.print(f"BEFORE {before.path} ({before.format})")
+    console.print(f"AFTER  {after.path} ({after.format})")
+    console.print(
+        f"device time: {comparison.total_before_us:,.1f} us -> {comparison.total_after_us:,.1f} us "
+        f"({_pct(comparison.total_delta_pct)})"
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for name, justify in (("op family", "left"), ("before us", "right"), ("after us", "right"), ("delta", "right"),
+                          ("share before -> after", "right"), ("unit", "left"), ("bound", "left")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for row in comparison.families:
+        unit = _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before), UNIT_CLASS.get(row.unit_after or "", row.unit_after))
+        table.add_row(
+            row.family,
+            f"{row.before_us:,.1f}",
+            f"{row.after_us:,.1f}",
+            "new" if row.status == "appeared" else _pct(row.delta_pct),
+            f"{row.before_share:.1%} -> {row.after_share:.1%}",
+            unit,
+            _arrow(row.bound_before, row.bound_after),
+        )
+    console.print(table)
+    if comparison.kernel_rows:
+        _print_kernel_rows(comparison)
+    for text in comparison.notes:
+        console.print(f"note: {text}", markup=False)
+
+
+def _print_kernel_rows(comparison: Comparison) -> None:
+    table = Table(title="kernel (msOpProf)", show_edge=False, pad_edge=False)
+    for name in ("metric", "before", "after"):
+        table.add_column(name, no_wrap=True)
+    for row in comparison.kernel_rows:
+        table.add_row(row.metric, _value(row.before), _value(row.after))
+    console.print(table)
+
+
+def _arrow(old: str | None, new: str | None) -> str:
+    old, new = old or "-", new or "-"
+    return old if old == new else f"{old} -> {new}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f} %"
+
+
+def _value(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# advisor outcomes
+# ---------------------------------------------------------------------------------------------
+
+
+@outcomes_app.command("list")
+def list_command(
+    entry: Annotated[Optional[str], typer.Option("--entry", help="Only this KB entry id.", show_default=False)] = None,
+    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    db: DbOption = None,
+) -> None:
+    """List recorded outcomes, oldest first."""
+    from opprof_advisor import outcomes
+
+    rows = outcomes.list_outcomes(entry, db_path=db)
+    if output is TableOrJson.json:
+        emit_json(outcomes.outcomes_to_json(rows))
+        return
+    if not rows:
+        err_console.print("no outcome recorded yet (advisor compare BEFORE AFTER --applied ID)")
+        return
+    table = Table(show_edge=False, pad_edge=False)
+    for name in ("#", "date", "entry", "operators", "operators gain", "end-to-end gain", "chip", "note"):
+        table.add_column(name, no_wrap=name != "note")
+    for o in rows:
+        table.add_row(
+            str(o.id), o.recorded_at[:10], o.entry_id, ", ".join(o.matched_families) or "-",
+            "-" if o.matched_gain_pct is None else f"{o.matched_gain_pct:.1f} %",
+            "-" if o.e2e_gain_pct is None else f"{o.e2e_gain_pct:.1f} %",
+            o.chip or "-", o.note or "-",
+        )
+    console.print(table)
+
+
+@outcomes_app.command("export")
+def export_command(
+    output: Annotated[ExportFormat, typer.Option("--format", "-f", help="Export format.")] = ExportFormat.markdown,
+    to: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Write to this file instead of stdout.", dir_okay=False, show_default=False),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Export every recorded outcome as markdown (to contribute back to kb/) or JSON."""
+    import json
+
+    from opprof_advisor import outcomes
+
+    rows = outcomes.list_outcomes(None, db_path=db)
+    if output is ExportFormat.json:
+        text = json.dumps(outcomes.outcomes_to_json(rows), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = outcomes.outcomes_to_markdown(rows)
+    if to is None:
+        sys.stdout.write(text)
+        return
+    to.write_text(text, encoding="utf-8")
+    err_console.print(f"{len(rows)} outcome(s) written to {to}")

@@ -1,0 +1,275 @@
+"""Run the operator profiler (``msprof op`` / ``msopprof``) on an application and find its output.
+
+Where the profiler lives (checked in this order):
+
+1. ``msprof`` on PATH — the CANN launcher. ``msprof op ARGS`` execs the worker
+   ``$ASCEND_TOOLKIT_HOME/tools/msopprof/bin/msopprof ARGS`` (CANN >= 9.0; ``tools/msopt/bin`` in
+   8.x) and prints "Cannot find msopprof, Maybe you shoule source set_env.sh in advance." when
+   that variable is unset; everything after ``op`` is passed to the worker unchanged [code: the
+   msprof launcher's ``msopprof_manager.cpp``, ``MsopprofManager::MsopprofManager`` /
+   ``CheckMsopprofIfExist``, Apache-2.0 and CANN-licence versions of the msprof collector].
+2. ``msopprof`` on PATH — the worker itself, same options ("the command is ``msprof op`` or
+   ``msopprof``" [doc `hicann/catlass` msProf usage guide]; ``msopprof --help`` verifies the
+   standalone install [doc `Ascend/msopprof` `docs/en/install_guide/msopprof_install_guide.md`]).
+3. Under a CANN root — ``$ASCEND_HOME_PATH``, ``$ASCEND_TOOLKIT_HOME``,
+   ``/usr/local/Ascend/ascend-toolkit/latest``, ``/usr/local/Ascend/cann``, ``~/Ascend`` —
+   ``bin/msopprof`` (standalone install into ``$ASCEND_HOME_PATH``, whose ``bin`` goes on PATH
+   [doc install guide §2.3.3.3]), ``tools/msopprof/bin/msopprof`` and ``tools/msopt/bin/msopprof``
+   (toolkit layouts above), then the launcher at ``bin/msprof`` or ``tools/profiler/bin/msprof``.
+
+Command line (documented form ``msprof op [options] app [arguments]``; simulator mode
+``msprof op simulator [options] app [arguments]``; options must come before the application
+[doc `Ascend/msopprof` `docs/en/user_guide/msopprof_user_guide.md` §Command Reference and
+`msopprof_simulator_user_guide.md` §Command Reference]). We pass ``--output=DIR`` always (so we
+know where to look), then ``--aic-metrics=LIST``, ``--kernel-name=NAME``, ``--launch-count=N``
+and ``--soc-version=SOC`` (simulator) only when the user gave them.
+
+Output: ``DIR/OPPROF_{YYYYMMDDhhmmss}_{16 uppercase letters}/`` [doc msopprof_user_guide.md
+§"After the command is executed"; FORMATS.md §1.1]; we take the one that was not there before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from opprof_advisor.errors import AdvisorError, ToolNotFound
+
+MODES = ("device", "simulator")
+
+#: The folder name msOpProf gives each run.
+OPPROF_DIR = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
+
+#: How many trailing lines of the profiler's output are repeated when it fails.
+TAIL_LINES = 20
+
+INSTALL_HINT = (
+    "install the CANN toolkit (it ships msprof and msopprof) and run "
+    "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (or the set_env.sh of your CANN install), "
+    "or put msprof/msopprof on PATH"
+)
+
+#: CANN roots probed when nothing is on PATH (the environment variables come first).
+DEFAULT_ROOTS: tuple[str, ...] = (
+    "/usr/local/Ascend/ascend-toolkit/latest",
+    "/usr/local/Ascend/cann",
+    "~/Ascend/ascend-toolkit/latest",
+    "~/Ascend",
+)
+
+#: Relative paths under a CANN root, in preference order, with the kind of executable found there.
+ROOT_LAYOUT: tuple[tuple[str, str], ...] = (
+    ("bin/msopprof", "msopprof"),
+    ("tools/msopprof/bin/msopprof", "msopprof"),
+    ("tools/msopt/bin/msopprof", "msopprof"),
+    ("bin/msprof", "msprof"),
+    ("tools/profiler/bin/msprof", "msprof"),
+)
+
+
+class CollectError(AdvisorError):
+    """The profiler could not be run or produced no usable output."""
+
+
+class ProfilerFailed(CollectError):
+    """The profiler exited with a non-zero code; ``tail`` holds its last output lines."""
+
+    def __init__(self, command: Sequence[str], exit_code: int, tail: Sequence[str]):
+        self.command = list(command)
+        self.exit_code = exit_code
+        self.tail = list(tail)
+        name = Path(self.command[0]).name if self.command else "the profiler"
+        super().__init__(
+            f"{name} exited with code {exit_code}",
+            hint="see its last lines above; fix the application or the options and rerun",
+        )
+
+
+@dataclass(frozen=True)
+class Profiler:
+    """An installed operator profiler: ``kind`` is ``msprof`` (launcher) or ``msopprof`` (worker)."""
+
+    kind: str
+    path: str
+
+
+@dataclass
+class CollectResult:
+    """What one collection produced."""
+
+    command: list[str]
+    output_dir: Path
+    opprof_dir: Path
+    profiler: Profiler
+    extra_dirs: list[Path]  # other new OPPROF_* folders of the same run (newest is opprof_dir)
+
+
+# --------------------------------------------------------------------------------------------
+# Finding the profiler
+# --------------------------------------------------------------------------------------------
+
+
+def find_profiler(env: Mapping[str, str] | None = None, roots: Sequence[str] | None = None) -> Profiler:
+    """Locate ``msprof`` / ``msopprof``; raise ToolNotFound with what to install or source."""
+    env = os.environ if env is None else env
+    search_path = env.get("PATH", "")
+    for kind in ("msprof", "msopprof"):
+        found = shutil.which(kind, path=search_path)
+        if found:
+            return Profiler(kind, found)
+    for root in _candidate_roots(env, roots):
+        for relative, kind in ROOT_LAYOUT:
+            candidate = root / relative
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return Profiler(kind, str(candidate))
+    raise ToolNotFound("no operator profiler found (msprof / msopprof)", hint=INSTALL_HINT)
+
+
+def _candidate_roots(env: Mapping[str, str], roots: Sequence[str] | None) -> list[Path]:
+    names = [env.get("ASCEND_HOME_PATH"), env.get("ASCEND_TOOLKIT_HOME")]
+    names += list(DEFAULT_ROOTS if roots is None else roots)
+    seen, result = set(), []
+    for name in names:
+        if not name:
+            continue
+        path = Path(name).expanduser()
+        if path not in seen:
+            seen.add(path)
+            result.append(path)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Building and running the command
+# --------------------------------------------------------------------------------------------
+
+
+def build_command(
+    profiler: Profiler,
+    application: Sequence[str],
+    *,
+    output: Path,
+    mode: str = "device",
+    aic_metrics: str | None = None,
+    kernel_name: str | None = None,
+    launch_count: int | None = None,
+    soc_version: str | None = None,
+) -> list[str]:
+    """The documented argument list: ``msprof op [simulator] --output=DIR [options] APP [ARGS]``."""
+    if mode not in MODES:
+        raise CollectError(f"unknown mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
+    if not application:
+        raise CollectError("no application to profile", hint="give it after `--`: advisor collect -- ./my_operator")
+    command = [profiler.path]
+    if profiler.kind == "msprof":
+        command.append("op")
+    if mode == "simulator":
+        command.append("simulator")
+    command.append(f"--output={output}")
+    if aic_metrics:
+        command.append(f"--aic-metrics={aic_metrics}")
+    if kernel_name:
+        command.append(f"--kernel-name={kernel_name}")
+    if launch_count is not None:
+        command.append(f"--launch-count={launch_count}")
+    if soc_version:
+        command.append(f"--soc-version={soc_version}")
+    return command + list(application)
+
+
+def check_application(application: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+    """Fail early, naming the path, when the application does not exist (the profiler's own error is vaguer)."""
+    if not application:
+        raise CollectError("no application to profile", hint="give it after `--`: advisor collect -- ./my_operator")
+    app = application[0]
+    env = os.environ if env is None else env
+    if os.sep in app or (os.altsep and os.altsep in app):
+        if not Path(app).is_file():
+            raise CollectError("application not found", path=app, hint="check the path of the program to profile")
+        return
+    if not shutil.which(app, path=env.get("PATH", "")) and not Path(app).is_file():
+        raise CollectError(f"application {app!r} is not on PATH", hint="give its path, e.g. ./" + app)
+
+
+def list_opprof_dirs(output: Path) -> set[Path]:
+    """The ``OPPROF_*`` run folders directly under ``output``."""
+    if not output.is_dir():
+        return set()
+    return {child for child in output.iterdir() if child.is_dir() and OPPROF_DIR.match(child.name)}
+
+
+def run_profiler(command: Sequence[str], on_line: Callable[[str], None] | None = None, cwd: Path | None = None) -> None:
+    """Run the profiler, streaming each output line to ``on_line``; raise ProfilerFailed on non-zero exit."""
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    try:
+        process = subprocess.Popen(
+            list(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            bufsize=1,
+            cwd=cwd,
+        )
+    except OSError as exc:
+        raise CollectError(f"cannot start the profiler: {exc.strerror or exc}", path=command[0],
+                           hint=INSTALL_HINT) from None
+    for line in process.stdout or ():
+        line = line.rstrip("\r\n")
+        tail.append(line)
+        if on_line is not None:
+            on_line(line)
+    code = process.wait()
+    if code != 0:
+        raise ProfilerFailed(command, code, tail)
+
+
+def collect(
+    application: Sequence[str],
+    *,
+    output: Path | None = None,
+    mode: str = "device",
+    aic_metrics: str | None = None,
+    kernel_name: str | None = None,
+    launch_count: int | None = None,
+    soc_version: str | None = None,
+    on_line: Callable[[str], None] | None = None,
+    profiler: Profiler | None = None,
+) -> CollectResult:
+    """Profile ``application`` and return the new ``OPPROF_*`` folder it produced."""
+    profiler = profiler or find_profiler()
+    check_application(application)
+    output = (output or Path.cwd()).expanduser().resolve()
+    _prepare_output(output)
+    command = build_command(
+        profiler, application, output=output, mode=mode, aic_metrics=aic_metrics,
+        kernel_name=kernel_name, launch_count=launch_count, soc_version=soc_version,
+    )
+    before = list_opprof_dirs(output)
+    run_profiler(command, on_line=on_line)
+    new = sorted(list_opprof_dirs(output) - before, key=lambda path: path.name)
+    if not new:
+        raise CollectError(
+            f"{Path(profiler.path).name} finished but wrote no OPPROF_* folder",
+            path=output,
+            hint="check its output above (was the kernel launched? does --kernel-name match it?)",
+        )
+    return CollectResult(command=command, output_dir=output, opprof_dir=new[-1], profiler=profiler, extra_dirs=new[:-1])
+
+
+def _prepare_output(output: Path) -> None:
+    if output.exists() and not output.is_dir():
+        raise CollectError("the output path is not a folder", path=output, hint="give --output a folder")
+    try:
+        # msOpProf refuses output folders that group/others can write to (doc §Constraints).
+        output.mkdir(parents=True, exist_ok=True, mode=0o750)
+    except OSError as exc:
+        raise CollectError(f"cannot create the output folder: {exc.strerror or exc}", path=output,
+                           hint="choose a writable --output folder") from None

@@ -1,0 +1,415 @@
+"""Compare two operator profiles: before/after a change, or device vs simulator for one kernel.
+
+Works on normalised ``Profile`` objects, so BEFORE and AFTER may come from any supported format.
+Rows are per operator family (``operators.FAMILIES``), because a fix often renames the kernel
+(``NonMaxSuppressionV3`` on the AI CPU becomes ``BatchMultiClassNMS`` on the AI Core) while the
+family stays the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from opprof_advisor.models import Profile
+from opprof_advisor.vocabulary import UNIT_CLASS
+
+SCHEMA = "opprof-advisor/compare/1"
+
+#: Below this weighted family overlap the two profiles are flagged as different workloads: in
+#: before/after runs of one model nearly all time sits in families both profiles have (a fix
+#: moves or shrinks families, it rarely replaces most of them).
+MIN_FAMILY_OVERLAP = 0.6
+#: ... or when fewer than this fraction of the family names are shared (Jaccard index).
+MIN_FAMILY_JACCARD = 0.4
+#: Families below this share of device time on both sides do not get "cannot judge" notes.
+NOTE_SHARE = 0.01
+
+
+@dataclass
+class FamilyDelta:
+    """Time of one operator family before and after, with its dominant unit and bound class."""
+
+    family: str
+    before_us: float
+    after_us: float
+    before_share: float
+    after_share: float
+    unit_before: str | None
+    unit_after: str | None
+    bound_before: str | None
+    bound_after: str | None
+
+    @property
+    def delta_us(self) -> float:
+        return self.after_us - self.before_us
+
+    @property
+    def delta_pct(self) -> float | None:
+        """Change of the family's time in % of its BEFORE time; None when it appeared."""
+        if self.before_us <= 0:
+            return None
+        return (self.after_us - self.before_us) / self.before_us * 100.0
+
+    @property
+    def status(self) -> str:
+        if self.before_us <= 0 < self.after_us:
+            return "appeared"
+        if self.after_us <= 0 < self.before_us:
+            return "vanished"
+        return "both"
+
+    @property
+    def unit_changed(self) -> bool:
+        if self.status != "both" or not self.unit_before or not self.unit_after:
+            return False
+        return UNIT_CLASS.get(self.unit_before, self.unit_before) != UNIT_CLASS.get(self.unit_after, self.unit_after)
+
+    @property
+    def bound_changed(self) -> bool:
+        known = {None, "unknown"}
+        if self.status != "both" or self.bound_before in known or self.bound_after in known:
+            return False
+        return self.bound_before != self.bound_after
+
+
+@dataclass
+class KernelRow:
+    """One metric of a single-kernel (msOpProf) profile, side by side."""
+
+    metric: str
+    before: Any
+    after: Any
+
+
+@dataclass
+class Comparison:
+    """The result of ``compare_profiles``."""
+
+    before: Profile
+    after: Profile
+    families: list[FamilyDelta]  # by max(before_us, after_us), descending
+    kernel_rows: list[KernelRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    overlap: float = 1.0  # time-weighted share of families both profiles have
+
+    @property
+    def total_before_us(self) -> float:
+        return self.before.device_time_us
+
+    @property
+    def total_after_us(self) -> float:
+        return self.after.device_time_us
+
+    @property
+    def total_delta_pct(self) -> float | None:
+        if self.total_before_us <= 0:
+            return None
+        return (self.total_after_us - self.total_before_us) / self.total_before_us * 100.0
+
+    def family(self, name: str) -> FamilyDelta | None:
+        """The row of one family, or None when neither profile has it."""
+        return next((row for row in self.families if row.family == name), None)
+
+
+# --------------------------------------------------------------------------------------------
+# Building the comparison
+# --------------------------------------------------------------------------------------------
+
+
+def compare_profiles(before: Profile, after: Profile) -> Comparison:
+    """Compare two profiles per operator family, plus the kernel detail of msOpProf runs."""
+    families = _family_deltas(before, after)
+    overlap, jaccard = _family_overlap(before, after)
+    comparison = Comparison(before=before, after=after, families=families, overlap=overlap)
+    comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel)
+    comparison.notes = _notes(comparison, jaccard)
+    return comparison
+
+
+def _summarise_families(profile: Profile) -> dict[str, dict[str, Any]]:
+    """family -> {time_us, share, unit (most time), bound (of its longest row with a known bound)}."""
+    summary: dict[str, dict[str, Any]] = {}
+    for row in profile.op_types:
+        item = summary.setdefault(row.family, {"time_us": 0.0, "share": 0.0, "units": {}, "bounds": {}})
+        item["time_us"] += row.time_us
+        item["share"] += row.share
+        item["units"][row.unit] = item["units"].get(row.unit, 0.0) + row.time_us
+        if row.bound and row.bound != "unknown":
+            item["bounds"][row.bound] = item["bounds"].get(row.bound, 0.0) + row.time_us
+    for item in summary.values():
+        item["unit"] = _heaviest(item["units"])
+        item["bound"] = _heaviest(item["bounds"]) or "unknown"
+    return summary
+
+
+def _heaviest(times: dict[str, float]) -> str | None:
+    if not times:
+        return None
+    # Ties break by name so the result does not depend on row order.
+    return max(sorted(times), key=lambda key: times[key])
+
+
+def _family_deltas(before: Profile, after: Profile) -> list[FamilyDelta]:
+    old, new = _summarise_families(before), _summarise_families(after)
+    rows = []
+    for name in set(old) | set(new):
+        was, now = old.get(name), new.get(name)
+        rows.append(
+            FamilyDelta(
+                family=name,
+                before_us=was["time_us"] if was else 0.0,
+                after_us=now["time_us"] if now else 0.0,
+                before_share=was["share"] if was else 0.0,
+                after_share=now["share"] if now else 0.0,
+                unit_before=was["unit"] if was else None,
+                unit_after=now["unit"] if now else None,
+                bound_before=was["bound"] if was else None,
+                bound_after=now["bound"] if now else None,
+            )
+        )
+    rows.sort(key=lambda row: (-max(row.before_us, row.after_us), row.family))
+    return rows
+
+
+def _family_overlap(before: Profile, after: Profile) -> tuple[float, float]:
+    """(time-weighted overlap, Jaccard index) of the two profiles' family sets."""
+    old, new = before.family_shares(), after.family_shares()
+    if not old and not new:
+        return 1.0, 1.0
+    common = set(old) & set(new)
+    jaccard = len(common) / len(set(old) | set(new))
+
+    def coverage(shares: dict[str, float]) -> float:
+        total = sum(shares.values())
+        return sum(shares[name] for name in common) / total if total > 0 else 0.0
+
+    return min(coverage(old), coverage(new)), jaccard
+
+
+# --------------------------------------------------------------------------------------------
+# msOpProf single-kernel detail
+# --------------------------------------------------------------------------------------------
+
+#: Scalar fields of the kernel summary shown side by side, in display order, with their labels.
+KERNEL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("kernel", "kernel"),
+    ("op_type", "kernel type"),
+    ("chip", "chip"),
+    ("task_duration_us", "task duration (us)"),
+    ("block_dim", "block dim"),
+    ("mix_block_dim", "mix block dim"),
+    ("block_imbalance", "block imbalance (slowest / mean block)"),
+    ("bound_pipe", "busiest pipe"),
+)
+
+
+def kernel_summary(kernel: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The comparable part of a msOpProf kernel detail (keys of readers/msopprof_device.py).
+
+    Scalars of KERNEL_FIELDS plus ``pipe_ratios`` {pipe: mean ratio}. ``block_imbalance`` is the
+    worst side's slowest-block / mean-block time (1.0 = even), from ``imbalance`` or, failing
+    that, from ``block_time_us``.
+    """
+    if not kernel:
+        return None
+    summary: dict[str, Any] = {
+        "kernel": kernel.get("kernel") or kernel.get("name"),
+        "op_type": kernel.get("op_type"),
+        "chip": kernel.get("chip"),
+        "task_duration_us": kernel.get("task_duration_us"),
+        "block_dim": kernel.get("block_dim"),
+        "mix_block_dim": kernel.get("mix_block_dim"),
+        "block_imbalance": _block_imbalance(kernel),
+        "bound_pipe": (kernel.get("bound") or {}).get("pipe") if isinstance(kernel.get("bound"), dict) else None,
+    }
+    summary = {key: value for key, value in summary.items() if value is not None}
+    ratios = kernel.get("pipe_ratio") or {}
+    if isinstance(ratios, dict) and ratios:
+        summary["pipe_ratios"] = {k: round(v, 4) for k, v in sorted(ratios.items()) if isinstance(v, (int, float))}
+    return summary
+
+
+def _block_imbalance(kernel: dict[str, Any]) -> float | None:
+    worst = None
+    for side in (kernel.get("imbalance") or {}).values():
+        value = side.get("max_over_mean") if isinstance(side, dict) else None
+        if isinstance(value, (int, float)):
+            worst = value if worst is None else max(worst, value)
+    if worst is None:
+        for values in (kernel.get("block_time_us") or {}).values():
+            values = [v for v in values or [] if isinstance(v, (int, float))]
+            if len(values) >= 2 and sum(values) > 0:
+                ratio = max(values) / (sum(values) / len(values))
+                worst = ratio if worst is None else max(worst, ratio)
+    return None if worst is None else round(worst, 3)
+
+
+def _index_after(rows: list[KernelRow], metric: str) -> int:
+    for position, row in enumerate(rows):
+        if row.metric == metric:
+            return position + 1
+    return len(rows)
+
+
+def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[KernelRow]:
+    old, new = kernel_summary(before), kernel_summary(after)
+    if old is None or new is None:
+        return []
+    rows = [
+        KernelRow(label, old.get(key), new.get(key))
+        for key, label in KERNEL_FIELDS
+        if old.get(key) is not None or new.get(key) is not None
+    ]
+    old_pipes, new_pipes = old.get("pipe_ratios", {}), new.get("pipe_ratios", {})
+    for pipe in sorted(set(old_pipes) | set(new_pipes)):
+        rows.append(KernelRow(f"{pipe} ratio", old_pipes.get(pipe), new_pipes.get(pipe)))
+    if old.get("task_duration_us") and new.get("task_duration_us"):
+        change = (new["task_duration_us"] - old["task_duration_us"]) / old["task_duration_us"] * 100.0
+        rows.insert(_index_after(rows, "task duration (us)"), KernelRow("task duration change", None, f"{change:+.1f} %"))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Notes
+# --------------------------------------------------------------------------------------------
+
+
+def _notes(comparison: Comparison, jaccard: float) -> list[str]:
+    before, after = comparison.before, comparison.after
+    notes = []
+    if comparison.overlap < MIN_FAMILY_OVERLAP or jaccard < MIN_FAMILY_JACCARD:
+        notes.append(
+            f"the profiles look like different workloads: only {comparison.overlap:.0%} of the time is in "
+            f"operator families both have ({jaccard:.0%} of the families are shared) — the deltas compare "
+            "different models, not one change"
+        )
+    notes.extend(_context_notes(before, after))
+    for row in comparison.families:
+        if row.unit_changed:
+            notes.append(
+                f"{row.family} moved from {_unit(row.unit_before)} to {_unit(row.unit_after)}: "
+                f"{row.before_us:,.1f} us -> {row.after_us:,.1f} us ({_pct(row.delta_pct)})"
+            )
+    for row in comparison.families:
+        if row.bound_changed:
+            notes.append(f"{row.family} bound class changed: {row.bound_before} -> {row.bound_after}")
+    appeared = [row for row in comparison.families if row.status == "appeared"]
+    vanished = [row for row in comparison.families if row.status == "vanished"]
+    if appeared:
+        notes.append("appeared: " + ", ".join(f"{r.family} ({r.after_us:,.1f} us, {_unit(r.unit_after)})" for r in appeared))
+    if vanished:
+        notes.append("vanished: " + ", ".join(f"{r.family} ({r.before_us:,.1f} us, {_unit(r.unit_before)})" for r in vanished))
+    notes.extend(_missing_bound_notes(comparison))
+    if before.kernel and after.kernel:
+        old = before.kernel.get("kernel") or before.kernel.get("name")
+        new = after.kernel.get("kernel") or after.kernel.get("name")
+        if old and new and old != new:
+            notes.append(f"the two msOpProf runs profiled different kernels ({old} vs {new})")
+    elif before.kernel or after.kernel:
+        side = "BEFORE" if before.kernel else "AFTER"
+        notes.append(
+            f"cannot judge kernel detail side by side: only {side} is a single-kernel msOpProf profile "
+            "(collect both with `advisor collect`)"
+        )
+    return notes
+
+
+def _context_notes(before: Profile, after: Profile) -> list[str]:
+    notes = []
+    if before.chip and after.chip and before.chip != after.chip:
+        notes.append(f"different chips: {before.chip} vs {after.chip} — part of the delta is the hardware")
+    for key in ("cann", "torch_npu"):
+        old, new = before.versions.get(key), after.versions.get(key)
+        if old and new and old != new:
+            notes.append(f"different {key} versions: {old} vs {new}")
+    if before.format != after.format:
+        notes.append(
+            f"different profile formats: {before.format} vs {after.format} — device time is counted the same way "
+            "but coverage of the formats may differ"
+        )
+    return notes
+
+
+def _missing_bound_notes(comparison: Comparison) -> list[str]:
+    hot = [r for r in comparison.families if r.status == "both" and max(r.before_share, r.after_share) >= NOTE_SHARE]
+    if not hot:
+        return []
+    sides = []
+    if all(r.bound_before in (None, "unknown") for r in hot):
+        sides.append("BEFORE")
+    if all(r.bound_after in (None, "unknown") for r in hot):
+        sides.append("AFTER")
+    if not sides:
+        return []
+    return [
+        f"cannot judge bound-class changes: {' and '.join(sides)} {'has' if len(sides) == 1 else 'have'} no pipe "
+        "ratios (collect with --aic-metrics=PipeUtilization)"
+    ]
+
+
+def _unit(unit: str | None) -> str:
+    return UNIT_CLASS.get(unit, unit) if unit else "-"
+
+
+def _pct(value: float | None) -> str:
+    return "new" if value is None else f"{value:+.1f} %"
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+
+def profile_fingerprint(profile: Profile) -> str:
+    """A short content hash of a profile's op-type rows (independent of where the files lie)."""
+    rows = sorted((row.op_type, row.unit, row.count, round(row.time_us, 3)) for row in profile.op_types)
+    payload = json.dumps([profile.format, round(profile.device_time_us, 3), rows], separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _side_to_json(profile: Profile) -> dict[str, Any]:
+    side: dict[str, Any] = {
+        "path": profile.path,
+        "format": profile.format,
+        "device_time_us": _round(profile.device_time_us),
+        "chip": profile.chip,
+        "versions": dict(profile.versions),
+        "fingerprint": profile_fingerprint(profile),
+    }
+    kernel = kernel_summary(profile.kernel)
+    if kernel is not None:
+        side["kernel"] = kernel
+    return side
+
+
+def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
+    """The ``opprof-advisor/compare/1`` JSON document."""
+    return {
+        "schema": SCHEMA,
+        "before": _side_to_json(comparison.before),
+        "after": _side_to_json(comparison.after),
+        "total": {
+            "before_us": _round(comparison.total_before_us),
+            "after_us": _round(comparison.total_after_us),
+            "delta_pct": _round(comparison.total_delta_pct),
+        },
+        "op_types": [
+            {
+                "op_type": row.family,
+                "before_us": _round(row.before_us),
+                "after_us": _round(row.after_us),
+                "delta_pct": _round(row.delta_pct),
+                "unit_before": row.unit_before,
+                "unit_after": row.unit_after,
+            }
+            for row in comparison.families
+        ],
+        "notes": list(comparison.notes),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

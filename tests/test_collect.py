@@ -1,0 +1,209 @@
+"""`advisor collect`: finding the profiler, the exact documented command line, output, failures.
+
+The real `msprof op` needs an Ascend NPU; these tests put the stand-in of tests/standin/ first on
+PATH (see its docstring: it exists only for tests). It records the argv it receives and writes a
+recorded OPPROF_* folder with opprof_advisor.synthetic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from opprof_advisor import collect
+from opprof_advisor.cli import app
+from opprof_advisor.errors import ToolNotFound
+
+STANDIN = Path(__file__).resolve().parent / "standin" / "opprof_standin.py"
+
+
+def _executable(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+class Standin:
+    """A stand-in profiler named ``msprof`` or ``msopprof`` first on PATH, and what it saw."""
+
+    def __init__(self, root: Path, name: str):
+        self.bin = root / "standin-bin"
+        self.bin.mkdir()
+        self.argv_file = root / "standin-argv.jsonl"
+        self.path = _executable(
+            self.bin / name,
+            f"#!{sys.executable}\nimport runpy\n"
+            f"runpy.run_path({str(STANDIN)!r}, init_globals={{'PROG': {name!r}}}, run_name='__main__')\n",
+        )
+
+    def calls(self) -> list[list[str]]:
+        if not self.argv_file.exists():
+            return []
+        return [json.loads(line)["argv"] for line in self.argv_file.read_text().splitlines()]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch) -> Path:
+    """A project folder holding ./my_operator, as the current directory, with no CANN around."""
+    work = tmp_path / "work"
+    work.mkdir()
+    _executable(work / "my_operator", "#!/bin/sh\nexit 0\n")
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    monkeypatch.setattr(collect, "DEFAULT_ROOTS", ())
+    return work
+
+
+def _install(tmp_path, monkeypatch, name: str) -> Standin:
+    standin = Standin(tmp_path, name)
+    monkeypatch.setenv("PATH", f"{standin.bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("STANDIN_ARGV_FILE", str(standin.argv_file))
+    return standin
+
+
+@pytest.fixture
+def msprof(tmp_path, monkeypatch, workdir) -> Standin:
+    return _install(tmp_path, monkeypatch, "msprof")
+
+
+def _opprof_dirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if collect.OPPROF_DIR.match(p.name))
+
+
+def test_device_mode_passes_exactly_the_documented_msprof_op_arguments(runner, msprof, workdir):
+    result = runner.invoke(app, [
+        "collect", "--output", "out", "--aic-metrics", "PipeUtilization,Memory", "--kernel-name", "add_custom",
+        "--launch-count", "1", "--no-suggest", "--", "./my_operator", "1024", "--batch=4",
+    ])
+    assert result.exit_code == 0, result.output
+    out = (workdir / "out").resolve()
+    assert msprof.calls() == [[
+        "op", f"--output={out}", "--aic-metrics=PipeUtilization,Memory", "--kernel-name=add_custom",
+        "--launch-count=1", "./my_operator", "1024", "--batch=4",
+    ]]
+    [produced] = _opprof_dirs(out)
+    assert (produced / "OpBasicInfo.csv").read_text().startswith("Op Name,Op Type,Task Duration(us),")
+    assert str(produced) in result.stdout  # --no-suggest prints the folder for scripts
+    assert "[INFO] Kernel launched" in result.output  # the profiler's output is streamed
+
+
+def test_simulator_mode_runs_msprof_op_simulator_with_defaults(runner, msprof, workdir):
+    result = runner.invoke(app, ["collect", "--mode", "simulator", "--no-suggest", "--", "./my_operator"])
+    assert result.exit_code == 0, result.output
+    assert msprof.calls() == [["op", "simulator", f"--output={workdir.resolve()}", "./my_operator"]]
+    [produced] = _opprof_dirs(workdir)
+    assert (produced / "simulator").is_dir()
+
+
+def test_msopprof_binary_takes_the_same_options_without_op(runner, tmp_path, monkeypatch, workdir):
+    standin = _install(tmp_path, monkeypatch, "msopprof")
+    result = runner.invoke(app, ["collect", "--mode", "simulator", "--soc-version", "Ascend910B1", "--no-suggest",
+                                 "--", "./my_operator"])
+    assert result.exit_code == 0, result.output
+    assert standin.calls() == [["simulator", f"--output={workdir.resolve()}", "--soc-version=Ascend910B1",
+                                "./my_operator"]]
+
+
+def test_a_second_collect_picks_the_new_folder_not_the_old_one(runner, msprof, workdir):
+    first = runner.invoke(app, ["collect", "--no-suggest", "--", "./my_operator"])
+    second = runner.invoke(app, ["collect", "--no-suggest", "--", "./my_operator"])
+    assert first.exit_code == second.exit_code == 0
+    dirs = _opprof_dirs(workdir)
+    assert len(dirs) == 2
+    assert first.stdout.strip() != second.stdout.strip()
+    assert {first.stdout.strip(), second.stdout.strip()} == {str(d) for d in dirs}
+
+
+def test_missing_profiler_is_one_line_saying_what_to_source(runner, tmp_path, monkeypatch, workdir):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = runner.invoke(app, ["collect", "--", "./my_operator"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: no operator profiler found (msprof / msopprof) — install the CANN toolkit")
+    assert "source /usr/local/Ascend/ascend-toolkit/set_env.sh" in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_profiler_failure_shows_its_last_lines_and_exit_code(runner, msprof, monkeypatch, workdir):
+    monkeypatch.setenv("STANDIN_EXIT_CODE", "3")
+    result = runner.invoke(app, ["collect", "--", "./my_operator"])
+    assert result.exit_code == 1
+    err = result.stderr.splitlines()
+    assert "--- last 4 line(s) of msprof (exit code 3) ---" in err
+    tail = err[err.index("--- last 4 line(s) of msprof (exit code 3) ---") + 1:]
+    assert tail[:4] == [
+        "[INFO] Start profiling ./my_operator (device)",
+        "[INFO] Kernel launched",
+        "[ERROR] Operator profiling failed: device 0 is busy",
+        "[ERROR] Profiling data is not generated",
+    ]
+    assert err[-1].startswith("error: msprof exited with code 3")
+    assert _opprof_dirs(workdir) == []
+
+
+def test_missing_application_names_the_path(runner, msprof, workdir):
+    result = runner.invoke(app, ["collect", "--", "./no_such_operator"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "error: ./no_such_operator: application not found — check the path of the program to profile"
+    )
+    assert msprof.calls() == []  # the profiler was not started
+
+
+def test_without_application_is_a_usage_error(runner, msprof):
+    result = runner.invoke(app, ["collect", "--no-suggest"])
+    assert result.exit_code == 2
+
+
+def test_profiler_found_under_the_cann_toolkit_layout(tmp_path):
+    root = tmp_path / "ascend-toolkit" / "latest"
+    worker = root / "tools" / "msopprof" / "bin" / "msopprof"
+    worker.parent.mkdir(parents=True)
+    _executable(worker, "#!/bin/sh\n")
+    env = {"PATH": str(tmp_path / "nothing"), "ASCEND_HOME_PATH": str(root)}
+    assert collect.find_profiler(env, roots=()) == collect.Profiler("msopprof", str(worker))
+
+
+def test_cann_8_layout_and_default_roots_are_searched(tmp_path):
+    root = tmp_path / "cann8"
+    worker = root / "tools" / "msopt" / "bin" / "msopprof"
+    worker.parent.mkdir(parents=True)
+    _executable(worker, "#!/bin/sh\n")
+    found = collect.find_profiler({"PATH": ""}, roots=[str(root)])
+    assert found == collect.Profiler("msopprof", str(worker))
+    with pytest.raises(ToolNotFound):
+        collect.find_profiler({"PATH": ""}, roots=[str(tmp_path / "elsewhere")])
+
+
+def test_msprof_on_path_wins_over_a_toolkit_root(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher = _executable(bin_dir / "msprof", "#!/bin/sh\n")
+    root = tmp_path / "root"
+    (root / "bin").mkdir(parents=True)
+    _executable(root / "bin" / "msopprof", "#!/bin/sh\n")
+    found = collect.find_profiler({"PATH": str(bin_dir), "ASCEND_HOME_PATH": str(root)}, roots=())
+    assert found == collect.Profiler("msprof", str(launcher))
+
+
+def test_collect_then_suggest_prints_advice_for_the_new_folder(runner, msprof, monkeypatch, workdir):
+    pytest.importorskip("opprof_advisor.readers.msopprof_device")
+    pytest.importorskip("opprof_advisor.recommend")
+    result = runner.invoke(app, ["collect", "--", "./my_operator"])
+    assert result.exit_code == 0, result.output
+    [produced] = _opprof_dirs(workdir)
+    assert f"profile written to {produced}" in result.stderr
+    # The stand-in's kernel has its slowest block 8x its fastest (1.8x the mean) and it is a
+    # MatMul kernel: the per-block imbalance recipe must be advised.
+    advice = result.stdout
+    assert "per-block-imbalance (recipe)" in advice
+    assert f"{produced}  msopprof-device" in advice  # the advice is about the new folder

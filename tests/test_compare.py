@@ -1,0 +1,265 @@
+"""`advisor compare` and opprof_advisor.compare: per-family deltas, unit/bound changes, notes, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opprof_advisor.cli import app
+from opprof_advisor.compare import (
+    SCHEMA,
+    compare_profiles,
+    comparison_to_json,
+    kernel_summary,
+    profile_fingerprint,
+)
+from opprof_advisor.models import OpTypeStat, Profile
+
+
+def make_profile(rows, *, path="p", fmt="torch-npu-text", chip=None, kernel=None, versions=None) -> Profile:
+    """rows: (op_type, family, unit, time_us, bound)."""
+    total = sum(row[3] for row in rows)
+    stats = [
+        OpTypeStat(op_type=op, family=fam, unit=unit, count=1, time_us=t, share=t / total, bound=bound)
+        for op, fam, unit, t, bound in rows
+    ]
+    stats.sort(key=lambda s: -s.time_us)
+    return Profile(path=path, format=fmt, chip=chip, device_time_us=total, compute_time_us=total,
+                   op_types=stats, kernel=kernel, versions=versions or {})
+
+
+DETECTOR = [
+    ("Conv2D", "Conv2D", "ai_core", 6000.0, "cube"),
+    ("NonMaxSuppressionV3", "NMS", "ai_cpu", 3000.0, "unknown"),
+    ("Swish", "Activation", "ai_vector", 800.0, "vector"),
+    ("Add", "Elementwise", "ai_vector", 200.0, "mte2"),
+]
+DETECTOR_NMS_ON_AI_CORE = [
+    ("Conv2D", "Conv2D", "ai_core", 6000.0, "cube"),
+    ("BatchMultiClassNMS", "NMS", "ai_core", 450.0, "vector"),
+    ("Swish", "Activation", "ai_vector", 800.0, "vector"),
+    ("Add", "Elementwise", "ai_vector", 200.0, "mte2"),
+]
+
+
+def test_a_profile_compared_with_itself_has_zero_deltas_and_no_notes():
+    profile = make_profile(DETECTOR)
+    doc = comparison_to_json(compare_profiles(profile, profile))
+    assert doc["total"] == {"before_us": 10000.0, "after_us": 10000.0, "delta_pct": 0.0}
+    assert [row["delta_pct"] for row in doc["op_types"]] == [0.0, 0.0, 0.0, 0.0]
+    assert [row["before_us"] for row in doc["op_types"]] == [row["after_us"] for row in doc["op_types"]]
+    assert doc["notes"] == []
+
+
+def test_json_has_exactly_the_documented_shape():
+    doc = comparison_to_json(compare_profiles(make_profile(DETECTOR), make_profile(DETECTOR_NMS_ON_AI_CORE)))
+    assert list(doc) == ["schema", "before", "after", "total", "op_types", "notes"]
+    assert doc["schema"] == SCHEMA == "opprof-advisor/compare/1"
+    assert set(doc["total"]) == {"before_us", "after_us", "delta_pct"}
+    for row in doc["op_types"]:
+        assert list(row) == ["op_type", "before_us", "after_us", "delta_pct", "unit_before", "unit_after"]
+    assert {"path", "format", "device_time_us"} <= set(doc["before"])
+
+
+def test_nms_moved_to_ai_core_shows_delta_unit_change_and_end_to_end_change():
+    comparison = compare_profiles(make_profile(DETECTOR), make_profile(DETECTOR_NMS_ON_AI_CORE))
+    doc = comparison_to_json(comparison)
+    nms = next(row for row in doc["op_types"] if row["op_type"] == "NMS")
+    assert nms == {"op_type": "NMS", "before_us": 3000.0, "after_us": 450.0, "delta_pct": -85.0,
+                   "unit_before": "ai_cpu", "unit_after": "ai_core"}
+    assert doc["total"] == {"before_us": 10000.0, "after_us": 7450.0, "delta_pct": -25.5}
+    assert "NMS moved from AI CPU to AI Core: 3,000.0 us -> 450.0 us (-85.0 %)" in doc["notes"]
+    conv = comparison.family("Conv2D")
+    assert (conv.before_share, round(conv.after_share, 4)) == (0.6, round(6000 / 7450, 4))
+
+
+def test_same_unit_class_is_not_a_unit_change():
+    before = make_profile([("MatMulV2", "MatMul", "ai_core", 100.0, "cube"), ("Add", "Elementwise", "ai_vector", 50.0, "vector")])
+    after = make_profile([("MatMulV3", "MatMul", "mix_aic", 80.0, "cube"), ("Add", "Elementwise", "ai_vector", 50.0, "vector")])
+    comparison = compare_profiles(before, after)
+    assert not comparison.family("MatMul").unit_changed
+    assert not any("moved from" in note for note in comparison.notes)
+
+
+def test_appeared_vanished_and_bound_changes_are_noted():
+    before = make_profile([("MatMul", "MatMul", "ai_core", 500.0, "mte2"), ("TransData", "TransData", "ai_core", 100.0, "mte3"),
+                           ("Add", "Elementwise", "ai_vector", 100.0, "vector")])
+    after = make_profile([("MatMul", "MatMul", "ai_core", 300.0, "cube"), ("Cast", "Cast", "ai_vector", 20.0, "vector"),
+                          ("Add", "Elementwise", "ai_vector", 100.0, "vector")])
+    comparison = compare_profiles(before, after)
+    assert comparison.family("TransData").status == "vanished"
+    assert comparison.family("TransData").delta_pct == -100.0
+    assert comparison.family("Cast").status == "appeared"
+    assert comparison.family("Cast").delta_pct is None
+    assert "MatMul bound class changed: mte2 -> cube" in comparison.notes
+    assert "appeared: Cast (20.0 us, AI Vector)" in comparison.notes
+    assert "vanished: TransData (100.0 us, AI Core)" in comparison.notes
+    doc = comparison_to_json(comparison)
+    cast = next(row for row in doc["op_types"] if row["op_type"] == "Cast")
+    assert (cast["before_us"], cast["delta_pct"], cast["unit_before"]) == (0.0, None, None)
+
+
+def test_profiles_of_different_models_are_compared_but_flagged():
+    llm = make_profile([("FlashAttentionScore", "FlashAttention", "mix_aic", 5000.0, "cube"),
+                        ("MatMulV2", "MatMul", "ai_core", 4000.0, "cube"), ("RmsNorm", "RMSNorm", "ai_vector", 1000.0, "vector")])
+    comparison = compare_profiles(make_profile(DETECTOR), llm)
+    assert comparison.notes[0].startswith("the profiles look like different workloads: only 0% of the time")
+    assert comparison.total_delta_pct == 0.0  # both 10,000 us: still compared
+    same = compare_profiles(make_profile(DETECTOR), make_profile(DETECTOR_NMS_ON_AI_CORE))
+    assert not any("different workloads" in note for note in same.notes)
+
+
+def test_chip_and_version_differences_are_noted():
+    before = make_profile(DETECTOR, chip="Ascend910B3", versions={"cann": "8.0.RC3"})
+    after = make_profile(DETECTOR, chip="Ascend910B1", versions={"cann": "8.2.RC1"})
+    notes = compare_profiles(before, after).notes
+    assert "different chips: Ascend910B3 vs Ascend910B1 — part of the delta is the hardware" in notes
+    assert "different cann versions: 8.0.RC3 vs 8.2.RC1" in notes
+
+
+def test_missing_pipe_ratios_give_a_cannot_judge_note():
+    blind = [(op, fam, unit, t, "unknown") for op, fam, unit, t, _ in DETECTOR]
+    notes = compare_profiles(make_profile(blind), make_profile(DETECTOR)).notes
+    assert ("cannot judge bound-class changes: BEFORE has no pipe ratios (collect with "
+            "--aic-metrics=PipeUtilization)") in notes
+
+
+def _kernel(duration, block_dim, vector_times, vec_ratio, mte2_ratio):
+    return {
+        "kernel": "add_custom", "op_type": "vector", "task_duration_us": duration, "block_dim": block_dim,
+        "mix_block_dim": None, "chip": "Ascend910B3",
+        "pipe_ratio": {"aiv_vec": vec_ratio, "aiv_mte2": mte2_ratio},
+        "bound": {"pipe": "aiv_mte2" if mte2_ratio > vec_ratio else "aiv_vec", "ratio": max(vec_ratio, mte2_ratio)},
+        "block_time_us": {"vector": vector_times},
+    }
+
+
+def test_two_single_kernel_runs_are_shown_side_by_side():
+    before = make_profile([("add_custom", "add_custom", "ai_vector", 120.0, "mte2")], fmt="msopprof-device",
+                          kernel=_kernel(120.0, 8, [110.0, 30.0, 30.0, 30.0], 0.3, 0.85))
+    after = make_profile([("add_custom", "add_custom", "ai_vector", 60.0, "vector")], fmt="msopprof-device",
+                         kernel=_kernel(60.0, 40, [50.0, 50.0, 50.0, 50.0], 0.7, 0.5))
+    comparison = compare_profiles(before, after)
+    rows = {row.metric: (row.before, row.after) for row in comparison.kernel_rows}
+    assert rows["task duration (us)"] == (120.0, 60.0)
+    assert rows["task duration change"] == (None, "-50.0 %")
+    assert rows["block dim"] == (8, 40)
+    assert rows["block imbalance (slowest / mean block)"] == (round(110 / 50, 3), 1.0)
+    assert rows["aiv_mte2 ratio"] == (0.85, 0.5)
+    assert rows["busiest pipe"] == ("aiv_mte2", "aiv_vec")
+    assert "add_custom bound class changed: mte2 -> vector" in comparison.notes
+    doc = comparison_to_json(comparison)
+    assert doc["before"]["kernel"]["block_dim"] == 8 and doc["after"]["kernel"]["block_dim"] == 40
+
+
+def test_kernel_detail_on_one_side_only_is_a_note():
+    before = make_profile(DETECTOR)
+    after = make_profile(DETECTOR, kernel=_kernel(60.0, 40, [50.0, 50.0], 0.7, 0.5))
+    assert kernel_summary(None) is None
+    notes = compare_profiles(before, after).notes
+    assert any(note.startswith("cannot judge kernel detail side by side: only AFTER") for note in notes)
+
+
+def test_fingerprint_ignores_the_path_but_not_the_times():
+    a = make_profile(DETECTOR, path="/one")
+    b = make_profile(DETECTOR, path="/two")
+    c = make_profile(DETECTOR_NMS_ON_AI_CORE, path="/one")
+    assert profile_fingerprint(a) == profile_fingerprint(b) != profile_fingerprint(c)
+    assert len(profile_fingerprint(a)) == 16
+
+
+# --------------------------------------------------------------------------------------------
+# Through the CLI, on profiles written in real formats
+# --------------------------------------------------------------------------------------------
+
+#: A YOLOv8-like detector step (torch_npu): conv backbone on the AI Core, NMS on the AI CPU.
+YOLO_KERNELS = [
+    {"name": "Conv2D", "op_type": "Conv2D", "task_type": "AI_CORE", "duration_us": 52.0, "count": 64, "block_dim": 20},
+    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57, "block_dim": 40},
+    {"name": "ConcatD", "op_type": "ConcatD", "task_type": "AI_VECTOR_CORE", "duration_us": 12.0, "count": 19, "block_dim": 40},
+    {"name": "ResizeNearestNeighborV2", "op_type": "ResizeNearestNeighborV2", "task_type": "AI_VECTOR_CORE",
+     "duration_us": 15.0, "count": 2, "block_dim": 40},
+    {"name": "NonMaxSuppressionV3", "op_type": "NonMaxSuppressionV3", "task_type": "AI_CPU", "duration_us": 1900.0,
+     "count": 1, "block_dim": 1},
+]
+
+
+def _nms_on_ai_core(kernels):
+    swapped = []
+    for spec in kernels:
+        if spec["op_type"] == "NonMaxSuppressionV3":
+            spec = {**spec, "name": "BatchMultiClassNMS", "op_type": "BatchMultiClassNMS",
+                    "task_type": "AI_VECTOR_CORE", "duration_us": 240.0, "block_dim": 40}
+        swapped.append(spec)
+    return swapped
+
+
+def _total(kernels, op_type=None):
+    return sum(k["duration_us"] * k["count"] for k in kernels if op_type is None or k["op_type"] == op_type)
+
+
+@pytest.fixture
+def yolo_pair(tmp_path):
+    synthetic = pytest.importorskip("opprof_advisor.synthetic")
+    before = synthetic.write_torch_npu_text(tmp_path / "before", YOLO_KERNELS)
+    after = synthetic.write_torch_npu_text(tmp_path / "after", _nms_on_ai_core(YOLO_KERNELS), seed=1)
+    return before, after
+
+
+def test_cli_compare_of_the_nms_variant_in_json(runner, yolo_pair):
+    before, after = yolo_pair
+    result = runner.invoke(app, ["compare", str(before), str(after), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    after_kernels = _nms_on_ai_core(YOLO_KERNELS)
+    assert doc["total"]["before_us"] == pytest.approx(_total(YOLO_KERNELS), abs=0.01)
+    assert doc["total"]["after_us"] == pytest.approx(_total(after_kernels), abs=0.01)
+    expected_e2e = (_total(after_kernels) - _total(YOLO_KERNELS)) / _total(YOLO_KERNELS) * 100
+    assert doc["total"]["delta_pct"] == pytest.approx(expected_e2e, abs=0.01)
+    nms = next(row for row in doc["op_types"] if row["op_type"] == "NMS")
+    assert nms["before_us"] == pytest.approx(1900.0, abs=0.01)
+    assert nms["after_us"] == pytest.approx(240.0, abs=0.01)
+    assert nms["delta_pct"] == pytest.approx((240 - 1900) / 1900 * 100, abs=0.01)
+    assert (nms["unit_before"], nms["unit_after"]) == ("ai_cpu", "ai_vector")
+    assert any(note.startswith("NMS moved from AI CPU to AI Vector") for note in doc["notes"])
+    assert not any("different workloads" in note for note in doc["notes"])
+
+
+def test_cli_compare_table_shows_the_nms_row_and_the_total(runner, yolo_pair):
+    before, after = yolo_pair
+    result = runner.invoke(app, ["compare", str(before), str(after)])
+    assert result.exit_code == 0, result.output
+    total_before, total_after = _total(YOLO_KERNELS), _total(_nms_on_ai_core(YOLO_KERNELS))
+    change = (total_after - total_before) / total_before * 100
+    assert f"device time: {total_before:,.1f} us -> {total_after:,.1f} us ({change:+.1f} %)" in result.stdout
+    nms_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("NMS"))
+    assert "1,900.0" in nms_line and "240.0" in nms_line and "-87.4 %" in nms_line
+    assert "AI CPU -> AI Vector" in nms_line
+
+
+def test_cli_compare_with_itself_is_all_zero(runner, yolo_pair):
+    before, _ = yolo_pair
+    result = runner.invoke(app, ["compare", str(before), str(before), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["total"]["delta_pct"] == 0.0
+    assert {row["delta_pct"] for row in doc["op_types"]} == {0.0}
+    assert doc["notes"] == []
+
+
+def test_cli_compare_names_the_unreadable_side(runner, yolo_pair, tmp_path):
+    before, _ = yolo_pair
+    missing = tmp_path / "nowhere"
+    result = runner.invoke(app, ["compare", str(before), str(missing)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {missing}: cannot read the AFTER profile: no such file or directory — check the path"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["compare", str(empty), str(before)])
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert line.startswith(f"error: {empty}: cannot read the BEFORE profile: empty folder — ")
+    assert len(result.stderr.strip().splitlines()) == 1
