@@ -1,0 +1,413 @@
+"""Reader for ``msprof op`` (msOpProf) device output: ``OPPROF_*/OpBasicInfo*.csv`` + ``PipeUtilization*.csv``.
+
+Layouts (FORMATS.md §1.1): single operator (CSVs directly in ``OPPROF_*``), several operators
+(``OPPROF_*/<OpName>/<n>/`` with timestamped names such as ``OpBasicInfo_20240603022812284.csv``)
+and several devices (``OPPROF_*/device<N>/<OpName>/<n>/``). Every line of every CSV ends with a
+comma; missing values are ``N/A`` (early 2025) or ``NA``; PipeUtilization has three header
+generations (2025-03, 2025-12 with ``*_active_bw``, 2026 with scalar-stall columns) plus the
+``MemoryDetail`` and 310P variants -- columns are found by name only.
+
+One KernelTable row per launch: ``name`` = ``op_type`` = Op Name (msOpProf records no op type;
+``extra["op_type_derived"]`` says so), ``task_type`` = Op Type (``vector`` / ``cube`` / ``mix``),
+``duration_us`` = Task Duration(us), Block Dim / Mix Block Dim, and ``pipe`` = the mean ratio of
+each pipe over the sub-cores that ran it.
+
+``RawProfile.kernel_detail`` (one launch; with several launches the longest one, and all of them
+under ``"launches"``):
+
+* ``kernel`` (Op Name), ``op_type`` (vector/cube/mix), ``task_duration_us``, ``block_dim``,
+  ``mix_block_dim`` (None unless mix), ``chip`` (``Run Soc Version`` of dump/op_basic_info.txt or
+  None), ``current_freq_mhz``, ``rated_freq_mhz``, ``device_id``, ``source`` (the OpBasicInfo path);
+* ``pipe_header``: PipeUtilization generation (``2025-03``, ``2025-12``, ``2026``, ``310P``, with
+  ``+MemoryDetail`` when those columns are appended), or None when the file is absent;
+* ``pipe_ratio``: {PIPE_KEY: mean ratio over the rows of its side} (``aic_*`` over cube rows,
+  ``aiv_*`` over vector rows); ``pipe_ratio_max``: {PIPE_KEY: max over those rows};
+* ``bound_pipe``: {"cube": PIPE_KEY, "vector": PIPE_KEY} -- the pipe with the highest mean ratio
+  on each side that ran; ``bound``: the highest of all (key and ratio: ``{"pipe", "ratio"}``);
+* ``block_time_us``: {"cube": [...], "vector": [...]} -- ``aic_time(us)`` of each cube row and
+  ``aiv_time(us)`` of each vector row, in file order; ``block_ids`` and ``sub_block_ids`` give
+  the block_id / sub_block_id (``cube0``, ``vector0``, ``vector1``) of every value;
+* ``imbalance``: {"cube"|"vector": {"rows", "mean_us", "max_us", "min_us", "max_over_min"
+  (None when min is 0), "max_over_mean", "cv" (population std / mean), "slowest": {"block_id",
+  "sub_block_id", "time_us"}, "fastest": {...}}};
+* ``metric_files``: names of the metric CSVs found beside OpBasicInfo.
+
+What msOpProf cannot tell (noted, not guessed): AI CPU use and communication (one kernel only),
+core counts (not written; derive from ``chip``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
+
+FORMAT = "msopprof-device"
+
+_BASIC = re.compile(r"^OpBasicInfo(?:_\d+)?\.csv$")
+_METRIC = re.compile(r"^([A-Za-z0-9]+?)(?:_\d+)?\.csv$")
+_OPPROF = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
+#: Levels searched below the path: OPPROF_*/device<N>/<OpName>/<n>/ is three below the root,
+#: and the user may point at the folder holding OPPROF_*.
+MAX_DEPTH = 5
+#: Directories never holding launch CSVs (raw dumps, simulator output).
+_SKIP_DIRS = frozenset({"dump", "simulator"})
+_MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
+_PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
+
+
+class MsopprofDeviceReader:
+    """``msprof op`` device-mode output (one or several kernel launches)."""
+
+    name = FORMAT
+
+    def detect(self, path: Path) -> bool:
+        """True for an OpBasicInfo CSV, or a folder with one within a few levels."""
+        path = Path(path)
+        if path.is_file():
+            return bool(_BASIC.match(path.name))
+        return next(find_launch_dirs(path), None) is not None
+
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        """Read every launch under ``path`` into one RawProfile."""
+        return read_msopprof_device(Path(path), progress)
+
+
+def find_launch_dirs(root: Path, max_depth: int = MAX_DEPTH) -> Iterator[Path]:
+    """Yield folders holding an OpBasicInfo*.csv, in natural order (``<OpName>/2`` before ``/10``)."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: _natural_key(e.name))
+    except OSError:
+        return
+    if any(e.is_file() and _BASIC.match(e.name) for e in entries):
+        yield root
+    if max_depth <= 0:
+        return
+    for entry in entries:
+        # never follow symlinked folders: a symlink loop must not hang detection
+        if entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP_DIRS:
+            yield from find_launch_dirs(Path(entry.path), max_depth - 1)
+
+
+def _natural_key(name: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawProfile:
+    """Parse an OPPROF folder (or one OpBasicInfo CSV) into a RawProfile."""
+    dirs = [path.parent] if path.is_file() else list(find_launch_dirs(path))
+    if not dirs:
+        raise UnknownFormat("no OpBasicInfo*.csv found", path=path,
+                            hint="point at the OPPROF_* folder written by `msprof op`")
+    details: list[dict[str, Any]] = []
+    for i, folder in enumerate(dirs):
+        basics = [path] if path.is_file() else sorted(p for p in folder.iterdir() if _BASIC.match(p.name))
+        for basic in basics:
+            details.extend(read_launch(basic))
+        if progress is not None:
+            progress(i + 1, len(dirs))
+    return _raw_profile(path, details)
+
+
+def read_launch(basic: Path) -> list[dict[str, Any]]:
+    """The launches of one OpBasicInfo CSV, each with its PipeUtilization detail when present."""
+    header, rows = _read_msopprof_csv(basic)
+    for required in ("Op Name", "Task Duration(us)"):
+        if required not in header:
+            raise MalformedProfile(f"required column {required!r} is missing", path=basic, line=1,
+                                   hint="export again with `msprof op`; this is not an OpBasicInfo file")
+    if not rows:
+        raise MalformedProfile("no data rows (header only)", path=basic, line=1,
+                               hint="the msprof op run did not finish; run it again")
+    companions = _companions(basic)
+    pipe = _pipe_detail(companions.get("PipeUtilization"))
+    chip_info = _find_basic_info_txt(basic.parent)
+    launches = []
+    for line, row in rows:
+        values = dict(zip(header, row))
+        detail = _basic_detail(basic, line, values, chip_info)
+        detail["metric_files"] = sorted(p.name for p in companions.values())
+        if len(rows) == 1:  # the metric rows belong to this launch only when there is one
+            detail.update(pipe)
+        launches.append(detail)
+    return launches
+
+
+def _read_msopprof_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and (line, cells) rows; the trailing comma's empty cell is dropped."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise MalformedProfile(f"cannot read: {exc.strerror or exc}", path=path) from None
+    if not raw.strip():
+        raise MalformedProfile("empty file (0 bytes)" if not raw else "empty file", path=path,
+                               hint="the msprof op run did not finish; run it again")
+    if b"\x00" in raw[:65536]:
+        raise MalformedProfile("binary data, not a CSV text file", path=path,
+                               hint="point at the OPPROF_* folder written by `msprof op`")
+    text = _decode(path, raw)
+    lines = text.splitlines()
+    header = _cells(lines[0])
+    rows = [(n, _cells(line)) for n, line in enumerate(lines[1:], start=2) if line.strip()]
+    return header, rows
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    for encoding in ("utf-8-sig", "gbk"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise MalformedProfile("not UTF-8 or GBK text", path=path, hint="re-save the file as UTF-8")
+
+
+def _cells(line: str) -> list[str]:
+    # msOpProf never quotes (FORMATS.md §1.2), so a plain split is exact and fast.
+    cells = [c.strip() for c in line.split(",")]
+    return cells[:-1] if len(cells) > 1 and cells[-1] == "" else cells
+
+
+def _companions(basic: Path) -> dict[str, Path]:
+    """Metric CSVs of the same launch: same folder; paired by suffix when a folder holds several."""
+    suffix = basic.name[len("OpBasicInfo"):]
+    found: dict[str, Path] = {}
+    for p in sorted(basic.parent.iterdir()):
+        m = _METRIC.match(p.name)
+        if not m or p == basic or m.group(1) == "OpBasicInfo":
+            continue
+        exact = p.name.endswith(suffix)
+        if exact or m.group(1) not in found:
+            found[m.group(1)] = p
+    return found
+
+
+def _find_basic_info_txt(folder: Path) -> dict[str, str]:
+    """dump/op_basic_info.txt of the launch folder, else of the enclosing OPPROF_* folders."""
+    for candidate in (folder, *list(folder.parents)[:3]):
+        info = _read_basic_info_txt(candidate / "dump" / "op_basic_info.txt")
+        if info or _OPPROF.match(candidate.name):
+            return info
+    return {}
+
+
+def _read_basic_info_txt(path: Path) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _number(value: str | None) -> float | None:
+    if value is None or value.strip() in _MISSING:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _integer(value: str | None) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def _basic_detail(basic: Path, line: int, values: dict[str, str], chip_info: dict[str, str]) -> dict[str, Any]:
+    raw = values.get("Task Duration(us)", "")
+    duration = _number(raw)
+    if duration is None or duration < 0:
+        raise MalformedProfile(f"Task Duration(us) {raw!r} is not a non-negative number", path=basic, line=line,
+                               hint="the file is corrupt or edited; run `msprof op` again")
+    op_type = values.get("Op Type", "").strip()
+    return {
+        "kernel": values.get("Op Name", ""),
+        "op_type": op_type,
+        "task_duration_us": duration,
+        "block_dim": _integer(values.get("Block Dim") or values.get("Block Num")),
+        "mix_block_dim": _integer(values.get("Mix Block Dim") or values.get("Mix Block Num")),
+        "chip": chip_info.get("Run Soc Version") or None,
+        "current_freq_mhz": _number(values.get("Current Freq")),
+        "rated_freq_mhz": _number(values.get("Rated Freq")),
+        "device_id": _integer(values.get("Device Id")),
+        "source": str(basic),
+        "pipe_header": None,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# PipeUtilization
+# ------------------------------------------------------------------------------------------------
+
+
+def pipe_generation(header: list[str]) -> str:
+    """Which PipeUtilization header generation (FORMATS.md §1.5) a header is."""
+    cols = set(header)
+    if "block_id" not in cols:
+        label = "310P"
+    elif "aic_scalar_single_time(us)" in cols or "aiv_scalar_single_time(us)" in cols:
+        label = "2026"
+    elif "aic_mte3_active_bw(GB/s)" in cols or "aiv_mte2_active_bw(GB/s)" in cols:
+        label = "2025-12"
+    else:
+        label = "2025-03"
+    # MemoryDetail appends aic_mte1/mte2_active_bw after every aiv_* column (pipeDbiFor910B_)
+    if {"aic_mte2_active_bw(GB/s)", "aiv_time(us)"} <= cols and \
+            header.index("aic_mte2_active_bw(GB/s)") > header.index("aiv_time(us)"):
+        label += "+MemoryDetail"
+    return label
+
+
+def _pipe_columns(header: list[str]) -> dict[str, int]:
+    """PIPE_KEY -> column of its ratio (``aic_vec_ratio`` of 310P counts as the unprefixed ``vec``)."""
+    found = {}
+    for i, col in enumerate(header):
+        m = re.fullmatch(r"(aic|aiv)_(cube|mac|vec|scalar|mte1|mte2|mte3|fixpipe)_ratio", col)
+        if not m:
+            continue
+        pipe = "cube" if m.group(2) == "mac" else m.group(2)
+        key = f"{m.group(1)}_{pipe}"
+        found[key if key in PIPE_KEYS else pipe] = i
+    return found
+
+
+def _pipe_detail(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    header, rows = _read_msopprof_csv(path)
+    ratio_cols = _pipe_columns(header)
+    index = {c: i for i, c in enumerate(header)}
+    sides = {"cube": ("aic", index.get("aic_time(us)")), "vector": ("aiv", index.get("aiv_time(us)"))}
+    times: dict[str, list[float]] = {"cube": [], "vector": []}
+    blocks: dict[str, list[int]] = {"cube": [], "vector": []}
+    subs: dict[str, list[str]] = {"cube": [], "vector": []}
+    ratios: dict[str, list[float]] = {k: [] for k in ratio_cols}
+    for n, (_, row) in enumerate(rows):
+        for side, (prefix, time_col) in sides.items():
+            t = _number(row[time_col]) if time_col is not None and time_col < len(row) else None
+            if t is None:
+                continue
+            times[side].append(t)
+            blocks[side].append(_integer(_cell(row, index.get("block_id"))) if "block_id" in index else n)
+            subs[side].append(_cell(row, index.get("sub_block_id")) or ("cube0" if side == "cube" else "vector0"))
+            for key, col in ratio_cols.items():
+                if key.startswith(prefix) or (prefix == "aic" and "_" not in key):
+                    value = _number(_cell(row, col))
+                    if value is not None:
+                        ratios[key].append(value)
+    return _summarise_pipe(pipe_generation(header), times, blocks, subs, ratios)
+
+
+def _cell(row: list[str], col: int | None) -> str | None:
+    return row[col] if col is not None and col < len(row) else None
+
+
+def _summarise_pipe(generation: str, times, blocks, subs, ratios) -> dict[str, Any]:
+    mean = {k: sum(v) / len(v) for k, v in ratios.items() if v}
+    bound_pipe = {}
+    for side, prefix in (("cube", "aic_"), ("vector", "aiv_")):
+        side_keys = {k: v for k, v in mean.items() if k.startswith(prefix) or (side == "cube" and "_" not in k)}
+        if times[side] and side_keys:
+            bound_pipe[side] = max(side_keys, key=side_keys.get)
+    top = max(mean, key=mean.get) if mean else None
+    present = [s for s in ("cube", "vector") if times[s]]
+    return {
+        "pipe_header": generation,
+        "pipe_ratio": mean,
+        "pipe_ratio_max": {k: max(v) for k, v in ratios.items() if v},
+        "bound_pipe": bound_pipe,
+        "bound": {"pipe": top, "ratio": mean[top]} if top else None,
+        "block_time_us": {s: times[s] for s in present},
+        "block_ids": {s: blocks[s] for s in present},
+        "sub_block_ids": {s: subs[s] for s in present},
+        "imbalance": {s: block_imbalance(times[s], blocks[s], subs[s]) for s in present},
+    }
+
+
+def block_imbalance(times: list[float], blocks: list[int], subs: list[str]) -> dict[str, Any]:
+    """Spread of per-(block, sub-core) busy times: max/min, max/mean, coefficient of variation."""
+    n = len(times)
+    mean = sum(times) / n
+    hi = max(range(n), key=times.__getitem__)
+    lo = min(range(n), key=times.__getitem__)
+    std = math.sqrt(sum((t - mean) ** 2 for t in times) / n)
+    return {
+        "rows": n,
+        "mean_us": mean,
+        "max_us": times[hi],
+        "min_us": times[lo],
+        "max_over_min": times[hi] / times[lo] if times[lo] > 0 else None,
+        "max_over_mean": times[hi] / mean if mean > 0 else None,
+        "cv": std / mean if mean > 0 else None,
+        "slowest": {"block_id": blocks[hi], "sub_block_id": subs[hi], "time_us": times[hi]},
+        "fastest": {"block_id": blocks[lo], "sub_block_id": subs[lo], "time_us": times[lo]},
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# RawProfile
+# ------------------------------------------------------------------------------------------------
+
+
+def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
+    table = KernelTable()
+    pipe_keys = sorted({k for d in details for k in d.get("pipe_ratio", {})})
+    table.pipe = {k: [] for k in pipe_keys}
+    for d in details:
+        table.name.append(d["kernel"])
+        table.op_type.append(d["kernel"])
+        table.task_type.append(d["op_type"])
+        table.duration_us.append(d["task_duration_us"])
+        table.wait_us.append(None)
+        table.block_dim.append(d["block_dim"])
+        table.mix_block_dim.append(d["mix_block_dim"])
+        for col in ("input_shapes", "input_dtypes", "input_formats", "output_formats"):
+            getattr(table, col).append("")
+        table.op_state.append(None)
+        for k in pipe_keys:
+            table.pipe[k].append(d.get("pipe_ratio", {}).get(k))
+    table.present = {"name", "op_type", "task_type", "duration_us", "block_dim"}
+    if any(d["mix_block_dim"] is not None for d in details):
+        table.present.add("mix_block_dim")
+    if pipe_keys:
+        table.present.add("pipe")
+    longest = max(details, key=lambda d: d["task_duration_us"])
+    detail = dict(longest)
+    if len(details) > 1:
+        detail["launches"] = details
+    chips = sorted({d["chip"] for d in details if d["chip"]})
+    notes = _notes(details)
+    runs = sorted({_opprof_root(Path(d["source"])) for d in details})
+    if len(runs) > 1:
+        notes.append(f"{len(runs)} separate msprof op runs (OPPROF_* folders) were read as one profile; "
+                     "point at one OPPROF_* folder to see a single run")
+    return RawProfile(
+        path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
+        versions={"pipe_utilization_header": longest["pipe_header"]} if longest["pipe_header"] else {},
+        notes=notes, kernel_detail=detail, extra={"op_type_derived": True},
+    )
+
+
+def _opprof_root(source: Path) -> str:
+    for parent in source.parents:
+        if _OPPROF.match(parent.name):
+            return str(parent)
+    return str(source.parent)
+
+
+def _notes(details: list[dict[str, Any]]) -> list[str]:
+    notes = ["cannot judge AI CPU fallback or communication: msprof op profiles single kernels "
+             "(collect a whole run with msprof or the torch_npu profiler)"]
+    if not any(d["pipe_header"] for d in details):
+        notes.append("cannot judge pipe-bound class: PipeUtilization.csv is missing "
+                     "(collect with msprof op --aic-metrics=Default or PipeUtilization)")
+    if not any(d["chip"] for d in details):
+        notes.append("cannot judge block dim versus core count: dump/op_basic_info.txt with Run Soc Version "
+                     "is missing (keep the dump/ folder of the OPPROF output)")
+    return notes
