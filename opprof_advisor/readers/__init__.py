@@ -1,0 +1,134 @@
+"""Profile readers: one small reader per producer format behind ``read_profile``.
+
+Adding a format = one new module with a class following ``base.Reader`` + one line in READERS.
+Readers are imported lazily (the list holds ``module:Class`` strings) so a CLI start-up does not
+pay for formats it never sees.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from opprof_advisor.errors import ProfileError, UnknownFormat
+
+if TYPE_CHECKING:
+    from opprof_advisor.models import Profile
+    from opprof_advisor.readers.base import Progress, RawProfile, Reader
+
+#: Tried in order; the first reader whose ``detect(path)`` is true reads the path. Specific layouts
+#: first, the single-CSV fallback and the multi-rank parent last. One line per format.
+READERS: tuple[str, ...] = (
+    "opprof_advisor.readers.msopprof_device:MsopprofDeviceReader",
+    # msOpProf simulator reader goes here
+    "opprof_advisor.readers.torch_npu_text:TorchNpuTextReader",
+    # msprof / torch_npu SQLite reader goes here (after the text reader: a folder with both reads the CSV)
+    "opprof_advisor.readers.msprof_text:MsprofTextReader",
+    "opprof_advisor.readers.multirank:MultiRankReader",
+)
+
+#: How many single-child folders detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).
+DESCEND_DEPTH = 3
+
+_loaded: list[Reader] | None = None
+
+
+def _load(entry: str) -> Reader | None:
+    module_name, _, class_name = entry.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return None  # a format whose reader is not written yet
+    return getattr(module, class_name)()
+
+
+def readers() -> list[Reader]:
+    """The registered readers, in detection order."""
+    global _loaded
+    if _loaded is None:
+        _loaded = [reader for reader in map(_load, READERS) if reader is not None]
+    return _loaded
+
+
+def check_path(path: Path) -> None:
+    """Raise ProfileError when ``path`` does not exist or is a symlink loop."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise ProfileError("symlink loop (too many levels of symbolic links)", path=path,
+                               hint="point advisor at the real profile folder") from None
+        raise ProfileError("no such file or directory", path=path, hint="check the path") from None
+
+
+def detect_format(path: str | Path) -> Reader:
+    """Return the reader for ``path`` (a folder, a CSV/DB file); raise UnknownFormat when none fits."""
+    return _detect(Path(path))[0]
+
+
+def _detect(path: Path) -> tuple[Reader, Path]:
+    check_path(path)
+    current = path
+    for _ in range(DESCEND_DEPTH + 1):
+        for reader in readers():
+            if reader.detect(current):
+                return reader, current
+        child = _single_child_dir(current)
+        if child is None:
+            break
+        current = child
+    raise _unknown(path)
+
+
+def _single_child_dir(path: Path) -> Path | None:
+    if not path.is_dir():
+        return None
+    try:
+        children = [p for p in path.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return None
+    dirs = [p for p in children if p.is_dir() and not p.is_symlink()]
+    return dirs[0] if len(dirs) == 1 and len(children) == 1 else None
+
+
+def _unknown(path: Path) -> UnknownFormat:
+    hint = ("expected a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an op_summary / "
+            "kernel_details CSV, an msprof / ascend_pytorch_profiler DB, or a .zip / .tar.gz of one")
+    if path.is_dir():
+        try:
+            entries = sum(1 for _ in path.iterdir())
+        except OSError as exc:
+            raise ProfileError(f"cannot list folder: {exc.strerror}", path=path) from None
+        if entries == 0:
+            return UnknownFormat("empty folder", path=path, hint=hint)
+        return UnknownFormat(f"no profiler output found among {entries} entries", path=path, hint=hint)
+    return UnknownFormat("not a profiler output file", path=path, hint=hint)
+
+
+def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
+    """Detect the format of ``path`` and parse it, without normalising (used per rank)."""
+    reader, where = _detect(Path(path))
+    return reader.read(where, progress)
+
+
+def load_profile(path: str | Path, progress: Progress | None = None) -> tuple[RawProfile, Profile]:
+    """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile."""
+    from opprof_advisor import profile_builder
+    from opprof_advisor.readers import archive
+
+    path = Path(path)
+    if archive.is_archive(path):
+        with archive.extracted(path) as root:
+            raw = archive.relabel(path, root, lambda: read_raw(root, progress))
+    else:
+        raw = read_raw(path, progress)
+    return raw, profile_builder.build_profile(raw)
+
+
+def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:
+    """Read any supported profiler output (folder, file or archive) into the normalised Profile."""
+    return load_profile(path, progress)[1]

@@ -1,0 +1,135 @@
+"""`advisor profile PATH`: read any supported profiler output and show its operator profile.
+
+Parses options, calls opprof_advisor.readers / profile_builder / profile_export (imported inside
+the command so start-up stays fast) and prints.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+
+if TYPE_CHECKING:
+    from opprof_advisor.models import Profile
+
+#: Show a progress bar only when reading takes longer than this (seconds).
+PROGRESS_DELAY_S = 1.0
+_BAR_WIDTH = 10
+
+
+def register(app: typer.Typer) -> None:
+    """Add `advisor profile` to the app."""
+    app.command("profile", no_args_is_help=True)(profile_command)
+
+
+def profile_command(
+    path: Annotated[Path, typer.Argument(help="Profiler output: a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* "
+                                              "folder, an op_summary / kernel_details CSV, an msprof DB, a folder of "
+                                              "ranks, or a .zip / .tar.gz of one.", show_default=False)],
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many op types to list.")] = 20,
+    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    export: Annotated[Optional[Path], typer.Option("--export", help="Also write kernels and the op-type summary "
+                                                                    "into this SQLite file (browse it with datasette).",
+                                                   dir_okay=False, show_default=False)] = None,
+) -> None:
+    """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
+
+    Example: advisor profile ./rank0_ascend_pt --top 10
+    """
+    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.readers import load_profile
+
+    with _DelayedProgress(f"reading {path.name}") as progress:
+        raw, profile = load_profile(path, progress)
+    if export is not None:
+        from opprof_advisor.profile_export import export_profile
+
+        counts = export_profile(export, raw, profile)
+        err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {export}",
+                          markup=False)
+    if output is TableOrJson.json:
+        document = profile_to_json(profile)
+        document["op_types"] = document["op_types"][:top]
+        emit_json(document)
+        return
+    _print_profile(profile, top)
+
+
+class _DelayedProgress:
+    """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.start = time.monotonic()
+        self.bar = None
+        self.task = None
+
+    def __enter__(self) -> "_DelayedProgress":
+        self.start = time.monotonic()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.start < PROGRESS_DELAY_S or not err_console.is_terminal:
+                return
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                TimeElapsedColumn(), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _share_bar(share: float) -> str:
+    filled = round(max(0.0, min(1.0, share)) * _BAR_WIDTH)
+    return f"{share:6.1%} " + "█" * filled + "·" * (_BAR_WIDTH - filled)
+
+
+def _format_us(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:.3f} s"
+    if value >= 1e3:
+        return f"{value / 1e3:.3f} ms"
+    return f"{value:.1f} us"
+
+
+def _print_profile(profile: Profile, top: int) -> None:
+    from rich.table import Table
+
+    versions = ", ".join(f"{k} {v}" for k, v in profile.versions.items())
+    console.print(f"{profile.path}  ({profile.format}{', ' + versions if versions else ''}"
+                  f"{', chip ' + profile.chip if profile.chip else ''})", markup=False, highlight=False)
+    console.print(f"device time {_format_us(profile.device_time_us)} = compute {_format_us(profile.compute_time_us)}"
+                  f" + communication {_format_us(profile.communication_time_us)}", highlight=False)
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (("op type", "left"), ("family", "left"), ("unit", "left"), ("count", "right"),
+                            ("time", "right"), ("share", "left"), ("bound", "left")):
+        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis" if column == "op type" else "fold",
+                         min_width=None if column in ("op type", "family") else len(column))
+    for row in profile.op_types[:top]:
+        table.add_row(row.op_type, row.family, row.unit, str(row.count), _format_us(row.time_us),
+                      _share_bar(row.share), row.bound)
+    console.print(table)
+    hidden = len(profile.op_types) - top
+    if hidden > 0:
+        console.print(f"... {hidden} more op type(s) (use --top)", highlight=False)
+    for rank in profile.ranks:
+        state = _format_us(rank.device_time_us) if rank.device_time_us is not None else f"not read: {rank.error}"
+        console.print(f"rank {rank.rank}: {state}", markup=False, highlight=False)
+    console.print("[bold]symptoms[/bold]" if profile.symptoms else "[bold]symptoms[/bold]: none found")
+    for symptom in profile.symptoms:
+        console.print(f"  {symptom.id} ({symptom.share:.1%}): {symptom.detail}", markup=False, highlight=False)
+    if profile.notes:
+        console.print("[bold]notes[/bold]")
+        for note in profile.notes:
+            console.print(f"  {note}", markup=False, highlight=False)

@@ -1,0 +1,322 @@
+"""Reading profiler CSV files robustly and fast, straight into a columnar KernelTable.
+
+Handles what real files do (FORMATS.md §5): trailing commas, CRLF, newlines inside quoted fields,
+a UTF-8 BOM, GBK text (re-saved by spreadsheet tools on Chinese Windows), ``N/A``/``NA``, TABs after
+timestamps, doubly quoted shapes. Every problem becomes a MalformedProfile naming ``file[:line]``.
+
+Speed: the stdlib C parser does the splitting; rows are buffered in chunks and turned into columns
+with ``zip(*rows)``, and repeated values (op types, ratios, block dims, shapes) share one object per
+distinct value so a 400k-row file stays columnar and small.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import math
+from functools import partial
+from operator import itemgetter
+from pathlib import Path
+from typing import Callable, Iterator
+
+from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.readers import columns
+from opprof_advisor.readers.base import KernelTable, Progress
+
+#: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
+SNIFF_BYTES = 64 * 1024
+#: Longest physical line accepted; a longer one means a corrupt file and must not be read whole.
+MAX_LINE_CHARS = 16 * 1024 * 1024
+#: Rows converted to columns at a time (bounds the transient memory of raw strings).
+CHUNK_ROWS = 8192
+#: Encodings tried in order. GBK covers files re-saved by Chinese-locale spreadsheet tools;
+#: a file that is neither is reported instead of being decoded with replacement characters.
+ENCODINGS: tuple[str, ...] = ("utf-8", "gbk")
+
+csv.field_size_limit(MAX_LINE_CHARS)
+
+
+class _Interned(dict):
+    """Maps each distinct string to one shared object (``table[value]``), cleaned once."""
+
+    def __init__(self, clean: Callable[[str], object]):
+        super().__init__()
+        self.clean = clean
+
+    def __missing__(self, key: str) -> object:
+        value = self[key] = self.clean(key)
+        return value
+
+
+def sniff_file(path: Path) -> bytes:
+    """Return the first bytes of a CSV after checking it is non-empty text; raise MalformedProfile otherwise."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise MalformedProfile(f"cannot open: {exc.strerror or exc}", path=path,
+                               hint="check the path and its permissions") from None
+    if size == 0:
+        raise MalformedProfile("empty file (0 bytes)", path=path,
+                               hint="the profiler did not finish writing it; re-export the profile")
+    if b"\x00" in head:
+        raise MalformedProfile(f"binary data, not a CSV text file ({_human(size)})", path=path,
+                               hint="point advisor at the profiler's CSV output")
+    return head
+
+
+def _encoding_of(head: bytes) -> str:
+    return "utf-8-sig" if head.startswith(codecs.BOM_UTF8) else ENCODINGS[0]
+
+
+def _human(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
+
+
+def _lines(handle) -> Iterator[str]:
+    # readline with a limit: a file without newlines (corrupt, or not a CSV) is never read whole.
+    for line in iter(partial(handle.readline, MAX_LINE_CHARS), ""):
+        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+            raise _LineTooLong()
+        yield line
+
+
+class _LineTooLong(Exception):
+    pass
+
+
+def _open_rows(path: Path, encoding: str):
+    handle = path.open("r", encoding=encoding, errors="strict", newline="")
+    return handle, csv.reader(_lines(handle))
+
+
+def read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a small CSV (op_statistic, step_trace_time); raise MalformedProfile on bad input."""
+    head = sniff_file(path)
+    for encoding in _candidate_encodings(head):
+        try:
+            handle, reader = _open_rows(path, encoding)
+            with handle:
+                header = next(reader, None)
+                if header is None:
+                    raise MalformedProfile("empty file", path=path, hint="re-export the profile")
+                return _strip_trailing(header), [row for row in reader if row]
+        except UnicodeDecodeError as exc:
+            last = exc
+        except (csv.Error, _LineTooLong) as exc:
+            raise _csv_problem(path, exc, reader) from None
+    raise _decode_problem(path, last)
+
+
+def _candidate_encodings(head: bytes) -> tuple[str, ...]:
+    first = _encoding_of(head)
+    return (first,) if first == "utf-8-sig" else ENCODINGS
+
+
+def _decode_problem(path: Path, exc: UnicodeDecodeError) -> MalformedProfile:
+    return MalformedProfile(
+        f"not UTF-8 or GBK text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of a read block)",
+        path=path, hint="re-save the file as UTF-8")
+
+
+def _csv_problem(path: Path, exc: Exception, reader) -> MalformedProfile:
+    line = getattr(reader, "line_num", None) or None
+    if isinstance(exc, _LineTooLong):
+        return MalformedProfile(f"a line is longer than {MAX_LINE_CHARS // (1024 * 1024)} MB; not a profiler CSV",
+                                path=path, line=line, hint="check that the file is the profiler's CSV output")
+    message = str(exc)
+    if "unexpected end of data" in message or "EOF" in message:
+        return MalformedProfile("truncated: the file ends inside a quoted field", path=path, line=line,
+                                hint="the profiler was interrupted; re-export the profile")
+    return MalformedProfile(f"not a valid CSV ({message})", path=path, line=line,
+                            hint="check that the file is the profiler's CSV output")
+
+
+def _strip_trailing(header: list[str]) -> list[str]:
+    # msOpProf ends every line with a comma (FORMATS.md §1.2): drop the empty last header cell.
+    return header[:-1] if header and header[-1].strip() == "" and len(header) > 1 else header
+
+
+# ----------------------------------------------------------------------------------------------
+# Kernel tables
+# ----------------------------------------------------------------------------------------------
+
+#: Fields a kernel table cannot do without.
+REQUIRED_FIELDS: tuple[str, ...] = ("name", "duration_us")
+
+_TEXT_FIELDS = ("name", "op_type", "task_type", "input_shapes", "input_dtypes", "input_formats",
+                "output_formats", "output_dtypes")
+
+
+def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[str] | None = None,
+                    required: tuple[str, ...] = REQUIRED_FIELDS) -> KernelTable:
+    """Read an op_summary / kernel_details style CSV into a KernelTable (columns found by header name).
+
+    Rows whose field count differs from the header (hand-edited files) are skipped and reported in
+    ``notes``; a short last line without a final newline means the file was cut off: an error.
+    """
+    head = sniff_file(path)
+    last: UnicodeDecodeError | None = None
+    for encoding in _candidate_encodings(head):
+        try:
+            return _read_kernel_csv(path, encoding, progress, notes if notes is not None else [], required)
+        except UnicodeDecodeError as exc:
+            last = exc
+    raise _decode_problem(path, last)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(-1, 2)
+        return handle.read(1) in (b"\n", b"\r")
+
+
+def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes: list[str],
+                     required: tuple[str, ...]) -> KernelTable:
+    total = path.stat().st_size
+    handle, reader = _open_rows(path, encoding)
+    skipped: list[tuple[int, int]] = []  # (line, fields) of rows that do not fit the header
+    with handle:
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise MalformedProfile("empty file", path=path, hint="re-export the profile")
+            header = _strip_trailing(header)
+            mapping = columns.map_header(header)
+            _check_required(path, mapping, required)
+            builder = _ColumnBuilder(path, encoding, mapping)
+            pick, width = builder.pick, len(header)
+            rows: list[tuple[str, ...]] = []
+            append = rows.append
+            for row in reader:
+                if len(row) != width:
+                    if len(row) == width + 1 and row[-1] == "":
+                        row.pop()  # trailing comma on a data line
+                    else:
+                        if row:
+                            skipped.append((reader.line_num, len(row)))
+                        continue
+                append(pick(row))
+                if len(rows) >= CHUNK_ROWS:
+                    builder.add(rows)
+                    rows.clear()
+                    if progress is not None:
+                        progress(handle.buffer.tell(), total)
+        except (csv.Error, _LineTooLong) as exc:
+            raise _csv_problem(path, exc, reader) from None
+        if skipped and skipped[-1][0] == reader.line_num and not _ends_with_newline(path):
+            line, fields = skipped[-1]
+            raise MalformedProfile(f"truncated last line ({fields} of {width} fields)", path=path, line=line,
+                                   hint="the profiler was interrupted while writing; re-export the profile")
+        builder.add(rows)
+    if progress is not None:
+        progress(total, total)
+    if not len(builder.table):
+        raise MalformedProfile("no data rows (header only)", path=path, line=1,
+                               hint="the profiled run launched no kernels, or the export was cut short")
+    if skipped:
+        notes.append(f"skipped {len(skipped)} row(s) of {path} whose field count differs from the header "
+                     f"(first at line {skipped[0][0]})")
+    return builder.table
+
+
+def line_of_row(path: Path, encoding: str, row_index: int) -> int | None:
+    """The physical line of data row ``row_index`` (0-based, header excluded); only used to report errors."""
+    with path.open("r", encoding=encoding, newline="") as handle:
+        reader = csv.reader(_lines(handle))
+        next(reader, None)
+        seen = -1
+        for row in reader:
+            if row:
+                seen += 1
+                if seen == row_index:
+                    return reader.line_num
+    return None
+
+
+def _check_required(path: Path, mapping: dict[str, int], required: tuple[str, ...]) -> None:
+    for field in required:
+        if field not in mapping:
+            spellings = " / ".join(columns.FIELD_ALIASES[field][:2])
+            raise MalformedProfile(f"required column {spellings!r} is missing", path=path, line=1,
+                                   hint="export the profile with a supported tool version")
+
+
+class _ColumnBuilder:
+    """Turns chunks of raw rows into the typed, de-duplicated columns of a KernelTable."""
+
+    def __init__(self, path: Path, encoding: str, mapping: dict[str, int]):
+        self.path, self.encoding = path, encoding
+        fields = list(mapping)
+        # Only the needed cells of each row are kept (itemgetter), in this order:
+        self.slot = {field: position for position, field in enumerate(fields)}
+        getter = itemgetter(*(mapping[f] for f in fields))
+        self.pick = getter if len(fields) > 1 else (lambda row, _g=getter: (_g(row),))
+        self.table = KernelTable()
+        self.pipe_keys = [f[5:] for f in fields if f.startswith("pipe:")]
+        present = {f for f in fields if not f.startswith("pipe:")}
+        if self.pipe_keys:
+            present.add("pipe")
+        self.table.present = present
+        self.table.pipe = {key: [] for key in self.pipe_keys}
+        self.rows_done = 0
+        self.text = _Interned(columns.clean_text)
+        self.optional = _Interned(columns.clean_optional)
+        self.ints = _Interned(columns.parse_int)
+        self.floats = _Interned(columns.parse_float)
+
+    def add(self, rows: list[tuple[str, ...]]) -> None:
+        if not rows:
+            return
+        raw = list(zip(*rows))
+        n = len(rows)
+        table, slot = self.table, self.slot.get
+        for field in _TEXT_FIELDS:
+            index = slot(field)
+            values = [""] * n if index is None else list(map(self.text.__getitem__, raw[index]))
+            getattr(table, field).extend(values)
+        state = slot("op_state")
+        table.op_state.extend([None] * n if state is None else map(self.optional.__getitem__, raw[state]))
+        for field in ("block_dim", "mix_block_dim"):
+            index = slot(field)
+            getattr(table, field).extend([None] * n if index is None else map(self.ints.__getitem__, raw[index]))
+        wait = slot("wait_us")
+        table.wait_us.extend([None] * n if wait is None else _floats_or_none(raw[wait]))
+        table.duration_us.extend(self._durations(raw[slot("duration_us")]))
+        for key in self.pipe_keys:
+            table.pipe[key].extend(map(self.floats.__getitem__, raw[slot("pipe:" + key)]))
+        self.rows_done += n
+
+    def _fail(self, index: int, message: str) -> MalformedProfile:
+        line = line_of_row(self.path, self.encoding, self.rows_done + index)
+        return MalformedProfile(message, path=self.path, line=line,
+                                hint="the file is corrupt or edited; re-export the profile")
+
+    def _durations(self, cells: tuple[str, ...]) -> list[float]:
+        try:
+            values = list(map(float, cells))
+        except ValueError:
+            values = []
+            for index, cell in enumerate(cells):
+                value = columns.parse_float(cell)
+                if value is None:
+                    raise self._fail(index, f"duration {cell.strip()!r} is not a number") from None
+                values.append(value)
+        total = sum(values)
+        if not math.isfinite(total) or min(values) < 0:
+            for index, value in enumerate(values):
+                if not math.isfinite(value) or value < 0:
+                    raise self._fail(index, f"duration {value:g} us is negative or not finite")
+        return values
+
+
+def _floats_or_none(cells: tuple[str, ...]) -> list[float | None]:
+    try:
+        return list(map(float, cells))
+    except ValueError:
+        return list(map(columns.parse_float, cells))

@@ -1,0 +1,149 @@
+"""System msprof text export (FORMATS.md §3): ``op_summary_*.csv`` under a PROF_* tree, or one CSV.
+
+Layouts: ``PROF_*/mindstudio_profiler_output/op_summary_<ts>.csv`` (CANN >= 8.0, sliced into
+``op_summary_slice_<k>_<ts>.csv`` above 1,000,000 rows), the older ``PROF_*/device_<N>/summary/``,
+a folder of several PROF_* trees, and a lone op_summary / kernel_details CSV given as a file.
+Core counts come from ``device_*/info.json.<N>`` (``ai_core_num``, ``aiv_num``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.readers import columns, csvfile
+from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+
+_SUMMARY = re.compile(r"^op_summary(?:_slice_(\d+))?(?:_[\d_]+)?\.csv$")
+_PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
+
+
+def summary_files(path: Path) -> list[Path]:
+    """op_summary CSVs of a PROF_* tree, a folder of PROF_* trees or a mindstudio_profiler_output folder."""
+    if not path.is_dir():
+        return []
+    found: list[Path] = []
+    for folder in _summary_folders(path):
+        found.extend(p for p in folder.iterdir() if _SUMMARY.match(p.name) and p.is_file())
+    return sorted(found, key=_slice_order)
+
+
+def _summary_folders(path: Path) -> list[Path]:
+    folders = [path]
+    roots = [path] + sorted(p for p in _subdirs(path) if _PROF_DIR.match(p.name))
+    for root in roots:
+        folders.append(root / "mindstudio_profiler_output")
+        folders.extend(sorted(d / "summary" for d in _subdirs(root) if d.name.startswith("device_")))
+    return [f for f in folders if f.is_dir()]
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []
+
+
+def _slice_order(path: Path) -> tuple[str, int, str]:
+    match = _SUMMARY.match(path.name)
+    return (str(path.parent), int(match.group(1) or 0) if match else 0, path.name)
+
+
+def is_kernel_csv(path: Path) -> bool:
+    """True when ``path`` is a CSV whose header has a kernel name and a duration column."""
+    if not path.is_file() or path.suffix.lower() != ".csv":
+        return False
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(csvfile.SNIFF_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return False
+    header = first.decode("utf-8", "replace").split(",")
+    mapping = columns.map_header(header)
+    return all(field in mapping for field in csvfile.REQUIRED_FIELDS) or path.name.startswith("op_summary")
+
+
+def read_core_counts(root: Path) -> dict[str, int]:
+    """AI Core / AI Vector core counts from ``info.json.*`` files under ``root`` (a PROF tree or above)."""
+    for info in _info_files(root):
+        try:
+            document = json.loads(info.read_text(encoding="utf-8-sig"))
+            device = (document.get("DeviceInfo") or [{}])[0]
+        except (OSError, ValueError, AttributeError, IndexError):
+            continue
+        counts = {}
+        for key, name in (("ai_core_num", "aic"), ("aiv_num", "aiv")):
+            value = device.get(key)
+            if isinstance(value, (int, str)) and str(value).isdigit():
+                counts[name] = int(value)
+        if counts.get("aic"):
+            return counts
+    return {}
+
+
+def _info_files(root: Path) -> list[Path]:
+    candidates: list[Path] = []
+    prof_roots = [root] + sorted(p for p in _subdirs(root) if _PROF_DIR.match(p.name)) if root.is_dir() else []
+    for prof in prof_roots:
+        for device in sorted(d for d in _subdirs(prof) if d.name.startswith("device")):
+            candidates.extend(sorted(p for p in device.glob("info.json.*") if not p.name.endswith(".done")))
+    return candidates
+
+
+class MsprofTextReader:
+    """System msprof op_summary CSVs (any layout), or one op_summary / kernel_details CSV file."""
+
+    name = "msprof-text"
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return is_kernel_csv(path)
+        return bool(summary_files(path)) or bool(_PROF_DIR.match(path.name))
+
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        files = [path] if path.is_file() else summary_files(path)
+        if not files:
+            raise MalformedProfile("PROF folder without op_summary_*.csv", path=path,
+                                   hint="export the text summaries: msprof --export=on --output=<PROF folder>")
+        notes: list[str] = []
+        kernels = _read_all(files, progress, notes)
+        fmt = "torch-npu-text" if path.is_file() and "accelerator core" in _lower_header(path) else self.name
+        raw = RawProfile(path=str(path), format=fmt, kernels=kernels, notes=notes)
+        root = path.parent if path.is_file() else path
+        raw.core_counts.update(read_core_counts(root))
+        if len(files) > 1:
+            raw.extra["files"] = [str(f) for f in files]
+        return raw
+
+
+def _read_all(files: list[Path], progress: Progress | None, notes: list[str]) -> KernelTable:
+    sizes = [f.stat().st_size for f in files]
+    nonempty = [f for f, size in zip(files, sizes) if size]
+    if len(files) > 1 and nonempty and len(nonempty) < len(files):
+        # 0-byte slice placeholders next to real slices are normal; a lone 0-byte file is an error.
+        notes.append(f"skipped {len(files) - len(nonempty)} empty op_summary file(s)")
+        files = nonempty
+    total, done = sum(sizes), 0
+    table: KernelTable | None = None
+    for file in files:
+        size = file.stat().st_size
+        part = csvfile.read_kernel_csv(file, _offset(progress, done, total), notes)
+        done += size
+        if table is None:
+            table = part
+        else:
+            table.extend(part)
+    return table
+
+
+def _offset(progress: Progress | None, done: int, total: int) -> Progress | None:
+    if progress is None:
+        return None
+    return lambda current, _total: progress(done + current, total)
+
+
+def _lower_header(path: Path) -> str:
+    with path.open("rb") as handle:
+        return handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace").lower()

@@ -1,0 +1,118 @@
+"""torch_npu profiler text output: ``*_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv`` (FORMATS.md §4).
+
+Also reads ``step_trace_time.csv`` (exposed communication), ``op_statistic.csv`` and
+``profiler_info*.json`` (torch_npu / CANN versions, profiler level, aic_metrics). Accepts the
+``*_ascend_pt`` folder, its ``ASCEND_PROFILER_OUTPUT`` folder, or the kernel_details.csv file itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from opprof_advisor.errors import AdvisorError
+from opprof_advisor.readers import csvfile
+from opprof_advisor.readers.base import Progress, RawProfile
+from opprof_advisor.readers.msprof_text import read_core_counts
+
+OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
+KERNEL_FILE = "kernel_details.csv"
+
+#: profiler_info.json experimental_config keys -> RawProfile.versions keys.
+_CONFIG_KEYS = {"_profiler_level": "profiler_level", "_aic_metrics": "aic_metrics", "_export_type": "export_type"}
+
+
+def output_dir(path: Path) -> Path | None:
+    """The ASCEND_PROFILER_OUTPUT folder holding kernel_details.csv for ``path``, if any."""
+    if path.is_file():
+        return path.parent if path.name.startswith("kernel_details") and path.suffix == ".csv" else None
+    for candidate in (path / OUTPUT_DIR, path):
+        if (candidate / KERNEL_FILE).is_file():
+            return candidate
+    return None
+
+
+class TorchNpuTextReader:
+    """torch_npu ``*_ascend_pt`` text export."""
+
+    name = "torch-npu-text"
+
+    def detect(self, path: Path) -> bool:
+        return output_dir(path) is not None
+
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        out = output_dir(path)
+        kernel_file = path if path.is_file() else out / KERNEL_FILE
+        root = out.parent if out.name == OUTPUT_DIR else out
+        notes: list[str] = []
+        kernels = csvfile.read_kernel_csv(kernel_file, progress, notes)
+        raw = RawProfile(path=str(path), format=self.name, kernels=kernels, notes=notes)
+        raw.versions.update(read_profiler_info(root, notes))
+        raw.core_counts.update(read_core_counts(root))
+        step_trace = read_step_trace(out / "step_trace_time.csv", notes)
+        if step_trace:
+            raw.extra["step_trace"] = step_trace
+        statistic = read_op_statistic(out / "op_statistic.csv", notes)
+        if statistic:
+            raw.extra["op_statistic"] = statistic
+        return raw
+
+
+def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
+    """Versions and collection switches from ``profiler_info*.json`` (keys absent in older torch_npu)."""
+    versions: dict[str, str] = {}
+    for info in sorted(root.glob("profiler_info*.json")):
+        try:
+            document = json.loads(info.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError) as exc:
+            notes.append(f"ignored {info}: not readable JSON ({exc})")
+            continue
+        if not isinstance(document, dict):
+            continue
+        for key in ("torch_npu_version", "cann_version", "rank_id"):
+            if document.get(key) not in (None, ""):
+                versions[key.replace("_version", "")] = str(document[key])
+        config = (document.get("config") or {}).get("experimental_config") or {}
+        for key, name in _CONFIG_KEYS.items():
+            value = config.get(key)
+            if value not in (None, "", []):
+                versions[name] = ",".join(value) if isinstance(value, list) else str(value)
+        break
+    return versions
+
+
+def read_step_trace(path: Path, notes: list[str]) -> dict[str, float]:
+    """Columns of step_trace_time.csv summed over steps (µs); {} when the file is absent or unusable."""
+    if not path.is_file():
+        return {}
+    try:
+        header, rows = csvfile.read_rows(path)
+    except AdvisorError as exc:
+        notes.append(f"ignored {path}: {exc.message}")
+        return {}
+    totals: dict[str, float] = {}
+    for position, column in enumerate(header):
+        if column in ("Device_id", "Step"):
+            continue
+        values = [_number(row[position]) for row in rows if position < len(row)]
+        totals[column] = sum(v for v in values if v is not None)
+    return totals
+
+
+def read_op_statistic(path: Path, notes: list[str]) -> list[dict[str, str]]:
+    """Rows of op_statistic.csv as dicts (kept for reference; the builder recomputes from kernels)."""
+    if not path.is_file():
+        return []
+    try:
+        header, rows = csvfile.read_rows(path)
+    except AdvisorError as exc:
+        notes.append(f"ignored {path}: {exc.message}")
+        return []
+    return [dict(zip(header, row)) for row in rows]
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
