@@ -328,6 +328,8 @@ def _is_comm_aicpu_kernel(name: str, op_type: str) -> bool:
 def _check_aicpu(ctx: _Context, rows: list[OpTypeStat]) -> None:
     units = set(ctx.unit)
     if units <= {"unknown", "communication"} and "unknown" in units:
+        ctx.note("the unit of compute kernels (AI Core / AI Vector / AI CPU)",
+                 "Task Type / Accelerator Core is N/A at profiler level0", "profiler_level=Level1")
         ctx.note("AI CPU fallback", "the unit (Task Type / Accelerator Core) is not recorded at profiler level0",
                  "profiler_level=Level1")
         return

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 #: first, the single-CSV fallback and the multi-rank parent last. One line per format.
 READERS: tuple[str, ...] = (
     "opprof_advisor.readers.msopprof_device:MsopprofDeviceReader",
-    # msOpProf simulator reader goes here
+    "opprof_advisor.readers.msopprof_simulator:MsopprofSimulatorReader",
     "opprof_advisor.readers.torch_npu_text:TorchNpuTextReader",
-    # msprof / torch_npu SQLite reader goes here (after the text reader: a folder with both reads the CSV)
+    "opprof_advisor.readers.msprof_db:MsprofDbReader",  # after the text reader: a folder with both reads the CSV
     "opprof_advisor.readers.msprof_text:MsprofTextReader",
     "opprof_advisor.readers.multirank:MultiRankReader",
 )
