@@ -615,3 +615,27 @@ def suggest_close(word: str, choices: Iterable[str]) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def summarize_entries(entries: Sequence[Entry]) -> dict[str, Any]:
+    """Counts by kind, evidence and origin, and per-symptom coverage (uncovered = no recipe or pattern)."""
+    def count(values: Iterable[str], order: Iterable[str] = ()) -> dict[str, int]:
+        counts = {name: 0 for name in order}
+        for value in values:
+            counts[value] = counts.get(value, 0) + 1
+        return counts
+
+    symptoms = {symptom: {kind: 0 for kind in KINDS} for symptom in SYMPTOMS}
+    for entry in entries:
+        for symptom in entry.symptoms:
+            if symptom in symptoms:
+                symptoms[symptom][entry.kind] += 1
+    return {
+        "entries": len(entries),
+        "by_kind": count((e.kind for e in entries), KINDS),
+        "by_evidence": count((e.evidence for e in entries), EVIDENCE_GRADES),
+        "by_origin": count(e.origin for e in entries),
+        "with_gain": sum(1 for e in entries if e.gain is not None),
+        "symptoms": symptoms,
+        "uncovered_symptoms": [s for s, kinds in symptoms.items() if not (kinds["recipe"] or kinds["pattern"])],
+    }

@@ -6,12 +6,20 @@ fast path stays fast) and prints. No logic that a test of the core would miss li
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+from opprof_advisor.vocabulary import EVIDENCE_GRADES, KINDS
+
+if TYPE_CHECKING:
+    from opprof_advisor.models import Entry
+    from opprof_advisor.store import Index
+
+Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
 
 DbOption = Annotated[
     Optional[Path],
@@ -30,7 +38,170 @@ kb_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     """Add search, show, add and the kb group to the `advisor` app."""
+    app.command("search", no_args_is_help=True)(search_command)
+    app.command("show", no_args_is_help=True)(show_command)
+    app.command("add", no_args_is_help=True)(add_command)
     app.add_typer(kb_app, name="kb")
+
+
+def _open_index(db: Path | None) -> Index:
+    from opprof_advisor.store import open_index
+
+    index = open_index(db)
+    _warn_problems(index)
+    return index
+
+
+def _warn_problems(index: Index) -> None:
+    problems = index.problems
+    if problems:
+        files = len({problem.path for problem in problems})
+        err_console.print(f"warning: {len(problems)} knowledge-base problem(s) in {files} file(s); invalid files are "
+                          "not indexed — run `advisor kb check` to list them", markup=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# advisor search / show / add
+# ---------------------------------------------------------------------------------------------
+
+
+def search_command(
+    query: Annotated[list[str], typer.Argument(help="What to look for: words, an operator name, an id (typos are fine).",
+                                               show_default=False)],
+    kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
+    operator: Annotated[Optional[str], typer.Option("--operator", "-o",
+                                                    help="Only entries about this operator family or alias "
+                                                         "(e.g. NMS, BatchMatMulV2).")] = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many hits to show.")] = 10,
+    output: FormatOption = TableOrJson.table,
+    db: DbOption = None,
+) -> None:
+    """Search the knowledge base (full text + fuzzy match on titles, ids, operators and tags).
+
+    Example: advisor search nms --format json
+    """
+    from opprof_advisor.search import run_search
+
+    text = " ".join(query)
+    index = _open_index(db)
+    result = run_search(index, text, kind=kind.value if kind else None, operator=operator, top=top)
+    if output is TableOrJson.json:
+        emit_json({"schema": "opprof-advisor/search/1", "query": text,
+                   "results": [hit.to_dict() for hit in result.hits]})
+        if not result.hits:
+            err_console.print(_no_hits_line(text, result.suggestions), markup=False)
+        return
+    if not result.hits:
+        console.print(_no_hits_line(text, result.suggestions), markup=False)
+        return
+    if result.corrected:
+        console.print(f"showing results for {result.corrected!r}", style="dim", markup=False)
+    console.print(_hits_table(result.hits))
+
+
+def _no_hits_line(query: str, suggestions: list[str]) -> str:
+    if suggestions:
+        return f"no entries match {query!r}; did you mean {', '.join(suggestions)}?"
+    return f"no entries match {query!r}; see `advisor kb list` for every entry"
+
+
+def _hits_table(hits) -> object:
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    wide = console.width >= 120  # the operators column only where it does not squeeze the titles
+    for column in ("#", "id", "kind", "score"):
+        table.add_column(column, justify="right" if column in ("#", "score") else "left", no_wrap=True)
+    table.add_column("title")
+    if wide:
+        table.add_column("operators")
+    for number, hit in enumerate(hits, 1):
+        row = [str(number), hit.id, hit.kind, f"{hit.score:.2f}", hit.title]
+        table.add_row(*row, *([", ".join(hit.operators)] if wide else []))
+    return table
+
+
+def show_command(
+    entry_id: Annotated[str, typer.Argument(metavar="ID", help="The entry id (see `advisor search` / `advisor kb list`).",
+                                            show_default=False)],
+    output: FormatOption = TableOrJson.table,
+    db: DbOption = None,
+) -> None:
+    """Show one entry: its summary, gain, evidence grade, sources and body.
+
+    Example: advisor show nms-on-npu
+    """
+    entry = _open_index(db).get(entry_id.strip())
+    if output is TableOrJson.json:
+        emit_json({"schema": "opprof-advisor/entry/1", "entry": entry.to_dict()})
+        return
+    from rich.markdown import Markdown
+
+    console.print(Markdown(f"# {entry.title}"))
+    console.print(_entry_facts(entry))
+    console.print()
+    console.print(Markdown(entry.body))
+
+
+def _entry_facts(entry: Entry) -> object:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    rows = [
+        ("id", f"{entry.id} ({entry.kind}, {entry.origin})"),
+        ("summary", entry.summary),
+        ("gain", describe_gain(entry)),
+        ("evidence", f"{entry.evidence}: {EVIDENCE_GRADES.get(entry.evidence, '?')}"),
+        ("operators", ", ".join(entry.operators)),
+        ("symptoms", ", ".join(entry.symptoms)),
+        ("tags", ", ".join(entry.tags)),
+        ("models", ", ".join(entry.models)),
+        ("hardware", ", ".join(entry.hardware) or "any"),
+        ("CANN", entry.cann or "any"),
+        ("op mix", " > ".join(entry.op_mix)),
+        ("related", ", ".join(entry.related)),
+        ("sources", "\n".join(entry.sources)),
+        ("file", entry.path),
+    ]
+    for name, value in rows:
+        if value:
+            grid.add_row(name, value)
+    return grid
+
+
+def describe_gain(entry: Entry) -> str:
+    """One line for an entry's gain range, saying what it is a fraction of and who states it."""
+    gain = entry.gain
+    if gain is None:
+        return "no sourced figure"
+    span = f"{gain.low_pct:g}–{gain.high_pct:g} %" if gain.low_pct != gain.high_pct else f"{gain.low_pct:g} %"
+    if gain.scope == "end_to_end":
+        return f"{span} {gain.metric}, observed end to end in that case (not a promise for your model) — {gain.source}"
+    return f"{span} of the matched operators' {gain.metric} — {gain.source}"
+
+
+def add_command(
+    file: Annotated[Path, typer.Argument(metavar="FILE.md", help="A markdown entry (see kb/README.md for the format).",
+                                         show_default=False)],
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing entry with the same id.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Validate a markdown entry, copy it into your KB folder and index it.
+
+    Every problem is printed as `path:line: message` and nothing is written when there is one.
+    Example: advisor add my-yolo-case.md
+    """
+    from opprof_advisor.errors import KnowledgeBaseError
+    from opprof_advisor.store import add_entry_file
+
+    if not file.is_file():
+        raise KnowledgeBaseError("no such file", path=file, hint="give the path of a markdown entry")
+    if file.suffix.lower() != ".md":
+        raise KnowledgeBaseError("not a markdown file", path=file, hint="KB entries are .md files")
+    entry = add_entry_file(file, replace=replace, db_path=db)
+    console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,3 +256,86 @@ def _installed_ids(exclude: list[Path]) -> set[str]:
     checked = {path.resolve() for path in exclude}
     roots = [root for root in (paths.builtin_kb_dir(), paths.user_kb_dir()) if root.is_dir()]
     return {path.stem for path in kb.find_kb_files(roots) if path.resolve() not in checked}
+
+
+# ---------------------------------------------------------------------------------------------
+# advisor kb build / list / stats
+# ---------------------------------------------------------------------------------------------
+
+
+@kb_app.command("build")
+def build_command(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Start from an empty index instead of updating.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Build or update the index from the built-in and your own KB (done automatically when needed)."""
+    import time
+
+    from opprof_advisor.store import build_index
+
+    started = time.perf_counter()
+    index = build_index(db, rebuild=rebuild)
+    _warn_problems(index)
+    count = len(index.ids())
+    console.print(f"indexed {count} entries from {index.file_count} files in {time.perf_counter() - started:.2f} s "
+                  f"→ {index.db_path}", markup=False)
+
+
+@kb_app.command("list")
+def list_command(
+    kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
+    output: FormatOption = TableOrJson.table,
+    db: DbOption = None,
+) -> None:
+    """List the entries of the knowledge base."""
+    entries = _open_index(db).entries(kind.value if kind else None)
+    if output is TableOrJson.json:
+        fields = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin", "path")
+        emit_json({"schema": "opprof-advisor/kb-list/1", "count": len(entries),
+                   "entries": [{name: getattr(entry, name) for name in fields} for entry in entries]})
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    wide = console.width >= 120
+    for column in ("id", "kind", "ev"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title")
+    if wide:
+        table.add_column("operators")
+    for entry in entries:
+        row = [entry.id, entry.kind, entry.evidence, entry.title]
+        table.add_row(*row, *([", ".join(entry.operators)] if wide else []))
+    console.print(table)
+    console.print(f"{len(entries)} entries", style="dim", markup=False)
+
+
+@kb_app.command("stats")
+def stats_command(
+    output: FormatOption = TableOrJson.table,
+    db: DbOption = None,
+) -> None:
+    """Count entries by kind, evidence and origin; show which symptoms no recipe or pattern covers."""
+    from opprof_advisor.kb import summarize_entries
+
+    stats = summarize_entries(_open_index(db).entries())
+    if output is TableOrJson.json:
+        emit_json({"schema": "opprof-advisor/kb-stats/1", **stats})
+        return
+    from rich.table import Table
+
+    console.print(f"{stats['entries']} entries", markup=False)
+    for title, key in (("kind", "by_kind"), ("evidence", "by_evidence"), ("origin", "by_origin")):
+        console.print(f"  by {title}: " + ", ".join(f"{name} {count}" for name, count in stats[key].items()),
+                      markup=False)
+    table = Table(box=None, pad_edge=False, header_style="bold", title="symptom coverage", title_justify="left")
+    for column in ("symptom", *KINDS):
+        table.add_column(column, justify="left" if column == "symptom" else "right")
+    for symptom, counts in stats["symptoms"].items():
+        table.add_row(symptom, *(str(counts[kind]) for kind in KINDS))
+    console.print(table)
+    uncovered = stats["uncovered_symptoms"]
+    if uncovered:
+        console.print("no recipe or pattern for: " + ", ".join(uncovered), markup=False)
+    else:
+        console.print("every symptom has a recipe or pattern", markup=False)

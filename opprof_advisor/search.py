@@ -1,0 +1,262 @@
+"""Rank knowledge-base entries for a free-text query.
+
+Three signals, each in 0..1, are blended: FTS5 bm25 over the indexed text (relative to the best
+hit), operator intent (the query names an operator family — ``NonMaxSuppressionV3``, ``nms``,
+``non max suppression`` all mean ``NMS`` through operators.canonical_family — and the entry is
+about that family), and rapidfuzz similarity to titles, ids and tags. A query word that matches
+nothing is corrected to the closest known word first (``nsm`` → ``nms``). User text only ever
+reaches FTS5 as quoted alphanumeric terms, so quotes, ``*``, ``AND`` or parentheses cannot break it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from opprof_advisor.errors import KnowledgeBaseError
+from opprof_advisor.store import EntrySummary, Index
+
+WEIGHT_FTS = 0.45
+WEIGHT_OPERATOR = 0.30
+WEIGHT_FUZZY = 0.25
+#: rapidfuzz similarity (0..100) below which a title/id/tag match counts for nothing.
+FUZZY_FLOOR = 60.0
+#: A hit needs at least this score unless full-text search found it.
+FUZZY_ONLY_MIN = 75.0
+KIND_ORDER = {"recipe": 0, "pattern": 1, "case": 2, "tip": 3}
+#: A small prior for actionable kinds: with equal evidence of relevance, the recipe comes before the case.
+KIND_PRIOR = {"recipe": 0.04, "pattern": 0.03, "tip": 0.02, "case": 0.0}
+#: Scores are divided by the best possible sum so they lie in 0..1.
+MAX_SCORE = WEIGHT_FTS + WEIGHT_OPERATOR + WEIGHT_FUZZY + max(KIND_PRIOR.values())
+STOPWORDS = frozenset(
+    "a an and are as at be by do does for from how i in is it me my of on or not the to use using what when "
+    "where which why with".split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass
+class SearchHit:
+    """One ranked entry."""
+
+    id: str
+    kind: str
+    title: str
+    score: float
+    operators: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchResult:
+    """Hits plus what the CLI tells the user: the corrected query and did-you-mean suggestions."""
+
+    query: str
+    hits: list[SearchHit]
+    corrected: str | None = None  # the query as searched, when a word was corrected
+    suggestions: list[str] = field(default_factory=list)  # when there are no hits
+
+
+def search(index: Index, query: str, kind: str | None = None, operator: str | None = None,
+           top: int = 10) -> list[SearchHit]:
+    """Ranked hits for ``query``, optionally only of one kind and about one operator family."""
+    return run_search(index, query, kind=kind, operator=operator, top=top).hits
+
+
+def run_search(index: Index, query: str, *, kind: str | None = None, operator: str | None = None,
+               top: int = 10) -> SearchResult:
+    """Like ``search`` but also return the corrected query and suggestions for zero hits."""
+    candidates = filter_entries(index.summaries(), kind=kind, family=resolve_operator(operator))
+    words = query_words(query)
+    if not words:
+        return SearchResult(query, [])
+    terms, corrected = correct_words(index, words)
+    hits = rank_entries(index, candidates, query, terms)[:max(top, 0)]
+    result = SearchResult(query, hits, " ".join(terms) if corrected else None)
+    if not hits:
+        result.suggestions = did_you_mean(index, query, terms, filtered=bool(kind or operator))
+    return result
+
+
+def resolve_operator(operator: str | None) -> str | None:
+    """The family named by an ``--operator`` value; raise KnowledgeBaseError when there is none."""
+    from opprof_advisor.operators import FAMILIES, canonical_family
+
+    if not operator:
+        return None
+    family = canonical_family(operator)
+    if family is None:
+        from opprof_advisor.store import suggest_ids
+
+        close = suggest_ids(operator, FAMILIES)
+        hint = f"did you mean {', '.join(close)}?" if close else "use a family such as MatMul, Conv2D, NMS"
+        raise KnowledgeBaseError(f"unknown operator {operator!r}", hint=hint)
+    return family
+
+
+def filter_entries(entries: list[EntrySummary], *, kind: str | None, family: str | None) -> list[EntrySummary]:
+    """Entries of ``kind`` about ``family`` (either filter may be None)."""
+    return [e for e in entries if (kind is None or e.kind == kind) and (family is None or family in e.operators)]
+
+
+def query_words(query: str) -> list[str]:
+    """Lower-case alphanumeric words of the query without stopwords."""
+    words = _WORD.findall(query.lower())
+    return [word for word in words if word not in STOPWORDS]
+
+
+# ---------------------------------------------------------------------------------------------
+# Correction
+# ---------------------------------------------------------------------------------------------
+
+
+def correct_words(index: Index, words: list[str]) -> tuple[list[str], bool]:
+    """Replace words that match nothing by the closest known word; return (terms, corrected?)."""
+    from opprof_advisor.operators import canonical_family
+
+    vocabulary: dict[str, int] | None = None
+    terms, corrected = [], False
+    for word in words:
+        if canonical_family(word, fuzzy=False) or index.term_exists(fts_term(word)):
+            terms.append(word)
+            continue
+        if vocabulary is None:
+            vocabulary = known_words(index)
+        replacement = closest_word(word, vocabulary)
+        terms.append(replacement or word)
+        corrected = corrected or bool(replacement)
+    return terms, corrected
+
+
+def known_words(index: Index) -> dict[str, int]:
+    """Words of ids, titles, tags, models, symptoms and operator aliases, with their frequency."""
+    from opprof_advisor.operators import FAMILIES, normalise_name
+
+    counts: dict[str, int] = {}
+    for entry in index.summaries():
+        text = " ".join([entry.id, entry.title, *entry.tags, *entry.models, *entry.symptoms, *entry.operators])
+        for word in _WORD.findall(text.lower()):
+            counts[word] = counts.get(word, 0) + 1
+    for family, aliases in FAMILIES.items():
+        for alias in (family, *aliases):
+            counts.setdefault(normalise_name(alias), 1)
+    return counts
+
+
+def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
+    """The known word within a small edit distance (transpositions count once), or None."""
+    from rapidfuzz.distance import OSA
+
+    if len(word) < 3:
+        return None
+    limit = 1 if len(word) <= 4 else 2
+    best: tuple | None = None
+    for candidate, count in vocabulary.items():
+        if len(candidate) < 3 or abs(len(candidate) - len(word)) > limit:
+            continue
+        distance = OSA.distance(word, candidate, score_cutoff=limit)
+        if distance > limit:
+            continue
+        key = (distance, candidate[0] != word[0], -count, candidate)
+        if best is None or key < best:
+            best = key
+    return best[3] if best else None
+
+
+def did_you_mean(index: Index, query: str, terms: list[str], *, filtered: bool) -> list[str]:
+    """Up to three suggestions for a query without hits: ids, or hits without the filters."""
+    from opprof_advisor.store import suggest_ids
+
+    if filtered:
+        unfiltered = rank_entries(index, index.summaries(), query, terms)[:3]
+        if unfiltered:
+            return [hit.id for hit in unfiltered]
+    return suggest_ids("-".join(terms) or query, index.ids())
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking
+# ---------------------------------------------------------------------------------------------
+
+
+def fts_term(word: str) -> str:
+    """A quoted FTS5 term (prefix match from three characters); words are alphanumeric already."""
+    return f'"{word}"*' if len(word) >= 3 else f'"{word}"'
+
+
+def query_families(query: str, terms: list[str]) -> dict[str, float]:
+    """Operator families the query names, with the confidence of each (whole phrase 1.0, one word 0.7)."""
+    from opprof_advisor.operators import canonical_family
+
+    families: dict[str, float] = {}
+    raw_words = _WORD.findall(query.lower())
+    phrases = [(query, 1.0), (" ".join(terms), 1.0)]
+    for size in (3, 2):
+        phrases += [(" ".join(raw_words[i:i + size]), 1.0) for i in range(len(raw_words) - size + 1)]
+    phrases += [(term, 1.0 if len(terms) == 1 else 0.7) for term in terms]
+    for phrase, weight in phrases:
+        family = canonical_family(phrase.strip()) if phrase.strip() else None
+        if family and weight > families.get(family, 0.0):
+            families[family] = weight
+    return families
+
+
+def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms: list[str]) -> list[SearchHit]:
+    """Score every candidate and return the hits, best first."""
+    if not candidates or not terms:
+        return []
+    families = query_families(query, terms)
+    fts_words = list(dict.fromkeys([*terms, *(family.lower() for family in families)]))
+    bm25 = index.fts_scores(" OR ".join(fts_term(word) for word in fts_words), limit=max(500, len(candidates)))
+    best_bm25 = min(bm25.values(), default=0.0)
+    hits = []
+    for entry in candidates:
+        fts = bm25[entry.id] / best_bm25 if entry.id in bm25 and best_bm25 < 0 else (1.0 if entry.id in bm25 else 0.0)
+        operator = operator_score(entry, families)
+        fuzzy_raw = fuzzy_score(entry, terms)
+        if not (entry.id in bm25 or operator > 0 or fuzzy_raw >= FUZZY_ONLY_MIN):
+            continue
+        fuzzy = max(0.0, (fuzzy_raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
+        score = WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + KIND_PRIOR.get(entry.kind, 0.0)
+        hits.append(SearchHit(entry.id, entry.kind, entry.title, round(score / MAX_SCORE, 4), entry.operators, entry.tags))
+    hits.sort(key=lambda hit: (-hit.score, KIND_ORDER.get(hit.kind, 9), hit.id))
+    return hits
+
+
+def operator_score(entry: EntrySummary, families: dict[str, float]) -> float:
+    """How much the entry is about a family the query names: 1 when it is the entry's first and only family.
+
+    The first listed family is the entry's subject; each further family dilutes the focus a little.
+    """
+    best = 0.0
+    for family, weight in families.items():
+        if family in entry.operators:
+            position = entry.operators.index(family)
+            focus = (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (len(entry.operators) - 1))
+            best = max(best, weight * focus)
+    return best
+
+
+def fuzzy_score(entry: EntrySummary, terms: list[str]) -> float:
+    """Best rapidfuzz similarity (0..100) of the query terms to the entry's title, id and tags."""
+    from rapidfuzz import fuzz
+
+    text = " ".join(terms)
+    title = entry.title.lower()
+    scores = [fuzz.token_set_ratio(text, title), fuzz.ratio("-".join(terms), entry.id)]
+    joined = "".join(terms)
+    if len(joined) >= 3:
+        scores.append(fuzz.partial_ratio("-".join(terms), entry.id))
+    if len(joined) >= 5:
+        scores.append(fuzz.partial_ratio(joined, re.sub(r"[^a-z0-9]+", "", title)))
+    labels = [*entry.tags, *entry.models]
+    for term in terms:
+        if term in labels:
+            scores.append(100.0)
+        elif len(term) >= 4 and labels:
+            scores.append(max(fuzz.ratio(term, label) for label in labels))
+    return max(scores)

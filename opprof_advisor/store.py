@@ -1,0 +1,586 @@
+"""The SQLite index of the knowledge base: build it from markdown, keep it fresh, read it fast.
+
+The markdown under the built-in and user KB folders is the source of truth; the index is a build
+artefact. Building (sqlite-utils, named migrations, FTS5 kept in sync by triggers) happens under a
+file lock into a temporary file that replaces the index atomically, so an interrupted build leaves
+the previous index usable. It is incremental: files are keyed on their path and content hash and
+only changed files are parsed again. Reading uses the stdlib ``sqlite3`` module only, because
+``advisor search`` must start fast and ``import sqlite_utils`` alone costs ~100 ms.
+
+Freshness: the index stores a signature of the KB files' sizes and mtimes and a content hash.
+Stats equal → fresh; stats changed → hash the files; hash changed → rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor import paths
+from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem
+from opprof_advisor.models import Entry, Gain
+
+#: Bump when the loader's output for the same markdown changes: every index is then rebuilt.
+BUILD_VERSION = "1"
+#: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
+APP_ID = "opprof-advisor/kb-index"
+MIGRATION_SET = "opprof-advisor-index"
+#: A file modified this close to the last signature may have changed within one mtime tick.
+RACY_WINDOW_NS = 2_000_000_000
+LOCK_TIMEOUT_S = 120.0
+
+#: Columns of the full-text index, in order, and their bm25 weights.
+FTS_COLUMNS: tuple[tuple[str, float], ...] = (
+    ("id", 6.0), ("kind", 1.0), ("title", 6.0), ("summary", 2.0), ("operators", 5.0),
+    ("symptoms", 2.0), ("tags", 3.0), ("models", 2.0), ("body", 1.0),
+)
+_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related")
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema: named migrations (applied by sqlite_utils.Migrations when an index is built)
+# ---------------------------------------------------------------------------------------------
+
+
+def m001_create_tables(db) -> None:
+    """Tables for build metadata, one row per source file, and one row per entry."""
+    db["meta"].create({"key": str, "value": str}, pk="key", not_null={"value"})
+    db["files"].create(
+        {"path": str, "source": int, "origin": str, "sha256": str, "entry_id": str, "entry": str, "problems": str},
+        pk="path", not_null={"source", "origin", "sha256"},
+    )
+    db["entries"].create(
+        {
+            "id": str, "kind": str, "title": str, "summary": str, "operators": str, "symptoms": str, "tags": str,
+            "models": str, "hardware": str, "cann": str, "gain": str, "evidence": str, "sources": str,
+            "related": str, "op_mix": str, "body": str, "path": str, "origin": str, "row_hash": str,
+        },
+        pk="id", not_null={"kind", "title", "row_hash"},
+    )
+    db["entries"].create_index(["kind"])
+
+
+def m002_full_text_search(db) -> None:
+    """FTS5 over the searchable columns, kept in sync with ``entries`` by triggers."""
+    db["entries"].enable_fts([name for name, _ in FTS_COLUMNS], fts_version="FTS5", create_triggers=True,
+                             tokenize="porter")
+
+
+MIGRATION_STEPS = (m001_create_tables, m002_full_text_search)
+MIGRATION_NAMES = tuple(step.__name__ for step in MIGRATION_STEPS)
+
+
+def migrations():
+    """The ``sqlite_utils.Migrations`` set that creates the index schema."""
+    from sqlite_utils import Migrations
+
+    steps = Migrations(MIGRATION_SET)
+    for step in MIGRATION_STEPS:
+        steps()(step)
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# Sources and freshness
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KbSource:
+    """A folder of KB markdown. Later sources override earlier ones for the same id."""
+
+    root: Path
+    origin: str  # builtin | user
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    rel: str
+    source: int  # index into the list of KbSource
+    origin: str
+    size: int
+    mtime_ns: int
+
+
+def kb_sources(kb_dirs: Sequence[Path | str] | None = None) -> list[KbSource]:
+    """The KB folders to index: ``kb_dirs`` if given, else the built-in KB then the user KB."""
+    user = paths.user_kb_dir()
+    if kb_dirs is None:
+        return [KbSource(paths.builtin_kb_dir(), "builtin"), KbSource(user, "user")]
+    user_resolved = user.resolve()
+    return [KbSource(Path(d), "user" if Path(d).resolve() == user_resolved else "builtin") for d in kb_dirs]
+
+
+def scan_files(sources: Sequence[KbSource]) -> list[SourceFile]:
+    """Every entry file of the sources with its size and mtime (no file is read)."""
+    found: list[SourceFile] = []
+    for number, source in enumerate(sources):
+        root = str(source.root)
+        for folder, subdirs, names in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+            for name in sorted(names):
+                if not name.endswith(".md") or name.lower() == "readme.md" or name.startswith("."):
+                    continue
+                full = os.path.join(folder, name)
+                stat = os.stat(full)
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                found.append(SourceFile(Path(full), rel, number, source.origin, stat.st_size, stat.st_mtime_ns))
+    return found
+
+
+def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> str:
+    """Hash of the source folders and every file's path, size and mtime."""
+    parts = [BUILD_VERSION, [str(s.root.resolve()) for s in sources],
+             [(f.source, f.rel, f.size, f.mtime_ns) for f in files]]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def file_digests(files: Sequence[SourceFile]) -> dict[str, str]:
+    """sha256 of each file's bytes, keyed by path."""
+    return {str(f.path): hashlib.sha256(f.path.read_bytes()).hexdigest() for f in files}
+
+
+def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
+    """Hash of all sources' contents (and of the build version), independent of where they live."""
+    hasher = hashlib.sha256(BUILD_VERSION.encode())
+    for f in files:
+        hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[str(f.path)]}".encode())
+    return hasher.hexdigest()
+
+
+def read_meta(db_path: Path) -> dict[str, str] | None:
+    """The build metadata of an index, or None when it is missing, corrupt, foreign or outdated."""
+    if not db_path.is_file():
+        return None
+    try:
+        conn = _connect_readonly(db_path)
+        try:
+            meta = dict(conn.execute("select key, value from meta").fetchall())
+            applied = [row[0] for row in conn.execute(
+                "select name from _sqlite_migrations where migration_set = ? order by rowid", (MIGRATION_SET,))]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if meta.get("app") != APP_ID or meta.get("build_version") != BUILD_VERSION:
+        return None
+    if tuple(applied) != MIGRATION_NAMES:  # built by another version of the schema
+        return None
+    return meta
+
+
+def _connect_readonly(db_path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def _is_fresh(db_path: Path, meta: dict[str, str] | None, sources, files) -> bool:
+    """True when ``meta`` describes the current sources; refreshes the stat signature if only stats moved."""
+    if meta is None:
+        return False
+    signature = stat_signature(sources, files)
+    signed_at = int(meta.get("signed_at_ns", "0"))
+    racy = any(f.mtime_ns >= signed_at - RACY_WINDOW_NS for f in files)
+    if meta.get("stat_signature") == signature and not racy:
+        return True
+    if meta.get("sources") != _sources_json(sources):
+        return False
+    if content_hash(files, file_digests(files)) != meta.get("content_hash"):
+        return False
+    _store_signature(db_path, signature)  # same content, new stats (e.g. touched or checked out again)
+    return True
+
+
+def _sources_json(sources: Sequence[KbSource]) -> str:
+    return json.dumps([[str(s.root.resolve()), s.origin] for s in sources])
+
+
+def _store_signature(db_path: Path, signature: str) -> None:
+    try:
+        conn = sqlite3.connect(db_path, timeout=5)
+        with conn:
+            conn.executemany("insert or replace into meta (key, value) values (?, ?)",
+                             [("stat_signature", signature), ("signed_at_ns", str(time.time_ns()))])
+        conn.close()
+    except sqlite3.Error:
+        pass  # an optimisation only: the next open hashes the files again
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntrySummary:
+    """The searchable fields of an entry, without its body."""
+
+    id: str
+    kind: str
+    title: str
+    operators: list[str]
+    symptoms: list[str]
+    tags: list[str]
+    models: list[str]
+
+
+class Index:
+    """A read-only view of one built index file (a consistent snapshot while it is open)."""
+
+    def __init__(self, db_path: Path, meta: dict[str, str]):
+        self.db_path = db_path
+        self.content_hash: str = meta["content_hash"]
+        self._meta = meta
+        self._conn: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.db_path)!r}, content_hash={self.content_hash[:12]!r})"
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        try:
+            if self._conn is None:
+                self._conn = _connect_readonly(self.db_path)
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise KnowledgeBaseError(f"the knowledge-base index is unreadable ({exc})", path=self.db_path,
+                                     hint="run `advisor kb build --rebuild`") from exc
+
+    def close(self) -> None:
+        """Close the connection (reopened on the next query)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def entries(self, kind: str | None = None) -> list[Entry]:
+        """All entries (of one kind if given), ordered by kind then id."""
+        where, params = ("where kind = ?", (kind,)) if kind else ("", ())
+        rows = self._query(f"select {_ENTRY_SELECT} from entries {where} order by kind, id", params)
+        return [_row_to_entry(row) for row in rows]
+
+    def ids(self) -> list[str]:
+        """Every entry id, sorted."""
+        return [row[0] for row in self._query("select id from entries order by id")]
+
+    def get(self, entry_id: str) -> Entry:
+        """The entry with this id; raise EntryNotFound with close ids as suggestions."""
+        rows = self._query(f"select {_ENTRY_SELECT} from entries where id = ?", (entry_id,))
+        if rows:
+            return _row_to_entry(rows[0])
+        raise EntryNotFound(entry_id, suggest_ids(entry_id, self.ids()))
+
+    def summaries(self) -> list[EntrySummary]:
+        """Id, kind, title, operators, symptoms, tags and models of every entry (for search)."""
+        rows = self._query("select id, kind, title, operators, symptoms, tags, models from entries order by id")
+        return [EntrySummary(r[0], r[1], r[2], *(json.loads(v or "[]") for v in r[3:])) for r in rows]
+
+    def fts_scores(self, match: str, limit: int = 500) -> dict[str, float]:
+        """bm25 of entries matching an FTS5 query (more negative is better), keyed by id."""
+        weights = ", ".join(str(weight) for _, weight in FTS_COLUMNS)
+        rows = self._query(
+            f"select entries.id, bm25(entries_fts, {weights}) as rank from entries_fts "
+            "join entries on entries.rowid = entries_fts.rowid where entries_fts match ? order by rank limit ?",
+            (match, limit),
+        )
+        return {row[0]: row[1] for row in rows}
+
+    def term_exists(self, match: str) -> bool:
+        """True when an FTS5 query matches at least one entry."""
+        return bool(self._query("select 1 from entries_fts where entries_fts match ? limit 1", (match,)))
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Problems found while building: invalid files (not indexed), duplicate ids, dangling related ids."""
+        found = [Problem(path, line, message)
+                 for path, problems in self._query("select path, problems from files where problems is not null order by source, path")
+                 for line, message in json.loads(problems)]
+        found.extend(Problem(*item) for item in json.loads(self._meta.get("problems", "[]")))
+        return found
+
+    @property
+    def file_count(self) -> int:
+        """Number of source files the index was built from."""
+        return self._query("select count(*) from files")[0][0]
+
+
+_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
+                  "gain", "evidence", "sources", "related", "op_mix", "body", "path", "origin")
+_ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
+
+
+def _row_to_entry(row: tuple) -> Entry:
+    values = dict(zip(_ENTRY_COLUMNS, row))
+    for column in _LIST_COLUMNS:
+        values[column] = json.loads(values[column] or "[]")
+    values["op_mix"] = json.loads(values["op_mix"] or "{}")
+    values["gain"] = Gain(**json.loads(values["gain"])) if values["gain"] else None
+    return Entry(**values)
+
+
+def _entry_to_row(entry: Entry) -> dict[str, Any]:
+    row = entry.to_dict()
+    for column in (*_LIST_COLUMNS, "op_mix", "gain"):
+        row[column] = json.dumps(row[column], ensure_ascii=False) if row[column] else None
+    row["row_hash"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()
+    return row
+
+
+def suggest_ids(word: str, ids: Iterable[str], limit: int = 3) -> list[str]:
+    """Ids close to ``word`` (typos, partial ids), best first."""
+    from rapidfuzz import fuzz, process
+
+    matches = process.extract(word.lower(), list(ids), scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
+    return [match[0] for match in matches]
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening and building
+# ---------------------------------------------------------------------------------------------
+
+
+def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | str] | None = None) -> Index:
+    """Open the index, (re)building it first when a KB file changed or the file is missing or foreign.
+
+    ``kb_dirs`` replaces the default sources (built-in KB, then the user KB folder).
+    """
+    db = Path(db_path) if db_path else paths.default_db_path()
+    sources = kb_sources(kb_dirs)
+    meta = read_meta(db)
+    if _is_fresh(db, meta, sources, scan_files(sources)):
+        return Index(db, meta)
+    return build_index(db, kb_dirs=kb_dirs)
+
+
+def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | str] | None = None,
+                rebuild: bool = False) -> Index:
+    """Bring the index up to date (parse only changed files); ``rebuild`` starts from an empty file."""
+    db = Path(db_path) if db_path else paths.default_db_path()
+    sources = kb_sources(kb_dirs)
+    _make_parent(db)
+    with _lock(db):
+        files = scan_files(sources)
+        meta = read_meta(db)
+        if not rebuild and _is_fresh(db, meta, sources, files):
+            return Index(db, meta)
+        _remove_stale_temp_files(db)
+        _write_index(db, sources, files, base=None if rebuild or meta is None else db)
+        return Index(db, read_meta(db) or _unreadable(db))
+
+
+def _write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[SourceFile], base: Path | None) -> None:
+    import tempfile
+
+    import sqlite_utils
+
+    handle, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
+    os.close(handle)
+    tmp = Path(tmp_name)
+    try:
+        if base is not None:
+            _copy_database(base, tmp)
+        db = sqlite_utils.Database(tmp)
+        migrations().apply(db)
+        digests = file_digests(files)
+        with db.atomic():
+            _sync_files(db, files, digests)
+            problems = _sync_entries(db, sources)
+            _write_meta(db, sources, files, digests, problems)
+        db.close()
+        os.replace(tmp, db_path)
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot write the knowledge-base index: {exc.strerror or exc}", path=db_path,
+                                 hint="point --db or ADVISOR_DB at a writable file") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    # The backup API copies a consistent snapshot even while another process reads the file.
+    src = sqlite3.connect(source)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+
+
+def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> None:
+    """Parse new and changed files into the ``files`` table; drop rows of removed files."""
+    from opprof_advisor.kb import validate_file
+
+    known = {row["path"]: row["sha256"] for row in db.query("select path, sha256 from files")}
+    current = {str(f.path) for f in files}
+    for path in set(known) - current:
+        db["files"].delete(path)
+    for f in files:
+        digest = digests[str(f.path)]
+        if known.get(str(f.path)) == digest:
+            continue
+        entry, problems = validate_file(f.path, origin=f.origin)
+        db["files"].upsert({
+            "path": str(f.path), "source": f.source, "origin": f.origin, "sha256": digest,
+            "entry_id": entry.id if entry else None,
+            "entry": json.dumps(entry.to_dict(), ensure_ascii=False) if entry else None,
+            "problems": json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False) if problems else None,
+        }, pk="path")
+
+
+def _sync_entries(db, sources: Sequence[KbSource]) -> list[Problem]:
+    """Make ``entries`` hold the winning entry per id (later sources win); upsert only what changed."""
+    from opprof_advisor.kb import check_related
+
+    chosen: dict[str, tuple[int, Entry]] = {}
+    problems: list[Problem] = []
+    rows = db.query("select path, source, entry from files where entry is not null order by source, path")
+    for row in rows:
+        data = json.loads(row["entry"])
+        data["gain"] = Gain(**data["gain"]) if data["gain"] else None
+        entry = Entry(**data)
+        previous = chosen.get(entry.id)
+        if previous and previous[0] == row["source"]:
+            problems.append(Problem(entry.path, 1, f"duplicate id {entry.id!r} (also {previous[1].path}); not indexed"))
+            continue
+        chosen[entry.id] = (row["source"], entry)
+    entries = [entry for _, entry in chosen.values()]
+    problems.extend(check_related(entries))
+    wanted = {entry.id: _entry_to_row(entry) for entry in entries}
+    have = {row["id"]: row["row_hash"] for row in db.query("select id, row_hash from entries")}
+    for entry_id in set(have) - set(wanted):
+        db["entries"].delete(entry_id)
+    changed = [row for entry_id, row in sorted(wanted.items()) if have.get(entry_id) != row["row_hash"]]
+    if changed:
+        db["entries"].upsert_all(changed, pk="id")
+    return problems
+
+
+def _write_meta(db, sources, files, digests, problems: list[Problem]) -> None:
+    db["meta"].upsert_all([
+        {"key": "app", "value": APP_ID},
+        {"key": "build_version", "value": BUILD_VERSION},
+        {"key": "sources", "value": _sources_json(sources)},
+        {"key": "stat_signature", "value": stat_signature(sources, files)},
+        {"key": "signed_at_ns", "value": str(time.time_ns())},
+        {"key": "content_hash", "value": content_hash(files, digests)},
+        {"key": "problems", "value": json.dumps([[p.path, p.line, p.message] for p in problems], ensure_ascii=False)},
+    ], pk="key")
+
+
+def _unreadable(db_path: Path) -> dict[str, str]:
+    raise KnowledgeBaseError("the index just built cannot be read back", path=db_path,
+                             hint="check the disk and run `advisor kb build --rebuild`")
+
+
+def _make_parent(db_path: Path) -> None:
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot create the index folder: {exc.strerror or exc}", path=db_path.parent,
+                                 hint="point --db or ADVISOR_DB at a writable location") from exc
+
+
+def _remove_stale_temp_files(db_path: Path) -> None:
+    # Called under the lock: a temporary file present now belongs to a build that was interrupted.
+    for stale in db_path.parent.glob(f".{db_path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+_LOCKS: dict[str, Any] = {}
+
+
+def _lock(db_path: Path):
+    """The inter-process lock that serialises builds and adds (re-entrant within one process)."""
+    from filelock import FileLock
+
+    key = str(db_path.resolve())
+    if key not in _LOCKS:
+        _LOCKS[key] = FileLock(key + ".lock", timeout=LOCK_TIMEOUT_S)
+    return _Locked(_LOCKS[key], db_path)
+
+
+class _Locked:
+    def __init__(self, lock, db_path: Path):
+        self.lock = lock
+        self.db_path = db_path
+
+    def __enter__(self):
+        from filelock import Timeout
+
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise KnowledgeBaseError("the knowledge-base index is locked by another advisor process",
+                                     path=self.db_path, hint="wait for it to finish, or remove the .lock file "
+                                                             "if no advisor is running") from None
+        return self
+
+    def __exit__(self, *exc_info):
+        self.lock.release()
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Adding user entries
+# ---------------------------------------------------------------------------------------------
+
+
+def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
+                   kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> Entry:
+    """Validate a markdown entry, copy it atomically into the user KB folder and index it.
+
+    Raises EntryValidationError (every problem, nothing written) or EntryExists (unless ``replace``).
+    The copy is ``<user kb>/<kind>s/<id>.md``; the id may differ from the source file's name.
+    """
+    from opprof_advisor.kb import check_related, load_entry
+
+    source = Path(path)
+    entry = load_entry(source, origin="user", require_stem_id=False)
+    db = Path(db_path) if db_path else paths.default_db_path()
+    target_dir = (user_dir or paths.user_kb_dir()) / f"{entry.kind}s"
+    _make_parent(db)
+    with _lock(db):
+        index = open_index(db, kb_dirs=kb_dirs)
+        ids = set(index.ids())
+        index.close()
+        problems = check_related([entry], ids)
+        if problems:
+            raise EntryValidationError(problems)
+        if entry.id in ids and not replace:
+            raise EntryExists(f"an entry with id {entry.id!r} already exists", path=source,
+                              hint="use --replace to overwrite it, or choose another id")
+        target = _copy_atomically(source, target_dir / f"{entry.id}.md")
+        _remove_other_copies(user_dir or paths.user_kb_dir(), entry.id, keep=target)
+        build_index(db, kb_dirs=kb_dirs)
+    entry.path = str(target)
+    return entry
+
+
+def _copy_atomically(source: Path, target: Path) -> Path:
+    import tempfile
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = source.read_bytes()
+        handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, target)
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot copy the entry into the user KB: {exc.strerror or exc}", path=target,
+                                 hint="check that ADVISOR_HOME is writable") from exc
+    return target
+
+
+def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:
+    # With --replace the kind may change; the old copy lives in another kind's folder.
+    for other in user_dir.glob(f"*/{entry_id}.md"):
+        if other.resolve() != keep.resolve():
+            other.unlink()
