@@ -1,0 +1,164 @@
+"""Outcomes: building them from a comparison, the calibration rule, export, storage and the CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from opprof_advisor.compare import compare_profiles
+from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
+from opprof_advisor.outcomes import (
+    PRIOR_WEIGHT,
+    Outcome,
+    build_outcome,
+    calibrate,
+    matched_families,
+    observed_text,
+    outcomes_to_json,
+    outcomes_to_markdown,
+)
+
+NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
+
+
+def make_profile(rows, *, symptoms=(), chip=None, cann=None, path="p") -> Profile:
+    total = sum(row[3] for row in rows)
+    stats = [OpTypeStat(op_type=op, family=fam, unit=unit, count=1, time_us=t, share=t / total)
+             for op, fam, unit, t in rows]
+    return Profile(path=path, format="torch-npu-text", chip=chip, versions={"cann": cann} if cann else {},
+                   device_time_us=total, op_types=stats, symptoms=list(symptoms))
+
+
+BEFORE = [("Conv2D", "Conv2D", "ai_core", 6000.0), ("NonMaxSuppressionV3", "NMS", "ai_cpu", 3000.0),
+          ("Add", "Elementwise", "ai_vector", 1000.0)]
+AFTER = [("Conv2D", "Conv2D", "ai_core", 6000.0), ("BatchMultiClassNMS", "NMS", "ai_core", 450.0),
+         ("Add", "Elementwise", "ai_vector", 1000.0)]
+
+
+def nms_recipe(gain=Gain(25, 35, "op_time", "operators", "shared/seeds/000_4c1ddc5ccf4e4a40.txt")) -> Entry:
+    return Entry(id="nms-on-npu", kind="recipe", title="Run NMS on the NPU", operators=["NMS"],
+                 symptoms=["aicpu_fallback", "nms_cpu"], gain=gain)
+
+
+def outcome(gain_pct, entry_id="nms-on-npu", e2e=None) -> Outcome:
+    return Outcome(entry_id=entry_id, matched_families=["NMS"], matched_before_us=100.0,
+                   matched_after_us=100.0 - gain_pct, matched_gain_pct=gain_pct, matched_share=0.3,
+                   e2e_before_us=1000.0, e2e_after_us=1000.0, e2e_gain_pct=e2e, before_fingerprint="a",
+                   after_fingerprint="b", recorded_at="2026-11-30T04:00:00+00:00")
+
+
+# --------------------------------------------------------------------------------------------
+# Building an outcome
+# --------------------------------------------------------------------------------------------
+
+
+def test_outcome_of_the_nms_recipe_measures_the_nms_time_and_end_to_end():
+    before = make_profile(BEFORE, chip="Ascend910B3", cann="8.0.RC3", path="/runs/before")
+    after = make_profile(AFTER, chip="Ascend910B3", cann="8.0.RC3", path="/runs/after")
+    result = build_outcome(nms_recipe(), compare_profiles(before, after), note="torch_npu batched NMS", now=NOW)
+    assert result.matched_families == ["NMS"]
+    assert (result.matched_before_us, result.matched_after_us) == (3000.0, 450.0)
+    assert result.matched_gain_pct == pytest.approx(85.0)  # (3000 - 450) / 3000
+    assert result.matched_share == pytest.approx(0.3)
+    assert (result.e2e_before_us, result.e2e_after_us) == (10000.0, 7450.0)
+    assert result.e2e_gain_pct == pytest.approx(25.5)
+    assert (result.chip, result.cann, result.note) == ("Ascend910B3", "8.0.RC3", "torch_npu batched NMS")
+    assert result.recorded_at == "2026-11-30T04:00:00+00:00"
+    assert result.before_fingerprint != result.after_fingerprint
+    assert (result.before_path, result.after_path) == ("/runs/before", "/runs/after")
+
+
+def test_an_entry_without_operators_matches_through_its_symptoms():
+    entry = Entry(id="aicpu-dtype-cast", kind="recipe", title="x", symptoms=["aicpu_fallback"])
+    before = make_profile(BEFORE, symptoms=[Symptom("aicpu_fallback", ["NonMaxSuppressionV3"], 0.3, "")])
+    assert matched_families(entry, before) == ["NMS"]
+    unrelated = Entry(id="flash-attention", kind="recipe", title="x", operators=["FlashAttention"])
+    result = build_outcome(unrelated, compare_profiles(before, make_profile(AFTER)), now=NOW)
+    assert result.matched_families == [] and result.matched_gain_pct is None
+    assert result.e2e_gain_pct == pytest.approx(25.5)  # end to end is still measured
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------------------------
+
+
+def test_without_outcomes_the_kb_range_is_kept_and_scaled_by_the_share():
+    cal = calibrate(nms_recipe(), [], matched_share=0.3)
+    assert (cal.n, cal.weight, cal.text) == (0, 0.0, "")
+    assert (cal.low_pct, cal.high_pct) == (25.0, 35.0)
+    assert (cal.expected_low_pct, cal.expected_high_pct) == pytest.approx((7.5, 10.5))
+
+
+def test_one_outcome_moves_the_range_a_quarter_of_the_way():
+    assert PRIOR_WEIGHT == 3
+    cal = calibrate(nms_recipe(), [outcome(87.0)], matched_share=0.3)
+    assert cal.n == 1 and cal.weight == pytest.approx(0.25)
+    assert cal.low_pct == pytest.approx(0.75 * 25 + 0.25 * 87)
+    assert cal.high_pct == pytest.approx(0.75 * 35 + 0.25 * 87)
+    assert cal.expected_high_pct == pytest.approx((0.75 * 35 + 0.25 * 87) * 0.3)
+    assert cal.text == "observed 1 time: median 87 % (range 87–87 %)"
+
+
+def test_three_outcomes_move_it_half_way_toward_the_observed_band():
+    outs = [outcome(80.0, e2e=20.0), outcome(90.0, e2e=24.0), outcome(85.0, e2e=22.0)]
+    cal = calibrate(nms_recipe(), outs, matched_share=0.3)
+    assert (cal.n, cal.weight) == (3, 0.5)
+    assert (cal.low_pct, cal.high_pct) == pytest.approx(((25 + 80) / 2, (35 + 90) / 2))
+    assert (cal.median_pct, cal.min_pct, cal.max_pct, cal.median_e2e_pct) == (85.0, 80.0, 90.0, 22.0)
+    assert cal.text == "observed 3 times: median 85 % (range 80–90 %)"
+    assert "moved 50% toward the observed 3 times" in cal.basis
+
+
+def test_many_outcomes_dominate_but_never_exceed_the_matched_share():
+    outs = [outcome(100.0) for _ in range(30)]
+    cal = calibrate(nms_recipe(), outs, matched_share=0.2)
+    assert cal.weight == pytest.approx(30 / 33)
+    assert cal.high_pct <= 100.0
+    assert cal.expected_high_pct <= 20.0 + 1e-9  # gain <= the matched operators' share
+    assert calibrate(nms_recipe(), outs, matched_share=1.7).expected_high_pct <= 100.0
+
+
+def test_outcomes_of_other_entries_and_unmatched_outcomes_are_ignored():
+    outs = [outcome(50.0, entry_id="conv2d-tuning"), Outcome.from_dict({**outcome(10.0).to_dict(), "matched_gain_pct": None})]
+    cal = calibrate(nms_recipe(), outs, matched_share=0.3)
+    assert cal.n == 0 and (cal.low_pct, cal.high_pct) == (25.0, 35.0)
+
+
+def test_an_entry_without_a_sourced_gain_takes_the_observed_band_alone():
+    cal = calibrate(nms_recipe(gain=None), [outcome(40.0), outcome(60.0)], matched_share=0.5)
+    assert (cal.low_pct, cal.high_pct, cal.weight) == (40.0, 60.0, 1.0)
+    assert (cal.expected_low_pct, cal.expected_high_pct) == (20.0, 30.0)
+    case = nms_recipe(gain=Gain(10, 20, "latency", "end_to_end", "x"))
+    assert (calibrate(case, [outcome(40.0)], 0.5).low_pct, calibrate(case, [], 0.5).low_pct) == (40.0, None)
+
+
+def test_a_regression_is_kept_negative():
+    cal = calibrate(nms_recipe(gain=None), [outcome(-20.0), outcome(-10.0)], matched_share=0.5)
+    assert (cal.low_pct, cal.high_pct) == (-20.0, -10.0)
+    assert observed_text([-20.0, -10.0]) == "observed 2 times: median -15 % (range -20–-10 %)"
+
+
+# --------------------------------------------------------------------------------------------
+# Export
+# --------------------------------------------------------------------------------------------
+
+
+def test_markdown_export_has_one_section_per_entry_with_the_observed_line():
+    text = outcomes_to_markdown([outcome(80.0, e2e=20.0), outcome(90.0), outcome(30.0, entry_id="conv2d-tuning")])
+    assert text.startswith("# Observed outcomes\n")
+    assert text.index("## conv2d-tuning") < text.index("## nms-on-npu")
+    assert "observed 2 times: median 85 % (range 80–90 %) of the matched operators' time." in text
+    assert "| 2026-11-30 | NMS | 100.0 → 20.0 | 80.0 % | 1,000.0 → 1,000.0 | 20.0 % | - | - | - |" in text
+
+
+def test_json_export_groups_outcomes_by_entry():
+    doc = outcomes_to_json([outcome(80.0), outcome(90.0)])
+    assert doc["schema"] == "opprof-advisor/outcomes/1"
+    [entry] = doc["entries"]
+    assert entry["id"] == "nms-on-npu"
+    assert entry["observed"] == "observed 2 times: median 85 % (range 80–90 %)"
+    assert [o["matched_gain_pct"] for o in entry["outcomes"]] == [80.0, 90.0]
+    assert json.loads(json.dumps(doc)) == doc
