@@ -121,19 +121,45 @@ class Comparison:
 
 def compare_profiles(before: Profile, after: Profile) -> Comparison:
     """Compare two profiles per operator family, plus the kernel detail of msOpProf runs."""
-    families = _family_deltas(before, after)
-    overlap, jaccard = _family_overlap(before, after)
+    alias = _single_kernel_alias(before, after)
+    families = _family_deltas(before, after, alias)
+    overlap, jaccard = _family_overlap(before, after, alias)
     comparison = Comparison(before=before, after=after, families=families, overlap=overlap)
     comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel)
     comparison.notes = _notes(comparison, jaccard)
+    if alias:
+        (old, new), = alias.items()
+        comparison.notes.append(f"compared as one kernel: {new} of AFTER is {old} of BEFORE (the simulator "
+                                "records no kernel name)")
     return comparison
 
 
-def _summarise_families(profile: Profile) -> dict[str, dict[str, Any]]:
+def _single_kernel_alias(before: Profile, after: Profile) -> dict[str, str]:
+    """{AFTER family: BEFORE family} when both are one-kernel msOpProf runs of the same kernel.
+
+    The simulator output names no kernel, so its reader labels the row after the folder; two
+    single-kernel runs (device vs simulator, two tilings) are one kernel unless their names differ.
+    """
+    if not before.kernel or not after.kernel:
+        return {}
+    old_families = {row.family for row in before.op_types}
+    new_families = {row.family for row in after.op_types}
+    if len(old_families) != 1 or len(new_families) != 1 or old_families == new_families:
+        return {}
+    old_name = before.kernel.get("kernel") or before.kernel.get("name")
+    new_name = after.kernel.get("kernel") or after.kernel.get("name")
+    if old_name and new_name and old_name != new_name:
+        return {}
+    return {next(iter(new_families)): next(iter(old_families))}
+
+
+def _summarise_families(profile: Profile, alias: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """family -> {time_us, share, unit (most time), bound (of its longest row with a known bound)}."""
     summary: dict[str, dict[str, Any]] = {}
+    alias = alias or {}
     for row in profile.op_types:
-        item = summary.setdefault(row.family, {"time_us": 0.0, "share": 0.0, "units": {}, "bounds": {}})
+        family = alias.get(row.family, row.family)
+        item = summary.setdefault(family, {"time_us": 0.0, "share": 0.0, "units": {}, "bounds": {}})
         item["time_us"] += row.time_us
         item["share"] += row.share
         item["units"][row.unit] = item["units"].get(row.unit, 0.0) + row.time_us
@@ -152,8 +178,8 @@ def _heaviest(times: dict[str, float]) -> str | None:
     return max(sorted(times), key=lambda key: times[key])
 
 
-def _family_deltas(before: Profile, after: Profile) -> list[FamilyDelta]:
-    old, new = _summarise_families(before), _summarise_families(after)
+def _family_deltas(before: Profile, after: Profile, alias: dict[str, str]) -> list[FamilyDelta]:
+    old, new = _summarise_families(before), _summarise_families(after, alias)
     rows = []
     for name in set(old) | set(new):
         was, now = old.get(name), new.get(name)
@@ -174,9 +200,10 @@ def _family_deltas(before: Profile, after: Profile) -> list[FamilyDelta]:
     return rows
 
 
-def _family_overlap(before: Profile, after: Profile) -> tuple[float, float]:
+def _family_overlap(before: Profile, after: Profile, alias: dict[str, str]) -> tuple[float, float]:
     """(time-weighted overlap, Jaccard index) of the two profiles' family sets."""
-    old, new = before.family_shares(), after.family_shares()
+    old = before.family_shares()
+    new = {alias.get(name, name): share for name, share in after.family_shares().items()}
     if not old and not new:
         return 1.0, 1.0
     common = set(old) & set(new)
@@ -195,6 +222,7 @@ def _family_overlap(before: Profile, after: Profile) -> tuple[float, float]:
 
 #: Scalar fields of the kernel summary shown side by side, in display order, with their labels.
 KERNEL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("mode", "mode"),
     ("kernel", "kernel"),
     ("op_type", "kernel type"),
     ("chip", "chip"),
@@ -209,17 +237,20 @@ KERNEL_FIELDS: tuple[tuple[str, str], ...] = (
 def kernel_summary(kernel: dict[str, Any] | None) -> dict[str, Any] | None:
     """The comparable part of a msOpProf kernel detail (keys of readers/msopprof_device.py).
 
-    Scalars of KERNEL_FIELDS plus ``pipe_ratios`` {pipe: mean ratio}. ``block_imbalance`` is the
+    Scalars of KERNEL_FIELDS plus ``pipe_ratios`` {pipe: mean ratio}; the simulator reader's
+    detail (readers/msopprof_simulator.py) has the same keys except ``kernel_time_us``. ``block_imbalance`` is the
     worst side's slowest-block / mean-block time (1.0 = even), from ``imbalance`` or, failing
     that, from ``block_time_us``.
     """
     if not kernel:
         return None
     summary: dict[str, Any] = {
+        "mode": "simulator" if kernel.get("simulator") else "device",
         "kernel": kernel.get("kernel") or kernel.get("name"),
         "op_type": kernel.get("op_type"),
         "chip": kernel.get("chip"),
-        "task_duration_us": kernel.get("task_duration_us"),
+        # the simulator reader calls the span of the slowest core kernel_time_us
+        "task_duration_us": kernel.get("task_duration_us", kernel.get("kernel_time_us")),
         "block_dim": kernel.get("block_dim"),
         "mix_block_dim": kernel.get("mix_block_dim"),
         "block_imbalance": _block_imbalance(kernel),
@@ -325,7 +356,10 @@ def _context_notes(before: Profile, after: Profile) -> list[str]:
         old, new = before.versions.get(key), after.versions.get(key)
         if old and new and old != new:
             notes.append(f"different {key} versions: {old} vs {new}")
-    if before.format != after.format:
+    if {before.format, after.format} == {"msopprof-device", "msopprof-simulator"}:
+        notes.append("device vs simulator: the simulated time is the span of the slowest simulated core, "
+                     "not a measured task duration")
+    elif before.format != after.format:
         notes.append(
             f"different profile formats: {before.format} vs {after.format} — device time is counted the same way "
             "but coverage of the formats may differ"

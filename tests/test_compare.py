@@ -263,3 +263,29 @@ def test_cli_compare_names_the_unreadable_side(runner, yolo_pair, tmp_path):
     line = result.stderr.strip()
     assert line.startswith(f"error: {empty}: cannot read the BEFORE profile: empty folder — ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
+    synthetic = pytest.importorskip("opprof_advisor.synthetic")
+    kernel = {"name": "MatMulV3", "task_type": "mix", "duration_us": 180.0, "block_dim": 20, "mix_block_dim": 40,
+              "pipe": {"aic_cube": 0.7, "aic_mte2": 0.4, "aiv_vec": 0.2}}
+    device = synthetic.write_msopprof_device(tmp_path / "device", kernel, imbalance=2.0)
+    simulated = synthetic.write_msopprof_simulator(tmp_path / "sim", {**kernel, "duration_us": 150.0})
+    result = runner.invoke(app, ["compare", str(device), str(simulated), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["before"]["kernel"]["mode"], doc["after"]["kernel"]["mode"]) == ("device", "simulator")
+    assert doc["before"]["kernel"]["task_duration_us"] == pytest.approx(180.0, abs=0.01)
+    assert doc["before"]["kernel"]["block_dim"] == 20
+    # one kernel: the simulator's unnamed row is compared with the device row, not flagged as another model
+    [row] = doc["op_types"]
+    assert (row["op_type"], row["before_us"], row["after_us"]) == ("MatMul", pytest.approx(180.0, abs=0.01),
+                                                                 pytest.approx(150.0, abs=0.01))
+    assert not any("different workloads" in note for note in doc["notes"])
+    assert any(note.startswith("device vs simulator: the simulated time is the span") for note in doc["notes"])
+    table = runner.invoke(app, ["compare", str(device), str(simulated)])
+    assert table.exit_code == 0, table.output
+    mode_line = next(line for line in table.stdout.splitlines() if line.strip().startswith("mode"))
+    assert mode_line.replace("│", " ").split() == ["mode", "device", "simulator"]
+    assert any(line.split()[:3] == ["task", "duration", "(us)"] and "180.000" in line
+               for line in table.stdout.splitlines())
