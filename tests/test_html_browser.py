@@ -1,0 +1,186 @@
+"""The HTML report in a real browser: headless Chromium lays it out, screenshots it, logs nothing.
+
+Two Chromium runs per report: (1) ``--dump-dom`` on a test-only copy of the page with a small
+script that writes the layout boxes of the chart bars and labels into the DOM (the report itself
+has no JavaScript, and its Content-Security-Policy would block one; headless Chromium has no
+other JS-free way to report element boxes); (2) ``--screenshot`` of the untouched page at the
+measured full height, with console logging on. The report has no script and fetches nothing, so
+any console line at all (a CSP violation, a blocked request, an error) fails the test.
+
+Set ADVISOR_KEEP_SCREENSHOTS=<dir> to keep the PNGs for a look.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from html_docs import compare_doc, yolo_profile_doc, yolo_suggest_doc
+from opprof_advisor.html_report import render_compare, render_suggest
+
+CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser")) if p and Path(p).exists()), None)
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (Debian: apt-get install -y chromium); the real-browser check of the HTML report needs it",
+)
+
+WIDTH = 1280
+
+MEASURE_SCRIPT = """<script>
+(function () {
+  function box(el) { var b = el.getBoundingClientRect(); return [b.left, b.top, b.width, b.height]; }
+  var bars = Array.prototype.map.call(document.querySelectorAll("rect.bar"), function (r) {
+    var row = r.closest("g.row"); var label = row ? row.querySelector("text").textContent : "";
+    return {label: label, cls: r.getAttribute("class"), box: box(r)};
+  });
+  var texts = Array.prototype.map.call(document.querySelectorAll("figure.chart svg text"), function (t) {
+    return {text: t.textContent, box: box(t)};
+  });
+  var out = {
+    scrollHeight: document.documentElement.scrollHeight,
+    scrollWidth: document.documentElement.scrollWidth,
+    charts: Array.prototype.map.call(document.querySelectorAll("figure.chart svg"), box),
+    verdict: box(document.querySelector(".verdict")),
+    firstCard: document.querySelector("article.card.first") ? box(document.querySelector("article.card.first")) : null,
+    bars: bars,
+    texts: texts
+  };
+  var pre = document.createElement("pre"); pre.id = "layout-measure"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def run_chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """One headless Chromium run with a fresh profile, networking extras off, console logged to stderr."""
+    profile = tmp / f"chromium-profile-{len(list(tmp.glob('chromium-profile-*')))}"
+    command = [
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--hide-scrollbars", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *args,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def measure_layout(page: str, tmp: Path) -> dict:
+    """Load a copy of the page with the measuring script and read the boxes back from the dumped DOM."""
+    # The copy drops the CSP (it would block the test script, as it should); the screenshot run keeps it.
+    copy = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace("</body>", MEASURE_SCRIPT + "</body>")
+    path = tmp / "measure.html"
+    path.write_text(copy, encoding="utf-8")
+    done = run_chromium(tmp, f"--window-size={WIDTH},900", "--dump-dom", path.as_uri())
+    found = re.search(r'<pre id="layout-measure">(.*?)</pre>', done.stdout, re.S)
+    assert found, f"no measurement in the dumped DOM; chromium exit {done.returncode}: {done.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def console_lines(stderr: str) -> list[str]:
+    """Console messages (any level: this page must log nothing) and uncaught errors."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+
+
+def load_report(page: str, name: str, tmp: Path) -> dict:
+    """Measure the page, then screenshot it at full height; return both results."""
+    layout = measure_layout(page, tmp)
+    path = tmp / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    shot = tmp / f"{name}.png"
+    height = max(int(layout["scrollHeight"]), 600)
+    done = run_chromium(tmp, f"--window-size={WIDTH},{height}", f"--screenshot={shot}", path.as_uri())
+    keep = os.environ.get("ADVISOR_KEEP_SCREENSHOTS")
+    if keep and shot.exists():
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+    return {"layout": layout, "shot": shot, "run": done, "height": height}
+
+
+@pytest.fixture(scope="module")
+def suggest_report(tmp_path_factory) -> dict:
+    page = render_suggest(yolo_suggest_doc(), yolo_profile_doc())
+    return load_report(page, "suggest-report", tmp_path_factory.mktemp("browser-suggest"))
+
+
+@pytest.fixture(scope="module")
+def compare_report(tmp_path_factory) -> dict:
+    page = render_compare(compare_doc())
+    return load_report(page, "compare-report", tmp_path_factory.mktemp("browser-compare"))
+
+
+def test_full_page_screenshot_is_a_real_layout(suggest_report):
+    run, shot, layout = suggest_report["run"], suggest_report["shot"], suggest_report["layout"]
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert shot.exists(), run.stderr[-2000:]
+    width, height = png_size(shot)
+    assert (width, height) == (WIDTH, suggest_report["height"])
+    # A report with a verdict, three charts' worth of sections and three cards is several screens long.
+    assert layout["scrollHeight"] > 2000
+    # A blank or unstyled page compresses to a few kB; this one has coloured bars and text throughout.
+    assert shot.stat().st_size > 100_000
+    assert layout["scrollWidth"] <= WIDTH, "the page overflows horizontally at 1280 px"
+
+
+def test_no_console_message_and_no_blocked_request(suggest_report, compare_report):
+    for report in (suggest_report, compare_report):
+        assert console_lines(report["run"].stderr) == []
+
+
+def test_verdict_is_visible_without_scrolling(suggest_report):
+    left, top, width, height = suggest_report["layout"]["verdict"]
+    assert width > 600 and height > 80
+    assert top + height < 700, "the 'fix first' verdict must be on the first screen"
+
+
+def test_every_chart_and_bar_has_a_box(suggest_report):
+    layout = suggest_report["layout"]
+    assert len(layout["charts"]) == 2  # family chart and gain chart
+    for _, _, width, height in layout["charts"]:
+        assert width > 800 and height > 80
+    assert layout["bars"], "no chart bar was laid out"
+    for bar in layout["bars"]:
+        _, _, width, height = bar["box"]
+        assert width > 0 and height > 0, bar
+
+
+def test_bar_lengths_follow_the_shares(suggest_report):
+    bars = {(b["label"], b["cls"]): b["box"][2] for b in suggest_report["layout"]["bars"]}
+    conv = bars[("Conv2D", "bar u-core")]
+    nms = bars[("NMS", "bar u-cpu")]
+    pooling = bars[("Pooling", "bar u-vector")]
+    # Shares in the profile: Conv2D 31 %, NMS 18 %, Pooling 2 %, on one linear axis.
+    assert nms / conv == pytest.approx(18 / 31, rel=0.02)
+    assert pooling / conv == pytest.approx(2 / 31, rel=0.05)
+
+
+def test_chart_labels_are_laid_out_and_inside_the_page(suggest_report):
+    texts = suggest_report["layout"]["texts"]
+    labels = {t["text"]: t["box"] for t in texts}
+    assert "NMS" in labels and labels["NMS"][2] > 0
+    value = next(t for t in texts if t["text"].startswith("18.0"))
+    assert value["box"][2] > 50
+    for t in texts:
+        left, _, width, _ = t["box"]
+        assert left >= 0 and left + width <= WIDTH, f"chart text outside the page: {t}"
+
+
+def test_compare_lanes_show_nms_moving_off_the_ai_cpu(compare_report):
+    bars = [b for b in compare_report["layout"]["bars"] if b["label"] == "NMS"]
+    classes = [b["cls"] for b in bars]
+    assert classes == ["bar u-cpu before", "bar u-core"]
+    before, after = (b["box"][2] for b in bars)
+    assert after / before == pytest.approx(1_440.0 / 8_685.0, rel=0.03)

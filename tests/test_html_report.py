@@ -1,0 +1,536 @@
+"""HTML reports: parsed with the stdlib HTML parser, checked for sections, numbers, links and escaping."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from html_docs import (
+    DEVICE_US,
+    HIASCEND_NMS,
+    NMS_NOTE_PIPES,
+    NOTE_CORES,
+    ULTRALYTICS_PR,
+    YOLO_ROWS,
+    compare_doc,
+    hostile_profile_doc,
+    hostile_suggest_doc,
+    scan_doc,
+    yolo_profile_doc,
+    yolo_suggest_doc,
+)
+from opprof_advisor.errors import AdvisorError
+from opprof_advisor.html_report import (
+    default_report_path,
+    format_pct,
+    format_share,
+    format_us,
+    render_compare,
+    render_document,
+    render_profile,
+    render_scan,
+    render_suggest,
+    write_report,
+)
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    """One element of the parsed page."""
+
+    def __init__(self, tag: str, attrs: dict, parent: "Node | None"):
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def text(self) -> str:
+        parts = [c if isinstance(c, str) else c.text() for c in self.children]
+        return re.sub(r"\s+", " ", "".join(parts).replace("\xa0", " "))
+
+    def iter(self):
+        for child in self.children:
+            if isinstance(child, Node):
+                yield child
+                yield from child.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None) -> list["Node"]:
+        return [n for n in self.iter() if (tag is None or n.tag == tag) and (cls is None or cls in n.classes())]
+
+    def ancestors(self):
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+class TreeBuilder(HTMLParser):
+    """A small DOM from html.parser; svg <title> and self-closing svg tags are handled."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", {}, None)
+        self.current = self.root
+        self.doctype = ""
+
+    def handle_decl(self, decl):
+        self.doctype = decl
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.current.children.append(Node(tag, dict(attrs), self.current))
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None, f"stray </{tag}>"
+        self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.children.append(data)
+
+
+def parse(page: str) -> Node:
+    builder = TreeBuilder()
+    builder.feed(page)
+    builder.close()
+    assert builder.current is builder.root, f"unclosed <{builder.current.tag}>"
+    assert builder.doctype.lower() == "doctype html"
+    return builder.root
+
+
+def section(root: Node, key: str) -> Node:
+    found = [n for n in root.find_all("section") if n.attrs.get("id") == key]
+    assert len(found) == 1, f"section {key!r}: {len(found)} found"
+    return found[0]
+
+
+def profile_facts(root: Node) -> dict[str, str]:
+    """The label -> value pairs of the profile summary."""
+    divs = section(root, "profile").find_all("dl")[0].find_all("div")
+    return {div.find_all("dt")[0].text(): div.find_all("dd")[0].text() for div in divs}
+
+
+def plain(text: str) -> str:
+    """Text with the no-break spaces the formatter puts between number and unit made plain."""
+    return text.replace("\xa0", " ")
+
+
+def pct(share: float) -> str:
+    """The percentage text a reader expects for a 0..1 share (computed here, not by the module)."""
+    return f"{share * 100:.1f} %"
+
+
+def family_shares() -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for _, family, _, _, time_us, _ in YOLO_ROWS:
+        totals[family] = totals.get(family, 0.0) + time_us / DEVICE_US
+    return totals
+
+
+@pytest.fixture(scope="module")
+def suggest_page() -> str:
+    return render_suggest(yolo_suggest_doc(), yolo_profile_doc())
+
+
+@pytest.fixture(scope="module")
+def suggest_tree(suggest_page) -> Node:
+    return parse(suggest_page)
+
+
+# --------------------------------------------------------------------------------------------
+# suggest: sections, numbers, hierarchy
+# --------------------------------------------------------------------------------------------
+
+
+def test_suggest_page_has_the_sections_in_reading_order(suggest_tree):
+    html_el = suggest_tree.find_all("html")[0]
+    assert html_el.attrs["lang"] == "en"
+    assert suggest_tree.find_all("title")[0].text() == "Tuning advice for yolov8s_ascend_pt"
+    assert [h.text() for h in suggest_tree.find_all("h1")] == ["Tuning advice for yolov8s_ascend_pt"]
+    headings = [h.text() for h in suggest_tree.find_all("h2")]
+    assert headings == [
+        "Run NMS on the NPU with npu_batch_nms instead of the AI CPU",  # the verdict
+        "Profile summary",
+        "Where the device time goes",
+        "Expected gain per suggestion",
+        "Suggestions",
+        "Similar cases",
+        "What the data cannot tell",
+    ]
+
+
+def test_verdict_names_nms_on_ai_cpu_and_what_it_saves(suggest_tree):
+    verdict = suggest_tree.find_all("section", "verdict")[0].text()
+    assert "Fix first" in verdict
+    assert f"NonMaxSuppressionV3 takes {pct(8_685 / DEVICE_US)} of device time (8.69 ms)" in verdict
+    assert "runs on the AI CPU" in verdict
+    assert "Expected to save 10.8–16.2 % of device time (5.21–7.82 ms)" in verdict
+    assert "At most 18.0 %" in verdict
+
+
+def test_profile_summary_shows_format_chip_versions_and_times(suggest_tree):
+    facts = profile_facts(suggest_tree)
+    assert facts["Format"] == "torch-npu-text"
+    assert facts["Chip"] == "Ascend910B3"
+    assert facts["CANN"] == "8.0.RC2"
+    assert facts["torch_npu"] == "2.1.0.post6"
+    assert facts["Device time"] == "48.2 ms"
+    assert facts["Compute"] == "48.2 ms (100.0 %)"
+    assert facts["Communication"] == "0 µs (0.0 %)"
+    symptoms = section(suggest_tree, "profile").text()
+    assert "nms_cpu" in symptoms and "transdata_overhead" in symptoms
+
+
+def test_family_chart_orders_families_by_share_and_colours_them_by_unit(suggest_tree):
+    chart = section(suggest_tree, "families")
+    rows = chart.find_all("g", "row")
+    labels = [row.find_all("text")[0].text() for row in rows]
+    expected = sorted(family_shares().items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    assert labels == [family for family, _ in expected]
+    bars = {label: [b.attrs["class"] for b in row.find_all("rect", "bar")] for label, row in zip(labels, rows)}
+    assert bars["NMS"] == ["bar u-cpu"]
+    assert bars["Conv2D"] == ["bar u-core"]
+    assert bars["Cast"] == ["bar u-vector", "bar u-cpu"]  # one family on two units: stacked
+    values = {label: row.find_all("text", "value")[0].text() for label, row in zip(labels, rows)}
+    assert values["NMS"] == f"{pct(family_shares()['NMS'])} · 8.69 ms · AI CPU"
+    legend = [li.text() for li in chart.find_all("li")]
+    assert legend == ["AI Core", "AI Vector", "AI CPU"]
+    rest = sorted(family_shares().values(), reverse=True)[10:]
+    assert f"{len(rest)} smaller families together: {pct(sum(rest))}" in chart.text()
+
+
+def test_gain_chart_has_one_row_per_suggestion_with_range_and_ceiling(suggest_tree):
+    rows = section(suggest_tree, "gains").find_all("g", "row")
+    assert [r.find_all("text")[0].text()[:3] for r in rows] == ["#1 ", "#2 ", "#3 "]
+    first = rows[0]
+    assert [b.attrs["class"] for b in first.find_all("rect", "bar")] == ["bar ceiling", "bar g-first"]
+    assert first.find_all("text", "value")[0].text() == "10.8–16.2 % · 5.21–7.82 ms"
+    assert rows[2].find_all("text", "value")[0].text() == "no sourced gain"
+    # The ceiling bar spans exactly the matched share; the range bar starts at low_pct on the same axis.
+    ceiling, gain = first.find_all("rect", "bar")
+    scale = float(ceiling.attrs["width"]) / 18.0
+    assert float(gain.attrs["width"]) == pytest.approx((16.2 - 10.8) * scale, abs=0.15)
+
+
+def test_one_card_per_suggestion_the_first_prominent(suggest_tree):
+    cards = section(suggest_tree, "suggestions").find_all("article")
+    assert len(cards) == 3
+    assert ["first" in c.classes() for c in cards] == [True, False, False]
+    first = cards[0].text()
+    assert "#1 · fix first" in first
+    assert "Run NMS on the NPU with npu_batch_nms instead of the AI CPU" in first
+    assert "10.8–16.2 %" in first and "5.21–7.82 ms saved" in first
+    assert "Basis: recipe: 60–90 % of the NMS time × NMS share 18.0 % (Amdahl bound)" in first
+    assert "evidence C: official guide or sample" in first
+    evidence = [td.text() for td in cards[0].find_all("td")]
+    assert evidence == ["NonMaxSuppressionV3", "8.69 ms", "18.0 %", "runs on the AI CPU (symptoms nms_cpu, aicpu_fallback)"]
+    assert "no sourced gain figure" in cards[2].text()
+    assert "evidence D: second-hand" in cards[2].text()
+
+
+def test_similar_cases_and_cannot_judge_notes(suggest_tree):
+    similar = section(suggest_tree, "similar").text()
+    assert "resembles YOLOv8s inference on Atlas 800I A2 with NMS on the AI CPU (0.83)" in similar
+    notes = section(suggest_tree, "notes")
+    items = [li.text() for li in notes.find_all("li")]
+    # Suggest notes first, then the profile's own, each once.
+    assert items == [NMS_NOTE_PIPES, "the matcher used 3 symptom ids and 15 op families from this profile", NOTE_CORES]
+    assert [s.text() for s in notes.find_all("strong")][0] == "cannot judge pipe-bound classes of the AI CPU rows:"
+
+
+# --------------------------------------------------------------------------------------------
+# self-contained and safe
+# --------------------------------------------------------------------------------------------
+
+
+def assert_self_contained(root: Node, page: str, allowed_links: set[str]) -> None:
+    """No script, no external resource; links only to http(s) sources, and only inside sources lists."""
+    tags = {n.tag for n in root.iter()}
+    assert not tags & {"script", "iframe", "object", "embed", "img", "link", "base", "form", "frame", "audio", "video"}
+    for node in root.iter():
+        assert "src" not in node.attrs, node.tag
+        assert not any(name.startswith("on") for name in node.attrs), (node.tag, node.attrs)
+        for name in ("href", "xlink:href"):
+            if name in node.attrs:
+                assert node.tag == "a", node.tag
+                assert node.attrs[name] in allowed_links
+                assert re.match(r"https?://", node.attrs[name])
+                assert any({"sources"} & a.classes() or a.tag == "td" for a in node.ancestors())
+    assert "@import" not in page and "url(" not in page
+    meta = [n for n in root.find_all("meta") if n.attrs.get("http-equiv") == "Content-Security-Policy"]
+    assert meta and "default-src 'none'" in meta[0].attrs["content"]
+
+
+def test_suggest_page_is_self_contained(suggest_page, suggest_tree):
+    http_sources = {s for sug in yolo_suggest_doc()["suggestions"] for s in sug["sources"] if s.startswith("http")}
+    assert_self_contained(suggest_tree, suggest_page, http_sources)
+    hrefs = [a.attrs["href"] for a in suggest_tree.find_all("a")]
+    assert sorted(hrefs) == sorted(http_sources)
+    assert HIASCEND_NMS in hrefs and ULTRALYTICS_PR in hrefs
+    # A non-URL source is shown as text, not dropped.
+    assert "Ascend/pytorch torch_npu/contrib/function/nms.py" in section(suggest_tree, "suggestions").text()
+
+
+def test_hostile_kb_entry_and_profile_render_as_text():
+    page = render_suggest(hostile_suggest_doc(), hostile_profile_doc())
+    root = parse(page)
+    evil_https = "https://example.org/a?x=\"><script>alert(7)</script>"
+    other_links = {s for sug in yolo_suggest_doc()["suggestions"][1:] for s in sug["sources"] if s.startswith("http")}
+    assert_self_contained(root, page, {evil_https} | other_links)
+    text = root.text()
+    for shown in (
+        "<script>alert(1)</script> NMS on the NPU",
+        '<img src="x" onerror="alert(2)">runs on AI CPU',
+        "<b>NonMaxSuppressionV3</b>",
+        "javascript:alert(3)",
+        "<script>alert(4)</script>",
+        "data:text/html,<script>alert(6)</script>",
+        "<style>body{display:none}</style>",
+        '<iframe src="https://evil.example"></iframe>',
+        "<svg onload=alert(8)>case",
+        "<script>alert(9)</script>",
+        "<i>NMS</i>",
+        "<script>alert(12)</script>",
+        '"><link rel="stylesheet" href="https://evil.example/x.css">',
+    ):
+        assert shown in text, shown
+    assert root.find_all("p", "subtitle")[0].text().startswith("</title><script>alert(10)</script>")
+    assert len(root.find_all("title")) == 1 + len(root.find_all("svg")) + len(root.find_all("g")) + len(root.find_all("rect", "bar"))
+    # The first card's only link is the genuine https URL, attribute-escaped so its quote cannot close href.
+    first_card = section(root, "suggestions").find_all("article")[0]
+    assert [a.attrs["href"] for a in first_card.find_all("a")] == [evil_https]
+    assert "javascript:" not in " ".join(a.attrs["href"] for a in root.find_all("a")).lower()
+    assert len(root.find_all("style")) == 1  # the injected <style> stayed text
+    assert not [n for n in root.iter() if n.tag == "svg" and "onload" in n.attrs]
+    assert root.find_all("i") == [] and root.find_all("b") == []
+
+
+def test_hostile_profile_renders_as_text_in_the_profile_report():
+    page = render_profile(hostile_profile_doc())
+    root = parse(page)
+    assert_self_contained(root, page, set())
+    rows = section(root, "op-types").find_all("tr")[1:]
+    assert [td.text() for td in rows[1].find_all("td")][:2] == ["<script>alert(11)</script>", "<i>NMS</i>"]
+    assert "<script>alert(12)</script>" in section(root, "profile").text()
+
+
+# --------------------------------------------------------------------------------------------
+# suggest: degraded inputs
+# --------------------------------------------------------------------------------------------
+
+
+def test_suggest_without_profile_document_says_what_is_missing():
+    root = parse(render_suggest(yolo_suggest_doc()))
+    families = section(root, "families")
+    assert families.find_all("svg") == []
+    assert "operator breakdown is not part of this report" in families.text()
+    assert profile_facts(root) == {"Format": "torch-npu-text", "Chip": "not recorded", "Device time": "48.2 ms"}
+    assert len(section(root, "suggestions").find_all("article")) == 3
+
+
+def test_suggest_with_embedded_profile_document_draws_the_chart():
+    doc = yolo_suggest_doc()
+    doc["profile_doc"] = yolo_profile_doc()
+    root = parse(render_suggest(doc))
+    assert len(section(root, "families").find_all("g", "row")) == 10
+
+
+def test_suggest_without_suggestions():
+    doc = yolo_suggest_doc()
+    doc["suggestions"], doc["similar_cases"] = [], []
+    root = parse(render_suggest(doc, yolo_profile_doc()))
+    assert root.find_all("h2")[0].text() == "No advice matched this profile"
+    assert "No case study has an operator mix close to this profile" in section(root, "similar").text()
+
+
+def test_wrong_schema_is_refused():
+    with pytest.raises(AdvisorError, match="not an opprof-advisor suggest document"):
+        render_suggest(yolo_profile_doc())
+    with pytest.raises(AdvisorError, match="no HTML report for schema 'opprof-advisor/outcomes/1'"):
+        render_document({"schema": "opprof-advisor/outcomes/1"})
+
+
+def test_render_document_dispatches_on_schema():
+    assert "Static scan of scan_repo" in render_document(scan_doc())
+    assert "Operator profile of yolov8s_ascend_pt" in render_document(yolo_profile_doc())
+    assert "Tuning advice for" in render_document(yolo_suggest_doc(), yolo_profile_doc())
+
+
+# --------------------------------------------------------------------------------------------
+# profile, compare, scan
+# --------------------------------------------------------------------------------------------
+
+
+def test_profile_report_lists_every_op_type_with_unit_and_share():
+    page = render_profile(yolo_profile_doc())
+    root = parse(page)
+    assert_self_contained(root, page, set())
+    rows = section(root, "op-types").find_all("tr")[1:]
+    assert len(rows) == len(YOLO_ROWS)
+    nms = [td.text().strip() for td in rows[1].find_all("td")]
+    assert nms == ["NonMaxSuppressionV3", "NMS", "AI CPU", "16", "8.69 ms", pct(8_685 / DEVICE_US), "unknown"]
+    assert [td.text().strip() for td in rows[2].find_all("td")][3] == "1,248"
+    assert root.find_all("h2")[0].text() == f"Conv2D takes {pct(14_957.5 / DEVICE_US)} of device time"
+    assert len(section(root, "families").find_all("g", "row")) == 10
+    assert "cannot judge block dim against the core count:" in [s.text() for s in section(root, "notes").find_all("strong")]
+
+
+def test_compare_report_shows_nms_delta_unit_change_and_total():
+    page = render_compare(compare_doc())
+    root = parse(page)
+    assert_self_contained(root, page, set())
+    assert root.find_all("h2")[0].text() == "Device time 48.2 ms → 41.0 ms (−15.0 %, faster)"
+    rows = {tr.find_all("td")[0].text(): tr for tr in section(root, "changes").find_all("tr")[1:]}
+    nms = rows["NMS"]
+    assert "moved" in nms.classes()
+    assert [td.text().strip() for td in nms.find_all("td")][:4] == ["NMS", "8.69 ms", "1.44 ms", "−83.4 %"]
+    assert "moved from AI CPU to AI Core" in nms.text()
+    assert rows["Gather"].find_all("td")[3].text() == "gone"
+    assert rows["BatchMultiClassNMSPad"].find_all("td")[3].text() == "new"
+    # Noise (|Δ| < 1 %) is not coloured as a win or a loss; a real speed-up is.
+    assert rows["Conv2D"].find_all("td")[3].classes() == {"num"}
+    assert "delta-down" in nms.find_all("td")[3].classes()
+    chart_rows = {r.find_all("text")[0].text(): r for r in section(root, "families").find_all("g", "row")}
+    assert [b.attrs["class"] for b in chart_rows["NMS"].find_all("rect", "bar")] == ["bar u-cpu before", "bar u-core"]
+    assert "Biggest change: NMS 8.69 ms → 1.44 ms, moved from AI CPU to AI Core." in root.text()
+
+
+def test_compare_of_a_profile_with_itself_reads_unchanged():
+    doc = compare_doc()
+    doc["total"] = {"before_us": DEVICE_US, "after_us": DEVICE_US, "delta_pct": 0.0}
+    doc["op_types"] = [dict(r, after_us=r["before_us"], delta_pct=0.0, unit_after=r["unit_before"]) for r in doc["op_types"][:3]]
+    root = parse(render_compare(doc))
+    assert root.find_all("h2")[0].text() == "Device time 48.2 ms → 48.2 ms (+0.0 %, unchanged)"
+    assert [tr for tr in section(root, "changes").find_all("tr") if "moved" in tr.classes()] == []
+
+
+def test_scan_report_lists_findings_at_file_and_line_without_gains():
+    page = render_scan(scan_doc())
+    root = parse(page)
+    assert_self_contained(root, page, {HIASCEND_NMS})
+    assert root.find_all("h2")[0].text() == "5 findings, 3 with a CANN support risk"
+    findings = section(root, "findings")
+    assert [h.text() for h in findings.find_all("h3")] == ["nms", "convolution", "attention", "custom_kernel"]
+    cells = [[td.text().strip() for td in tr.find_all("td")] for tr in findings.find_all("tr")[1:2]]
+    assert cells[0][:4] == ["torchvision.ops.nms", "detector/postprocess.py:41", "cpu fallback risk", "torch_npu.npu_batch_nms"]
+    assert "www.hiascend.com/…/ptaoplist_000084.html" in findings.text()
+    card = section(root, "suggestions").find_all("article")[0].text()
+    assert "no gain claimed from a static scan" in card
+    assert "%" not in card.split("Evidence")[0].replace("0.52", "")
+    assert "tests/data/scan_repo/broken.py: SyntaxError: invalid syntax (line 3)" in section(root, "failed").text()
+    chart = {r.find_all("text")[0].text(): r.find_all("text", "value")[0].text() for r in section(root, "categories").find_all("g", "row")}
+    assert chart == {"convolution": "2 findings", "attention": "1 finding", "custom_kernel": "1 finding", "nms": "1 finding"}
+
+
+# --------------------------------------------------------------------------------------------
+# accessibility and print
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("render", [
+    lambda: render_suggest(yolo_suggest_doc(), yolo_profile_doc()),
+    lambda: render_profile(yolo_profile_doc()),
+    lambda: render_compare(compare_doc()),
+    lambda: render_scan(scan_doc()),
+])
+def test_every_report_is_accessible_and_printable(render):
+    page = render()
+    root = parse(page)
+    ids = [n.attrs["id"] for n in root.iter() if "id" in n.attrs]
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    for svg in root.find_all("svg"):
+        assert svg.attrs["role"] == "img"
+        labelled = svg.attrs["aria-labelledby"].split()
+        assert all(i in ids for i in labelled)
+        assert svg.find_all("title")[0].text() and svg.find_all("desc")[0].text()
+        assert svg.find_all("text", "value"), "every chart carries its numbers as text"
+    levels = [int(n.tag[1]) for n in root.iter() if re.fullmatch(r"h[1-6]", n.tag)]
+    assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:])), levels
+    assert "@media print" in page
+    assert all(th.attrs.get("scope") in ("col", "row") for th in root.find_all("th"))
+
+
+def test_number_formatting():
+    assert plain(format_us(850)) == "850 µs"
+    assert plain(format_us(4.25)) == "4.2 µs"
+    assert plain(format_us(8_685)) == "8.69 ms"
+    assert plain(format_us(48_250)) == "48.2 ms"
+    assert plain(format_us(1_500_000)) == "1.50 s"
+    assert plain(format_us(None)) == "—"
+    assert plain(format_share(0.18)) == "18.0 %"
+    assert plain(format_share(0.0004)) == "<0.1 %"
+    assert plain(format_pct(-15.02, signed=True)) == "−15.0 %"
+    assert plain(format_pct(float("nan"))) == "—"
+
+
+# --------------------------------------------------------------------------------------------
+# writing the file
+# --------------------------------------------------------------------------------------------
+
+
+def test_write_report_default_name_in_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    page = render_profile(yolo_profile_doc())
+    written = write_report(page)
+    assert written.parent == tmp_path
+    assert re.fullmatch(r"advisor-report-\d{8}-\d{6}(-\d+)?\.html", written.name)
+    assert written.read_text(encoding="utf-8") == page
+    assert stat.S_IMODE(written.stat().st_mode) & 0o044, "a report is meant to be shared: readable by others"
+    assert [p.name for p in tmp_path.iterdir()] == [written.name], "no temporary file left behind"
+
+
+def test_default_name_does_not_overwrite_an_earlier_report(tmp_path):
+    now = datetime(2026, 11, 30, 4, 5, 6)
+    first = default_report_path(tmp_path, now)
+    first.write_text("earlier")
+    second = default_report_path(tmp_path, now)
+    assert (first.name, second.name) == ("advisor-report-20261130-040506.html", "advisor-report-20261130-040506-2.html")
+
+
+def test_write_report_to_output_replaces_atomically(tmp_path):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    assert write_report("<!DOCTYPE html><p>new</p>", target) == target
+    assert target.read_text() == "<!DOCTYPE html><p>new</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_write_report_errors_name_the_path(tmp_path):
+    with pytest.raises(AdvisorError) as missing:
+        write_report("x", tmp_path / "no-such-folder" / "r.html")
+    assert str(missing.value) == f"{tmp_path / 'no-such-folder'}: folder does not exist — create it first or choose another --output"
+    with pytest.raises(AdvisorError, match="is a folder, not a file"):
+        write_report("x", tmp_path)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
+def test_write_report_unwritable_folder(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(AdvisorError, match="cannot write the report"):
+            write_report("x", locked / "r.html")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_stylesheet_ships_inside_the_package():
+    css = Path(__file__).resolve().parent.parent / "opprof_advisor" / "html_report.css"
+    assert css.is_file()
+    assert css.read_text(encoding="utf-8") in render_profile(yolo_profile_doc())
