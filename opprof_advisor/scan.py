@@ -40,14 +40,21 @@ _INTERESTING = re.compile(rb"torch|triton|apex|amp_C|xformers|flash_attn|cuda|nc
 _TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
 
 #: Static cost weight per operator family: a rough prior of how much device time one occurrence
-#: in the source stands for (cube work and host-side fallbacks weigh most, element-wise work
-#: least). Shares in the pseudo-profile are count × weight, normalised. Not a measurement.
+#: in the source stands for. Cube work (MatMul, Conv2D) weighs 4; a fused attention call 6; NMS 8
+#: because torchvision NMS runs on the host with device-host copies around it (KB-SOURCES #1-#3:
+#: it dominated YOLOv8 validation batches); grid sampling 3 (ran on the AI CPU in KB-SOURCES #9);
+#: index/mask ops 1.0 (element-wise-sized work on small post-processing tensors; their cost is the
+#: AI CPU round-trip a profile must confirm); other vector-only work 0.5-1.5.
+#: Shares in the pseudo-profile are count × weight, normalised. A prior, not a measurement.
 FAMILY_WEIGHTS: dict[str, float] = {
-    "MatMul": 4.0, "Conv2D": 4.0, "FlashAttention": 6.0, "NMS": 6.0, "GridSample": 3.0, "NonZero": 2.0,
-    "IndexPut": 2.0, "Resize": 1.0, "LayerNorm": 1.0, "BatchNorm": 1.0, "GroupNorm": 1.0, "RMSNorm": 1.5,
+    "MatMul": 4.0, "Conv2D": 4.0, "FlashAttention": 6.0, "NMS": 8.0, "GridSample": 3.0, "NonZero": 1.0,
+    "IndexPut": 1.0, "Resize": 1.0, "LayerNorm": 1.0, "BatchNorm": 1.0, "GroupNorm": 1.0, "RMSNorm": 1.5,
     "SwiGLU": 1.5, "RoPE": 1.5, "Softmax": 1.0, "Activation": 0.5, "AllReduce": 2.0, "Optimizer": 1.0,
 }
-_UNFUSED_ATTENTION_WEIGHT = 8.0  # two batched matmuls plus a softmax per occurrence
+#: Hand-written attention: two batched matmuls and a softmax over seq × seq per occurrence. MindSpeed
+#: measured +34 % end to end from fusing it on Llama-2-7B (KB-SOURCES #13), so unfused attention held
+#: at least a quarter of the step next to the block's five Linear layers (5 × 4): weight ≥ 20 / 3.
+_UNFUSED_ATTENTION_WEIGHT = 8.0
 # Fusion findings that restate operators already counted (the matmul, conv, bn): not counted again.
 _NOT_COUNTED = frozenset({"linear+activation", "conv+bn+activation"})
 
@@ -956,6 +963,41 @@ def _scan_symptoms(result: ScanResult, op_types: list[OpTypeStat]) -> list[Sympt
     if cube and not result.amp_used and not result.low_precision_used:
         candidates.append(symptom("fp32_compute", cube, "no autocast / GradScaler / fp16 / bf16 in the source"))
     return [s for s in candidates if s is not None]
+
+
+# --------------------------------------------------------------------------------------------
+# Ranked advice
+# --------------------------------------------------------------------------------------------
+
+
+def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike | None = None) -> tuple[list[dict], list[str]]:
+    """Knowledge-base suggestions for the scan (``suggest/1`` items, ``expected_gain`` null) and notes.
+
+    Only entries backed by a symptom the scan found are kept: entries matched on operator families
+    alone are about runtime behaviour (pipe bounds, tiling, formats) that source code cannot show.
+    """
+    try:
+        from opprof_advisor.recommend import suggest, suggestion_to_json
+        from opprof_advisor.store import open_index
+    except ImportError as exc:  # a build without the recommender still scans
+        return [], [f"cannot rank advice: the recommender is not available ({exc})"]
+    profile = scan_profile(result)
+    if not profile.op_types and not profile.symptoms:
+        return [], ["no ranked advice: the scan found no operators to rank the knowledge base against"]
+    from opprof_advisor.matcher import load_matcher
+
+    index = open_index(db_path)
+    entries = index.entries()
+    ranked = suggest(profile, entries, top=len(entries), gains=False, matcher=load_matcher(index))
+    backed = [s for s in ranked.suggestions if s.matched_symptoms][: max(0, top)]
+    items = []
+    for rank, suggestion in enumerate(backed, start=1):
+        suggestion.rank = rank
+        items.append(suggestion_to_json(suggestion))
+    notes = []
+    if not backed:
+        notes.append("no ranked advice: no knowledge-base entry is backed by a symptom the scan found")
+    return items, notes
 
 
 # --------------------------------------------------------------------------------------------
