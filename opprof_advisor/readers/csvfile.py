@@ -119,16 +119,31 @@ def _candidate_encodings(head: bytes) -> tuple[str, ...]:
 
 
 def _decode_problem(path: Path, exc: UnicodeDecodeError) -> MalformedProfile:
-    return MalformedProfile(
-        f"not UTF-8 or GBK text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of a read block)",
-        path=path, hint="re-save the file as UTF-8")
+    line, byte = _first_undecodable(path)
+    return MalformedProfile(f"not UTF-8 or GBK text (undecodable byte 0x{byte:02x})", path=path, line=line,
+                            hint="re-save the file as UTF-8")
+
+
+def _first_undecodable(path: Path) -> tuple[int | None, int]:
+    # Error path only: find the first line that is neither UTF-8 nor GBK, streaming.
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            for encoding in ENCODINGS:
+                try:
+                    line.decode(encoding)
+                    break
+                except UnicodeDecodeError as exc:
+                    problem = exc
+            else:
+                return number, problem.object[problem.start]
+    return None, 0
 
 
 def _csv_problem(path: Path, exc: Exception, reader) -> MalformedProfile:
     line = getattr(reader, "line_num", None) or None
     if isinstance(exc, _LineTooLong):
-        return MalformedProfile(f"a line is longer than {MAX_LINE_CHARS // (1024 * 1024)} MB; not a profiler CSV",
-                                path=path, line=line, hint="check that the file is the profiler's CSV output")
+        return MalformedProfile(f"a line is longer than {MAX_LINE_CHARS:,} characters; not a profiler CSV",
+                                path=path, line=(line or 0) + 1, hint="check that the file is the profiler's CSV output")
     message = str(exc)
     if "unexpected end of data" in message or "EOF" in message:
         return MalformedProfile("truncated: the file ends inside a quoted field", path=path, line=line,
