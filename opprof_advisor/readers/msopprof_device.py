@@ -55,8 +55,11 @@ _OPPROF = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
 #: Levels searched below the path: OPPROF_*/device<N>/<OpName>/<n>/ is three below the root,
 #: and the user may point at the folder holding OPPROF_*.
 MAX_DEPTH = 5
-#: Directories never holding launch CSVs (raw dumps, simulator output).
-_SKIP_DIRS = frozenset({"dump", "simulator"})
+#: Directories never holding launch CSVs (raw dumps, simulator output, other producers' folders).
+_SKIP_DIRS = frozenset({"dump", "simulator", "ASCEND_PROFILER_OUTPUT", "FRAMEWORK", "mindstudio_profiler_output",
+                        "mindstudio_profiler_log", "logs", "host", "sqlite", "timeline", "summary"})
+#: Folders looked into at most while searching (detection must stay cheap on big trees).
+MAX_DIRS = 400
 _MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
 _PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 
@@ -80,18 +83,27 @@ class MsopprofDeviceReader:
 
 def find_launch_dirs(root: Path, max_depth: int = MAX_DEPTH) -> Iterator[Path]:
     """Yield folders holding an OpBasicInfo*.csv, in natural order (``<OpName>/2`` before ``/10``)."""
+    budget = [MAX_DIRS]
+    yield from _walk(root, max_depth, budget)
+
+
+def _walk(folder: Path, depth: int, budget: list[int]) -> Iterator[Path]:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return
     try:
-        entries = sorted(os.scandir(root), key=lambda e: _natural_key(e.name))
+        entries = sorted(os.scandir(folder), key=lambda e: _natural_key(e.name))
     except OSError:
         return
-    if any(e.is_file() and _BASIC.match(e.name) for e in entries):
-        yield root
-    if max_depth <= 0:
+    if any(_BASIC.match(e.name) and e.is_file() for e in entries):
+        yield folder
+    if depth <= 0:
         return
     for entry in entries:
         # never follow symlinked folders: a symlink loop must not hang detection
-        if entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP_DIRS:
-            yield from find_launch_dirs(Path(entry.path), max_depth - 1)
+        if entry.name not in _SKIP_DIRS and not entry.name.startswith("PROF_") and \
+                entry.is_dir(follow_symlinks=False):
+            yield from _walk(Path(entry.path), depth - 1, budget)
 
 
 def _natural_key(name: str) -> list[Any]:

@@ -65,7 +65,8 @@ class MsprofDbReader:
 
 def find_db_files(folder: Path) -> list[Path]:
     """Profiler DBs at the places the tools write them (not ``analysis.db``, which holds no kernels)."""
-    patterns = ("*.db", "ASCEND_PROFILER_OUTPUT/*.db", "PROF_*/*.db", "*/ASCEND_PROFILER_OUTPUT/*.db")
+    # not */ASCEND_PROFILER_OUTPUT/*.db: a parent of several ranks belongs to the multi-rank reader
+    patterns = ("*.db", "ASCEND_PROFILER_OUTPUT/*.db", "PROF_*/*.db")
     found: list[Path] = []
     for pattern in patterns:
         try:

@@ -1,0 +1,294 @@
+"""msprof op (msOpProf) device and simulator readers: real catlass / tilelang output and synthetic round trips."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from opprof_advisor import synthetic
+from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
+from opprof_advisor.readers.msopprof_simulator import MsopprofSimulatorReader, read_msopprof_simulator
+
+CATLASS_CM = "catlass-msprof-op/device/02_fp32_cm_gemv_aiv/prof/OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
+CATLASS_RM = "catlass-msprof-op/device/02_fp32_rm_gemv_aiv/prof/OPPROF_20250304222326_WHJPXTHYGIMBZNZI"
+TILELANG = "tilelang-ascend/custom/sigmoid/perf_tuning"
+TILELANG_AFTER = TILELANG + "/msprof_output_iter1_after/OPPROF_20260803154619_ETRNHYWCPRERQANJ"
+TILELANG_512 = TILELANG + "/msprof_output_iter1/OPPROF_20260803153518_MNJZZROZPPYUQFTT"
+CATLASS_SIM = "catlass-msprof-op/simulator/01_fp16_cm_gemv_aiv/sim_result/OPPROF_20250306124456_BNDNKFSBWODOSYHT"
+
+
+def pipe_rows(path: Path) -> list[dict[str, str]]:
+    """PipeUtilization rows as dicts, read with the csv module (the trailing empty column dropped)."""
+    with path.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    header = rows[0][:-1]
+    return [dict(zip(header, r[:-1])) for r in rows[1:]]
+
+
+def side_times(rows: list[dict[str, str]], column: str) -> list[float]:
+    return [float(r[column]) for r in rows if r[column] not in ("N/A", "NA")]
+
+
+# ------------------------------------------------------------------------------------------------
+# Device: real files
+# ------------------------------------------------------------------------------------------------
+
+
+def test_catlass_cm_gemv_basic_info(real_profiles):
+    raw = read_msopprof_device(real_profiles / CATLASS_CM)
+    k = raw.kernels
+    assert raw.format == "msopprof-device"
+    assert raw.chip == "Ascend910B3"
+    assert k.name == ["FP32CMGemvAiv"] and k.op_type == ["FP32CMGemvAiv"] and k.task_type == ["mix"]
+    assert k.duration_us == [pytest.approx(494.239990)]
+    assert k.block_dim == [20] and k.mix_block_dim == [40]
+    assert raw.versions["pipe_utilization_header"] == "2025-03"
+    assert raw.kernel_detail["current_freq_mhz"] is None  # Current Freq=N/A in the file
+    assert raw.kernel_detail["rated_freq_mhz"] == 1800
+    assert raw.extra["op_type_derived"] is True
+    assert len(raw.kernel_detail["metric_files"]) == 7
+
+
+def test_catlass_cm_gemv_block_imbalance_matches_csv(real_profiles):
+    folder = real_profiles / CATLASS_CM
+    rows = pipe_rows(folder / "PipeUtilization.csv")
+    aiv = side_times(rows, "aiv_time(us)")
+    vector_rows = [r for r in rows if r["aiv_time(us)"] != "N/A"]
+    slowest = max(vector_rows, key=lambda r: float(r["aiv_time(us)"]))
+    mean = sum(aiv) / len(aiv)
+    detail = read_msopprof_device(folder).kernel_detail
+    imb = detail["imbalance"]["vector"]
+    assert detail["block_time_us"]["vector"] == aiv
+    assert len(aiv) == 40 and len(detail["block_time_us"]["cube"]) == 20
+    assert imb["max_over_min"] == pytest.approx(max(aiv) / min(aiv))
+    assert imb["max_over_mean"] == pytest.approx(max(aiv) / mean)
+    assert imb["cv"] == pytest.approx(math.sqrt(sum((t - mean) ** 2 for t in aiv) / len(aiv)) / mean)
+    assert imb["slowest"] == {"block_id": int(slowest["block_id"]), "sub_block_id": slowest["sub_block_id"],
+                              "time_us": float(slowest["aiv_time(us)"])}
+    # the spread FORMATS.md quotes: block 0 vector0 runs ~386.8 us, far above the fastest rows
+    assert detail["block_time_us"]["vector"][0] == pytest.approx(386.785004)
+    assert imb["max_over_min"] > 100
+
+
+def test_catlass_cm_gemv_pipe_ratios_match_csv(real_profiles):
+    folder = real_profiles / CATLASS_CM
+    rows = pipe_rows(folder / "PipeUtilization.csv")
+    detail = read_msopprof_device(folder).kernel_detail
+    for key, column in (("aiv_mte2", "aiv_mte2_ratio"), ("aiv_vec", "aiv_vec_ratio"), ("aic_scalar", "aic_scalar_ratio")):
+        values = side_times(rows, column)
+        assert detail["pipe_ratio"][key] == pytest.approx(sum(values) / len(values))
+        assert detail["pipe_ratio_max"][key] == pytest.approx(max(values))
+    assert detail["bound_pipe"]["vector"] == "aiv_mte2"
+    assert detail["bound"]["pipe"] == "aiv_mte2"
+
+
+def test_catlass_rm_gemv(real_profiles):
+    raw = read_msopprof_device(real_profiles / CATLASS_RM)
+    assert raw.kernels.name == ["FP32RMGemvAiv"]
+    assert raw.kernels.duration_us == [pytest.approx(269.179993)]
+    assert raw.kernels.pipe["aiv_vec"][0] == pytest.approx(raw.kernel_detail["pipe_ratio"]["aiv_vec"])
+
+
+def test_tilelang_2026_header_with_na(real_profiles):
+    folder = real_profiles / TILELANG_AFTER
+    rows = pipe_rows(folder / "PipeUtilization.csv")
+    raw = read_msopprof_device(folder)
+    detail = raw.kernel_detail
+    assert raw.chip == "Ascend910_9362"
+    assert raw.kernels.duration_us == [pytest.approx(53.618927)]
+    assert raw.kernels.block_dim == [24] and raw.kernels.mix_block_dim == [48]
+    assert detail["pipe_header"] == "2026"
+    assert len(detail["block_time_us"]["cube"]) == 24 and len(detail["block_time_us"]["vector"]) == 48
+    vec = side_times(rows, "aiv_vec_ratio")
+    assert detail["pipe_ratio"]["aiv_vec"] == pytest.approx(sum(vec) / len(vec))
+    # the 2026 header moves scalar after icache: found by name, not position
+    scalar = side_times(rows, "aic_scalar_ratio")
+    assert detail["pipe_ratio"]["aic_scalar"] == pytest.approx(sum(scalar) / len(scalar))
+
+
+def test_tilelang_basic_info_only_notes_what_is_missing(real_profiles):
+    raw = read_msopprof_device(real_profiles / TILELANG_512 / "OpBasicInfo.csv")
+    assert raw.kernels.block_dim == [512] and raw.kernels.mix_block_dim == [1024]
+    assert raw.kernels.duration_us == [pytest.approx(71.918564)]
+    assert raw.chip is None
+    assert "pipe" not in raw.kernels.present
+    assert any(n.startswith("cannot judge pipe-bound class: PipeUtilization.csv is missing") for n in raw.notes)
+    assert any("Run Soc Version" in n for n in raw.notes)
+
+
+def test_parent_of_two_runs_reads_both_and_says_so(real_profiles):
+    raw = read_msopprof_device(real_profiles / TILELANG)
+    assert sorted(raw.kernels.duration_us) == [pytest.approx(53.618927), pytest.approx(71.918564)]
+    assert any("2 separate msprof op runs" in n for n in raw.notes)
+    assert raw.kernel_detail["task_duration_us"] == pytest.approx(71.918564)  # the longest launch
+    assert len(raw.kernel_detail["launches"]) == 2
+
+
+def test_detection_tells_device_from_simulator(real_profiles):
+    device, sim = MsopprofDeviceReader(), MsopprofSimulatorReader()
+    assert device.detect(real_profiles / CATLASS_CM) and not sim.detect(real_profiles / CATLASS_CM)
+    assert sim.detect(real_profiles / CATLASS_SIM) and not device.detect(real_profiles / CATLASS_SIM)
+    assert not device.detect(real_profiles / "msinsight-torch-npu")
+
+
+# ------------------------------------------------------------------------------------------------
+# Device: synthetic round trips and bad input
+# ------------------------------------------------------------------------------------------------
+
+MATMUL = dict(name="MatMulV3_kernel", task_type="mix", duration_us=250.0, block_dim=20, mix_block_dim=40,
+              pipe={"aic_cube": 0.4, "aic_mte2": 0.85, "aiv_vec": 0.2, "aiv_mte2": 0.3})
+
+
+@pytest.mark.parametrize("generation", sorted(synthetic.MSOPPROF_GENERATIONS))
+def test_synthetic_generations_round_trip(tmp_path, generation):
+    root = synthetic.write_msopprof_device(tmp_path, MATMUL, generation=generation, chip="Ascend910B2")
+    raw = read_msopprof_device(root)
+    detail = raw.kernel_detail
+    assert raw.kernels.duration_us == [250.0] and raw.chip == "Ascend910B2"
+    assert detail["pipe_header"] == generation
+    assert detail["bound"]["pipe"] == "aic_mte2"
+    assert detail["pipe_ratio"]["aic_mte2"] == pytest.approx(0.85, rel=0.06)
+    missing = synthetic.MSOPPROF_GENERATIONS[generation][1]
+    assert (root / "PipeUtilization.csv").read_text().splitlines()[1].endswith(f"{missing},")
+
+
+def test_synthetic_imbalance_is_measured(tmp_path):
+    root = synthetic.write_msopprof_device(tmp_path, dict(MATMUL, task_type="cube"), imbalance=3.0)
+    imb = read_msopprof_device(root).kernel_detail["imbalance"]["cube"]
+    assert imb["rows"] == 20
+    assert imb["max_over_min"] == pytest.approx(3.0, rel=0.03)
+    assert imb["slowest"]["time_us"] <= 250.0
+
+
+def test_synthetic_multi_op_layout_one_row_per_launch(tmp_path):
+    kernels = [MATMUL, dict(name="Add_kernel", task_type="vector", duration_us=4.0, block_dim=8, count=3)]
+    root = synthetic.write_msopprof_device(tmp_path, kernels)
+    assert sorted(p.name for p in (root / "Add_kernel").iterdir()) == ["0", "1", "2"]
+    assert next((root / "Add_kernel" / "2").glob("OpBasicInfo_*.csv"))
+    raw = read_msopprof_device(root)
+    assert sorted(raw.kernels.name) == ["Add_kernel"] * 3 + ["MatMulV3_kernel"]
+    totals = {}
+    for name, d in zip(raw.kernels.name, raw.kernels.duration_us):
+        totals[name] = totals.get(name, 0.0) + d
+    assert totals == pytest.approx(synthetic.spec_totals(kernels))
+    assert raw.kernel_detail["kernel"] == "MatMulV3_kernel"
+    assert raw.kernels.task_type.count("vector") == 3
+
+
+def test_header_only_basic_info(tmp_path):
+    path = tmp_path / "OpBasicInfo.csv"
+    path.write_text("Op Name,Op Type,Task Duration(us),Block Dim,Mix Block Dim,Device Id,Pid,Current Freq,Rated Freq,\n")
+    with pytest.raises(MalformedProfile) as err:
+        read_msopprof_device(path)
+    assert str(err.value).startswith(f"{path}:1: no data rows")
+
+
+def test_non_numeric_duration_names_line(tmp_path):
+    path = tmp_path / "OpBasicInfo.csv"
+    path.write_text("Op Name,Op Type,Task Duration(us),Block Dim,\nk,vector,fast,8,\n")
+    with pytest.raises(MalformedProfile) as err:
+        read_msopprof_device(path)
+    assert err.value.path == str(path) and err.value.line == 2
+    assert "'fast'" in err.value.message
+
+
+def test_missing_duration_column(tmp_path):
+    path = tmp_path / "OpBasicInfo.csv"
+    path.write_text("Op Name,Op Type,Block Dim,\nk,vector,8,\n")
+    with pytest.raises(MalformedProfile) as err:
+        read_msopprof_device(path)
+    assert "Task Duration(us)" in err.value.message and err.value.line == 1
+
+
+def test_zero_byte_basic_info(tmp_path):
+    path = tmp_path / "OpBasicInfo.csv"
+    path.write_bytes(b"")
+    with pytest.raises(MalformedProfile) as err:
+        read_msopprof_device(path)
+    assert err.value.path == str(path) and "empty" in err.value.message
+
+
+def test_symlink_loop_does_not_hang_detection(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    assert not MsopprofDeviceReader().detect(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Simulator
+# ------------------------------------------------------------------------------------------------
+
+
+def merged_busy(events: list[dict], pid: int) -> float:
+    """Busy µs of one pipe: sweep over sorted boundaries (independent of the reader's merge)."""
+    points = sorted([(e["ts"], 1) for e in events if e.get("ph") == "X" and e["pid"] == pid]
+                    + [(e["ts"] + e["dur"], -1) for e in events if e.get("ph") == "X" and e["pid"] == pid],
+                    key=lambda p: (p[0], -p[1]))
+    busy, depth, last = 0.0, 0, None
+    for t, step in points:
+        if depth > 0:
+            busy += t - last
+        depth += step
+        last = t
+    return busy
+
+
+def test_catlass_simulator(real_profiles):
+    root = real_profiles / CATLASS_SIM
+    raw = read_msopprof_simulator(root)
+    detail = raw.kernel_detail
+    spans = {}
+    for core in ("core0.cubecore0", "core1.veccore0", "core1.veccore1"):
+        events = json.loads((root / "simulator" / core / "trace.json").read_text())["traceEvents"]
+        xs = [e for e in events if e.get("ph") == "X"]
+        spans[core] = max(e["ts"] + e["dur"] for e in xs) - min(e["ts"] for e in xs)
+        names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+        for pid, pipe in names.items():
+            assert detail["cores"][core]["pipe_busy_us"][pipe] == pytest.approx(merged_busy(events, pid), abs=1e-9)
+    assert raw.format == "msopprof-simulator"
+    assert raw.kernels.duration_us == [pytest.approx(max(spans.values()))]
+    assert detail["slowest_core"] == max(spans, key=spans.get)
+    assert detail["block_dim"] == 20 and detail["trace_schema"] == 1
+    assert raw.kernels.task_type == ["mix"]
+    assert detail["cores"]["core0.veccore0"]["has_trace"] is False
+    assert any("core0.veccore0" in n and n.startswith("cannot judge pipe busy time") for n in raw.notes)
+    assert any(n.startswith("cannot judge device task duration") for n in raw.notes)
+
+
+def test_catlass_simulator_hot_instructions_match_csv(real_profiles):
+    root = real_profiles / CATLASS_SIM / "simulator"
+    best = None
+    for csv_path in root.glob("*/*_instr_exe.csv"):
+        with csv_path.open(newline="") as fh:
+            for row in csv.DictReader(fh):
+                if best is None or int(row["cycles"]) > best[1]:
+                    best = (row["instr"], int(row["cycles"]), row["addr"])
+    hot = read_msopprof_simulator(root.parent).kernel_detail["hot_instructions"][0]
+    assert (hot["instr"], hot["cycles"], hot["addr"]) == best
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_synthetic_simulator_round_trip(tmp_path, schema):
+    spec = dict(name="gemv", task_type="mix", duration_us=15.0, pipe={"aiv_vec": 0.7, "aic_cube": 0.5})
+    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=schema)
+    assert (root / "simulator" / "trace.json").is_file() == (schema == 2)
+    raw = read_msopprof_simulator(root)
+    assert raw.kernels.duration_us == [pytest.approx(15.0)]
+    assert raw.kernel_detail["trace_schema"] == schema
+    assert len(raw.kernel_detail["cores"]) == 9
+    assert raw.kernel_detail["pipe_ratio"]["aiv_vec"] == pytest.approx(0.7, rel=0.05)
+    assert raw.kernel_detail["pipe_ratio"]["aic_cube"] == pytest.approx(0.5, rel=0.05)
+
+
+def test_simulator_bad_trace_json(tmp_path):
+    root = synthetic.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector"), schema=2)
+    trace = root / "simulator" / "trace.json"
+    trace.write_text('{"traceEvents": [')
+    with pytest.raises(MalformedProfile) as err:
+        read_msopprof_simulator(root)
+    assert err.value.path == str(trace) and "not valid JSON" in err.value.message
