@@ -4,24 +4,31 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
 
 1. **Query.** The profile becomes one text (``build_query``): each op family repeated
    ``1 + round(20 × share)`` times (so device time weighs the query), each symptom id
-   ``2 + round(20 × share)`` times, the units that carry ≥ 1 % of device time, the dtypes of those
+   ``2 + round(20 × share)`` times plus the words of its one-line meaning in
+   ``vocabulary.SYMPTOMS`` once, the units that carry ≥ 1 % of device time, the dtypes of those
    rows, and the ``--model`` hint (4 times). ``relevance`` r is the TF-IDF cosine of that text
    with the entry (``matcher.EntryMatcher``), 0..1.
 2. **Applicability and evidence.** An entry's *operator rows* are the profile rows whose family
    is one of its ``operators``. One of its ``symptoms`` found in the profile *backs* it when that
-   symptom concerns one of its operator rows, or the entry names no operators. The rows the fix
-   addresses (``matched rows``) are the backing symptoms' rows (restricted to the entry's
-   operators when it names some; AI CPU rows only for ``aicpu_fallback`` / ``nms_cpu``), or the
-   operator rows when no symptom backs it. An entry with no matched rows and no backing symptom
-   is not applicable and is never suggested. ``a`` = share of device time of the matched rows
-   (for a backing symptom without op types, its own share).
-3. **Score.** ``score = backing × (0.5 × √a + 0.5 × r) × hardware`` where ``backing`` is 1.0 when
-   both operators and a symptom match, 0.85 for a symptom alone, 0.5 for operators alone (the
-   entry is "loosely related": the profile shows the operators but not the problem), and
-   ``hardware`` is 0.8 when the entry's hardware or CANN range excludes the profile's (stated in
-   the notes), else 1. √a keeps time at stake dominant without letting one huge family drown
-   every other finding. Suggestions are sorted by score, then by id. Cases are not suggested
-   unless ``kind="case"``: they are listed under similar cases.
+   symptom concerns one of its operator rows (or a row of unknown family, e.g. a custom kernel),
+   or the entry names no operators. The rows the fix addresses (``matched rows``) are the
+   backing symptoms' rows (restricted to the entry's operators and unknown families when it
+   names operators; AI CPU rows only for ``aicpu_fallback`` / ``nms_cpu``), or the operator rows
+   when no symptom backs it. An entry with no matched rows and no backing symptom is not
+   applicable and is never suggested. ``a`` = share of device time of the matched rows (for a
+   backing symptom without op types, its own share).
+3. **Score.** ``score = tier + specificity × (0.5 × √a + 0.5 × r) × hardware``.
+   ``tier`` is 2 when a *defect* symptom backs the entry (``aicpu_fallback``,
+   ``transdata_overhead``, ``launch_bound`` … anything that names a waste with a known remedy),
+   1 when only *bound-class* symptoms back it (``cube_bound`` … ``no_bound``: they say which pipe
+   limits the hot kernels, not that something is wrong), 0 when only its operators are present
+   (the entry is "loosely related"). So a symptom-backed entry always outranks a loosely related
+   one, and within a tier the most time at stake and the strongest match come first.
+   ``specificity`` is 1.0 when both operators and a symptom match (or operators alone, tier 0),
+   0.85 for a symptom alone (a general entry); ``hardware`` is 0.8 when the entry's hardware or
+   CANN range excludes the profile's (stated in the notes), else 1. √a keeps time at stake
+   dominant without letting one huge family drown every other finding. Ties are broken by id.
+   Cases are not suggested unless ``kind="case"``: they are listed under similar cases.
 4. **Expected gain** (Amdahl). For an ``operators``-scope gain range [lo, hi] (percent of the
    matched operators' time), the expected gain is [lo × a, hi × a] percent of device time, and
    the time saved that percentage of ``device_time_us`` — never more than the matched share.
@@ -41,17 +48,23 @@ from typing import Any, Sequence
 
 from opprof_advisor.errors import MatcherError
 from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
-from opprof_advisor.vocabulary import KINDS
+from opprof_advisor.operators import FAMILIES
+from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS, SYMPTOMS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 
 #: Weights of the ranking formula (see the module docstring).
-BACKING_BOTH = 1.0
-BACKING_SYMPTOM = 0.85
-BACKING_OPERATORS = 0.5
+TIER_DEFECT = 2
+TIER_BOUND = 1
+TIER_OPERATORS = 0
+SPECIFIC = 1.0
+GENERAL = 0.85
 STAKE_WEIGHT = 0.5
 RELEVANCE_WEIGHT = 0.5
 HARDWARE_MISMATCH = 0.8
+
+#: Bound-class symptoms: they describe the hot kernels' limiting pipe rather than a defect.
+DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values())
 
 #: Symptoms that concern only the AI CPU launches of their op types.
 AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu"})
@@ -104,7 +117,8 @@ class Suggestion:
     score: float
     relevance: float
     stake_share: float
-    backing: float
+    tier: int
+    specificity: float
     hardware: float
     matched_symptoms: list[str]
     matched_operators: list[str]
@@ -143,14 +157,34 @@ def build_query(profile: Profile, model: str | None = None) -> str:
     """The text the matcher scores entries against: families by share, symptoms, units, dtypes, model."""
     words: list[str] = []
     for family, share in sorted(profile.family_shares().items(), key=lambda kv: (-kv[1], kv[0])):
-        words.extend([family] * (1 + round(20 * share)))
+        words.extend([_family_words(family)] * (1 + round(20 * share)))
     for symptom in profile.symptoms:
         words.extend([symptom.id] * (2 + round(20 * symptom.share)))
+        words.extend(_meaning_words(symptom.id))
     words.extend(_unit_words(profile.op_types))
     words.extend(_dtype_words(profile.op_types))
     if model:
         words.extend(_model_words(model) * 4)
     return " ".join(words)
+
+
+_STOP_WORDS = frozenset(
+    "a an the of to in on or and as by for from than their its is are be not no run runs instead "
+    "that whose which with without".split()
+)
+
+
+def _family_words(family: str) -> str:
+    # A custom kernel ("MatmulLeakyRelu") has no family: its name's parts still say what it does.
+    if family in FAMILIES:
+        return family
+    return " ".join(re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", family)) or family
+
+
+def _meaning_words(symptom_id: str) -> list[str]:
+    # The symptom's one-line meaning carries the words entries use in prose ("host dispatch").
+    text = SYMPTOMS.get(symptom_id, "")
+    return [w for w in re.findall(r"[A-Za-z0-9_]+", text.lower()) if w not in _STOP_WORDS and len(w) > 1]
 
 
 def _unit_words(rows: Sequence[OpTypeStat]) -> list[str]:
@@ -205,7 +239,9 @@ def match_entry(entry: Entry, profile: Profile) -> _Match:
         symptom_rows = _symptom_rows(symptom, profile.op_types)
         if families:
             # A symptom that names no op types backs the entry through its own operators.
-            symptom_rows = [row for row in symptom_rows if row.family in families] if symptom.op_types else operator_rows
+            symptom_rows = [
+                row for row in symptom_rows if row.family in families or row.family not in FAMILIES
+            ] if symptom.op_types else operator_rows
             if not symptom_rows:
                 continue  # the symptom is about other operators than this entry's
         if not symptom_rows:
@@ -463,13 +499,11 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     if not match.rows and not match.symptoms:
         return None
     share = stake_share(match)
-    has_ops = bool(match.operator_rows)
-    if match.symptoms:
-        backing = BACKING_BOTH if has_ops else BACKING_SYMPTOM
-    else:
-        backing = BACKING_OPERATORS
+    specificity = SPECIFIC if match.operator_rows or not match.symptoms else GENERAL
+    tier = symptom_tier(match.symptoms)
     hardware = HARDWARE_MISMATCH if hardware_mismatch(entry, profile) else 1.0
-    score = backing * (STAKE_WEIGHT * math.sqrt(share) + RELEVANCE_WEIGHT * relevance) * hardware
+    fit = specificity * (STAKE_WEIGHT * math.sqrt(share) + RELEVANCE_WEIGHT * relevance) * hardware
+    score = tier + fit
     op_names = _unique(row.op_type for row in match.rows)
     gain = expected_gain(entry, share, profile.device_time_us, op_names) if gains else None
     return Suggestion(
@@ -477,13 +511,21 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
         score=round(score, 6),
         relevance=round(relevance, 6),
         stake_share=round(share, 6),
-        backing=backing,
+        tier=tier,
+        specificity=specificity,
         hardware=hardware,
         matched_symptoms=[s.id for s in match.symptoms],
         matched_operators=_unique(row.family for row in match.operator_rows),
         evidence=collect_evidence(match, profile),
         expected_gain=gain,
     )
+
+
+def symptom_tier(symptoms: Sequence[Symptom]) -> int:
+    """2 when a defect symptom backs the entry, 1 for bound-class symptoms only, 0 for none."""
+    if not symptoms:
+        return TIER_OPERATORS
+    return TIER_BOUND if all(s.id in DESCRIPTIVE_SYMPTOMS for s in symptoms) else TIER_DEFECT
 
 
 def _suggestion_notes(suggestion: Suggestion, profile: Profile, gains: bool) -> list[str]:
@@ -583,8 +625,9 @@ def evidence_text(evidence: Evidence) -> str:
 def score_breakdown(suggestion: Suggestion) -> str:
     """The ranking formula with this suggestion's numbers filled in."""
     return (
-        f"score {suggestion.score:.3f} = backing {suggestion.backing:g} × (0.5 × √{suggestion.stake_share:.3f}"
-        f" + 0.5 × relevance {suggestion.relevance:.3f}) × hardware {suggestion.hardware:g}"
+        f"score {suggestion.score:.3f} = tier {suggestion.tier} + specificity {suggestion.specificity:g}"
+        f" × (0.5 × √{suggestion.stake_share:.3f} + 0.5 × relevance {suggestion.relevance:.3f})"
+        f" × hardware {suggestion.hardware:g}"
     )
 
 

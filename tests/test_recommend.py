@@ -123,7 +123,7 @@ def test_entry_without_evidence_is_not_suggested(entries, matcher):
     assert not {"matmul-tiling", "task-queue"} & set(ids(result))
     # The attention recipe names Softmax too: the DFL softmax makes it loosely related, ranked last.
     assert ids(result)[-1] == "flash-attention"
-    assert result.suggestions[-1].backing == 0.5 and result.suggestions[-1].stake_share == pytest.approx(0.03)
+    assert result.suggestions[-1].tier == 0 and result.suggestions[-1].stake_share == pytest.approx(0.03)
     # Cast runs on the AI Core here: the cast recipe is loosely related (operators only) and below NMS.
     assert ids(result).index("aicpu-dtype-cast") > ids(result).index("nms-on-npu")
 
@@ -131,15 +131,16 @@ def test_entry_without_evidence_is_not_suggested(entries, matcher):
 def test_symptom_backed_outranks_loosely_related(entries, matcher):
     result = suggest(yolo_profile(), entries, matcher=matcher, top=20)
     by_id = {s.entry.id: s for s in result.suggestions}
-    assert by_id["conv2d-tuning"].backing == 0.5  # 48 % of device time, but no symptom
-    assert by_id["aicpu-fallback"].backing == 0.85
-    assert ids(result).index("nms-on-npu") < ids(result).index("conv2d-tuning")
+    assert by_id["conv2d-tuning"].tier == 0  # 48 % of device time, but no symptom
+    assert (by_id["aicpu-fallback"].tier, by_id["aicpu-fallback"].specificity) == (2, 0.85)
+    # The generic AI CPU pattern holds as much time (16 %) but names no operator: below the NMS recipe.
+    assert ids(result)[:3] == ["nms-on-npu", "aicpu-fallback", "conv2d-tuning"]
 
 
 def test_score_follows_documented_formula(entries, matcher):
     result = suggest(yolo_profile(), entries, matcher=matcher, top=20)
     for s in result.suggestions:
-        expected = s.backing * (0.5 * math.sqrt(s.stake_share) + 0.5 * s.relevance) * s.hardware
+        expected = s.tier + s.specificity * (0.5 * math.sqrt(s.stake_share) + 0.5 * s.relevance) * s.hardware
         assert s.score == pytest.approx(expected, abs=1e-5)
     assert [s.score for s in result.suggestions] == sorted((s.score for s in result.suggestions), reverse=True)
 
@@ -187,6 +188,21 @@ def test_hardware_and_cann_mismatch_stated(entries, matcher):
     assert first.entry.id == "matmul-tiling" and first.hardware == 0.8
     assert ("matmul-tiling: written for Atlas A2; this profile ran on Ascend310P3; applies to CANN >=8.0; "
             "this profile used CANN 7.0.0 — check that it applies") in result.notes
+
+
+def test_bound_class_symptom_is_tier_one_and_unknown_family_counts():
+    entries = kb() + [Entry(id="mte2-pattern", kind="pattern", title="MTE2-bound kernels", operators=["MatMul"],
+                            symptoms=["mte2_bound"], evidence="C", sources=["https://example.org/mte2"])]
+    matcher = EntryMatcher().fit(entries)
+    device = 600.0
+    # msprof op names the kernel, not its type: the family is unknown, the symptom still applies.
+    profile = Profile("k", "msopprof-device", device_time_us=device,
+                      op_types=[row("MatmulCustom", "MatmulCustom", "mix_aic", 600.0, device, 1)],
+                      symptoms=[Symptom("mte2_bound", ["MatmulCustom"], 1.0, "aic_mte2 0.93")])
+    result = suggest(profile, entries, matcher=matcher)
+    assert set(ids(result)) == {"matmul-tiling", "mte2-pattern"}
+    assert {s.tier for s in result.suggestions} == {1}
+    assert all(s.specificity == 0.85 for s in result.suggestions)
 
 
 def test_symptom_without_op_types_uses_its_share(entries, matcher):

@@ -1,0 +1,148 @@
+"""`advisor suggest` (ranked advice for a profile) and `advisor eval` (the quality benchmark)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+
+
+class SuggestFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class KindChoice(str, Enum):
+    case = "case"
+    recipe = "recipe"
+    pattern = "pattern"
+    tip = "tip"
+
+
+_DB_OPTION = typer.Option("--db", help="Index database (default: ADVISOR_DB or the per-user data folder).")
+
+
+def _open(db: Optional[Path]):
+    # Imported here: the store pulls in sqlite-utils, which `advisor --help` should not pay for.
+    from opprof_advisor.matcher import load_matcher
+    from opprof_advisor.store import open_index
+
+    index = open_index(db)
+    return index, index.entries(), load_matcher(index)
+
+
+def suggest_command(
+    profile: Annotated[Path, typer.Option("--profile", "-p", help="Profiler output: a folder, a CSV/DB file or an archive.")],
+    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many suggestions to show.")] = 5,
+    model: Annotated[Optional[str], typer.Option("--model", help="Model hint, e.g. yolov8, llama2-7b.")] = None,
+    kind: Annotated[Optional[KindChoice], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
+    fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format.")] = SuggestFormat.table,
+    explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
+    db: Annotated[Optional[Path], _DB_OPTION] = None,
+) -> None:
+    """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
+    from opprof_advisor.readers import read_profile
+    from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
+
+    parsed = read_profile(profile)
+    index, entries, matcher = _open(db)
+    result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
+                     matcher=matcher, explain=explain)
+    if fmt is SuggestFormat.json:
+        emit_json(suggestions_to_json(result))
+    elif fmt is SuggestFormat.markdown:
+        typer.echo(suggestions_to_markdown(result, explain=explain))
+    else:
+        _print_table(result, explain)
+
+
+def _print_table(result, explain: bool) -> None:
+    from rich.table import Table
+
+    from opprof_advisor.recommend import (
+        evidence_text, format_time_us, gain_text, score_breakdown, similar_case_text,
+    )
+
+    profile = result.profile
+    console.print(f"[bold]{profile.path}[/bold]  {profile.format}, device time {format_time_us(profile.device_time_us)}")
+    if not result.suggestions:
+        console.print("No entry of the knowledge base is backed by this profile.")
+    else:
+        table = Table(show_lines=True)
+        for name in ("#", "Advice", "Expected gain", "Evidence", "Grade"):
+            table.add_column(name, overflow="fold")
+        for s in result.suggestions:
+            evidence = "\n".join(evidence_text(e) for e in s.evidence[:3])
+            symptoms = ", ".join(s.matched_symptoms)
+            if symptoms:
+                evidence += f"\nsymptoms: {symptoms}"
+            table.add_row(str(s.rank), f"{s.entry.title}\n[dim]{s.entry.id} ({s.entry.kind})[/dim]",
+                          gain_text(s.expected_gain), evidence, s.entry.evidence)
+        console.print(table)
+    if explain:
+        for s in result.suggestions:
+            terms = ", ".join(f"{t} {w:.3f}" for t, w in s.matched_terms) or "none"
+            console.print(f"{s.rank}. {s.entry.id}: {score_breakdown(s)}; matched terms: {terms}")
+            if s.expected_gain:
+                console.print(f"   gain basis: {s.expected_gain.basis}")
+    for case in result.similar_cases:
+        console.print(similar_case_text(case))
+    for note in result.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+
+
+def eval_command(
+    bench_dir: Annotated[Optional[Path], typer.Argument(help="Bench folder with scenarios.json (default: data/bench).")] = None,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    db: Annotated[Optional[Path], _DB_OPTION] = None,
+) -> None:
+    """Score the recommender on labelled scenarios: hit@1, hit@3 and MRR per scenario and overall."""
+    from opprof_advisor.evaluation import evaluate_bench, report_to_json
+
+    folder = bench_dir or _default_bench_dir()
+    index, entries, matcher = _open(db)
+    report = evaluate_bench(folder, entries, matcher)
+    if fmt is TableOrJson.json:
+        emit_json(report_to_json(report))
+        return
+    _print_eval(report)
+
+
+def _default_bench_dir() -> Path:
+    local = Path("data/bench")
+    if local.is_dir():
+        return local
+    return Path(__file__).resolve().parents[2] / "data" / "bench"
+
+
+def _print_eval(report) -> None:
+    from rich.table import Table
+
+    table = Table()
+    for name in ("scenario", "format", "expected", "rank", "hit@1", "hit@3", "RR", "top 3"):
+        table.add_column(name, overflow="fold")
+    for r in report.results:
+        expected = r.scenario.expect or f"no gain > {r.scenario.max_gain_pct or 10:g} %"
+        top3 = ", ".join(r.top_ids[:3]) if not r.error else f"error: {r.error}"
+        table.add_row(r.scenario.name, r.scenario.format, expected, str(r.rank or "-"), _yes(r.hit1), _yes(r.hit3),
+                      f"{r.reciprocal_rank:.2f}", top3)
+    console.print(table)
+    console.print(f"overall: {len(report.results)} scenarios, hit@1 {report.hit1:.3f}, hit@3 {report.hit3:.3f}, MRR {report.mrr:.3f}")
+    errors = [r for r in report.results if r.error]
+    for r in errors:
+        err_console.print(f"error: {r.scenario.name}: {r.error}")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def register(app: typer.Typer) -> None:
+    """Add `suggest` and `eval` to the app."""
+    app.command("suggest", no_args_is_help=True)(suggest_command)
+    app.command("eval")(eval_command)
