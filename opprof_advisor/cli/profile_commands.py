@@ -75,7 +75,7 @@ class _DelayedProgress:
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
-            if time.monotonic() - self.start < PROGRESS_DELAY_S or not err_console.is_terminal:
+            if time.monotonic() - self.start < PROGRESS_DELAY_S or not _can_show_progress():
                 return
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
@@ -88,6 +88,11 @@ class _DelayedProgress:
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _can_show_progress() -> bool:
+    # A bar on a pipe or a CI log is noise: only on an interactive stderr.
+    return err_console.is_terminal
 
 
 def _share_bar(share: float) -> str:

@@ -1,0 +1,238 @@
+"""build_profile on small RawProfiles: op-type rows, totals, every symptom and the cannot-judge notes."""
+
+from __future__ import annotations
+
+import pytest
+
+from opprof_advisor.profile_builder import build_profile, op_type_from_name, profile_to_json, unit_of
+from opprof_advisor.readers.base import KernelTable, RawProfile
+from opprof_advisor.vocabulary import SYMPTOMS, UNITS
+
+
+def _table(kernels: list[dict], pipe_keys=(), present=None) -> KernelTable:
+    """kernels: dicts with name, op, task, dur and optional wait, block, dtypes, out, state, formats, <pipe key>."""
+    table = KernelTable()
+    for k in kernels:
+        table.name.append(k.get("name", k["op"]))
+        table.op_type.append(k["op"])
+        table.task_type.append(k["task"])
+        table.duration_us.append(k["dur"])
+        table.wait_us.append(k.get("wait", 1.0))
+        table.block_dim.append(k.get("block", 40))
+        table.mix_block_dim.append(0)
+        table.input_shapes.append("8,8")
+        table.input_dtypes.append(k.get("dtypes", "FLOAT16"))
+        table.input_formats.append(k.get("formats", "ND"))
+        table.output_formats.append("ND")
+        table.output_dtypes.append(k.get("out", "FLOAT16"))
+        table.op_state.append(k.get("state"))
+    for key in pipe_keys:
+        table.pipe[key] = [k.get(key) for k in kernels]
+    table.present = set(present if present is not None else
+                        {"op_type", "task_type", "wait_us", "block_dim", "input_dtypes", "output_dtypes",
+                         "input_formats", "op_state"} | ({"pipe"} if pipe_keys else set()))
+    return table
+
+
+def _profile(kernels, *, pipe_keys=(), present=None, **raw):
+    return build_profile(RawProfile(path="p", format=raw.pop("format", "torch-npu-text"),
+                                    kernels=_table(kernels, pipe_keys, present), **raw))
+
+
+def _symptom(profile, symptom_id):
+    return next(s for s in profile.symptoms if s.id == symptom_id)
+
+
+def test_op_type_rows_totals_shares_and_order():
+    profile = _profile([
+        {"op": "MatMulV2", "task": "AI_CORE", "dur": 60.0, "block": 20},
+        {"op": "MatMulV2", "task": "AI_CORE", "dur": 40.0, "block": 20},
+        {"op": "Add", "task": "AI_VECTOR_CORE", "dur": 50.0},
+        {"op": "hcom_allReduce_", "task": "HCCL", "dur": 50.0, "name": "hcom_allReduce__1_0", "block": 0},
+    ])
+    assert (profile.device_time_us, profile.compute_time_us, profile.communication_time_us) == (200.0, 150.0, 50.0)
+    rows = [(r.op_type, r.family, r.unit, r.count, r.time_us, r.share, r.block_dim) for r in profile.op_types]
+    assert rows == [("MatMulV2", "MatMul", "ai_core", 2, 100.0, 0.5, 20),
+                    ("Add", "Elementwise", "ai_vector", 1, 50.0, 0.25, 40),
+                    ("hcom_allReduce_", "AllReduce", "communication", 1, 50.0, 0.25, 0)]
+    assert all(r.unit in UNITS for r in profile.op_types)
+    assert all(s.id in SYMPTOMS for s in profile.symptoms)
+
+
+def test_same_op_type_on_two_units_gives_two_rows():
+    profile = _profile([{"op": "Cast", "task": "AI_CPU", "dur": 100.0}, {"op": "Cast", "task": "AI_VECTOR_CORE", "dur": 5.0}])
+    assert [(r.op_type, r.unit) for r in profile.op_types] == [("Cast", "ai_cpu"), ("Cast", "ai_vector")]
+
+
+@pytest.mark.parametrize(("name", "op"), [
+    ("aclnnMm_MatMulCommon_MatMulV2", "MatMulV2"), ("trans_TransData_17", "TransData"),
+    ("Conv2DBackpropInput5", "Conv2DBackpropInput"), ("hcom_allReduce__868_3_1", "hcom_allReduce"),
+    ("aclnnTopk_TopkV2_TopKV2", "TopKV2"), ("ReduceSum7", "ReduceSum"),
+])
+def test_op_type_from_name(name, op):
+    assert op_type_from_name(name) == op
+
+
+def test_unit_vocabulary():
+    assert unit_of("MIX_AIV", "Reduce") == "mix_aiv"
+    assert unit_of("N/A".replace("N/A", ""), None) == "unknown"
+    assert unit_of("AI_CPU", "AllReduce") == "communication"
+    assert unit_of("vector", None) == "ai_vector" and unit_of("mix", None) == "mix_aic"
+
+
+def test_aicpu_fallback_excludes_communication_aicpu_kernels_and_finds_nms():
+    profile = _profile([
+        {"op": "NonMaxSuppressionV3", "task": "AI_CPU", "dur": 300.0},
+        {"op": "Cast", "task": "AI_CPU", "dur": 100.0, "dtypes": "INT32", "out": "UINT64"},
+        {"op": "allreduceAicpuKernel", "name": "allreduceAicpuKernel", "task": "AI_CPU", "dur": 500.0},
+        {"op": "Conv2D", "task": "AI_CORE", "dur": 600.0},
+    ])
+    fallback = _symptom(profile, "aicpu_fallback")
+    assert fallback.op_types == ["NonMaxSuppressionV3", "Cast"]
+    assert fallback.share == pytest.approx(400.0 / 1500.0, abs=1e-6)
+    nms = _symptom(profile, "nms_cpu")
+    assert nms.op_types == ["NonMaxSuppressionV3"] and nms.share == pytest.approx(0.2)
+    double = _symptom(profile, "double_dtype")
+    assert double.op_types == ["Cast"]
+
+
+def test_tiny_ai_cpu_kernels_are_not_a_finding():
+    profile = _profile([{"op": "Range", "task": "AI_CPU", "dur": 5.0, "dtypes": "INT64"}] +
+                       [{"op": "Conv2D", "task": "AI_CORE", "dur": 1000.0}])
+    assert not {"aicpu_fallback", "double_dtype"} & profile.symptom_ids()
+
+
+def test_level0_table_notes_instead_of_claims():
+    profile = _profile([{"op": "", "name": "aclnnMm_MatMulCommon_MatMulV2", "task": "", "dur": 100.0},
+                        {"op": "", "name": "trans_Cast_3", "task": "", "dur": 200.0}],
+                       present={"op_type", "task_type", "wait_us"})
+    assert [r.op_type for r in profile.op_types] == ["Cast", "MatMulV2"]
+    assert {r.unit for r in profile.op_types} == {"unknown"}
+    assert "aicpu_fallback" not in profile.symptom_ids()
+    assert profile.notes[:2] == [
+        "op types were derived from kernel names: the Type column is not recorded (collect with profiler_level=Level1)",
+        "cannot judge the unit of compute kernels (AI Core / AI Vector / AI CPU): Task Type / Accelerator Core is N/A "
+        "at profiler level0 (collect with profiler_level=Level1)",
+    ]
+    assert any(n.startswith("cannot judge dynamic shape: the OP State column is missing") for n in profile.notes)
+    assert any(n.startswith("cannot judge block dim: Block Dim / Block Num is not recorded") for n in profile.notes)
+
+
+def test_transdata_overhead_from_five_percent_of_compute():
+    small = _profile([{"op": "TransData", "task": "AI_VECTOR_CORE", "dur": 4.0}, {"op": "Conv2D", "task": "AI_CORE", "dur": 96.0}])
+    big = _profile([{"op": "TransData", "task": "AI_VECTOR_CORE", "dur": 6.0}, {"op": "Conv2D", "task": "AI_CORE", "dur": 94.0}])
+    assert "transdata_overhead" not in small.symptom_ids()
+    assert _symptom(big, "transdata_overhead").share == pytest.approx(0.06)
+
+
+def test_low_block_dim_needs_core_counts():
+    kernels = [{"op": "Tril", "task": "AI_VECTOR_CORE", "dur": 100.0, "block": 94},
+               {"op": "MatMulV2", "task": "AI_CORE", "dur": 100.0, "block": 24}]
+    without = _profile(kernels)
+    assert "low_block_dim" not in without.symptom_ids()
+    assert ("cannot judge block dim: the chip's AI Core count is not in the profile "
+            "(collect with msprof so that PROF_*/device_*/info.json.* is kept)") in without.notes
+    with_cores = _profile(kernels, core_counts={"aic": 24, "aiv": 48})
+    symptom = _symptom(with_cores, "low_block_dim")
+    assert symptom.op_types == ["Tril"] and "Tril block dim 94 vs 48 cores" in symptom.detail
+
+
+def test_bound_classes_per_op_type_with_thresholds():
+    kernels = [
+        {"op": "MatMulV2", "task": "AI_CORE", "dur": 100.0, "aic_cube": 0.85, "aic_mte2": 0.5},
+        {"op": "Add", "task": "AI_VECTOR_CORE", "dur": 100.0, "aiv_vec": 0.3, "aiv_mte2": 0.75},
+        {"op": "Gelu", "task": "AI_VECTOR_CORE", "dur": 100.0, "aiv_vec": 0.3, "aiv_mte2": 0.3},
+        {"op": "Mul", "task": "AI_VECTOR_CORE", "dur": 10.0, "aiv_vec": 0.99, "aiv_mte2": 0.1},  # too short to judge
+    ]
+    profile = _profile(kernels, pipe_keys=("aic_cube", "aic_mte2", "aiv_vec", "aiv_mte2"))
+    bounds = {r.op_type: r.bound for r in profile.op_types}
+    assert bounds == {"MatMulV2": "cube", "Add": "mte2", "Gelu": "none", "Mul": "unknown"}
+    assert _symptom(profile, "cube_bound").op_types == ["MatMulV2"]
+    assert _symptom(profile, "mte2_bound").op_types == ["Add"]
+    assert _symptom(profile, "no_bound").op_types == ["Gelu"]
+
+
+def test_no_pipe_ratios_note_names_the_switch():
+    profile = _profile([{"op": "Add", "task": "AI_VECTOR_CORE", "dur": 100.0}], format="msprof-text")
+    assert ("cannot judge bound class: no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile "
+            "(collect with --aic-metrics=PipeUtilization)") in profile.notes
+
+
+def test_block_imbalance_from_msopprof_kernel_detail():
+    detail = {"name": "FP32CMGemvAiv", "block_time_us": {"vector": [386.8, 20.0, 20.0, 4.9]},
+              "block_ids": {"vector": [0, 1, 2, 18]}}
+    profile = _profile([{"op": "FP32CMGemvAiv", "task": "mix", "dur": 494.24}], kernel_detail=detail,
+                       format="msopprof-device")
+    symptom = _symptom(profile, "block_imbalance")
+    mean = (386.8 + 20 + 20 + 4.9) / 4
+    assert symptom.detail.startswith(f"vector blocks: slowest 386.8 us (block 0) vs mean {mean:.1f} us")
+    balanced = _profile([{"op": "K", "task": "vector", "dur": 10.0}],
+                        kernel_detail={"block_time_us": {"vector": [10.0, 9.5, 9.8]}})
+    assert "block_imbalance" not in balanced.symptom_ids()
+
+
+def test_dynamic_shape_only_when_the_column_exists_and_nothing_is_static():
+    kernels = [{"op": "Add", "task": "AI_VECTOR_CORE", "dur": 10.0, "state": "dynamic"},
+               {"op": "Mul", "task": "AI_VECTOR_CORE", "dur": 10.0, "state": None}]
+    assert _symptom(_profile(kernels), "dynamic_shape").op_types == ["Add"]
+    mixed = kernels + [{"op": "Conv2D", "task": "AI_CORE", "dur": 10.0, "state": "static"}]
+    assert "dynamic_shape" not in _profile(mixed).symptom_ids()
+    no_column = _profile(kernels, present={"op_type", "task_type"})
+    assert "dynamic_shape" not in no_column.symptom_ids()
+    assert any(n.startswith("cannot judge dynamic shape") for n in no_column.notes)
+
+
+def test_launch_bound_many_short_kernels_with_long_gaps():
+    short = [{"op": "Mul", "task": "AI_VECTOR_CORE", "dur": 3.0, "wait": 10.0} for _ in range(60)]
+    busy = [{"op": "Mul", "task": "AI_VECTOR_CORE", "dur": 3.0, "wait": 0.5} for _ in range(60)]
+    assert _symptom(_profile(short), "launch_bound").op_types == ["Mul"]
+    assert "launch_bound" not in _profile(busy).symptom_ids()
+    assert "launch_bound" not in _profile(short[:40]).symptom_ids()  # too few kernels to say
+
+
+def test_unfused_attention_chain():
+    chain = [{"op": "BatchMatMulV2", "task": "AI_CORE", "dur": 30.0}, {"op": "Muls", "task": "AI_VECTOR_CORE", "dur": 2.0},
+             {"op": "SoftmaxV2", "task": "AI_VECTOR_CORE", "dur": 10.0}, {"op": "BatchMatMulV2", "task": "AI_CORE", "dur": 30.0}]
+    profile = _profile(chain + [{"op": "Add", "task": "AI_VECTOR_CORE", "dur": 28.0}])
+    symptom = _symptom(profile, "unfused_attention")
+    assert symptom.op_types == ["BatchMatMulV2", "SoftmaxV2"] and symptom.share == pytest.approx(70.0 / 100.0)
+    softmax_alone = _profile([{"op": "SoftmaxV2", "task": "AI_VECTOR_CORE", "dur": 10.0}])
+    assert "unfused_attention" not in softmax_alone.symptom_ids()
+
+
+def test_unfused_rmsnorm_chain_and_fused_kernel_suppresses_it():
+    chain = [{"op": op, "task": "AI_VECTOR_CORE", "dur": 5.0} for op in ("Cast", "Pow", "ReduceMean", "Adds", "Rsqrt", "Mul")]
+    symptom = _symptom(_profile(chain), "unfused_norm")
+    assert symptom.op_types == ["Pow", "ReduceMean", "Rsqrt"] and symptom.share == pytest.approx(15.0 / 30.0)
+    assert symptom.detail.startswith("RMSNorm built from separate small kernels")
+    fused = chain + [{"op": "RmsNorm", "task": "AI_VECTOR_CORE", "dur": 5.0}]
+    assert "unfused_norm" not in _profile(fused).symptom_ids()
+
+
+def test_fp32_compute_on_the_cube_unit():
+    profile = _profile([{"op": "MatMulV2", "task": "AI_CORE", "dur": 50.0, "dtypes": "FLOAT;FLOAT"},
+                        {"op": "Conv2D", "task": "AI_CORE", "dur": 50.0, "dtypes": "FLOAT16;FLOAT16"}])
+    symptom = _symptom(profile, "fp32_compute")
+    assert symptom.op_types == ["MatMulV2"] and symptom.share == pytest.approx(0.5)
+
+
+def test_communication_exposed_from_step_trace():
+    kernels = [{"op": "hcom_allReduce_", "task": "HCCL", "dur": 80.0}, {"op": "Conv2D", "task": "AI_CORE", "dur": 100.0}]
+    trace = {"Computing": 100.0, "Communication(Not Overlapped)": 30.0, "Communication": 80.0, "Free": 20.0, "Stage": 150.0}
+    profile = _profile(kernels, extra={"step_trace": trace})
+    assert _symptom(profile, "communication_exposed").share == pytest.approx(0.2)
+    without = _profile(kernels)
+    assert any(n.startswith("cannot judge exposed communication") for n in without.notes)
+
+
+def test_profile_to_json_shape():
+    profile = _profile([{"op": "Add", "task": "AI_VECTOR_CORE", "dur": 25.0}, {"op": "MatMulV2", "task": "AI_CORE", "dur": 75.0}],
+                       versions={"cann": "8.3.RC1"}, chip="Ascend910B3")
+    document = profile_to_json(profile)
+    assert list(document) == ["schema", "source", "device_time_us", "compute_time_us", "communication_time_us",
+                              "op_types", "symptoms", "notes"]
+    assert document["schema"] == "opprof-advisor/profile/1"
+    assert document["source"] == {"path": "p", "format": "torch-npu-text", "cann": "8.3.RC1", "chip": "Ascend910B3"}
+    assert document["op_types"][0] == {"op_type": "MatMulV2", "family": "MatMul", "unit": "ai_core", "count": 1,
+                                       "time_us": 75.0, "share": 0.75, "bound": "unknown"}
+    assert all(set(s) == {"id", "op_types", "share", "detail"} for s in document["symptoms"])
