@@ -126,6 +126,7 @@ class Suggestion:
     expected_gain: ExpectedGain | None
     rank: int = 0
     matched_terms: list[tuple[str, float]] = field(default_factory=list)
+    rows: list[OpTypeStat] = field(default_factory=list)  # every matched row (evidence shows the largest)
 
 
 @dataclass
@@ -518,6 +519,7 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
         matched_operators=_unique(row.family for row in match.operator_rows),
         evidence=collect_evidence(match, profile),
         expected_gain=gain,
+        rows=list(match.rows),
     )
 
 

@@ -1,0 +1,143 @@
+"""`advisor suggest` and `advisor eval` through the real CLI (CliRunner, temporary home and index)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opprof_advisor.cli import app
+from opprof_advisor.readers import read_profile
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "data" / "bench"
+
+
+def bench_path(name: str) -> Path:
+    scenarios = json.loads((BENCH / "scenarios.json").read_text())["scenarios"]
+    return BENCH / next(s["path"] for s in scenarios if s["name"] == name)
+
+
+@pytest.fixture(scope="module")
+def yolo() -> Path:
+    return bench_path("yolov8s-nms-aicpu")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> str:
+    # One index (and one fitted matcher) for the module keeps these tests fast; --db is the documented switch.
+    return str(tmp_path_factory.mktemp("suggest-index") / "advisor.db")
+
+
+@pytest.fixture
+def runner(runner, db):
+    """The shared CliRunner, with --db appended to every `suggest` / `eval` call."""
+
+    class WithDb:
+        def invoke(self, app_, args, **kw):
+            return runner.invoke(app_, [*args, "--db", db], **kw)
+
+    return WithDb()
+
+
+def run_json(runner, *args):
+    result = runner.invoke(app, ["suggest", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_suggest_json_puts_nms_first_with_scaled_gain(runner, yolo):
+    doc = run_json(runner, "--profile", str(yolo), "--top", "3")
+    assert doc["schema"] == "opprof-advisor/suggest/1"
+    profile = read_profile(yolo)
+    assert doc["profile"] == {"path": profile.path, "format": "torch-npu-text", "device_time_us": profile.device_time_us}
+    first = doc["suggestions"][0]
+    assert first["id"] == "nms-on-npu" and first["rank"] == 1
+    nms_share = sum(r.share for r in profile.op_types if r.family == "NMS" and r.unit == "ai_cpu")
+    assert first["expected_gain"]["low_pct"] == pytest.approx(25 * nms_share, abs=1e-3)
+    assert first["expected_gain"]["high_pct"] == pytest.approx(35 * nms_share, abs=1e-3)
+    assert first["expected_gain"]["saved_us_high"] == pytest.approx(0.35 * nms_share * profile.device_time_us, rel=1e-4)
+    assert first["evidence"][0]["op_type"] == "NonMaxSuppressionV3"
+    assert len(doc["suggestions"]) == 3
+    assert doc["similar_cases"][0]["id"] in {"yolov8s-migration", "yolov8n-nms-loop-ultralytics"}
+
+
+def test_suggest_table_shows_gain_evidence_and_cases(runner, yolo):
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--top", "2"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "Run NMS" in out and "nms-on-npu (recipe)" in out
+    assert "NonMaxSuppressionV3 20.1 %" in out
+    assert "your profile resembles" in out
+    assert "note:" in out  # gainless suggestions and unjudged data are said, not hidden
+
+
+def test_suggest_explain_shows_breakdown_and_terms(runner, yolo):
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--top", "1", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "1. nms-on-npu: score 2." in result.stdout
+    assert "tier 2 + specificity 1" in result.stdout
+    assert "matched terms: nms" in result.stdout
+
+
+def test_suggest_markdown(runner, yolo):
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--top", "1", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Suggestions for ")
+    assert "## 1. Run NMS" in result.stdout
+
+
+def test_suggest_kind_case_lists_cases_without_expected_gain(runner, yolo):
+    doc = run_json(runner, "--profile", str(yolo), "--kind", "case")
+    assert doc["suggestions"] and {s["kind"] for s in doc["suggestions"]} == {"case"}
+    assert all(s["expected_gain"] is None for s in doc["suggestions"])
+    assert any("observed in that case" in note for note in doc["notes"])
+
+
+def test_suggest_model_hint_changes_query_not_evidence(runner):
+    path = bench_path("llama2-unfused-attention")
+    plain = run_json(runner, "--profile", str(path))
+    hinted = run_json(runner, "--profile", str(path), "--model", "llama2-7b")
+    assert plain["suggestions"][0]["id"] == hinted["suggestions"][0]["id"] == "flash-attention"
+    assert plain["suggestions"][0]["expected_gain"] == hinted["suggestions"][0]["expected_gain"]
+
+
+def test_suggest_missing_profile_is_one_line_exit_1(runner, tmp_path):
+    missing = tmp_path / "nothing-here"
+    result = runner.invoke(app, ["suggest", "--profile", str(missing)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0]
+
+
+def test_suggest_bad_kind_is_usage_error(runner, yolo):
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--kind", "recipes"])
+    assert result.exit_code == 2
+
+
+def test_eval_json_reports_per_scenario_and_overall(runner):
+    result = runner.invoke(app, ["eval", str(BENCH), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "opprof-advisor/eval/1"
+    scenarios = doc["scenarios"]
+    assert len(scenarios) == doc["overall"]["scenarios"] >= 15
+    mrr = sum(s["reciprocal_rank"] for s in scenarios) / len(scenarios)
+    assert doc["overall"]["mrr"] == pytest.approx(mrr, abs=1e-3)
+    assert doc["overall"]["hit3"] == pytest.approx(sum(s["hit3"] for s in scenarios) / len(scenarios), abs=1e-3)
+    yolo = next(s for s in scenarios if s["name"] == "yolov8s-nms-aicpu")
+    assert (yolo["rank"], yolo["top"][0]) == (1, "nms-on-npu")
+
+
+def test_eval_table(runner):
+    result = runner.invoke(app, ["eval", str(BENCH)])
+    assert result.exit_code == 0, result.output
+    assert "yolov8s-nms-aicpu" in result.stdout
+    assert "overall: " in result.stdout and "hit@3 1.000" in result.stdout
+
+
+def test_eval_folder_without_labels(runner, tmp_path):
+    result = runner.invoke(app, ["eval", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: {tmp_path}: no scenarios.json in the bench folder — generate it with `python data/make_bench.py`"
