@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 DbOption = Annotated[
     Optional[Path],
-    typer.Option("--db", help="Index database file [default: $ADVISOR_DB or <advisor home>/advisor.db].",
+    typer.Option("--db", help="Index database file (default: $ADVISOR_DB or <advisor home>/advisor.db).",
                  dir_okay=False, show_default=False),
 ]
 
@@ -70,7 +70,7 @@ def collect_command(
     mode: Annotated[Mode, typer.Option("--mode", help="`msprof op` on the device, or `msprof op simulator`.")] = Mode.device,
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="Folder the profiler writes OPPROF_* into [default: current folder].",
+        typer.Option("--output", "-o", help="Folder the profiler writes OPPROF_* into (default: the current folder).",
                      file_okay=False, show_default=False),
     ] = None,
     aic_metrics: Annotated[
@@ -94,7 +94,7 @@ def collect_command(
 ) -> None:
     """Run the operator profiler on APP, then advise on what it wrote.
 
-    Runs `msprof op [simulator] --output=DIR [options] APP [ARGS]` (or `msopprof`, whichever is
+    Runs `msprof op \\[simulator] --output=DIR \\[options] APP \\[ARGS]` (or `msopprof`, whichever is
     installed), streams its output, finds the new OPPROF_* folder and runs `advisor suggest` on it.
 
     Example: advisor collect --aic-metrics=PipeUtilization -- ./my_operator 1024
