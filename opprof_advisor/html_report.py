@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import math
 import os
+import re
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -272,7 +273,7 @@ class Chart:
     """A horizontal bar chart and how to describe it."""
 
     rows: list[BarRow]
-    xmax: float
+    largest: float  # the largest value drawn; the axis ends at the next round tick
     tick: Any  # callable: chart value -> tick text
     title: str
     caption: str = ""
@@ -284,7 +285,7 @@ CHART_W, LABEL_W, VALUE_W, LANE_H, LANE_GAP, ROW_GAP, AXIS_H = 960, 260, 290, 18
 
 
 def nice_ceiling(value: float) -> float:
-    """The smallest 1/2/2.5/5 × 10^n at or above ``value`` (axis end)."""
+    """The smallest 1/2/2.5/5 × 10^n at or above ``value``."""
     if value <= 0:
         return 1.0
     magnitude = 10 ** math.floor(math.log10(value))
@@ -297,13 +298,14 @@ def nice_ceiling(value: float) -> float:
 def render_chart(chart: Chart) -> str:
     """A horizontal bar chart as an inline SVG figure with text labels on every bar."""
     bar_w = CHART_W - LABEL_W - VALUE_W
-    scale = bar_w / chart.xmax if chart.xmax > 0 else 0.0
+    step, xmax = axis_scale(chart.largest, chart.integer)
+    scale = bar_w / xmax
     parts, y = [], AXIS_H
     for row in chart.rows:
         parts.append(render_chart_row(row, y, scale, bar_w))
         y += len(row.lanes) * (LANE_H + LANE_GAP) - LANE_GAP + ROW_GAP
     height = y
-    axis = render_axis(chart, bar_w, height)
+    axis = render_axis(chart, step, xmax, bar_w, height)
     desc = "; ".join(f"{r.label}: {r.value or r.note}" for r in chart.rows)
     svg = (
         f'<svg class="{esc(chart.css)}" viewBox="0 0 {CHART_W} {height}" width="{CHART_W}" height="{height}" '
@@ -317,23 +319,24 @@ def render_chart(chart: Chart) -> str:
     return f'<figure class="chart">{svg}{caption}</figure>'
 
 
-def axis_ticks(xmax: float, integer: bool = False) -> list[float]:
-    """Round tick values from 0 to ``xmax`` (about five steps of 1/2/2.5/5 × 10^n)."""
-    step = nice_ceiling(xmax / 5)
+def axis_scale(largest: float, integer: bool = False) -> tuple[float, float]:
+    """(tick step, axis end): 3–5 round steps of 1/2/2.5/5 × 10^n covering ``largest``."""
+    step = nice_ceiling(largest / 4) if largest > 0 else 1.0
     if integer:
-        step = max(1.0, math.ceil(step))
-    count = int(round(xmax / step))
-    return [step * i for i in range(count + 1) if step * i <= xmax * (1 + 1e-9)]
+        step = max(1.0, float(math.ceil(step)))
+    end = max(step, math.ceil(largest / step - 1e-9) * step)
+    return step, end
 
 
-def render_axis(chart: Chart, bar_w: float, height: float) -> str:
+def render_axis(chart: Chart, step: float, xmax: float, bar_w: float, height: float) -> str:
     """Grid lines and tick labels at round values."""
     out = []
-    ticks = axis_ticks(chart.xmax, chart.integer)
-    for i, value in enumerate(ticks):
-        x = LABEL_W + bar_w * value / chart.xmax
+    count = int(round(xmax / step))
+    for i in range(count + 1):
+        value = step * i
+        x = LABEL_W + bar_w * value / xmax
         out.append(f'<line class="grid" x1="{x:.1f}" y1="{AXIS_H - 4}" x2="{x:.1f}" y2="{height - ROW_GAP + 4}"/>')
-        anchor = "start" if i == 0 else ("end" if value >= chart.xmax * 0.999 else "middle")
+        anchor = "start" if i == 0 else ("end" if i == count else "middle")
         out.append(f'<text class="tick" x="{x:.1f}" y="{AXIS_H - 8}" text-anchor="{anchor}">{esc(chart.tick(value))}</text>')
     return "".join(out)
 
@@ -402,7 +405,7 @@ def family_chart(profile: dict) -> str:
     if rest:
         rest_share = sum(sum(c.values()) for _, c, _ in rest)
         caption += f" {len(rest)} smaller families together: {format_share(rest_share)}."
-    chart = Chart(rows, nice_ceiling(largest), lambda v: f"{v:g}{NBSP}%", "Top operator families by share of device time", caption)
+    chart = Chart(rows, largest, lambda v: f"{v:g}{NBSP}%", "Top operator families by share of device time", caption)
     classes = {cls for _, by_class, _ in top for cls, share in by_class.items() if share > 0}
     return render_chart(chart) + unit_legend(classes)
 
@@ -425,14 +428,8 @@ VERSION_LABEL = {"cann": "CANN", "torch_npu": "torch_npu", "profiler_level": "Pr
 
 
 def profile_facts(source: dict, profile: dict) -> list[tuple[str, str]]:
-    """Key figures of a profile: format, chip, versions, device / compute / communication time."""
-    facts = [("Format", esc(source.get("format") or "unknown"))]
-    chip = source.get("chip") or profile.get("chip")
-    facts.append(("Chip", esc(chip) if chip else '<span class="muted">not recorded</span>'))
-    versions = source.get("versions") or profile.get("versions") or {}
-    if isinstance(versions, dict):
-        for key, value in versions.items():
-            facts.append((VERSION_LABEL.get(str(key), str(key).replace("_", " ")), esc(value)))
+    """Key figures of a profile: times first (what a reader compares), then format, chip, versions."""
+    facts = []
     device = as_float(profile.get("device_time_us"))
     facts.append(("Device time", esc(format_us(device))))
     for key, label in (("compute_time_us", "Compute"), ("communication_time_us", "Communication")):
@@ -440,6 +437,16 @@ def profile_facts(source: dict, profile: dict) -> list[tuple[str, str]]:
         if value is not None:
             share = f" ({format_share(value / device)})" if device else ""
             facts.append((label, esc(format_us(value) + share)))
+    facts.append(("Format", esc(source.get("format") or "unknown")))
+    chip = source.get("chip") or profile.get("chip")
+    facts.append(("Chip", esc(chip) if chip else '<span class="muted">not recorded</span>'))
+    versions = source.get("versions") or profile.get("versions") or {}
+    if isinstance(versions, dict):
+        for key, value in versions.items():
+            facts.append((VERSION_LABEL.get(str(key), str(key).replace("_", " ").capitalize()), esc(value)))
+    for key, value in source.items():
+        if key not in ("path", "format", "chip", "versions") and not key.endswith("_us") and is_scalar(value) and value is not None:
+            facts.append((VERSION_LABEL.get(key, key.replace("_", " ").capitalize()), esc(value)))
     return facts
 
 
@@ -531,9 +538,14 @@ def check_schema(doc: dict, command: str) -> None:
 
 
 def file_name(path: Any) -> str:
-    """The last component of a path, for titles."""
-    text = str(path or "").rstrip("/\\")
-    return text.replace("\\", "/").rsplit("/", 1)[-1] or text or "profile"
+    """A short name of a path for titles: its last part, or its parent's when the last is machine-made."""
+    parts = [p for p in str(path or "").replace("\\", "/").split("/") if p]
+    if not parts:
+        return "profile"
+    # Profilers name folders host_pid_timestamp_ascend_pt / PROF_000001_2025...: the folder above says more.
+    if len(parts) > 1 and re.search(r"\d{8,}", parts[-1]):
+        return parts[-2]
+    return parts[-1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -562,7 +574,7 @@ def render_suggest(doc: dict, profile_doc: dict | None = None) -> str:
     suggestions = doc.get("suggestions") or []
     notes = unique(list(doc.get("notes") or []) + list((profile or {}).get("notes") or []))
     blocks = [
-        suggest_verdict(suggestions, source),
+        suggest_verdict(suggestions, profile),
         profile_summary_section(source, profile),
         section("families", "Where the device time goes", family_chart(profile) if profile else missing_profile_note()),
         section("gains", "Expected gain per suggestion", gain_chart(suggestions)),
@@ -628,7 +640,7 @@ def gain_text(gain: dict | None) -> tuple[str, str]:
     return pct, saved
 
 
-def suggest_verdict(suggestions: list[dict], source: dict) -> str:
+def suggest_verdict(suggestions: list[dict], profile: dict | None) -> str:
     """The top box: the first thing to fix and what it would save."""
     if not suggestions:
         return (
@@ -639,7 +651,7 @@ def suggest_verdict(suggestions: list[dict], source: dict) -> str:
         )
     first = suggestions[0]
     pct, saved = gain_text(first.get("expected_gain"))
-    why = verdict_evidence(first)
+    why = verdict_evidence(first, profile)
     if pct:
         ceiling = matched_share(first)
         bound = f" At most {format_share(ceiling)}: the share of the operators it fixes." if ceiling > 0 else ""
@@ -658,15 +670,30 @@ def suggest_verdict(suggestions: list[dict], source: dict) -> str:
     )
 
 
-def verdict_evidence(suggestion: dict) -> str:
-    """One sentence naming the operators behind the first suggestion."""
+def verdict_evidence(suggestion: dict, profile: dict | None) -> str:
+    """One sentence naming the operators behind the first suggestion (and their unit when known)."""
     evidence = suggestion.get("evidence") or []
     if not evidence:
         return ""
-    parts = [f"{e.get('op_type')} takes {format_share(e.get('share'))} of device time ({format_us(e.get('time_us'))})" for e in evidence[:3]]
+    parts = []
+    for e in evidence[:3]:
+        unit = op_unit_class(profile, e.get("op_type"))
+        where = (" in communication" if unit == "communication" else f" on the {unit}") if unit else ""
+        parts.append(f"{e.get('op_type')} takes {format_share(e.get('share'))} of device time ({format_us(e.get('time_us'))}){where}")
     why = str(evidence[0].get("why") or "").rstrip(".")
+    if len(why) > 140:  # the card has the full text; the verdict keeps the first clause
+        why = why.split(";")[0][:140].rstrip()
     text = "; ".join(parts) + (f": {why}" if why else "")
     return f"<p>{esc(text)}.</p>"
+
+
+def op_unit_class(profile: dict | None, op_type: Any) -> str:
+    """The unit class an op type mostly ran on in the profile, or "" when unknown."""
+    rows = [r for r in (profile or {}).get("op_types") or [] if r.get("op_type") == op_type]
+    if not rows:
+        return ""
+    cls = unit_class(max(rows, key=lambda r: as_float(r.get("time_us")) or 0.0).get("unit"))
+    return "" if cls == "unknown" else cls
 
 
 def matched_share(suggestion: dict) -> float:
@@ -690,7 +717,9 @@ def gain_chart(suggestions: list[dict]) -> str:
         "Solid bar: expected end-to-end gain range (% of device time). Pale bar: share of device time of the "
         "matched operators — the most any fix to them can save."
     )
-    chart = Chart(rows, nice_ceiling(largest or 1.0), lambda v: f"{v:g}{NBSP}%", "Expected gain range per suggestion", caption)
+    if not any((s.get("expected_gain") or {}).get("high_pct") is not None for s in suggestions):
+        caption += " No suggestion here has a sourced gain figure: the pale bars show the time at stake."
+    chart = Chart(rows, largest, lambda v: f"{v:g}{NBSP}%", "Expected gain range per suggestion", caption)
     legend = render_legend([("g-first", "first suggestion"), ("g-range", "other suggestions"), ("ceiling", "matched operators' share")])
     return render_chart(chart) + legend
 
@@ -906,6 +935,7 @@ def render_compare(doc: dict) -> str:
     blocks = [
         compare_verdict(doc),
         section("runs", "The two runs", compare_runs(before, after)),
+        *compare_kernel_sections(before.get("kernel"), after.get("kernel")),
         section("families", "Before and after, per operator family", compare_chart(doc.get("op_types") or [])),
         section("changes", "All changes", compare_table(doc.get("op_types") or [])),
         render_notes_section(list(doc.get("notes") or [])),
@@ -965,7 +995,7 @@ def compare_runs(before: dict, after: dict) -> str:
             f'<tr><th scope="row">{esc(run_label(key))}</th>'
             f"<td>{esc(run_value(key, before.get(key)))}</td><td>{esc(run_value(key, after.get(key)))}</td></tr>"
         )
-    return render_table(head, rows)
+    return render_table(head, rows, css="runs")
 
 
 def run_label(key: str) -> str:
@@ -973,6 +1003,56 @@ def run_label(key: str) -> str:
     key = str(key)
     key = key[:-3] if key.endswith("_us") else key
     return VERSION_LABEL.get(key, key.replace("_", " ")).capitalize() if key not in VERSION_LABEL else VERSION_LABEL[key]
+
+
+KERNEL_ROWS = ("mode", "kernel", "op_type", "chip", "task_duration_us", "block_dim", "mix_block_dim", "block_imbalance", "bound_pipe")
+
+
+def compare_kernel_sections(before: Any, after: Any) -> list[str]:
+    """For two single-kernel (msopprof) runs: the kernel figures and the pipe ratios side by side."""
+    if not isinstance(before, dict) and not isinstance(after, dict):
+        return []
+    before, after = before or {}, after or {}
+    rows = []
+    for key in KERNEL_ROWS:
+        if key in before or key in after:
+            rows.append(
+                f'<tr><th scope="row">{esc(run_label(key))}</th><td>{esc(kernel_value(key, before.get(key)))}</td>'
+                f"<td>{esc(kernel_value(key, after.get(key)))}</td></tr>"
+            )
+    table = render_table([("", False), ("Before", False), ("After", False)], rows, css="runs")
+    return [section("kernel", "The kernel, side by side", table + pipe_ratio_chart(before, after))]
+
+
+def kernel_value(key: str, value: Any) -> str:
+    """A kernel figure as text (durations in µs/ms, imbalance as a ratio)."""
+    if value is None:
+        return "—"
+    if key.endswith("_us"):
+        return format_us(value)
+    if key == "block_imbalance" and as_float(value) is not None:
+        return f"{float(value):.3f}× mean block time"
+    return str(value)
+
+
+def pipe_ratio_chart(before: dict, after: dict) -> str:
+    """Busy ratio per pipe before (lighter) and after; AI Core pipes blue, AI Vector pipes green."""
+    ratios_b, ratios_a = before.get("pipe_ratios") or {}, after.get("pipe_ratios") or {}
+    pipes = sorted(set(ratios_b) | set(ratios_a))
+    if not pipes:
+        return '<p class="muted small">No pipe ratios recorded (collect with --aic-metrics=PipeUtilization).</p>'
+    rows = []
+    for pipe in pipes:
+        css = "u-vector" if str(pipe).startswith("aiv") else "u-core"
+        lanes = []
+        for ratios, extra in ((ratios_b, " before"), (ratios_a, "")):
+            value = (as_float(ratios.get(pipe)) or 0.0) * 100
+            lanes.append([Segment(0.0, value, css + extra, f"{pipe}: {format_pct(value)}")] if value > 0 else [])
+        text = f"{format_share(ratios_b.get(pipe))} → {format_share(ratios_a.get(pipe))}"
+        rows.append(BarRow(str(pipe), lanes, text))
+    caption = "Busy ratio of each pipe (share of the kernel's time the pipe is active). Upper (lighter) bar: before; lower: after."
+    chart = Chart(rows, 100.0, lambda v: f"{v:g}{NBSP}%", "Pipe busy ratios, before and after", caption)
+    return render_chart(chart) + render_legend([("u-core", "AI Core (cube side) pipe"), ("u-vector", "AI Vector pipe")])
 
 
 def is_scalar(value: Any) -> bool:
@@ -998,7 +1078,7 @@ def compare_chart(rows: list[dict]) -> str:
     def size(r: dict) -> float:
         return max(as_float(r.get("before_us")) or 0.0, as_float(r.get("after_us")) or 0.0)
     top = sorted(rows, key=lambda r: (-size(r), str(r.get("op_type"))))[:TOP_COMPARE]
-    xmax_us = nice_ceiling(max(size(r) for r in top) or 1.0)
+    largest_us = max(size(r) for r in top)
     chart_rows, classes = [], set()
     for row in top:
         chart_rows.append(compare_row(row))
@@ -1006,14 +1086,19 @@ def compare_chart(rows: list[dict]) -> str:
     caption = "Upper (lighter) bar: before; lower bar: after. Colour = execution unit in that run."
     if len(rows) > TOP_COMPARE:
         caption += f" The {TOP_COMPARE} largest of {len(rows)} families; all are in the table below."
-    chart = Chart(chart_rows, xmax_us, format_us_tick, "Device time per operator family, before and after", caption)
+    chart = Chart(chart_rows, largest_us, format_us_tick, "Device time per operator family, before and after", caption)
     before_swatch = [("u-unknown before", "before (lighter)"), ("u-unknown", "after")]
     return render_chart(chart) + unit_legend(classes) + render_legend(before_swatch)
 
 
 def format_us_tick(value: float) -> str:
     """An axis tick in µs/ms/s without superfluous decimals."""
-    return "0" if value == 0 else format_us(value).replace(".00", "").replace(".0" + NBSP, NBSP)
+    if value == 0:
+        return "0"
+    for size, unit in ((1e6, "s"), (1e3, "ms"), (1.0, "µs")):
+        if abs(value) >= size:
+            return f"{value / size:g}{NBSP}{unit}"
+    return f"{value:g}{NBSP}µs"
 
 
 def compare_row(row: dict) -> BarRow:
@@ -1151,8 +1236,8 @@ def findings_chart(findings: list[dict]) -> str:
                 segments.append(Segment(start, start + n, css, f"{SUPPORT_LABEL[css]}: {n}"))
                 start += n
         rows.append(BarRow(category, [segments], f"{int(start)} finding{'s' if start != 1 else ''}"))
-    xmax = nice_ceiling(max(sum(c.values()) for c in counts.values()))
-    chart = Chart(rows, xmax, lambda v: f"{v:g}", "Findings per category", "Number of findings; colour = CANN support class.", integer=True)
+    largest = max(sum(c.values()) for c in counts.values())
+    chart = Chart(rows, largest, lambda v: f"{v:g}", "Findings per category", "Number of findings; colour = CANN support class.", integer=True)
     present = {css for c in counts.values() for css in c}
     return render_chart(chart) + render_legend([(css, SUPPORT_LABEL[css]) for css in order if css in present])
 

@@ -196,3 +196,23 @@ def scan_doc() -> dict:
         "notes": ["no expected gain is claimed from a static scan",
                   "profile next: python -m torch_npu ... then advisor suggest --profile ./prof"],
     }
+
+
+def kernel_compare_doc() -> dict:
+    """Two msopprof runs of one MatMul kernel (two tilings): kernel figures and pipe ratios side by side."""
+    def side(path: str, duration: float, block_dim: int, ratios: dict) -> dict:
+        return {"path": path, "format": "msopprof-device", "device_time_us": duration, "chip": "Ascend910B3",
+                "versions": {}, "kernel": {"mode": "device", "kernel": "MatmulCustom", "op_type": "mix", "chip": "Ascend910B3",
+                                           "task_duration_us": duration, "block_dim": block_dim, "block_imbalance": 1.21,
+                                           "bound_pipe": "aic_mte2", "pipe_ratios": ratios}}
+    return {
+        "schema": "opprof-advisor/compare/1",
+        "before": side("runs/tiling_a/OPPROF_20250109074803_AAAA", 1_840.0, 8,
+                       {"aic_cube": 0.41, "aic_mte2": 0.93, "aiv_vec": 0.05}),
+        "after": side("runs/tiling_b/OPPROF_20250109081512_BBBB", 1_012.0, 24,
+                      {"aic_cube": 0.88, "aic_mte2": 0.52, "aiv_vec": 0.06}),
+        "total": {"before_us": 1_840.0, "after_us": 1_012.0, "delta_pct": -45.0},
+        "op_types": [{"op_type": "MatMul", "before_us": 1_840.0, "after_us": 1_012.0, "delta_pct": -45.0,
+                      "unit_before": "mix_aic", "unit_after": "mix_aic"}],
+        "notes": [],
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -21,6 +22,7 @@ from html_docs import (
     compare_doc,
     hostile_profile_doc,
     hostile_suggest_doc,
+    kernel_compare_doc,
     scan_doc,
     yolo_profile_doc,
     yolo_suggest_doc,
@@ -38,6 +40,8 @@ from opprof_advisor.html_report import (
     render_suggest,
     write_report,
 )
+
+BENCH_YOLO = Path(__file__).resolve().parent.parent / "data" / "bench" / "yolov8s-nms-aicpu"
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -177,7 +181,7 @@ def test_suggest_page_has_the_sections_in_reading_order(suggest_tree):
 def test_verdict_names_nms_on_ai_cpu_and_what_it_saves(suggest_tree):
     verdict = suggest_tree.find_all("section", "verdict")[0].text()
     assert "Fix first" in verdict
-    assert f"NonMaxSuppressionV3 takes {pct(8_685 / DEVICE_US)} of device time (8.69 ms)" in verdict
+    assert f"NonMaxSuppressionV3 takes {pct(8_685 / DEVICE_US)} of device time (8.69 ms) on the AI CPU" in verdict
     assert "runs on the AI CPU" in verdict
     assert "Expected to save 10.8–16.2 % of device time (5.21–7.82 ms)" in verdict
     assert "At most 18.0 %" in verdict
@@ -419,6 +423,44 @@ def test_compare_of_a_profile_with_itself_reads_unchanged():
     assert [tr for tr in section(root, "changes").find_all("tr") if "moved" in tr.classes()] == []
 
 
+def test_compare_of_two_kernel_runs_shows_kernel_figures_and_pipe_ratios():
+    root = parse(render_compare(kernel_compare_doc()))
+    kernel = section(root, "kernel")
+    rows = {tr.find_all("th")[0].text(): [td.text() for td in tr.find_all("td")] for tr in kernel.find_all("tr")[1:]}
+    assert rows["Task duration"] == ["1.84 ms", "1.01 ms"]
+    assert rows["Block dim"] == ["8", "24"]
+    assert rows["Block imbalance"] == ["1.210× mean block time", "1.210× mean block time"]
+    pipes = {r.find_all("text")[0].text(): r for r in kernel.find_all("g", "row")}
+    assert list(pipes) == ["aic_cube", "aic_mte2", "aiv_vec"]
+    assert pipes["aic_mte2"].find_all("text", "value")[0].text() == "93.0 % → 52.0 %"
+    assert [b.attrs["class"] for b in pipes["aiv_vec"].find_all("rect", "bar")] == ["bar u-vector before", "bar u-vector"]
+    assert plain(root.find_all("title")[0].text()) == "Before / after: device time −45.0 %"
+
+
+@pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
+def test_report_of_the_real_profile_and_suggest_documents(runner):
+    from opprof_advisor.cli import app
+
+    prof = runner.invoke(app, ["profile", str(BENCH_YOLO), "--format", "json"])
+    sug = runner.invoke(app, ["suggest", "--profile", str(BENCH_YOLO), "--format", "json"])
+    assert prof.exit_code == 0 and sug.exit_code == 0, (prof.output, sug.output)
+    profile_doc, suggest_doc = json.loads(prof.stdout), json.loads(sug.stdout)
+    page = render_suggest(suggest_doc, profile_doc)
+    root = parse(page)
+    http = {s for x in suggest_doc["suggestions"] for s in x["sources"] if re.match(r"https?://", s)}
+    assert_self_contained(root, page, http)
+    cards = section(root, "suggestions").find_all("article")
+    assert len(cards) == len(suggest_doc["suggestions"])
+    first = suggest_doc["suggestions"][0]
+    assert root.find_all("h2")[0].text() == first["title"]
+    if first["expected_gain"]:
+        gain = first["expected_gain"]
+        assert f"{gain['low_pct']:.1f}–{gain['high_pct']:.1f} %" in plain(cards[0].text())
+    nms_rows = [r for r in profile_doc["op_types"] if r["family"] == "NMS"]
+    chart = {r.find_all("text")[0].text(): r for r in section(root, "families").find_all("g", "row")}
+    assert nms_rows and "bar u-cpu" in [b.attrs["class"] for b in chart["NMS"].find_all("rect", "bar")]
+
+
 def test_scan_report_lists_findings_at_file_and_line_without_gains():
     page = render_scan(scan_doc())
     root = parse(page)
@@ -463,6 +505,12 @@ def test_every_report_is_accessible_and_printable(render):
     assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:])), levels
     assert "@media print" in page
     assert all(th.attrs.get("scope") in ("col", "row") for th in root.find_all("th"))
+
+
+def test_titles_name_the_model_folder_not_the_profiler_timestamp():
+    doc = yolo_suggest_doc()
+    doc["profile"]["path"] = "runs/yolov8s-nms/localhost.localdomain_573564_20250109074803704_ascend_pt"
+    assert parse(render_suggest(doc)).find_all("title")[0].text() == "Tuning advice for yolov8s-nms"
 
 
 def test_number_formatting():
