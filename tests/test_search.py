@@ -1,0 +1,116 @@
+"""Search ranking on a small KB written here, and on the shipped KB for the issue's key queries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kb_helpers import write_search_kb
+
+from opprof_advisor import store
+from opprof_advisor.cli import app
+from opprof_advisor.errors import KnowledgeBaseError
+from opprof_advisor.search import closest_word, run_search, search
+
+
+@pytest.fixture
+def index(tmp_path):
+    return store.open_index(tmp_path / "s.db", kb_dirs=[write_search_kb(tmp_path / "kb")])
+
+
+def ids(hits):
+    return [hit.id for hit in hits]
+
+
+@pytest.mark.parametrize("query", ["nms", "NMS", "nsm", "non max suppression", "NonMaxSuppressionV3",
+                                   "batched_nms", "non-maximum suppression"])
+def test_every_spelling_of_nms_puts_the_recipe_first(index, query):
+    hits = search(index, query)
+    assert ids(hits)[0] == "nms-on-npu"
+    assert "yolov8s-migration" in ids(hits)  # the case that mentions NMS more often still comes
+
+
+def test_flash_attention_puts_the_recipe_first(index):
+    assert ids(search(index, "flash attention"))[:2] == ["flash-attention", "llama2-7b-fused-ops"]
+
+
+def test_typo_is_corrected_and_reported(index):
+    result = run_search(index, "nsm")
+    assert result.corrected == "nms"
+    assert run_search(index, "nms").corrected is None
+
+
+@pytest.mark.parametrize("query", ['AND ("', '"', "*", "NOT", "a OR b)", "NEAR(x y)", "title:nms", "'; drop table entries; --"])
+def test_user_text_never_breaks_the_query(index, query):
+    run_search(index, query)  # no exception is the point; results may be empty
+    assert index.ids()  # and the index is intact
+
+
+def test_stopwords_only_gives_no_hits(index):
+    assert search(index, 'AND ("') == []
+
+
+def test_kind_and_operator_filters(index):
+    assert ids(search(index, "nms", kind="case")) == ["yolov8s-migration"]
+    assert ids(search(index, "tune shapes", operator="BatchMatMulV2")) == ["matmul-tiling"]
+    assert ids(search(index, "llama", operator="bmm")) == ["llama2-7b-fused-ops"]
+
+
+def test_unknown_operator_filter_is_a_named_error(index):
+    with pytest.raises(KnowledgeBaseError, match="unknown operator 'Frobnicate'"):
+        search(index, "x", operator="Frobnicate")
+
+
+def test_top_limits_the_hits(index):
+    assert len(search(index, "nms", top=1)) == 1
+
+
+def test_zero_hits_gives_suggestions(index):
+    result = run_search(index, "tiling", kind="tip")
+    assert result.hits == []
+    assert result.suggestions[0] == "matmul-tiling"  # the hit that the filter removed
+
+
+def test_scores_are_between_0_and_1_and_sorted(index):
+    scores = [hit.score for hit in search(index, "attention")]
+    assert scores == sorted(scores, reverse=True)
+    assert 0 < scores[-1] and scores[0] <= 1
+
+
+def test_closest_word_prefers_transpositions_and_small_edits():
+    vocabulary = {"nms": 3, "npu": 5, "matmul": 4, "attention": 2}
+    assert closest_word("nsm", vocabulary) == "nms"
+    assert closest_word("matmlu", vocabulary) == "matmul"
+    assert closest_word("atention", vocabulary) == "attention"
+    assert closest_word("zzz", vocabulary) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped KB (kb/): the issue's acceptance queries through the CLI
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("shared-home")
+
+
+@pytest.fixture
+def shipped(shared_home, monkeypatch):
+    # One home for these tests, so the shipped KB is indexed once, not once per test.
+    monkeypatch.setenv("ADVISOR_HOME", str(shared_home))
+
+
+def first_hit(runner, *query):
+    result = runner.invoke(app, ["search", *query, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["results"][0]["id"]
+
+
+@pytest.mark.parametrize("query", ["nms", "nsm", "NMS", "non max suppression", "NonMaxSuppressionV3"])
+def test_shipped_kb_nms_queries_find_the_nms_recipe(runner, shipped, query):
+    assert first_hit(runner, query) == "nms-on-npu"
+
+
+def test_shipped_kb_flash_attention_finds_the_attention_recipe(runner, shipped):
+    assert first_hit(runner, "flash", "attention") == "flash-attention"

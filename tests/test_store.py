@@ -1,0 +1,264 @@
+"""The SQLite index: migrations, incremental and idempotent builds, freshness, recovery, adds."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+import pytest
+from kb_helpers import body_for, write_entry
+
+from opprof_advisor import kb, store
+from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
+
+
+def rows(db_path, table="entries"):
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.row_factory = sqlite3.Row
+        return {row[0]: dict(row) for row in conn.execute(f"select * from {table} order by 1")}
+    finally:
+        conn.close()
+
+
+def schema(db_path):
+    conn = sqlite3.connect(db_path)
+    try:
+        return sorted(conn.execute("select type, name from sqlite_master where name not like 'sqlite_%'").fetchall())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def kb_dir(tmp_path):
+    folder = tmp_path / "kb"
+    write_entry(folder, "alpha", title="Alpha recipe", operators=["MatMul"], related=["beta"])
+    write_entry(folder, "beta", kind="tip", title="Beta tip", body=body_for("tip"))
+    write_entry(folder, "gamma", kind="case", title="Gamma case", op_mix=["MatMul", "Cast"], body=body_for("case"))
+    return folder
+
+
+def test_migrations_end_state(tmp_path):
+    import sqlite_utils
+
+    db = sqlite_utils.Database(tmp_path / "m.db")
+    store.migrations().apply(db)
+    assert [m.name for m in store.migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search"]
+    assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
+    assert db["entries"].pks == ["id"]
+    assert db["entries_fts"].columns_dict.keys() == {name for name, _ in store.FTS_COLUMNS}
+    assert {t.name for t in db["entries"].triggers} == {"entries_ai", "entries_ad", "entries_au"}
+    assert store.migrations().pending(db) == []
+
+
+def test_migrations_applied_in_steps_reach_the_same_schema(tmp_path):
+    import sqlite_utils
+
+    stepwise = sqlite_utils.Database(tmp_path / "a.db")
+    store.migrations().apply(stepwise, stop_before="m002_full_text_search")
+    assert "entries_fts" not in stepwise.table_names()
+    store.migrations().apply(stepwise)
+    direct = sqlite_utils.Database(tmp_path / "b.db")
+    store.migrations().apply(direct)
+    assert schema(tmp_path / "a.db") == schema(tmp_path / "b.db")
+
+
+def test_build_twice_gives_identical_rows(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    first = rows(db)
+    store.build_index(db, kb_dirs=[kb_dir], rebuild=True)
+    assert rows(db) == first
+    assert sorted(first) == ["alpha", "beta", "gamma"]
+
+
+def test_editing_one_file_changes_only_its_row_and_parses_only_it(tmp_path, kb_dir, monkeypatch):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    before = rows(db)
+    write_entry(kb_dir, "beta", kind="tip", title="Beta tip, edited", body=body_for("tip"))
+    parsed = []
+    original = kb.validate_file
+    monkeypatch.setattr(kb, "validate_file", lambda path, **kw: parsed.append(path.name) or original(path, **kw))
+    index = store.open_index(db, kb_dirs=[kb_dir])
+    after = rows(db)
+    assert parsed == ["beta.md"]
+    assert {key for key in after if after[key] != before[key]} == {"beta"}
+    assert after["beta"]["title"] == "Beta tip, edited"
+    assert index.get("beta").title == "Beta tip, edited"
+
+
+def test_fts_follows_upserts_and_deletes(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    index = store.build_index(db, kb_dirs=[kb_dir])
+    assert set(index.fts_scores('"gamma"')) == {"gamma"}
+    (kb_dir / "cases" / "gamma.md").unlink()
+    write_entry(kb_dir, "beta", kind="tip", title="Beta now mentions gamma", body=body_for("tip"))
+    index = store.open_index(db, kb_dirs=[kb_dir])
+    assert set(index.fts_scores('"gamma"')) == {"beta"}
+    assert index.ids() == ["alpha", "beta"]
+
+
+def test_unchanged_kb_is_not_rebuilt_and_touching_a_file_is_not_a_change(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    first = store.build_index(db, kb_dirs=[kb_dir])
+    inode = db.stat().st_ino
+    assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
+    assert db.stat().st_ino == inode  # no rebuild: the file was not replaced
+    later = time.time() + 5
+    os.utime(kb_dir / "recipes" / "alpha.md", (later, later))
+    assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
+    assert db.stat().st_ino == inode
+
+
+def test_changed_content_changes_the_content_hash(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    first = store.build_index(db, kb_dirs=[kb_dir])
+    write_entry(kb_dir, "delta", title="Delta")
+    second = store.open_index(db, kb_dirs=[kb_dir])
+    assert second.content_hash != first.content_hash
+    assert "delta" in second.ids()
+
+
+def test_same_size_edit_within_the_same_second_is_seen(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    path = kb_dir / "recipes" / "alpha.md"
+    stat = path.stat()
+    path.write_text(path.read_text().replace("Alpha recipe", "Alpha recipf"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
+    assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha recipf"
+
+
+@pytest.mark.parametrize("content", [b"not a database at all" * 100, b""])
+def test_corrupt_index_file_is_rebuilt(tmp_path, kb_dir, content):
+    db = tmp_path / "i.db"
+    db.write_bytes(content)
+    assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+
+
+def test_foreign_sqlite_file_is_rebuilt(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    conn = sqlite3.connect(db)
+    conn.execute("create table meta (key text, value text)")
+    conn.execute("insert into meta values ('app', 'someone-else')")
+    conn.commit()
+    conn.close()
+    assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+
+
+def test_index_with_an_older_schema_is_rebuilt(tmp_path, kb_dir, monkeypatch):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    monkeypatch.setattr(store, "MIGRATION_NAMES", (*store.MIGRATION_NAMES, "m003_future"))
+    assert store.read_meta(db) is None  # an index missing a migration is not trusted
+
+
+def test_interrupted_build_leaves_the_previous_index_usable(tmp_path, kb_dir, monkeypatch):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+
+    def fail(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "_sync_entries", fail)
+    write_entry(kb_dir, "delta", title="Delta")
+    with pytest.raises(KeyboardInterrupt):
+        store.open_index(db, kb_dirs=[kb_dir])
+    assert sorted(rows(db)) == ["alpha", "beta", "gamma"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_invalid_files_are_not_indexed_and_are_reported(tmp_path, kb_dir):
+    write_entry(kb_dir, "broken", evidence="Z")
+    index = store.build_index(tmp_path / "i.db", kb_dirs=[kb_dir])
+    assert "broken" not in index.ids()
+    assert [str(p) for p in index.problems] == [
+        f"{kb_dir / 'recipes' / 'broken.md'}:5: evidence 'Z' is not one of A, B, C, D"]
+
+
+def test_later_sources_override_earlier_ones_and_duplicates_in_one_source_are_reported(tmp_path, kb_dir):
+    user = tmp_path / "user"
+    write_entry(user, "alpha", title="My own alpha")
+    write_entry(user / "more", "gamma-2", title="x")
+    write_entry(user / "more", "beta", kind="tip", title="My beta", body=body_for("tip"))
+    write_entry(user / "other", "beta", kind="tip", title="Another beta", body=body_for("tip"))
+    index = store.build_index(tmp_path / "i.db", kb_dirs=[kb_dir, user])
+    assert index.get("alpha").title == "My own alpha"
+    assert index.get("beta").title == "My beta"  # the first path of that source wins
+    assert [p.message for p in index.problems] == [
+        f"duplicate id 'beta' (also {user / 'more' / 'tips' / 'beta.md'}); not indexed"]
+
+
+def test_get_unknown_id_suggests_close_ids(tmp_path, kb_dir):
+    index = store.build_index(tmp_path / "i.db", kb_dirs=[kb_dir])
+    with pytest.raises(EntryNotFound) as caught:
+        index.get("alpah")
+    assert caught.value.suggestions[0] == "alpha"
+
+
+def test_entries_round_trip_through_the_index(tmp_path, kb_dir):
+    index = store.build_index(tmp_path / "i.db", kb_dirs=[kb_dir])
+    loaded = {entry.id: entry for entry in kb.load_entries([kb_dir])}
+    assert {entry.id: entry for entry in index.entries()} == loaded
+    assert [entry.id for entry in index.entries("tip")] == ["beta"]
+
+
+def test_unwritable_index_location_is_a_named_error(tmp_path, kb_dir):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(KnowledgeBaseError, match="cannot create the index folder"):
+        store.open_index(blocker / "sub" / "i.db", kb_dirs=[kb_dir])
+
+
+# ---------------------------------------------------------------------------------------------
+# add_entry_file
+# ---------------------------------------------------------------------------------------------
+
+
+def test_add_copies_into_the_user_kb_and_indexes(tmp_path, advisor_home):
+    source = write_entry(tmp_path / "mine", "my-case", kind="case", title="My case", body=body_for("case"))
+    entry = store.add_entry_file(source)
+    target = advisor_home / "kb" / "cases" / "my-case.md"
+    assert entry.path == str(target)
+    assert target.read_bytes() == source.read_bytes()
+    assert store.open_index().get("my-case").origin == "user"
+
+
+def test_add_refuses_an_existing_id_unless_replace(tmp_path, advisor_home):
+    source = write_entry(tmp_path / "mine", "my-tip", kind="tip", title="First", body=body_for("tip"))
+    store.add_entry_file(source)
+    with pytest.raises(EntryExists):
+        store.add_entry_file(source)
+    moved = write_entry(tmp_path / "v2", "my-tip", title="Second, now a recipe")
+    store.add_entry_file(moved, replace=True)
+    assert store.open_index().get("my-tip").title == "Second, now a recipe"
+    assert sorted(p.relative_to(advisor_home / "kb").as_posix() for p in (advisor_home / "kb").rglob("*.md")) == [
+        "recipes/my-tip.md"]  # the old copy in tips/ is gone
+
+
+def test_add_of_an_invalid_file_writes_nothing(tmp_path, advisor_home):
+    store.open_index()
+    db = advisor_home / "advisor.db"
+    before = db.read_bytes()
+    source = write_entry(tmp_path / "mine", "bad", symptoms=["not_a_symptom"], related=["nowhere"])
+    with pytest.raises(EntryValidationError) as caught:
+        store.add_entry_file(source)
+    assert [p.line for p in caught.value.problems] == [7]
+    assert not (advisor_home / "kb").exists()
+    assert db.read_bytes() == before
+
+
+def test_add_checks_related_ids_against_the_index(tmp_path, advisor_home):
+    source = write_entry(tmp_path / "mine", "lonely", related=["no-such-entry"])
+    with pytest.raises(EntryValidationError) as caught:
+        store.add_entry_file(source)
+    assert [str(p) for p in caught.value.problems] == [f"{source}:7: related id 'no-such-entry' names no entry"]
+    assert not (advisor_home / "kb").exists()
+
+
+def test_add_uses_the_front_matter_id_for_the_copy(tmp_path, advisor_home):
+    source = write_entry(tmp_path / "mine", "draft", id="tuned-gemm")
+    assert store.add_entry_file(source).id == "tuned-gemm"
+    assert (advisor_home / "kb" / "recipes" / "tuned-gemm.md").is_file()
