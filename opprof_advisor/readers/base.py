@@ -95,6 +95,13 @@ class RawProfile:
     #       -> block_imbalance when max >= 1.5 x mean (see profile_builder.IMBALANCE_RATIO)
     #   "block_ids": {"cube": [...], "vector": [...]}  block_id of each value above (to name the slowest)
     #   "pipe_ratio": {PIPE_KEY: ratio}  mean over rows (the KernelTable.pipe row carries the same)
+    # Also written (full list in the docstrings of readers/msopprof_device.py, msopprof_simulator.py):
+    #   "sub_block_ids" {side: ["cube0", "vector1", ...]}, "pipe_ratio_max" {PIPE_KEY: max over rows},
+    #   "bound_pipe" {side: PIPE_KEY}, "bound" {"pipe", "ratio"}, "imbalance" {side: {"rows", "mean_us",
+    #   "max_us", "min_us", "max_over_min" (None if min is 0), "max_over_mean", "cv", "slowest", "fastest"
+    #   ({"block_id", "sub_block_id", "time_us"})}}, "kernel", "op_type", "task_duration_us", "block_dim",
+    #   "mix_block_dim", "chip", "launches" (every launch's dict when an OPPROF holds several; the top
+    #   level is then the longest); simulator: "kernel_time_us", "cores", "hot_instructions", "block_dim".
     # Anything else (chip, frequency, instruction hot spots ...) is passed through to Profile.kernel.
     kernel_detail: dict[str, Any] | None = None
     # Known keys: "step_trace" {column: µs summed over steps, e.g. "Communication(Not Overlapped)"},
