@@ -7,7 +7,9 @@ Where the profiler lives (checked in this order):
    8.x) and prints "Cannot find msopprof, Maybe you shoule source set_env.sh in advance." when
    that variable is unset; everything after ``op`` is passed to the worker unchanged [code: the
    msprof launcher's ``msopprof_manager.cpp``, ``MsopprofManager::MsopprofManager`` /
-   ``CheckMsopprofIfExist``, Apache-2.0 and CANN-licence versions of the msprof collector].
+   ``CheckMsopprofIfExist``, Apache-2.0 and CANN-licence versions of the msprof collector]. So
+   the launcher is used only when ASCEND_TOOLKIT_HOME is set; otherwise a ``msopprof`` binary is
+   looked for, and failing that the error says to source set_env.sh.
 2. ``msopprof`` on PATH — the worker itself, same options ("the command is ``msprof op`` or
    ``msopprof``" [doc `hicann/catlass` msProf usage guide]; ``msopprof --help`` verifies the
    standalone install [doc `Ascend/msopprof` `docs/en/install_guide/msopprof_install_guide.md`]).
@@ -119,15 +121,24 @@ def find_profiler(env: Mapping[str, str] | None = None, roots: Sequence[str] | N
     """Locate ``msprof`` / ``msopprof``; raise ToolNotFound with what to install or source."""
     env = os.environ if env is None else env
     search_path = env.get("PATH", "")
-    for kind in ("msprof", "msopprof"):
-        found = shutil.which(kind, path=search_path)
-        if found:
-            return Profiler(kind, found)
+    launcher = shutil.which("msprof", path=search_path)
+    # The launcher builds its worker's path from ASCEND_TOOLKIT_HOME; without it `msprof op` fails.
+    if launcher and env.get("ASCEND_TOOLKIT_HOME"):
+        return Profiler("msprof", launcher)
+    worker = shutil.which("msopprof", path=search_path)
+    if worker:
+        return Profiler("msopprof", worker)
     for root in _candidate_roots(env, roots):
         for relative, kind in ROOT_LAYOUT:
             candidate = root / relative
-            if candidate.is_file() and os.access(candidate, os.X_OK):
+            usable = kind == "msopprof" or bool(env.get("ASCEND_TOOLKIT_HOME"))
+            if usable and candidate.is_file() and os.access(candidate, os.X_OK):
                 return Profiler(kind, str(candidate))
+    if launcher:
+        raise ToolNotFound(
+            f"{launcher} is on PATH but ASCEND_TOOLKIT_HOME is not set, so `msprof op` cannot find msopprof",
+            hint="run `source /usr/local/Ascend/ascend-toolkit/set_env.sh` (or the set_env.sh of your CANN install)",
+        )
     raise ToolNotFound("no operator profiler found (msprof / msopprof)", hint=INSTALL_HINT)
 
 

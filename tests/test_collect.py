@@ -63,6 +63,7 @@ def workdir(tmp_path, monkeypatch) -> Path:
 def _install(tmp_path, monkeypatch, name: str) -> Standin:
     standin = Standin(tmp_path, name)
     monkeypatch.setenv("PATH", f"{standin.bin}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(tmp_path / "toolkit"))  # as set_env.sh does
     monkeypatch.setenv("STANDIN_ARGV_FILE", str(standin.argv_file))
     return standin
 
@@ -133,6 +134,17 @@ def test_missing_profiler_is_one_line_saying_what_to_source(runner, tmp_path, mo
     assert "Traceback" not in result.output
 
 
+def test_msprof_without_the_toolkit_environment_says_to_source_set_env(runner, msprof, monkeypatch, workdir):
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME")
+    result = runner.invoke(app, ["collect", "--", "./my_operator"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {msprof.path} is on PATH but ASCEND_TOOLKIT_HOME is not set, so `msprof op` cannot find msopprof"
+        " — run `source /usr/local/Ascend/ascend-toolkit/set_env.sh` (or the set_env.sh of your CANN install)"
+    )
+    assert msprof.calls() == []
+
+
 def test_profiler_failure_shows_its_last_lines_and_exit_code(runner, msprof, monkeypatch, workdir):
     monkeypatch.setenv("STANDIN_EXIT_CODE", "3")
     result = runner.invoke(app, ["collect", "--", "./my_operator"])
@@ -191,8 +203,11 @@ def test_msprof_on_path_wins_over_a_toolkit_root(tmp_path):
     root = tmp_path / "root"
     (root / "bin").mkdir(parents=True)
     _executable(root / "bin" / "msopprof", "#!/bin/sh\n")
-    found = collect.find_profiler({"PATH": str(bin_dir), "ASCEND_HOME_PATH": str(root)}, roots=())
-    assert found == collect.Profiler("msprof", str(launcher))
+    env = {"PATH": str(bin_dir), "ASCEND_HOME_PATH": str(root), "ASCEND_TOOLKIT_HOME": str(root)}
+    assert collect.find_profiler(env, roots=()) == collect.Profiler("msprof", str(launcher))
+    # without the toolkit environment the launcher cannot work: the worker binary is used instead
+    del env["ASCEND_TOOLKIT_HOME"]
+    assert collect.find_profiler(env, roots=()) == collect.Profiler("msopprof", str(root / "bin" / "msopprof"))
 
 
 def test_collect_then_suggest_prints_advice_for_the_new_folder(runner, msprof, monkeypatch, workdir):
