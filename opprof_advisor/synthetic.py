@@ -32,16 +32,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from opprof_advisor.readers import chips as _chips
+
 #: AI Core / AI Vector core counts of the chips the writers know (info.json ``ai_core_num`` / ``aiv_num``).
-CHIP_CORES: dict[str, tuple[int, int]] = {
-    "Ascend910B1": (24, 48),
-    "Ascend910B2": (24, 48),
-    "Ascend910B3": (20, 40),
-    "Ascend910B4": (20, 40),
-    "Ascend910_9362": (24, 48),
-    "Ascend910_9392": (24, 48),
-    "Ascend310P3": (8, 7),
-}
+CHIP_CORES: dict[str, tuple[int, int]] = dict(_chips.CHIP_CORES)
 
 COMMUNICATION_TYPES = frozenset({"HCCL", "COMMUNICATION"})
 _NS_PER_US = 1000
@@ -348,6 +342,11 @@ def _torch_npu_dirname(rng: random.Random) -> str:
     return f"localhost.localdomain_{rng.randint(10000, 4000000)}_{_stamp(_BASE_NS, 17)}_ascend_pt"
 
 
+def _rng(seed: int, kind: str) -> random.Random:
+    """A generator per writer kind: one seed gives each producer its own folder letters and ids."""
+    return random.Random(f"{seed}:{kind}")
+
+
 def write_torch_npu_text(out: Path | str, kernels: Iterable[KernelSpec | Mapping[str, Any]], *,
                          level: str = "Level2", variant: str = "2025-11", pmu: bool = True, step: int = 1,
                          rank: int | None = 0, device_id: int = 0, seed: int = 0) -> Path:
@@ -357,7 +356,7 @@ def write_torch_npu_text(out: Path | str, kernels: Iterable[KernelSpec | Mapping
     ``variant``: a key of TORCH_NPU_VARIANTS (header spelling, line ending, versions).
     ``pmu=False`` leaves out the pipe columns (aic_metrics NONE). Returns the ``_ascend_pt`` dir.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "torch_npu")
     var = TORCH_NPU_VARIANTS[variant]
     root = _producer_dir(out, r"_ascend_pt$", lambda: _torch_npu_dirname(rng))
     launches = _with_comm_label(expand_launches(kernels, seed=seed), var["comm"])
@@ -467,7 +466,7 @@ def write_op_summary(out: Path | str, kernels: Iterable[KernelSpec | Mapping[str
     or ``Block Num`` (2026, with ``Mix Block Num``). ``slices`` > 1 splits the rows into
     ``op_summary_slice_<k>_<ts>.csv`` files. Returns the ``PROF_*`` dir.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "prof")
     root = _producer_dir(out, r"^PROF_\d{6}_\d{17}_\w+$", lambda: _prof_dirname(rng))
     launches = _with_comm_label(expand_launches(kernels, seed=seed), "COMMUNICATION")
     header = ["Device_id"] + _summary_header(block_header, pmu)
@@ -581,7 +580,7 @@ def write_msprof_db(path: Path | str, kernels: Iterable[KernelSpec | Mapping[str
     ``path``: a ``.db`` file, or a directory (a ``PROF_*`` dir is created in it unless it is one,
     and ``msprof_<ts>.db`` written there). ``schema``: a key of DB_SCHEMAS. Returns the DB file.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "prof")
     path = Path(path)
     if path.suffix != ".db":
         path = _producer_dir(path, r"^PROF_\d{6}_\d{17}_\w+$", lambda: _prof_dirname(rng)) / \
@@ -600,7 +599,7 @@ def write_torch_npu_db(out: Path | str, kernels: Iterable[KernelSpec | Mapping[s
     DB exports of one workload give equal totals. Returns the DB file
     (``<dir>/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<rank>.db``).
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "torch_npu")
     root = _producer_dir(out, r"_ascend_pt$", lambda: _torch_npu_dirname(rng))
     name = "ascend_pytorch_profiler.db" if rank is None else f"ascend_pytorch_profiler_{rank}.db"
     path = root / "ASCEND_PROFILER_OUTPUT" / name
@@ -797,7 +796,7 @@ def write_msopprof_device(out: Path | str, kernel: KernelSpec | Mapping[str, Any
     spelling and ``N/A`` vs ``NA``). A list of kernels, or ``count`` > 1, gives the multi-op
     layout ``<OpName>/<n>/`` with timestamped CSV names. Returns the ``OPPROF_*`` dir.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "opprof")
     kernels = as_specs(kernel if isinstance(kernel, (list, tuple)) else [kernel])
     root = _producer_dir(out, r"^OPPROF_\d{14}_[A-Z]{16}$", lambda: _opprof_dirname(rng))
     multi = len(kernels) > 1 or kernels[0].count > 1
@@ -931,7 +930,7 @@ def write_msopprof_simulator(out: Path | str, kernel: KernelSpec | Mapping[str, 
     each pipe's busy share of it. ``schema=1``: one trace.json per core with numeric pids (2025);
     ``schema=2``: one merged ``simulator/trace.json`` with string pids (2026). Returns the dir.
     """
-    rng = random.Random(seed)
+    rng = _rng(seed, "opprof-simulator")
     spec = as_specs([kernel])[0]
     root = _producer_dir(out, r"^OPPROF_\d{14}_[A-Z]{16}$", lambda: _opprof_dirname(rng))
     op_type = _MSOPPROF_TYPE.get(spec.task_type.upper(), spec.task_type.lower())

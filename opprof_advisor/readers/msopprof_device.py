@@ -32,8 +32,9 @@ under ``"launches"``):
   "sub_block_id", "time_us"}, "fastest": {...}}};
 * ``metric_files``: names of the metric CSVs found beside OpBasicInfo.
 
-What msOpProf cannot tell (noted, not guessed): AI CPU use and communication (one kernel only),
-core counts (not written; derive from ``chip``).
+``RawProfile.core_counts`` comes from ``readers.chips`` for the SoC named in op_basic_info.txt
+(msOpProf writes no core count). What msOpProf cannot tell is noted, not guessed: AI CPU use and
+communication (one kernel only).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from typing import Any, Iterator
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
+from opprof_advisor.readers.chips import core_counts_for
 
 FORMAT = "msopprof-device"
 
@@ -401,6 +403,7 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
                      "point at one OPPROF_* folder to see a single run")
     return RawProfile(
         path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
+        core_counts=core_counts_for(chips[0]) if len(chips) == 1 else {},
         versions={"pipe_utilization_header": longest["pipe_header"]} if longest["pipe_header"] else {},
         notes=notes, kernel_detail=detail, extra={"op_type_derived": True},
     )

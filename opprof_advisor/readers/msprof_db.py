@@ -28,6 +28,7 @@ from typing import Any
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
+from opprof_advisor.readers.chips import core_counts_for
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
@@ -179,9 +180,10 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     if not table.pipe:
         notes.append("cannot judge pipe-bound class: TASK_PMU_INFO has no pipe ratios (collect with aic-metrics "
                      "PipeUtilization and --aic-mode=task-based)")
+    chip = _chip(con, tables)
     return RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
-                      versions=_versions(con, path, tables, block), chip=_chip(con, tables),
-                      core_counts=_core_counts(path), notes=notes)
+                      versions=_versions(con, path, tables, block), chip=chip,
+                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes)
 
 
 def _text_present(cols: list[str]) -> set[str]:
