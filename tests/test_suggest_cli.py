@@ -141,3 +141,48 @@ def test_eval_folder_without_labels(runner, tmp_path):
     result = runner.invoke(app, ["eval", str(tmp_path)])
     assert result.exit_code == 1
     assert result.stderr.strip() == f"error: {tmp_path}: no scenarios.json in the bench folder — generate it with `python data/make_bench.py`"
+
+
+# Real profiler outputs under ../shared/real-profiles (read in place; skipped when absent).
+REAL_ROOTS = [
+    "catlass-msprof-op/device/02_fp32_cm_gemv_aiv",
+    "catlass-msprof-op/device/02_fp32_rm_gemv_aiv",
+    "catlass-msprof-op/simulator/01_fp16_cm_gemv_aiv",
+    "msinsight-torch-npu/db/level1",
+    "msinsight-torch-npu/server-ut/full_db",
+    "msinsight-torch-npu/server-ut/test_rank_0",
+    "msinsight-torch-npu/st-level2-cann8.3/rank_0_ascend_pt",
+    "msinsight-torch-npu/text/level0",
+    "msinsight-torch-npu/text/level1",
+    "msinsight-torch-npu/text/level2",
+    "msprof-analyze-ut/pt_llm_pmu_2025_ascend_pt",
+    "msprof-analyze-ut/pt_train_2023_ascend_pt",
+    "tilelang-ascend/custom/sigmoid",
+]
+
+
+@pytest.mark.parametrize("relative", REAL_ROOTS)
+def test_real_profiles_give_a_valid_document(runner, real_profiles, relative):
+    path = real_profiles / relative
+    if not path.exists():
+        pytest.skip(f"{relative} is not in this copy of real-profiles")
+    doc = run_json(runner, "--profile", str(path), "--top", "5")
+    assert doc["schema"] == "opprof-advisor/suggest/1"
+    assert [s["rank"] for s in doc["suggestions"]] == list(range(1, len(doc["suggestions"]) + 1))
+    for s in doc["suggestions"]:
+        share = sum(e["share"] for e in s["evidence"] if e["op_type"])
+        if s["expected_gain"] and len(s["evidence"]) < 5:  # all matched rows are listed
+            assert s["expected_gain"]["high_pct"] <= share * 100 + 1e-3
+
+
+def test_real_2023_torch_npu_aicpu_cast_gets_the_cast_recipe(runner, real_profiles):
+    doc = run_json(runner, "--profile", str(real_profiles / "msprof-analyze-ut/pt_train_2023_ascend_pt"))
+    first = doc["suggestions"][0]
+    assert first["id"] == "aicpu-dtype-cast"
+    assert "Cast" in [e["op_type"] for e in first["evidence"]]
+    assert any("aicpu_fallback" in e["why"] for e in first["evidence"])
+
+
+def test_real_catlass_gemv_imbalance_is_named(runner, real_profiles):
+    doc = run_json(runner, "--profile", str(real_profiles / "catlass-msprof-op/device/02_fp32_cm_gemv_aiv"))
+    assert "per-block-imbalance" in [s["id"] for s in doc["suggestions"][:2]]
