@@ -154,7 +154,25 @@ def render_source(source: Any, *, short: bool = False) -> str:
     if is_web_url(url):
         text = short_url(text) if short and text == url else text
         return f'<a href="{esc(url.strip())}" rel="noopener noreferrer">{esc(text)}</a>'
-    return f'<span class="source-text">{esc(text)}</span>'
+    return f'<span class="source-text">{linkify(text, short=short)}</span>'
+
+
+def linkify(text: str, *, short: bool = False) -> str:
+    """Escaped text in which the http(s) URLs written inside it become links."""
+    out, last = [], 0
+    for match in URL_IN_TEXT.finditer(text):
+        url = match.group(0).rstrip(".,;:")
+        if not is_web_url(url):
+            continue
+        out.append(esc(text[last:match.start()]))
+        shown = short_url(url) if short else url
+        out.append(f'<a href="{esc(url)}" rel="noopener noreferrer">{esc(shown)}</a>')
+        last = match.start() + len(url)
+    out.append(esc(text[last:]))
+    return "".join(out)
+
+
+URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'()\[\]{}]+", re.IGNORECASE)
 
 
 def short_url(url: str) -> str:
@@ -493,6 +511,9 @@ def profile_summary_section(source: dict, profile: dict | None) -> str:
         body += compute_split(profile)
         if profile.get("symptoms") is not None:
             body += "<h3>Symptoms found</h3>" + render_symptoms(profile.get("symptoms") or [])
+    ranks = source.get("ranks") or (profile or {}).get("ranks")
+    if isinstance(ranks, list) and ranks:
+        body += "<h3>Ranks</h3>" + rank_table(ranks)
     path = source.get("path")
     if path:
         body += f'<p class="small muted">Profile: <span class="mono">{esc(path)}</span></p>'
@@ -855,8 +876,6 @@ def render_profile(doc: dict) -> str:
         section("families", "Where the device time goes", family_chart(doc)),
         section("op-types", "Operator types", op_type_table(doc.get("op_types") or [])),
     ]
-    if doc.get("ranks"):
-        blocks.append(section("ranks", "Ranks", rank_table(doc["ranks"])))
     if isinstance(doc.get("kernel"), dict) and doc["kernel"]:
         blocks.append(section("kernel", "Kernel detail", kernel_facts(doc["kernel"])))
     blocks.append(render_notes_section(list(doc.get("notes") or [])))
@@ -904,13 +923,18 @@ def op_type_table(op_types: list[dict]) -> str:
 
 
 def rank_table(ranks: list[dict]) -> str:
-    """Per-rank device time of a multi-rank profile, with unreadable ranks named."""
-    rows = [
-        f'<tr><td class="mono">{esc(r.get("rank"))}</td><td class="num">{esc(format_us(r.get("device_time_us")))}</td>'
-        f'<td>{esc(r.get("error") or "")}</td><td class="mono small">{esc(r.get("path"))}</td></tr>'
-        for r in ranks
-    ]
-    return render_table([("Rank", False), ("Device time", True), ("Problem", False), ("Path", False)], rows)
+    """Per-rank device time of a multi-rank profile: the slowest rank marked, unreadable ranks named."""
+    times = [as_float(r.get("device_time_us")) for r in ranks]
+    slowest = max((t for t in times if t is not None), default=None)
+    rows = []
+    for r, t in zip(ranks, times):
+        mark = ' <span class="badge unit-change">slowest</span>' if t is not None and t == slowest and len(ranks) > 1 else ""
+        problem = r.get("error") or ""
+        rows.append(
+            f'<tr><td class="mono">{esc(r.get("rank"))}{mark}</td><td class="num">{esc(format_us(t))}</td>'
+            f'<td>{esc(problem)}</td><td class="mono small">{esc(r.get("path"))}</td></tr>'
+        )
+    return render_table([("Rank", False), ("Device time", True), ("Not read because", False), ("Path", False)], rows)
 
 
 def kernel_facts(kernel: dict) -> str:
@@ -1246,25 +1270,43 @@ SUPPORT_LABEL = {"s-native": "native on NPU", "s-risk": "CPU-fallback risk", "s-
 
 
 def findings_tables(findings: list[dict]) -> str:
-    """One table per category: op, location, support, replacement, source."""
+    """One table per category: op, location, support, replacement; the source on a line below."""
     if not findings:
         return '<p class="muted">No finding.</p>'
     groups: dict[str, list[dict]] = {}
     for f in findings:
         groups.setdefault(str(f.get("category") or "other"), []).append(f)
-    head = [("Operator", False), ("Location", False), ("CANN support", False), ("Replacement", False), ("Source", False)]
+    head = [("Operator", False), ("Location", False), ("CANN support", False), ("Replacement", False)]
     out = []
     for category, rows in groups.items():
-        trs = [
-            f'<tr><td class="name mono">{esc(f.get("op"))}</td><td class="mono small">{esc(location(f))}</td>'
-            f'<td><span class="swatch {support_css(f.get("support"))}" aria-hidden="true"></span> {esc(support_text(f.get("support")))}</td>'
-            f'<td class="mono small">{esc(f.get("replacement") or "—")}</td>'
-            f'<td class="small">{render_source(f.get("source"), short=True) if f.get("source") else "—"}</td></tr>'
-            for f in rows[:MAX_TABLE_ROWS]
-        ]
+        trs = [finding_rows(f) for f in rows[:MAX_TABLE_ROWS]]
         more = f" (first {MAX_TABLE_ROWS} of {len(rows)})" if len(rows) > MAX_TABLE_ROWS else ""
-        out.append(f"<h3>{esc(category)}</h3>" + render_table(head, trs, f"{len(rows)} finding(s){more}", "findings"))
+        out.append(f"<h3>{esc(CATEGORY_TITLE.get(category, category))}</h3>" + render_table(head, trs, f"{len(rows)} finding(s){more}", "findings"))
     return "".join(out)
+
+
+#: Scan finding categories as headings (the ids are scan.py's).
+CATEGORY_TITLE = {
+    "fallback": "CPU / AI CPU fallback risks",
+    "custom_kernel": "Custom CUDA kernels and CUDA-only libraries",
+    "fusion": "Fusion candidates",
+    "compute": "Compute-heavy operators",
+    "migration": "Migration (CUDA → NPU)",
+    "distributed": "Distributed (NCCL → HCCL)",
+}
+
+
+def finding_rows(f: dict) -> str:
+    """A finding's row, and its source on a full-width row below (sources are often long paragraphs)."""
+    source = f.get("source")
+    main = (
+        f'<tr class="finding"><td class="name mono">{esc(f.get("op"))}</td><td class="mono small">{esc(location(f))}</td>'
+        f'<td><span class="swatch {support_css(f.get("support"))}" aria-hidden="true"></span> {esc(support_text(f.get("support")))}</td>'
+        f'<td class="mono small">{esc(f.get("replacement") or "—")}</td></tr>'
+    )
+    if not source:
+        return main.replace('<tr class="finding">', '<tr class="finding last">', 1)
+    return main + f'<tr class="source-row"><td colspan="4">Source: {render_source(source, short=True)}</td></tr>'
 
 
 def support_text(support: Any) -> str:

@@ -394,6 +394,27 @@ def test_profile_report_lists_every_op_type_with_unit_and_share():
     assert "cannot judge block dim against the core count:" in [s.text() for s in section(root, "notes").find_all("strong")]
 
 
+def test_multi_rank_profile_names_the_slowest_and_the_unreadable_rank():
+    doc = yolo_profile_doc()
+    # profile_to_json's shape: versions flattened into source, ranks under source.
+    versions = doc["source"].pop("versions")
+    doc["source"].update(versions)
+    doc["source"]["ranks"] = [
+        {"rank": "rank0", "path": "run/rank0_ascend_pt", "device_time_us": 48_250.0, "error": None},
+        {"rank": "rank1", "path": "run/rank1_ascend_pt", "device_time_us": 51_900.0, "error": None},
+        {"rank": "rank2", "path": "run/rank2_ascend_pt", "device_time_us": None, "error": "kernel_details.csv: truncated last line"},
+    ]
+    root = parse(render_profile(doc))
+    summary = section(root, "profile")
+    assert profile_facts(root)["CANN"] == "8.0.RC2" and profile_facts(root)["Profiler level"] == "Level1"
+    rows = [[td.text().strip() for td in tr.find_all("td")] for tr in summary.find_all("table")[0].find_all("tr")[1:]]
+    assert rows == [
+        ["rank0", "48.2 ms", "", "run/rank0_ascend_pt"],
+        ["rank1 slowest", "51.9 ms", "", "run/rank1_ascend_pt"],
+        ["rank2", "—", "kernel_details.csv: truncated last line", "run/rank2_ascend_pt"],
+    ]
+
+
 def test_compare_report_shows_nms_delta_unit_change_and_total():
     page = render_compare(compare_doc())
     root = parse(page)
@@ -467,7 +488,7 @@ def test_scan_report_lists_findings_at_file_and_line_without_gains():
     assert_self_contained(root, page, {HIASCEND_NMS})
     assert root.find_all("h2")[0].text() == "5 findings, 3 with a CANN support risk"
     findings = section(root, "findings")
-    assert [h.text() for h in findings.find_all("h3")] == ["nms", "convolution", "attention", "custom_kernel"]
+    assert [h.text() for h in findings.find_all("h3")] == ["nms", "convolution", "attention", "Custom CUDA kernels and CUDA-only libraries"]
     cells = [[td.text().strip() for td in tr.find_all("td")] for tr in findings.find_all("tr")[1:2]]
     assert cells[0][:4] == ["torchvision.ops.nms", "detector/postprocess.py:41", "cpu fallback risk", "torch_npu.npu_batch_nms"]
     assert "www.hiascend.com/…/ptaoplist_000084.html" in findings.text()
