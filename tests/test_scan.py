@@ -250,6 +250,15 @@ def test_cli_table_and_markdown(runner):
     assert "1. **Run NMS" in markdown.output
 
 
+def test_cli_html_report(runner, tmp_path):
+    target = tmp_path / "scan.html"
+    result = runner.invoke(app, ["scan", str(FIXTURE), "--format", "html", "--output", str(target), "--top", "2"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"wrote {target}"
+    page = target.read_text()
+    assert "Static scan of" in page and "detector/yolo.py:45" in page and "torch_npu.npu_batch_nms" in page
+
+
 def test_exclude_globs(tmp_path):
     result = scan_path(FIXTURE, exclude=("ext/*", "utils"))
     assert not [f for f in result.findings if f.path.startswith("ext/")]

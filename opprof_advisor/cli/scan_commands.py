@@ -29,6 +29,7 @@ class ScanFormat(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    html = "html"
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +47,9 @@ def scan_command(
                                 "e.g. 'tests/*' or '*_test.py'.")] = None,
     db: Annotated[Optional[Path], typer.Option("--db", help="Index database (default: ADVISOR_DB or the per-user "
                                                            "data folder).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="With --format html: the report file "
+                                                   "(default: advisor-report-<timestamp>.html here).",
+                                                   dir_okay=False, show_default=False)] = None,
 ) -> None:
     """Find compute-heavy operators, CPU-fallback risks, CUDA-only code and fusion candidates in model source.
 
@@ -65,6 +69,10 @@ def scan_command(
         emit_json(document)
     elif fmt is ScanFormat.markdown:
         typer.echo(scan_to_markdown(document))
+    elif fmt is ScanFormat.html:
+        from opprof_advisor.html_report import render_scan, write_report
+
+        console.print(f"wrote {write_report(render_scan(document), output)}", markup=False)
     else:
         _print_tables(document)
 
