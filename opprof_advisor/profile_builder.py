@@ -260,11 +260,12 @@ def _top_values(column: list[str] | None, indices: list[int], limit: int = 4) ->
     if column is None:
         return []
     counts: Counter[str] = Counter()
-    for i in indices:
-        for item in column[i].split(";"):
+    # count whole cells first (few distinct values), then split each distinct cell once
+    for cell, times in Counter(column[i] for i in indices).items():
+        for item in cell.split(";"):
             item = item.strip()
             if item:
-                counts[item] += 1
+                counts[item] += times
     return [value for value, _ in counts.most_common(limit)]
 
 
@@ -365,11 +366,16 @@ def _check_double(ctx: _Context, rows: list[OpTypeStat]) -> None:
         return
     time_by_op: Counter[str] = Counter()
     longest = 0.0
+    verdicts: dict[tuple[str, str, str], bool] = {}  # regexes once per distinct (unit, inputs, outputs)
     for i, unit in enumerate(ctx.unit):
         if unit == "communication":
             continue
-        text = (inputs[i] if inputs else "") + ";" + (outputs[i] if outputs else "")
-        if _FLOAT64.search(text) or (unit == "ai_cpu" and _INT64.search(text)):
+        key = (unit, inputs[i] if inputs else "", outputs[i] if outputs else "")
+        hit = verdicts.get(key)
+        if hit is None:
+            text = key[1] + ";" + key[2]
+            hit = verdicts[key] = bool(_FLOAT64.search(text) or (unit == "ai_cpu" and _INT64.search(text)))
+        if hit:
             time_by_op[ctx.op_type[i]] += ctx.duration[i]
             longest = max(longest, ctx.duration[i])
     total = sum(time_by_op.values())
@@ -474,19 +480,19 @@ def _check_dynamic(ctx: _Context, rows: list[OpTypeStat]) -> None:
         ctx.note("dynamic shape", "the OP State column is missing",
                  "profiler_level=Level1 on CANN >= 8.0" if ctx.raw.format.startswith("torch") else "msprof on CANN >= 8.0")
         return
-    dynamic = Counter()
-    static = 0
-    for i, state in enumerate(states):
+    dynamic: Counter[str] = Counter()
+    static = count = 0
+    for state, op, duration in zip(states, ctx.op_type, ctx.duration):
         if state is None:
             continue
-        if state.lower() == "dynamic":
-            dynamic[ctx.op_type[i]] += ctx.duration[i]
+        if state == "dynamic" or state.lower() == "dynamic":
+            dynamic[op] += duration
+            count += 1
         elif state.lower() == "static":
             static += 1
     # msprof-analyze treats "no static operator at all" as a dynamic-shape model (FORMATS.md §3.7).
     if dynamic and not static:
         total = sum(dynamic.values())
-        count = sum(1 for s in states if s and s.lower() == "dynamic")
         ctx.add("dynamic_shape", [op for op, _ in dynamic.most_common()], total,
                 f"all {count} kernels with an OP State run in dynamic-shape mode, none static")
 
@@ -551,7 +557,8 @@ def _base_name(op: str) -> str:
 
 def _check_norm(ctx: _Context, rows: list[OpTypeStat]) -> None:
     compute = [i for i, u in enumerate(ctx.unit) if u not in ("communication", "ai_cpu")]
-    names = [_base_name(ctx.op_type[i]) for i in compute]
+    base = {op: _base_name(op) for op in set(ctx.op_type)}
+    names = [base[ctx.op_type[i]] for i in compute]
     present_families = {r.family for r in rows}
     found: dict[str, set[int]] = {}
     for pattern, steps in NORM_PATTERNS.items():

@@ -176,11 +176,11 @@ def test_two_gigabyte_sparse_file_is_refused_without_reading_it(runner, tmp_path
         f"error: {path}: binary data, not a CSV text file (2.0 GB) — point advisor at the profiler's CSV output")
 
 
-def test_long_line_without_newline_is_refused(runner, tmp_path, monkeypatch):
+def test_header_line_without_newline_is_refused(runner, tmp_path, monkeypatch):
     from opprof_advisor.readers import csvfile
 
     monkeypatch.setattr(csvfile, "MAX_LINE_CHARS", 4096)
     path = tmp_path / "op_summary.csv"
-    path.write_text("Op Name,Task Duration(us)\n" + "x" * 10000)
+    path.write_text("Op Name,Task Duration(us)," + "x" * 10000)
     assert _error_line(runner, path) == (
-        f"error: {path}:2: a line is longer than 4,096 characters; not a profiler CSV — check that the file is the profiler's CSV output")
+        f"error: {path}:1: a line is longer than 4,096 characters; not a profiler CSV — check that the file is the profiler's CSV output")

@@ -15,6 +15,7 @@ import codecs
 import csv
 import math
 from functools import partial
+from itertools import islice
 from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterator
@@ -79,11 +80,9 @@ def _human(size: int) -> str:
 
 
 def _lines(handle) -> Iterator[str]:
-    # readline with a limit: a file without newlines (corrupt, or not a CSV) is never read whole.
-    for line in iter(partial(handle.readline, MAX_LINE_CHARS), ""):
-        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
-            raise _LineTooLong()
-        yield line
+    # readline with a limit (C-level iteration, no per-line Python code): a file without newlines
+    # is never read whole; an over-long line arrives in pieces that do not fit the header.
+    return iter(partial(handle.readline, MAX_LINE_CHARS), "")
 
 
 class _LineTooLong(Exception):
@@ -143,7 +142,7 @@ def _csv_problem(path: Path, exc: Exception, reader) -> MalformedProfile:
     line = getattr(reader, "line_num", None) or None
     if isinstance(exc, _LineTooLong):
         return MalformedProfile(f"a line is longer than {MAX_LINE_CHARS:,} characters; not a profiler CSV",
-                                path=path, line=(line or 0) + 1, hint="check that the file is the profiler's CSV output")
+                                path=path, line=1, hint="check that the file is the profiler's CSV output")
     message = str(exc)
     if "unexpected end of data" in message or "EOF" in message:
         return MalformedProfile("truncated: the file ends inside a quoted field", path=path, line=line,
@@ -195,62 +194,83 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
                      required: tuple[str, ...]) -> KernelTable:
     total = path.stat().st_size
     handle, reader = _open_rows(path, encoding)
-    skipped: list[tuple[int, int]] = []  # (line, fields) of rows that do not fit the header
+    skipped: list[tuple[int, int]] = []  # (data row index, fields) of rows that do not fit the header
     with handle:
         try:
             header = next(reader, None)
             if header is None:
                 raise MalformedProfile("empty file", path=path, hint="re-export the profile")
+            if sum(map(len, header)) + len(header) >= MAX_LINE_CHARS:
+                raise _LineTooLong()
             header = _strip_trailing(header)
             mapping = columns.map_header(header)
             _check_required(path, mapping, required)
-            builder = _ColumnBuilder(path, encoding, mapping)
-            pick, width = builder.pick, len(header)
+            builder = _ColumnBuilder(path, encoding, mapping, len(header))
+            pick, width, seen = builder.pick, len(header), 0
             rows: list[tuple[str, ...]] = []
             append = rows.append
-            for row in reader:
-                if len(row) != width:
-                    if len(row) == width + 1 and row[-1] == "":
-                        row.pop()  # trailing comma on a data line
+            while True:
+                odd = 0  # rows of this chunk that did not fit (their index needs the count)
+                for row in islice(reader, CHUNK_ROWS):
+                    if len(row) == width:
+                        append(pick(row))
+                    elif len(row) == width + 1 and row[-1] == "":
+                        append(pick(row))  # trailing comma on a data line: the extra cell is not picked
                     else:
                         if row:
-                            skipped.append((reader.line_num, len(row)))
-                        continue
-                append(pick(row))
-                if len(rows) >= CHUNK_ROWS:
-                    builder.add(rows)
-                    rows.clear()
-                    if progress is not None:
-                        progress(handle.buffer.tell(), total)
+                            skipped.append((seen + len(rows) + odd, len(row)))
+                        odd += 1
+                consumed = len(rows) + odd
+                if not consumed:
+                    break
+                seen += consumed
+                builder.add(rows)
+                rows.clear()
+                if progress is not None:
+                    progress(handle.buffer.tell(), total)
         except (csv.Error, _LineTooLong) as exc:
             raise _csv_problem(path, exc, reader) from None
-        if skipped and skipped[-1][0] == reader.line_num and not _ends_with_newline(path):
-            line, fields = skipped[-1]
-            raise MalformedProfile(f"truncated last line ({fields} of {width} fields)", path=path, line=line,
+        if skipped and skipped[-1][0] == seen - 1 and not _ends_with_newline(path):
+            raise MalformedProfile(f"truncated last line ({skipped[-1][1]} of {width} fields)", path=path,
+                                   line=reader.line_num,
                                    hint="the profiler was interrupted while writing; re-export the profile")
-        builder.add(rows)
     if progress is not None:
         progress(total, total)
     if not len(builder.table):
         raise MalformedProfile("no data rows (header only)", path=path, line=1,
                                hint="the profiled run launched no kernels, or the export was cut short")
     if skipped:
+        first = _line_of_record(path, encoding, skipped[0][0])
         notes.append(f"skipped {len(skipped)} row(s) of {path} whose field count differs from the header "
-                     f"(first at line {skipped[0][0]})")
+                     f"(first at line {first})")
     return builder.table
 
 
-def line_of_row(path: Path, encoding: str, row_index: int) -> int | None:
-    """The physical line of data row ``row_index`` (0-based, header excluded); only used to report errors."""
+def _line_of_record(path: Path, encoding: str, record: int) -> int | None:
+    """Physical line where CSV record ``record`` (0-based after the header) starts; error paths only."""
     with path.open("r", encoding=encoding, newline="") as handle:
         reader = csv.reader(_lines(handle))
         next(reader, None)
-        seen = -1
+        start = reader.line_num + 1
+        for index, _ in enumerate(reader):
+            if index == record:
+                return start
+            start = reader.line_num + 1
+    return None
+
+
+def line_of_row(path: Path, encoding: str, row_index: int, width: int) -> int | None:
+    """The physical line of the ``row_index``-th row that fits the header (0-based); error paths only."""
+    with path.open("r", encoding=encoding, newline="") as handle:
+        reader = csv.reader(_lines(handle))
+        next(reader, None)
+        start, seen = reader.line_num + 1, -1
         for row in reader:
-            if row:
+            if len(row) == width or (len(row) == width + 1 and row[-1] == ""):
                 seen += 1
                 if seen == row_index:
-                    return reader.line_num
+                    return start
+            start = reader.line_num + 1
     return None
 
 
@@ -262,19 +282,23 @@ def _check_required(path: Path, mapping: dict[str, int], required: tuple[str, ..
                                    hint="export the profile with a supported tool version")
 
 
+#: Mapped columns the KernelTable has no place for (recognised, but not kept).
+_NOT_KEPT = frozenset({"start_us", "step_id", "device_id"})
+
+
 class _ColumnBuilder:
     """Turns chunks of raw rows into the typed, de-duplicated columns of a KernelTable."""
 
-    def __init__(self, path: Path, encoding: str, mapping: dict[str, int]):
-        self.path, self.encoding = path, encoding
-        fields = list(mapping)
+    def __init__(self, path: Path, encoding: str, mapping: dict[str, int], width: int):
+        self.path, self.encoding, self.width = path, encoding, width
+        fields = [f for f in mapping if f not in _NOT_KEPT]
         # Only the needed cells of each row are kept (itemgetter), in this order:
         self.slot = {field: position for position, field in enumerate(fields)}
         getter = itemgetter(*(mapping[f] for f in fields))
         self.pick = getter if len(fields) > 1 else (lambda row, _g=getter: (_g(row),))
         self.table = KernelTable()
         self.pipe_keys = [f[5:] for f in fields if f.startswith("pipe:")]
-        present = {f for f in fields if not f.startswith("pipe:")}
+        present = {f for f in mapping if not f.startswith("pipe:")}
         if self.pipe_keys:
             present.add("pipe")
         self.table.present = present
@@ -308,7 +332,7 @@ class _ColumnBuilder:
         self.rows_done += n
 
     def _fail(self, index: int, message: str) -> MalformedProfile:
-        line = line_of_row(self.path, self.encoding, self.rows_done + index)
+        line = line_of_row(self.path, self.encoding, self.rows_done + index, self.width)
         return MalformedProfile(message, path=self.path, line=line,
                                 hint="the file is corrupt or edited; re-export the profile")
 
