@@ -1000,9 +1000,12 @@ def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike 
         return [], ["no ranked advice: the scan found no operators to rank the knowledge base against"]
     from opprof_advisor.matcher import load_matcher
 
-    index = open_index(db_path)
-    entries = index.entries()
-    ranked = suggest(profile, entries, top=len(entries), gains=False, matcher=load_matcher(index))
+    try:
+        index = open_index(db_path)
+        entries = index.entries()
+        ranked = suggest(profile, entries, top=len(entries), gains=False, matcher=load_matcher(index))
+    except AdvisorError as exc:  # a broken knowledge base must not hide the findings
+        return [], [f"cannot rank advice: {exc}"]
     backed = [s for s in ranked.suggestions if s.matched_symptoms][: max(0, top)]
     items = []
     for rank, suggestion in enumerate(backed, start=1):

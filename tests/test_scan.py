@@ -216,6 +216,21 @@ def test_ranked_advice_puts_nms_then_attention_first_without_gains(fixture_scan)
     assert notes == []
 
 
+def test_a_broken_knowledge_base_leaves_the_findings_and_says_why(runner, monkeypatch):
+    from opprof_advisor import store
+    from opprof_advisor.errors import KnowledgeBaseError
+
+    def broken(*args, **kwargs):
+        raise KnowledgeBaseError("index is corrupt", path="advisor.db", hint="run advisor kb rebuild")
+
+    monkeypatch.setattr(store, "open_index", broken)
+    result = runner.invoke(app, ["scan", str(FIXTURE), "--format", "json"])
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert len(document["findings"]) == len(EXPECTED) and document["suggestions"] == []
+    assert "cannot rank advice: advisor.db: index is corrupt — run advisor kb rebuild" in document["notes"]
+
+
 # ------------------------------------------------------------------------------------------
 # CLI and JSON
 # ------------------------------------------------------------------------------------------
