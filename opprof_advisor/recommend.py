@@ -34,9 +34,12 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    the time saved that percentage of ``device_time_us`` — never more than the matched share.
    An ``end_to_end`` gain (a whole-model result in a case) is not an expectation: the notes say
    "observed in that case". No gain → ``expected_gain`` is None and a note says so.
-5. **Similar cases.** Cosine between the profile's family-share vector and each case's
-   ``op_mix``: an ordered list of families (descending device time) whose i-th item (from 0)
-   gets weight ``1/(i+1)``, normalised to sum 1.
+5. **Similar cases.** ``similarity = 0.8 × cosine + 0.2 × overlap``. ``cosine`` is between the
+   profile's family-share vector and the case's ``op_mix``: an ordered list of families
+   (descending device time) whose i-th item (from 0) gets weight ``1/(i+1)``, normalised to sum
+   1. ``overlap`` is the Jaccard index of the defect symptoms (bound classes left out) of the
+   profile and of the case: two detectors with the same layers differ in *what went wrong*
+   (NMS on the AI CPU versus a host-side NMS loop), which the op mix alone cannot tell.
 """
 
 from __future__ import annotations
@@ -136,6 +139,8 @@ class SimilarCase:
     id: str
     title: str
     similarity: float
+    mix_cosine: float = 0.0
+    symptom_overlap: float = 0.0
 
 
 @dataclass
@@ -427,18 +432,32 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+MIX_WEIGHT = 0.8
+SYMPTOM_WEIGHT = 0.2
+
+
 def similar_cases(profile: Profile, entries: Sequence[Entry], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
-    """Cases whose op mix is closest to the profile's family shares (similarity > 0), best first."""
+    """Cases whose op mix (and defect symptoms) are closest to the profile's, best first."""
     shares = {f: s for f, s in profile.family_shares().items() if s > 0}
+    problems = {s.id for s in profile.symptoms if s.id not in DESCRIPTIVE_SYMPTOMS}
     found = []
     for entry in entries:
         if entry.kind != "case" or not entry.op_mix:
             continue
-        similarity = cosine(shares, case_mix_weights(entry.op_mix))
-        if similarity > 0:
-            found.append(SimilarCase(entry.id, entry.title, round(similarity, 4)))
+        mix = cosine(shares, case_mix_weights(entry.op_mix))
+        if mix <= 0:
+            continue
+        overlap = jaccard(problems, {s for s in entry.symptoms if s not in DESCRIPTIVE_SYMPTOMS})
+        similarity = MIX_WEIGHT * mix + SYMPTOM_WEIGHT * overlap
+        found.append(SimilarCase(entry.id, entry.title, round(similarity, 4), round(mix, 4), round(overlap, 4)))
     found.sort(key=lambda c: (-c.similarity, c.id))
     return found[:limit]
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b|, 0 when both are empty."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -633,9 +652,12 @@ def score_breakdown(suggestion: Suggestion) -> str:
     )
 
 
-def similar_case_text(case: SimilarCase) -> str:
-    """``your profile resembles <title> (0.83)``."""
-    return f"your profile resembles {case.id} — {case.title} ({case.similarity:.2f})"
+def similar_case_text(case: SimilarCase, *, explain: bool = False) -> str:
+    """``your profile resembles <id> — <title> (0.83)``; with ``explain`` the two parts too."""
+    text = f"your profile resembles {case.id} — {case.title} ({case.similarity:.2f})"
+    if explain:
+        text += f" [op mix cosine {case.mix_cosine:.2f}, symptom overlap {case.symptom_overlap:.2f}]"
+    return text
 
 
 def suggestions_to_markdown(result: SuggestResult, *, explain: bool = False) -> str:
@@ -667,7 +689,7 @@ def suggestions_to_markdown(result: SuggestResult, *, explain: bool = False) -> 
         lines.append("")
     if result.similar_cases:
         lines += ["## Similar cases", ""]
-        lines += [f"- {similar_case_text(c)}" for c in result.similar_cases]
+        lines += [f"- {similar_case_text(c, explain=explain)}" for c in result.similar_cases]
         lines.append("")
     if result.notes:
         lines += ["## Notes", ""]

@@ -271,3 +271,21 @@ def test_markdown_lists_gain_and_cases(entries, matcher):
     assert "- expected gain: 4.0–5.6 % (4.0 ms–5.6 ms)" in text
     assert "your profile resembles yolov8s-migration" in text
     assert "matched terms: " in text
+
+
+def test_similar_case_blends_op_mix_and_defect_symptoms():
+    from opprof_advisor.recommend import similar_cases
+
+    mix = ["Conv2D", "Activation", "NMS"]
+    cases = [
+        Entry(id="loop-case", kind="case", title="NMS loop", symptoms=["launch_bound", "no_bound"], op_mix=mix,
+              evidence="D", sources=[SEED]),
+        Entry(id="fallback-case", kind="case", title="NMS fallback", symptoms=["aicpu_fallback", "mte2_bound"],
+              op_mix=mix, evidence="D", sources=[SEED]),
+    ]
+    found = similar_cases(yolo_profile(), cases)
+    assert [c.id for c in found] == ["fallback-case", "loop-case"]
+    # Same op mix, so the same cosine; bound classes (no_bound, mte2_bound) are left out of the overlap.
+    assert found[0].mix_cosine == found[1].mix_cosine
+    assert (found[0].symptom_overlap, found[1].symptom_overlap) == (pytest.approx(1 / 2), 0.0)
+    assert found[0].similarity == pytest.approx(0.8 * found[0].mix_cosine + 0.2 * 0.5, abs=1e-4)

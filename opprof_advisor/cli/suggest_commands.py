@@ -91,7 +91,7 @@ def _print_table(result, explain: bool) -> None:
             if s.expected_gain:
                 console.print(f"   gain basis: {s.expected_gain.basis}")
     for case in result.similar_cases:
-        console.print(similar_case_text(case))
+        console.print(similar_case_text(case, explain=explain))
     for note in result.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
 
