@@ -46,10 +46,12 @@ def suggest_command(
     db: Annotated[Optional[Path], _DB_OPTION] = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
+    from opprof_advisor.cli.profile_commands import _DelayedProgress  # the bar `advisor profile` shows
     from opprof_advisor.readers import read_profile
     from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
 
-    parsed = read_profile(profile)
+    with _DelayedProgress(f"reading {profile.name}") as progress:
+        parsed = read_profile(profile, progress)
     index, entries, matcher = _open(db)
     result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
                      matcher=matcher, explain=explain)
