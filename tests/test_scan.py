@@ -163,6 +163,21 @@ def test_import_aliases_are_resolved(tmp_path):
     }
 
 
+def test_attention_through_einsum_method_softmax_and_dropout(tmp_path):
+    _write(tmp_path, "attn.py", "\n".join([
+        "import torch",
+        "class A(torch.nn.Module):",
+        "    def forward(self, q, k, v):",
+        "        w = torch.einsum('bhqd,bhkd->bhqk', q, k) * self.scale",
+        "        w = w.softmax(dim=-1)",
+        "        w = self.drop(w)",
+        "        return torch.einsum('bhqk,bhkd->bhqd', w, v)",
+    ]) + "\n")
+    pairs = _pairs(scan_path(tmp_path))
+    assert ("hand-written attention", "attn.py:5") in pairs
+    assert {p for p in pairs if p[0] == "hand-written attention"} == {("hand-written attention", "attn.py:5")}
+
+
 def test_rmsnorm_division_form_and_mask_variables(tmp_path):
     _write(tmp_path, "norm.py", "\n".join([
         "import torch",
@@ -261,7 +276,10 @@ def test_cli_table_and_markdown(runner):
     assert "failed: utils/broken.py: line 1" in table.output
     markdown = runner.invoke(app, ["scan", str(FIXTURE), "--format", "markdown", "--top", "2"])
     assert "## CPU / AI CPU fallback risks" in markdown.output
-    assert "| `detector/yolo.py:45` | `torchvision.ops.nms` | cpu_fallback_risk | torch_npu.npu_batch_nms |" in markdown.output
+    row = next(line for line in markdown.output.splitlines() if line.startswith("| `detector/yolo.py:45` |"))
+    assert row.startswith("| `detector/yolo.py:45` | `torchvision.ops.nms` | cpu_fallback_risk | torch_npu.npu_batch_nms | [")
+    number = row.rsplit("[", 1)[1].split("]")[0]
+    assert f"\n{number}. github ultralytics/ultralytics PR #13269" in markdown.output
     assert "1. **Run NMS" in markdown.output
 
 

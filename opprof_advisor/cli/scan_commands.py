@@ -128,12 +128,14 @@ def scan_to_markdown(document: dict) -> str:
     lines = [f"# advisor scan: {document['root']}", "",
              f"{document['files_scanned']} Python file(s) scanned, {len(document['files_failed'])} failed, "
              f"{len(document['findings'])} finding(s).", ""]
+    sources: dict[str, int] = {}  # long citations become numbered references listed at the end
     for category, findings in _by_category(document["findings"]):
         lines += [f"## {_CATEGORY_TITLE.get(category, category)}", "",
                   "| Location | Op | Support | Replacement | Source |", "|---|---|---|---|---|"]
         for f in findings:
+            number = sources.setdefault(f["source"], len(sources) + 1)
             lines.append(f"| `{f['path']}:{f['line']}` | `{_md(f['op'])}` | {f['support']} | "
-                         f"{_md(f['replacement'] or '—')} | {_md(f['source'])} |")
+                         f"{_md(f['replacement'] or '—')} | [{number}] |")
         lines.append("")
     if document["files_failed"]:
         lines += ["## Files that could not be scanned", ""]
@@ -148,6 +150,8 @@ def scan_to_markdown(document: dict) -> str:
         lines.append("")
     if document["notes"]:
         lines += ["## Notes", ""] + [f"- {_md(note)}" for note in document["notes"]] + [""]
+    if sources:
+        lines += ["## Sources", ""] + [f"{number}. {_md(text)}" for text, number in sources.items()] + [""]
     return "\n".join(lines)
 
 
