@@ -603,3 +603,72 @@ def test_stylesheet_ships_inside_the_package():
     css = Path(__file__).resolve().parent.parent / "opprof_advisor" / "html_report.css"
     assert css.is_file()
     assert css.read_text(encoding="utf-8") in render_profile(yolo_profile_doc())
+
+
+# --------------------------------------------------------------------------------------------
+# `--format html` of the commands (wired in the CLI modules; these run once the option exists)
+# --------------------------------------------------------------------------------------------
+
+SCAN_REPO = Path(__file__).resolve().parent / "scan_fixture_repo"
+
+
+def require_html_option(runner, command: list[str]) -> None:
+    """Skip until the command offers --format html and --output (the CLI wiring is separate work)."""
+    from opprof_advisor.cli import app
+
+    text = runner.invoke(app, [*command, "--help"]).output
+    if "html" not in text or "--output" not in text:
+        pytest.skip(f"`advisor {' '.join(command)}` has no --format html / --output yet")
+
+
+def run_html(runner, args: list[str], out: Path) -> Node:
+    """Run a command with --format html --output OUT; stdout says the written path ("wrote PATH")."""
+    from opprof_advisor.cli import app
+
+    result = runner.invoke(app, [*args, "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() in (str(out.absolute()), f"wrote {out.absolute()}")
+    return parse(out.read_text(encoding="utf-8"))
+
+
+@pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
+def test_cli_suggest_html(runner, tmp_path):
+    from opprof_advisor.cli import app
+
+    require_html_option(runner, ["suggest"])
+    doc = json.loads(runner.invoke(app, ["suggest", "--profile", str(BENCH_YOLO), "--format", "json"]).stdout)
+    root = run_html(runner, ["suggest", "--profile", str(BENCH_YOLO)], tmp_path / "advice.html")
+    assert root.find_all("h2")[0].text() == doc["suggestions"][0]["title"]
+    assert len(section(root, "families").find_all("g", "row")) > 0, "the suggest report embeds the profile chart"
+
+
+@pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
+def test_cli_profile_html_default_name(runner, tmp_path, monkeypatch):
+    from opprof_advisor.cli import app
+
+    require_html_option(runner, ["profile"])
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["profile", str(BENCH_YOLO), "--format", "html"])
+    assert result.exit_code == 0, result.output
+    written = Path(result.stdout.strip().removeprefix("wrote "))
+    assert written.parent == tmp_path and re.fullmatch(r"advisor-report-\d{8}-\d{6}(-\d+)?\.html", written.name)
+    assert "NonMaxSuppressionV3" in section(parse(written.read_text(encoding="utf-8")), "op-types").text()
+
+
+@pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
+def test_cli_compare_html_of_a_profile_with_itself(runner, tmp_path):
+    require_html_option(runner, ["compare"])
+    root = run_html(runner, ["compare", str(BENCH_YOLO), str(BENCH_YOLO)], tmp_path / "cmp.html")
+    assert plain(root.find_all("h2")[0].text()).endswith("(+0.0 %, unchanged)")
+
+
+@pytest.mark.skipif(not SCAN_REPO.is_dir(), reason="tests/scan_fixture_repo is not in this checkout")
+def test_cli_scan_html(runner, tmp_path):
+    from opprof_advisor.cli import app
+
+    require_html_option(runner, ["scan"])
+    doc = json.loads(runner.invoke(app, ["scan", str(SCAN_REPO), "--format", "json"]).stdout)
+    root = run_html(runner, ["scan", str(SCAN_REPO)], tmp_path / "scan.html")
+    locations = {f"{f['path']}:{f['line']}" for f in doc["findings"]}
+    shown = {td.text() for td in section(root, "findings").find_all("td") if "mono" in td.classes() and "small" in td.classes()}
+    assert locations <= shown
