@@ -274,6 +274,8 @@ def collect_evidence(match: _Match, profile: Profile) -> list[Evidence]:
     for row in match.rows[:MAX_EVIDENCE_ROWS]:
         reasons = [f"{row.family} on {row.unit}, {row.count} launches"]
         reasons += [f"{s.id}: {s.detail}" for s in match.symptoms if _concerns(s, row)]
+        if not match.symptoms:
+            reasons.append("operator present; none of the entry's symptoms seen")
         items.append(Evidence(row.op_type, round(row.time_us, 3), round(row.share, 6), "; ".join(reasons)))
     for symptom in match.symptoms:
         if not symptom.op_types:

@@ -152,3 +152,27 @@ def test_corrupt_cache_is_refitted(tmp_path):
     matcher = load_matcher(index)
     assert matcher.vectorizer_ is not None
     assert json.loads(cache_path(index).read_text())["schema"] == "opprof-advisor/matcher/1"
+
+
+def test_pure_python_equals_sklearn_on_the_real_kb_and_profile_queries():
+    from sklearn.metrics.pairwise import linear_kernel
+
+    from opprof_advisor.kb import load_entry, find_kb_files
+    from opprof_advisor.models import OpTypeStat, Profile, Symptom
+    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.recommend import build_query
+
+    entries = [load_entry(path) for path in find_kb_files([builtin_kb_dir()])]
+    matcher = EntryMatcher().fit(entries)
+    rows = [OpTypeStat("Conv2D", "Conv2D", "ai_core", 64, 5000.0, 0.5, dtypes=["FLOAT16"]),
+            OpTypeStat("NonMaxSuppressionV3", "NMS", "ai_cpu", 1, 2000.0, 0.2, dtypes=["FLOAT", "INT32"]),
+            OpTypeStat("MatmulLeakyRelu", "MatmulLeakyRelu", "ai_core", 1, 3000.0, 0.3)]
+    profile = Profile("p", "torch-npu-text", device_time_us=10_000.0, op_types=rows,
+                      symptoms=[Symptom("aicpu_fallback", ["NonMaxSuppressionV3"], 0.2, "NMS on AI CPU"),
+                                Symptom("launch_bound", [], 0.1, "gaps")])
+    queries = [build_query(profile), build_query(profile, model="yolov8s"), build_query(Profile("e", "x"))]
+    docs = matcher.vectorizer_.transform([entry_document(e) for e in entries])
+    for query in queries:
+        expected = linear_kernel(matcher.vectorizer_.transform([query]), docs)[0]
+        got = matcher.score(query)
+        assert max(abs(a - b) for a, b in zip(got, expected)) < 1e-9
