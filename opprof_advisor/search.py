@@ -213,14 +213,15 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
     fts_words = list(dict.fromkeys([*terms, *(family.lower() for family in families)]))
     bm25 = index.fts_scores(" OR ".join(fts_term(word) for word in fts_words), limit=max(500, len(candidates)))
     best_bm25 = min(bm25.values(), default=0.0)
+    fuzzy_raw = fuzzy_scores(candidates, terms)
     hits = []
-    for entry in candidates:
-        fts = bm25[entry.id] / best_bm25 if entry.id in bm25 and best_bm25 < 0 else (1.0 if entry.id in bm25 else 0.0)
+    for position, entry in enumerate(candidates):
         operator = operator_score(entry, families)
-        fuzzy_raw = fuzzy_score(entry, terms)
-        if not (entry.id in bm25 or operator > 0 or fuzzy_raw >= FUZZY_ONLY_MIN):
+        raw = fuzzy_raw.get(position, 0.0)
+        if not (entry.id in bm25 or operator > 0 or raw >= FUZZY_ONLY_MIN):
             continue
-        fuzzy = max(0.0, (fuzzy_raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
+        fts = bm25[entry.id] / best_bm25 if entry.id in bm25 and best_bm25 < 0 else float(entry.id in bm25)
+        fuzzy = max(0.0, (raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
         score = WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + KIND_PRIOR.get(entry.kind, 0.0)
         hits.append(SearchHit(entry.id, entry.kind, entry.title, round(score / MAX_SCORE, 4), entry.operators, entry.tags))
     hits.sort(key=lambda hit: (-hit.score, KIND_ORDER.get(hit.kind, 9), hit.id))
@@ -241,22 +242,36 @@ def operator_score(entry: EntrySummary, families: dict[str, float]) -> float:
     return best
 
 
-def fuzzy_score(entry: EntrySummary, terms: list[str]) -> float:
-    """Best rapidfuzz similarity (0..100) of the query terms to the entry's title, id and tags."""
-    from rapidfuzz import fuzz
+def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, float]:
+    """Best rapidfuzz similarity (0..100, at least FUZZY_FLOOR) of the query to each candidate's title, id,
+    tags and models, keyed by the candidate's position. rapidfuzz loops in C over all candidates at once.
+    """
+    from rapidfuzz import fuzz, process
 
-    text = " ".join(terms)
-    title = entry.title.lower()
-    scores = [fuzz.token_set_ratio(text, title), fuzz.ratio("-".join(terms), entry.id)]
-    joined = "".join(terms)
-    if len(joined) >= 3:
-        scores.append(fuzz.partial_ratio("-".join(terms), entry.id))
+    best: dict[int, float] = {}
+
+    def take(query: str, choices: list[str], scorer, owners: list[int] | None = None) -> None:
+        for _, score, position in process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=FUZZY_FLOOR):
+            owner = owners[position] if owners is not None else position
+            if score > best.get(owner, 0.0):
+                best[owner] = score
+
+    text, slug, joined = " ".join(terms), "-".join(terms), "".join(terms)
+    titles = [entry.title.lower() for entry in candidates]
+    ids = [entry.id for entry in candidates]
+    take(text, titles, fuzz.token_set_ratio)
+    take(slug, ids, fuzz.partial_ratio if len(joined) >= 3 else fuzz.ratio)
     if len(joined) >= 5:
-        scores.append(fuzz.partial_ratio(joined, re.sub(r"[^a-z0-9]+", "", title)))
-    labels = [*entry.tags, *entry.models]
+        take(joined, [re.sub(r"[^a-z0-9]+", "", title) for title in titles], fuzz.partial_ratio)
+    labels, owners = [], []
+    for position, entry in enumerate(candidates):
+        for label in (*entry.tags, *entry.models):
+            labels.append(label)
+            owners.append(position)
     for term in terms:
-        if term in labels:
-            scores.append(100.0)
-        elif len(term) >= 4 and labels:
-            scores.append(max(fuzz.ratio(term, label) for label in labels))
-    return max(scores)
+        take(term, labels, fuzz.ratio if len(term) >= 4 else _exact, owners)
+    return best
+
+
+def _exact(a: str, b: str, **_: Any) -> float:
+    return 100.0 if a == b else 0.0
