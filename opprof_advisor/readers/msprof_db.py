@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -161,17 +162,17 @@ def _first(candidates: tuple[str, ...], columns: list[str]) -> str | None:
 def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawProfile:
     cols = _columns(con, "COMPUTE_TASK_INFO")
     block, mix = _first(_BLOCK_COLUMNS, cols), _first(_MIX_COLUMNS, cols)
-    has_state, has_wait = "opState" in cols, "waitNs" in cols
-    rows = _compute_rows(con, cols, block, mix, has_state, has_wait)
-    pipe = _pmu(con) if "TASK_PMU_INFO" in tables else {}
+    strings = _Strings(con)
+    table, gids = _compute_table(con, cols, block, mix, strings)
     comm, comm_note = _communication(con, tables)
-    table = _kernel_table(rows, comm, pipe, has_wait)
-    table.present = _text_present(cols) | {"duration_us", "wait_us"}
-    if block:
-        table.present.add("block_dim")
-    if mix:
-        table.present.add("mix_block_dim")
-    if has_state:
+    order = _append_communication(table, comm, strings)
+    if "TASK_PMU_INFO" in tables:
+        _fill_pipe(con, table, gids, strings)
+    _reorder(table, order)
+    _fill_wait(table)
+    table.present = {f for c, f in _TEXT_COLUMNS.items() if c in cols} | {"duration_us", "wait_us"}
+    table.present |= {name for name, col in (("block_dim", block), ("mix_block_dim", mix)) if col}
+    if "opState" in cols:
         table.present.add("op_state")
     if table.pipe:
         table.present.add("pipe")
@@ -186,65 +187,99 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
                       core_counts=_core_counts(path) or core_counts_for(chip), notes=notes)
 
 
-def _text_present(cols: list[str]) -> set[str]:
-    return {field for col, field in _TEXT_COLUMNS.items() if col in cols}
+class _Strings(dict):
+    """STRING_IDS id -> cleaned text, loaded lazily; one shared str object per distinct value."""
+
+    def __init__(self, con: sqlite3.Connection):
+        super().__init__()
+        self.raw = dict(con.execute("SELECT id, value FROM STRING_IDS"))
+
+    def __missing__(self, sid: Any) -> str:
+        value = self[sid] = _text(self.raw.get(sid))
+        return value
 
 
-def _compute_rows(con: sqlite3.Connection, cols: list[str], block: str | None, mix: str | None,
-                  has_state: bool, has_wait: bool) -> list[tuple]:
-    text = [c for c in _TEXT_COLUMNS if c in cols] + (["opState"] if has_state else [])
-    selects = [f"s{i}.value" for i in range(len(text))]
-    joins = [f"LEFT JOIN STRING_IDS s{i} ON s{i}.id = c.{col}" for i, col in enumerate(text)]
-    sql = (f"SELECT t.startNs, t.endNs, t.deviceId, c.globalTaskId, "
-           f"{f'c.{block}' if block else 'NULL'}, {f'c.{mix}' if mix else 'NULL'}, "
-           f"{'c.waitNs' if has_wait else 'NULL'}, {', '.join(selects)} "
-           f"FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId {' '.join(joins)} "
-           f"ORDER BY t.deviceId, t.startNs")
-    out = []
-    for row in con.execute(sql):
-        values = dict(zip(text, row[7:]))
-        out.append((row[0], row[1], row[2], row[3], row[4], row[5], row[6], values))
-    return out
+def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, mix: str | None,
+                   strings: _Strings) -> tuple[KernelTable, list[int]]:
+    """Columns of COMPUTE_TASK_INFO ⋈ TASK (ids mapped through STRING_IDS in Python: fast and shared)."""
+    text = [c for c in _TEXT_COLUMNS if c in cols]
+    extra = ["opState"] if "opState" in cols else []
+    sql = (f"SELECT t.startNs, t.endNs, t.deviceId, c.globalTaskId, {f'c.{block}' if block else 'NULL'}, "
+           f"{f'c.{mix}' if mix else 'NULL'}, {'c.waitNs' if 'waitNs' in cols else 'NULL'}"
+           f"{''.join(f', c.{c}' for c in text + extra)} "
+           "FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId")
+    rows = con.execute(sql).fetchall()
+    columns = list(zip(*rows)) if rows else [()] * (7 + len(text) + len(extra))
+    del rows
+    table = KernelTable()
+    table.start_ns = [int(v or 0) for v in columns[0]]  # type: ignore[attr-defined]  # reader-private
+    table.device = [int(v or 0) for v in columns[2]]  # type: ignore[attr-defined]
+    table.duration_us = [max(0, int(e or 0) - s) / 1000.0 for s, e in zip(table.start_ns, columns[1])]
+    table.block_dim = [None if v is None else int(v) for v in columns[4]]
+    table.mix_block_dim = [None if v is None else int(v) for v in columns[5]]
+    table.wait_us = [None if v is None else v / 1000.0 for v in columns[6]]
+    get = strings.__getitem__
+    for i, col in enumerate(text):
+        setattr(table, _TEXT_COLUMNS[col], list(map(get, columns[7 + i])))
+    for col in _TEXT_COLUMNS:
+        if col not in text:
+            setattr(table, _TEXT_COLUMNS[col], [""] * len(table.duration_us))
+    table.op_state = [v or None for v in map(get, columns[7 + len(text)])] if extra else \
+        [None] * len(table.duration_us)
+    return table, list(columns[3])
 
 
-def _pmu(con: sqlite3.Connection) -> dict[int, dict[str, float]]:
-    """globalTaskId -> {PIPE_KEY: ratio} from TASK_PMU_INFO (ratio rows only)."""
-    names = {}
-    for sid, value in con.execute("SELECT id, value FROM STRING_IDS WHERE value LIKE '%ratio'"):
+def _fill_pipe(con: sqlite3.Connection, table: KernelTable, gids: list[int], strings: _Strings) -> None:
+    """Pipe-ratio columns from TASK_PMU_INFO (ratio rows only; names carry no unit suffix)."""
+    keys = {}
+    for sid, value in strings.raw.items():
         m = _PMU_NAME.match(value or "")
         if m:
             pipe = "cube" if m.group(2) == "mac" else m.group(2)
             key = f"{m.group(1)}_{pipe}" if m.group(1) else pipe
             if key in PIPE_KEYS:
-                names[sid] = key
-    if not names:
-        return {}
-    out: dict[int, dict[str, float]] = {}
-    marks = ",".join("?" * len(names))
-    for gid, sid, value in con.execute(
-            f"SELECT globalTaskId, name, value FROM TASK_PMU_INFO WHERE name IN ({marks})", list(names)):
-        if value is not None:
-            out.setdefault(gid, {})[names[sid]] = float(value)
-    return out
+                keys[sid] = key
+    if not keys:
+        return
+    # SQLite maps each name to a slot number, so the per-row Python work is two look-ups; no
+    # per-row dicts (a 400k-kernel DB has millions of PMU rows).
+    slots = {sid: n for n, sid in enumerate(keys)}
+    case = " ".join(f"WHEN {int(sid)} THEN {n}" for sid, n in slots.items())
+    position = dict(zip(gids, range(len(gids))))
+    columns = [[None] * len(table.duration_us) for _ in slots]  # communication rows keep None
+    cursor = con.execute(f"SELECT globalTaskId, CASE name {case} END, value FROM TASK_PMU_INFO "
+                         f"WHERE name IN ({','.join(str(int(sid)) for sid in slots)}) AND value IS NOT NULL")
+    found = False
+    get = position.get
+    for rows in iter(lambda: cursor.fetchmany(65536), []):
+        found = True
+        for gid, slot, value in rows:
+            i = get(gid)
+            if i is not None:
+                columns[slot][i] = value
+    if not found:
+        return
+    for sid, n in slots.items():
+        key, column = keys[sid], columns[n]
+        if key in table.pipe:  # two spellings of one pipe (aic_mac_ratio / aic_cube_ratio): merge
+            column = [a if a is not None else b for a, b in zip(table.pipe[key], column)]
+        table.pipe[key] = column
 
 
 def _communication(con: sqlite3.Connection, tables: set[str]) -> tuple[list[tuple], str | None]:
-    """(start, end, device, name, op_type, wait_ns) per communication op."""
+    """(start, end, device, name id, op_type id, wait_ns) per communication op."""
     if "COMMUNICATION_OP" in tables:
         cols = _columns(con, "COMMUNICATION_OP")
-        type_sel = "s2.value" if "opType" in cols else "NULL"
-        wait_sel = "o.waitNs" if "waitNs" in cols else "NULL"
         rows = con.execute(
-            f"SELECT o.startNs, o.endNs, NULL, s1.value, {type_sel}, {wait_sel} FROM COMMUNICATION_OP o "
-            f"LEFT JOIN STRING_IDS s1 ON s1.id = o.opName "
-            f"{'LEFT JOIN STRING_IDS s2 ON s2.id = o.opType' if 'opType' in cols else ''} ORDER BY o.startNs").fetchall()
+            f"SELECT startNs, endNs, NULL, opName, {'opType' if 'opType' in cols else 'NULL'}, "
+            f"{'waitNs' if 'waitNs' in cols else 'NULL'} FROM COMMUNICATION_OP ORDER BY startNs").fetchall()
         if rows:
             return rows, None
     if "COMMUNICATION_TASK_INFO" in tables:
         rows = con.execute(
-            "SELECT MIN(t.startNs), MAX(t.endNs), MIN(t.deviceId), s.value, NULL, NULL "
+            "SELECT MIN(t.startNs), MAX(t.endNs), MIN(t.deviceId), c.name, NULL, NULL "
             "FROM COMMUNICATION_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
-            "LEFT JOIN STRING_IDS s ON s.id = c.name GROUP BY c.opId, c.name ORDER BY 1").fetchall()
+            "GROUP BY c.opId, c.name ORDER BY 1").fetchall()
         if rows:
             return rows, ("communication ops were rebuilt from COMMUNICATION_TASK_INFO (COMMUNICATION_OP is empty "
                           "or absent): each op spans its first to last task")
@@ -260,38 +295,64 @@ def _text(value: Any) -> str:
     return "" if text in _MISSING else text
 
 
-def _kernel_table(rows: list[tuple], comm: list[tuple], pipe: dict[int, dict[str, float]],
-                  has_wait: bool) -> KernelTable:
-    entries = []
-    for start, end, device, gid, block, mix, wait, values in rows:
-        entries.append((device or 0, start, end, wait, values, block, mix, pipe.get(gid)))
-    for start, end, device, name, op_type, wait in comm:
-        name = _text(name)
+def _append_communication(table: KernelTable, comm: list[tuple], strings: _Strings) -> list[int]:
+    """Add the communication ops as rows (task type COMMUNICATION); return the (device, start) order."""
+    for start, end, device, name_id, type_id, wait in comm:
+        name = strings[name_id]
         m = _HCOM_TYPE.match(name)
-        op_type = _text(op_type) or (m.group(1) if m else name)
-        values = {"name": name, "opType": op_type, "taskType": "COMMUNICATION"}
-        entries.append((device or 0, start, end, wait, values, 0, None, None))
-    entries.sort(key=lambda e: (e[0], e[1] or 0))
-    table = KernelTable()
-    keys = sorted({k for e in entries if e[7] for k in e[7]})
-    table.pipe = {k: [] for k in keys}
-    prev_end: dict[int, int] = {}
-    for device, start, end, wait, values, block, mix, ratios in entries:
-        start, end = int(start or 0), int(end or 0)
-        if wait is None:  # op_summary's rule: gap since the previous task on the same device
-            wait = max(0, start - prev_end[device]) if device in prev_end else 0
-        prev_end[device] = max(end, prev_end.get(device, end))
-        table.duration_us.append(max(0, end - start) / 1000.0)
-        table.wait_us.append(wait / 1000.0)
-        for col, field in _TEXT_COLUMNS.items():
-            getattr(table, field).append(_text(values.get(col)))
-        state = _text(values.get("opState"))
-        table.op_state.append(state or None)
-        table.block_dim.append(None if block is None else int(block))
-        table.mix_block_dim.append(None if mix is None else int(mix))
-        for k in keys:
-            table.pipe[k].append(ratios.get(k) if ratios else None)
-    return table
+        table.name.append(name)
+        table.op_type.append((strings[type_id] if type_id is not None else "") or (m.group(1) if m else name))
+        table.task_type.append("COMMUNICATION")
+        table.start_ns.append(int(start or 0))  # type: ignore[attr-defined]
+        table.device.append(int(device or 0))  # type: ignore[attr-defined]
+        table.duration_us.append(max(0, int(end or 0) - int(start or 0)) / 1000.0)
+        table.wait_us.append(None if wait is None else wait / 1000.0)
+        table.block_dim.append(0)
+        table.mix_block_dim.append(None)
+        for field in ("input_shapes", "input_dtypes", "input_formats", "output_formats", "output_dtypes"):
+            getattr(table, field).append("")
+        table.op_state.append(None)
+    keys = list(zip(table.device, table.start_ns))  # type: ignore[attr-defined]
+    return sorted(range(len(keys)), key=keys.__getitem__)
+
+
+def _reorder(table: KernelTable, order: list[int]) -> None:
+    if order == list(range(len(order))):
+        return
+    for field in ("name", "op_type", "task_type", "duration_us", "wait_us", "block_dim", "mix_block_dim",
+                  "input_shapes", "input_dtypes", "input_formats", "output_formats", "output_dtypes", "op_state",
+                  "start_ns", "device"):
+        column = getattr(table, field)
+        setattr(table, field, [column[i] for i in order])
+    for key, column in table.pipe.items():
+        table.pipe[key] = [column[i] for i in order]
+
+
+def _fill_wait(table: KernelTable) -> None:
+    """op_summary's rule where no waitNs was stored: gap since the previous task on the same device."""
+    starts, devices = table.start_ns, table.device  # type: ignore[attr-defined]
+    del table.start_ns, table.device  # type: ignore[attr-defined]
+    if None not in table.wait_us:
+        return
+    ends = [s + round(d * 1000) for s, d in zip(starts, table.duration_us)]
+    latest = list(accumulate(ends, max))  # rows are sorted by (device, start): reset per device below
+    first = 0
+    for i in range(len(starts) + 1):
+        if i == len(starts) or devices[i] != devices[first]:
+            _segment_waits(table.wait_us, starts, ends, latest, first, i)
+            first = i
+
+
+def _segment_waits(wait: list, starts: list[int], ends: list[int], latest: list[int], lo: int, hi: int) -> None:
+    if lo >= hi:
+        return
+    if lo > 0:  # the running max must not carry over from the previous device
+        latest[lo:hi] = accumulate(ends[lo:hi], max)
+    if wait[lo] is None:
+        wait[lo] = 0.0
+    for i in range(lo + 1, hi):
+        if wait[i] is None:
+            wait[i] = max(0, starts[i] - latest[i - 1]) / 1000.0
 
 
 # ------------------------------------------------------------------------------------------------
