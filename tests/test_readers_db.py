@@ -187,3 +187,34 @@ def test_truncated_sqlite(tmp_path):
     with pytest.raises(MalformedProfile) as err:
         read_msprof_db(db)
     assert err.value.path == str(db)
+
+
+# ------------------------------------------------------------------------------------------------
+# Through the registry
+# ------------------------------------------------------------------------------------------------
+
+
+def test_registry_reads_db_folders(real_profiles):
+    from opprof_advisor.readers import detect_format, read_profile
+
+    db_dir = real_profiles / TORCH_DB_DIR
+    comm_ns = query(real_profiles / TORCH_DB, "SELECT SUM(endNs - startNs) FROM COMMUNICATION_OP")[0][0]
+    assert detect_format(db_dir).name == "msprof-db"
+    profile = read_profile(db_dir)
+    assert profile.format == "torch-npu-db"
+    assert profile.communication_time_us == pytest.approx(comm_ns / 1000)
+
+
+def test_example_text_and_db_exports_agree_through_read_profile():
+    from opprof_advisor.readers import read_profile
+
+    examples = Path(__file__).resolve().parent.parent / "data" / "examples"
+    if not (examples / "yolov8_torch_npu_db").is_dir():
+        pytest.skip("data/examples not generated")
+    text = read_profile(examples / "yolov8_torch_npu")
+    db = read_profile(examples / "yolov8_torch_npu_db")
+    assert (text.format, db.format) == ("torch-npu-text", "torch-npu-db")
+    per_type = lambda p: {(r.op_type, r.unit): (r.count, round(r.time_us, 3)) for r in p.op_types}  # noqa: E731
+    assert per_type(db) == per_type(text)
+    assert db.device_time_us == pytest.approx(text.device_time_us)
+    assert {"aicpu_fallback", "nms_cpu"} <= db.symptom_ids()

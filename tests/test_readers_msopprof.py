@@ -292,3 +292,33 @@ def test_simulator_bad_trace_json(tmp_path):
     with pytest.raises(MalformedProfile) as err:
         read_msopprof_simulator(root)
     assert err.value.path == str(trace) and "not valid JSON" in err.value.message
+
+
+# ------------------------------------------------------------------------------------------------
+# Through the registry
+# ------------------------------------------------------------------------------------------------
+
+
+def test_registry_detects_device_and_simulator(real_profiles):
+    from opprof_advisor.readers import detect_format, read_profile
+
+    assert detect_format(real_profiles / CATLASS_CM).name == "msopprof-device"
+    assert detect_format(real_profiles / CATLASS_SIM).name == "msopprof-simulator"
+    profile = read_profile(real_profiles / CATLASS_CM)
+    assert profile.format == "msopprof-device"
+    assert profile.device_time_us == pytest.approx(494.239990)
+    assert profile.kernel["imbalance"]["vector"]["slowest"]["block_id"] == 7
+
+
+def test_matmul_example_reads_as_a_low_block_dim_mte2_kernel():
+    from opprof_advisor.readers import read_raw
+
+    example = Path(__file__).resolve().parent.parent / "data" / "examples" / "matmul_msopprof"
+    if not example.is_dir():
+        pytest.skip("data/examples not generated")
+    raw = read_raw(example)
+    assert raw.format == "msopprof-device" and raw.chip == "Ascend910B2"
+    assert raw.core_counts == {"aic": 24, "aiv": 48}
+    assert raw.kernels.block_dim == [16] and raw.kernels.duration_us == [186.4]
+    assert raw.kernel_detail["bound"]["pipe"] == "aic_mte2"
+    assert raw.kernel_detail["imbalance"]["cube"]["max_over_min"] > 3
