@@ -672,3 +672,35 @@ def test_cli_scan_html(runner, tmp_path):
     locations = {f"{f['path']}:{f['line']}" for f in doc["findings"]}
     shown = {td.text() for td in section(root, "findings").find_all("td") if "mono" in td.classes() and "small" in td.classes()}
     assert locations <= shown
+
+
+# --------------------------------------------------------------------------------------------
+# contrast (WCAG 2.1: 4.5:1 for text, 3:1 for chart marks)
+# --------------------------------------------------------------------------------------------
+
+
+def luminance(hex_colour: str) -> float:
+    """Relative luminance of #rrggbb (WCAG 2.1 definition)."""
+    channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_colours_meet_contrast_minimums():
+    css = (Path(__file__).resolve().parent.parent / "opprof_advisor" / "html_report.css").read_text(encoding="utf-8")
+    var = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{6})", css))
+    text_pairs = [("ink", "paper"), ("muted", "paper"), ("muted", "wash"), ("accent", "accent-wash"),
+                  ("good", "accent-wash"), ("good", "paper"), ("bad", "paper"), ("accent", "paper")]
+    for fg, bg in text_pairs:
+        assert contrast(var[fg], var[bg]) >= 4.5, (fg, bg, contrast(var[fg], var[bg]))
+    for mark in ("u-core", "u-vector", "u-cpu", "u-comm", "u-other", "u-unknown"):
+        assert contrast(var[mark], "#eef1f5") >= 3.0, mark  # bars on their track
+    assert contrast("#8896ab", "#eef1f5") >= 2.6  # ceiling outline on the track; its fill is labelled in the legend
+    header_bg = re.search(r"\.page-header \{[^}]*background: (#[0-9a-f]{6})", css).group(1)
+    for fg in re.findall(r"\.page-header[^{]*\{[^}]*?color: (#[0-9a-f]{6})", css):
+        assert contrast(fg, header_bg) >= 4.5, fg
