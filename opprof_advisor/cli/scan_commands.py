@@ -72,7 +72,7 @@ def scan_command(
     elif fmt is ScanFormat.html:
         from opprof_advisor.html_report import render_scan, write_report
 
-        console.print(f"wrote {write_report(render_scan(document), output)}", markup=False)
+        typer.echo(f"wrote {write_report(render_scan(document), output)}")  # plain: a long path must not wrap
     else:
         _print_tables(document)
 
