@@ -81,8 +81,7 @@ def _print_table(result, explain: bool) -> None:
         for s in result.suggestions:
             evidence = "\n".join(evidence_text(e) for e in s.evidence[:3])
             symptoms = ", ".join(s.matched_symptoms)
-            if symptoms:
-                evidence += f"\nsymptoms: {symptoms}"
+            evidence += f"\nsymptoms: {symptoms}" if symptoms else "\nno matching symptom (loosely related)"
             table.add_row(str(s.rank), f"{s.entry.title}\n[dim]{s.entry.id} ({s.entry.kind})[/dim]",
                           gain_text(s.expected_gain), evidence, s.entry.evidence)
         console.print(table)
