@@ -9,6 +9,7 @@ Tests, benchmarks and ``data/make_examples.py`` describe a workload as a list of
 * ``write_msprof_db(path, kernels)``                       ``PROF_*/msprof_<ts>.db``
 * ``write_msopprof_device(dir, kernel)``                   ``msprof op`` ``OPPROF_*`` directory
 * ``write_msopprof_simulator(dir, kernel)``                ``msprof op simulator`` ``OPPROF_*`` directory
+* ``write_all_formats(dir, kernels)``                      the four whole-run formats above, side by side
 
 Directory rule shared by every writer: pass either the producer-named directory itself
 (``…_ascend_pt``, ``PROF_…``, ``OPPROF_…``) or any other directory, in which one with a realistic
@@ -29,6 +30,7 @@ import sqlite3
 import string
 from collections import defaultdict
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -194,9 +196,7 @@ def _launch_pipe(spec: KernelSpec, rng: random.Random) -> dict[str, float]:
 
 def _stamp(ns: int, digits: int = 14) -> str:
     """A YYYYMMDDhhmmss[fff] stamp from epoch ns (UTC), as profilers put into directory names."""
-    import datetime as _dt
-
-    t = _dt.datetime.fromtimestamp(ns / 1e9, tz=_dt.timezone.utc)
+    t = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
     text = t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
     return text[:digits]
 
@@ -1028,3 +1028,25 @@ def _write_summary_log(path: Path, spec: KernelSpec, cores: int, freq_mhz: int) 
                   f"done++++++++++++++++++++++.", "", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="ascii")
+
+
+# ------------------------------------------------------------------------------------------------
+# Everything at once
+# ------------------------------------------------------------------------------------------------
+
+
+def write_all_formats(out: Path | str, kernels: Iterable[KernelSpec | Mapping[str, Any]], *, seed: int = 0,
+                      chip: str = "Ascend910B1", level: str = "Level2") -> dict[str, Path]:
+    """Write one workload as torch_npu text, torch_npu DB, system msprof text and msprof DB.
+
+    Returns ``{"torch-npu-text": dir, "torch-npu-db": dir, "msprof-text": PROF dir,
+    "msprof-db": db file}`` under ``out/<format>/``; all four carry the same launches.
+    """
+    out = Path(out)
+    specs = as_specs(kernels)
+    return {
+        "torch-npu-text": write_torch_npu_text(out / "torch-npu-text", specs, level=level, seed=seed),
+        "torch-npu-db": write_torch_npu_db(out / "torch-npu-db", specs, level=level, chip=chip, seed=seed).parents[1],
+        "msprof-text": write_op_summary(out / "msprof-text", specs, chip=chip, seed=seed),
+        "msprof-db": write_msprof_db(out / "msprof-db", specs, chip=chip, seed=seed),
+    }

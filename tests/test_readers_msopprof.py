@@ -322,3 +322,16 @@ def test_matmul_example_reads_as_a_low_block_dim_mte2_kernel():
     assert raw.kernels.block_dim == [16] and raw.kernels.duration_us == [186.4]
     assert raw.kernel_detail["bound"]["pipe"] == "aic_mte2"
     assert raw.kernel_detail["imbalance"]["cube"]["max_over_min"] > 3
+
+
+def test_multi_device_layout_and_bom(tmp_path):
+    made = synthetic.write_msopprof_device(tmp_path / "x", [MATMUL, dict(name="Add_kernel", task_type="vector")])
+    root = tmp_path / made.name
+    (root / "device3").mkdir(parents=True)
+    for child in made.iterdir():
+        child.rename(root / "device3" / child.name)
+    basic = next((root / "device3" / "Add_kernel" / "0").glob("OpBasicInfo_*.csv"))
+    basic.write_bytes(b"\xef\xbb\xbf" + basic.read_bytes())  # re-saved by a spreadsheet tool
+    raw = read_msopprof_device(root)
+    assert sorted(raw.kernels.name) == ["Add_kernel", "MatMulV3_kernel"]
+    assert raw.kernels.task_type[raw.kernels.name.index("Add_kernel")] == "vector"

@@ -220,3 +220,17 @@ def test_examples_are_small_and_reproducible(tmp_path):
         if example.is_dir():
             size = sum(p.stat().st_size for p in example.rglob("*") if p.is_file())
             assert size < 200 * 1024, example.name
+
+
+def test_write_all_formats_reads_back_equal(tmp_path):
+    from opprof_advisor.readers import read_raw
+
+    paths = synthetic.write_all_formats(tmp_path, WORKLOAD, seed=11, chip="Ascend910B3")
+    assert sorted(paths) == ["msprof-db", "msprof-text", "torch-npu-db", "torch-npu-text"]
+    for fmt, path in paths.items():
+        raw = read_raw(path)
+        assert raw.format == fmt
+        totals: dict[str, float] = defaultdict(float)
+        for op_type, dur in zip(raw.kernels.op_type, raw.kernels.duration_us):
+            totals[op_type] += dur
+        assert totals == pytest.approx(synthetic.spec_totals(WORKLOAD), abs=1e-6), fmt
