@@ -285,7 +285,8 @@ def unet_float64_aicpu() -> list[KernelSpec]:
     ]
 
 
-# msOpProf single kernels (``msprof op`` on one operator): the pipe ratios decide the bound class.
+# msOpProf single kernels (``msprof op`` on one operator, Ascend910B3: 20 AIC / 40 AIV, so the
+# kernels launch 20 cube or 40 vector blocks): the pipe ratios decide the bound class.
 
 
 def kernel_matmul_mte2() -> KernelSpec:
@@ -297,7 +298,7 @@ def kernel_matmul_mte2() -> KernelSpec:
 
 def kernel_matmul_cube() -> KernelSpec:
     """A large square fp16 GEMM already near the cube roofline."""
-    return k("MatmulLeakyRelu", "MatMul", "AI_CORE", 1840.0, 1, block_dim=24,
+    return k("MatmulLeakyRelu", "MatMul", "AI_CORE", 1840.0, 1, block_dim=20,
              pipe={"aic_cube": 0.94, "aic_mte1": 0.46, "aic_mte2": 0.52, "aic_fixpipe": 0.21, "aic_scalar": 0.06})
 
 
@@ -315,7 +316,7 @@ def kernel_imbalanced() -> KernelSpec:
 
 def kernel_fixpipe() -> KernelSpec:
     """A GEMM writing fp32 results through the fixpipe with a tiny K: write-out limits it."""
-    return k("MatmulSmallK", "MatMul", "AI_CORE", 145.0, 1, block_dim=24,
+    return k("MatmulSmallK", "MatMul", "AI_CORE", 145.0, 1, block_dim=20,
              pipe={"aic_cube": 0.38, "aic_mte1": 0.22, "aic_mte2": 0.35, "aic_fixpipe": 0.90, "aic_scalar": 0.09})
 
 
