@@ -278,3 +278,12 @@ def test_every_command_has_help(runner, command):
     result = invoke(runner, *command, "--help")
     assert result.exit_code == 0
     assert "Usage" in result.stdout
+
+
+def test_kb_check_default_allows_user_overrides_of_builtin_ids(runner, advisor_home):
+    write_entry(advisor_home / "kb", "nms-on-npu", title="My own NMS notes", related=["flash-attention"])
+    result = invoke(runner, "kb", "check")
+    assert "duplicate id" not in result.stdout
+    assert result.stderr.strip().startswith(f"{len(SHIPPED_FILES) + 1} file(s) checked")
+    found = json.loads(invoke(runner, "show", "nms-on-npu", "--format", "json").stdout)["entry"]
+    assert (found["title"], found["origin"]) == ("My own NMS notes", "user")

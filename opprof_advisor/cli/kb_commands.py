@@ -224,15 +224,22 @@ def check_command(
     """
     from opprof_advisor import kb, paths
 
-    targets = list(dirs) if dirs else [paths.builtin_kb_dir(), paths.user_kb_dir()]
-    missing = [str(path) for path in targets if not path.exists() and dirs]
-    for path in missing:
-        err_console.print(f"error: {path}: no such file or folder")
-    if missing:
-        raise typer.Exit(1)
-    files = kb.find_kb_files(target for target in targets if target.exists())
-    known = _installed_ids(exclude=files) if dirs else set()
-    problems = kb.check_paths(files, known_ids=known)
+    if dirs:
+        missing = [path for path in dirs if not path.exists()]
+        for path in missing:
+            err_console.print(f"error: {path}: no such file or folder", markup=False)
+        if missing:
+            raise typer.Exit(1)
+        files = kb.find_kb_files(dirs)
+        problems = kb.check_paths(files, known_ids=_installed_ids(exclude=files))
+    else:
+        # The user KB may override built-in ids on purpose (`advisor add --replace`): check each
+        # folder for duplicates on its own, and let `related` point into the other one.
+        roots = [root for root in (paths.builtin_kb_dir(), paths.user_kb_dir()) if root.is_dir()]
+        per_root = [kb.find_kb_files([root]) for root in roots]
+        files = [path for group in per_root for path in group]
+        all_ids = {path.stem for path in files}
+        problems = [problem for group in per_root for problem in kb.check_paths(group, known_ids=all_ids)]
     if output is TableOrJson.json:
         emit_json({
             "schema": "opprof-advisor/kb-check/1",
