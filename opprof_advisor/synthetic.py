@@ -502,7 +502,8 @@ def _write_sliced(folder: Path, stem: str, ts: str, header: Sequence[str], rows:
 
 
 def write_device_info(prof_dir: Path | str, chip: str, *, device_id: int = 0) -> Path:
-    """Write ``device_N/info.json.N`` with the chip's AI Core / AI Vector counts."""
+    """Write ``device_N/info.json.N`` with the chip's AI Core / AI Vector counts (24 / 48 for a chip
+    CHIP_CORES does not list)."""
     aic, aiv = CHIP_CORES.get(chip, (24, 48))
     info = {"jobInfo": "NA", "devices": str(device_id), "DeviceInfo": [{
         "id": device_id, "env_type": 3, "ctrl_cpu_id": "ARMv8_Cortex_A55", "ctrl_cpu_core_num": 1,

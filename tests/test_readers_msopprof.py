@@ -335,3 +335,34 @@ def test_multi_device_layout_and_bom(tmp_path):
     raw = read_msopprof_device(root)
     assert sorted(raw.kernels.name) == ["Add_kernel", "MatMulV3_kernel"]
     assert raw.kernels.task_type[raw.kernels.name.index("Add_kernel")] == "vector"
+
+
+def test_310p_pipe_utilization_without_block_columns(tmp_path):
+    (tmp_path / "OpBasicInfo.csv").write_text(
+        "Op Name,Op Type,Task Duration(us),Block Dim,Device Id,Pid,Current Freq,Rated Freq,\n"
+        "add_custom,vector,12.500000,8,0,4242,1000,1000,\n")
+    header = ("aic_time(us),aic_total_cycles,aic_cube_time(us),aic_cube_ratio,aic_scalar_time(us),aic_scalar_ratio,"
+              "aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),aic_mte2_ratio,aic_mte3_time(us),aic_mte3_ratio,"
+              "aic_icache_miss_rate,aic_vec_time(us),aic_vec_ratio,")
+    rows = [f"{t:.6f},{int(t * 1000)},0.000000,0.000000,1.0,0.100000,0,0,5.0,0.400000,2.0,0.200000,0,{t * 0.7:.6f},"
+            f"{v:.6f}," for t, v in ((10.0, 0.7), (11.0, 0.65), (6.0, 0.8))]
+    (tmp_path / "PipeUtilization.csv").write_text("\n".join([header] + rows) + "\n")
+    detail = read_msopprof_device(tmp_path).kernel_detail
+    assert detail["pipe_header"] == "310P"
+    assert detail["block_time_us"] == {"cube": [10.0, 11.0, 6.0]}
+    assert detail["block_ids"] == {"cube": [0, 1, 2]}
+    assert detail["pipe_ratio"]["vec"] == pytest.approx((0.7 + 0.65 + 0.8) / 3)
+    assert detail["bound_pipe"] == {"cube": "vec"} and detail["mix_block_dim"] is None
+
+
+def test_memory_detail_columns_are_recognised(tmp_path):
+    root = synthetic.write_msopprof_device(tmp_path, MATMUL, metrics=("PipeUtilization",))
+    pipe = root / "PipeUtilization.csv"
+    lines = pipe.read_text().splitlines()
+    extra = ["aic_mte1_active_bw(GB/s),aic_mte2_active_bw(GB/s),"] + [
+        ("12.5,80.25," if ",cube0," in line else "NA,NA,") for line in lines[1:]]
+    pipe.write_text("\n".join(line + add for line, add in zip(lines, extra)) + "\n")
+    detail = read_msopprof_device(root).kernel_detail
+    assert detail["pipe_header"] == "2026+MemoryDetail"
+    assert detail["bound"]["pipe"] == "aic_mte2"
+    assert detail["metric_files"] == ["PipeUtilization.csv"]
