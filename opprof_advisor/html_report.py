@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
