@@ -220,3 +220,18 @@ def test_yolov8_example_nms_first_amdahl_gain_and_yolov8s_case(runner, example):
     assert first["expected_gain"]["high_pct"] == pytest.approx(35 * share, abs=2e-3)
     assert first["expected_gain"]["high_pct"] < share * 100
     assert doc["similar_cases"][0]["id"] == "yolov8s-migration"
+
+
+def test_suggest_html_report_written(runner, yolo, tmp_path):
+    out = tmp_path / "advice.html"
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"wrote {out.absolute()}"
+    page = out.read_text(encoding="utf-8")
+    assert "Run NMS (non-maximum suppression) on the NPU" in page and "yolov8s-migration" in page
+
+
+def test_suggest_output_without_html_is_usage_error(runner, yolo, tmp_path):
+    result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--output", str(tmp_path / "x.html")])
+    assert result.exit_code == 2
+    assert "--output is only used with --format html" in result.stderr

@@ -15,6 +15,7 @@ class SuggestFormat(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    html = "html"
 
 
 class KindChoice(str, Enum):
@@ -43,9 +44,12 @@ def suggest_command(
     kind: Annotated[Optional[KindChoice], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
     fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format.")] = SuggestFormat.table,
     explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
     db: Annotated[Optional[Path], _DB_OPTION] = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
+    if output is not None and fmt is not SuggestFormat.html:
+        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     from opprof_advisor.cli.profile_commands import _DelayedProgress  # the bar `advisor profile` shows
     from opprof_advisor.readers import read_profile
     from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
@@ -57,10 +61,21 @@ def suggest_command(
                      matcher=matcher, explain=explain)
     if fmt is SuggestFormat.json:
         emit_json(suggestions_to_json(result))
+    elif fmt is SuggestFormat.html:
+        _write_html(result, output)
     elif fmt is SuggestFormat.markdown:
         typer.echo(suggestions_to_markdown(result, explain=explain))
     else:
         _print_table(result, explain)
+
+
+def _write_html(result, output: Optional[Path]) -> None:
+    from opprof_advisor.html_report import render_suggest, write_report
+    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.recommend import suggestions_to_json
+
+    page = render_suggest(suggestions_to_json(result), profile_to_json(result.profile))
+    typer.echo(f"wrote {write_report(page, output)}")
 
 
 def _print_table(result, explain: bool) -> None:
