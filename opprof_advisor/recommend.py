@@ -374,8 +374,9 @@ def expected_gain(entry: Entry, share: float, device_time_us: float, operators: 
     gain = entry.gain
     if gain is None or gain.scope != "operators" or share <= 0:
         return None
-    low = gain.low_pct * share
-    high = gain.high_pct * share
+    # A fix cannot recover more than all of the matched operators' time (Amdahl): clamp at 100 %.
+    low = min(gain.low_pct, 100.0) * share
+    high = min(gain.high_pct, 100.0) * share
     what = ", ".join(operators) or "the matched operators"
     basis = (
         f"{_pct(gain.low_pct)}–{_pct(gain.high_pct)} % of {what} time ({gain.metric}, {gain.source})"
