@@ -175,6 +175,9 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
     ``notes``; a short last line without a final newline means the file was cut off: an error.
     """
     head = sniff_file(path)
+    fast = _read_with_arrow(path, head, progress, required)
+    if fast is not None:
+        return fast
     last: UnicodeDecodeError | None = None
     for encoding in _candidate_encodings(head):
         try:
@@ -182,6 +185,32 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
         except UnicodeDecodeError as exc:
             last = exc
     raise _decode_problem(path, last)
+
+
+def _read_with_arrow(path: Path, head: bytes, progress: Progress | None,
+                     required: tuple[str, ...]) -> KernelTable | None:
+    """The pyarrow fast path for large clean UTF-8 files (see arrowcsv), or None."""
+    from opprof_advisor.readers import arrowcsv
+
+    if path.stat().st_size < arrowcsv.ARROW_MIN_BYTES or not arrowcsv.available():
+        return None
+    encoding = _encoding_of(head)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a multi-byte character cut at the sniff boundary
+            return None
+    handle, reader = _open_rows(path, encoding)
+    with handle:
+        try:
+            header = next(reader, None)
+        except (csv.Error, UnicodeDecodeError):
+            return None
+    if not header:
+        return None
+    mapping = columns.map_header(_strip_trailing(header))
+    _check_required(path, mapping, required)
+    return arrowcsv.read_kernel_csv(path, header, mapping, 1, progress)
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from opprof_advisor.errors import AdvisorError, MalformedProfile
@@ -107,6 +106,8 @@ class MultiRankReader:
                 if progress is not None:
                     progress(done + 1, len(names))
             return results
+        from concurrent.futures import ProcessPoolExecutor  # only here: importing it costs start-up time
+
         with ProcessPoolExecutor(max_workers=min(MAX_WORKERS, len(ranks))) as pool:
             results = []
             for done, result in enumerate(pool.map(_read_rank, names)):

@@ -1,0 +1,172 @@
+"""Speed and memory of `advisor profile --format json` on generated large inputs and a small real profile.
+
+Generates, into a temporary folder, from the documented headers (FORMATS.md §3.2, §4.3):
+  * a ~100 MB torch_npu kernel_details.csv (Level2 header, ~400k rows),
+  * a 1,000,000-row system msprof op_summary split into slices under PROF_*/mindstudio_profiler_output/,
+then runs the real CLI in a subprocess for each input (plus a small real profile from
+../shared/real-profiles when present) and prints wall time, CPU time and peak RSS against the targets.
+
+    /work/venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL_SMALL = ROOT.parent / "shared" / "real-profiles" / "msinsight-torch-npu" / "text" / "level1" / "rank0_ascend_pt"
+
+LEVEL2_HEADER = (
+    "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),"
+    "Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,"
+    "Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,aic_mac_time(us),"
+    "aic_mac_ratio,aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),"
+    "aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,"
+    "aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,"
+    "aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)"
+).split(",")
+OP_SUMMARY_RENAMES = {"Name": "Op Name", "Type": "OP Type", "Accelerator Core": "Task Type",
+                      "Start Time(us)": "Task Start Time(us)", "Duration(us)": "Task Duration(us)",
+                      "Wait Time(us)": "Task Wait Time(us)", "Block Dim": "Block Num", "Mix Block Dim": "Mix Block Num"}
+
+#: (name, type, core, mean duration µs, input shapes, dtypes) — an LLM-training-like mix.
+KERNELS = [
+    ("aclnnMm_MatMulCommon_MatMulV2", "MatMulV2", "AI_CORE", 170.0, "4096,1024;1024,4096", "DT_BF16;DT_BF16"),
+    ("FlashAttentionScore", "FlashAttentionScore", "MIX_AIC", 880.0, "1,4096,1024;1,4096,128", "DT_BF16;DT_BF16"),
+    ("aclnnAdd_AddAiCore_Add", "Add", "AI_VECTOR_CORE", 30.0, "1,4096,1024;1,4096,1024", "DT_BF16;DT_BF16"),
+    ("RmsNorm", "RmsNorm", "AI_VECTOR_CORE", 32.0, "1,4096,1024;1024", "DT_BF16;DT_BF16"),
+    ("aclnnCast_CastAiCore_Cast", "Cast", "AI_VECTOR_CORE", 20.0, "1,4096,1024", "FLOAT"),
+    ("aclnnMul_MulAiCore_Mul", "Mul", "AI_VECTOR_CORE", 8.0, "1,4096,1024;1", "DT_BF16;DT_BF16"),
+    ("trans_TransData_3", "TransData", "AI_VECTOR_CORE", 25.0, "1024,4096", "DT_BF16"),
+    ("IndexPut", "IndexPut", "AI_CPU", 120.0, "4096;4096", "INT64;INT64"),
+]
+
+
+def _row(rng: random.Random, index: int, start: float) -> list[str]:
+    name, op_type, core, mean, shapes, dtypes = KERNELS[index % len(KERNELS)]
+    duration = mean * rng.uniform(0.8, 1.2)
+    cube = core in ("AI_CORE", "MIX_AIC")
+    vec = core in ("AI_VECTOR_CORE", "MIX_AIC")
+    r = lambda: f"{rng.random():.2f}"  # noqa: E731
+    values = {
+        "Step Id": "13", "Model ID": "4294967295", "Task ID": str(30000 + index % 60000), "Stream ID": "2",
+        "Name": name, "Type": op_type, "OP State": "dynamic", "Accelerator Core": core,
+        "Start Time(us)": f"{start:.3f}\t", "Duration(us)": f"{duration:.3f}", "Wait Time(us)": f"{rng.uniform(0, 5):.3f}",
+        "Block Dim": "40" if vec else "20", "Mix Block Dim": "0", "HF32 Eligible": "NO", "Input Shapes": f'"{shapes}"',
+        "Input Data Types": dtypes, "Input Formats": ";".join("ND" for _ in dtypes.split(";")),
+        "Output Shapes": f'"{shapes.split(";")[0]}"', "Output Data Types": dtypes.split(";")[0], "Output Formats": "ND",
+        "Context ID": "N/A",
+    }
+    row = [values.get(column, "") for column in LEVEL2_HEADER[:21]]
+    aic = [f"{duration:.2f}", str(int(duration * 1800)), f"{duration * 0.5:.1f}", r(), f"{duration * 0.2:.1f}", r(),
+           f"{duration * 0.3:.1f}", r(), f"{duration * 0.6:.1f}", r(), f"{duration * 0.1:.1f}", r(), "0.001"]
+    aiv = [f"{duration:.2f}", str(int(duration * 1800)), f"{duration * 0.4:.1f}", r(), f"{duration * 0.2:.1f}", r(),
+           f"{duration * 0.5:.1f}", r(), f"{duration * 0.3:.1f}", r(), "0.002"]
+    if core == "AI_CPU":
+        return row + ["N/A"] * 25
+    zeros_aic = ["0.0", "0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0"]
+    zeros_aiv = ["0.0", "0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.0"]
+    return row + (aic if cube else zeros_aic) + (aiv if vec else zeros_aiv) + [f"{rng.uniform(0, 90):.3f}"]
+
+
+def write_kernel_details(path: Path, target_bytes: int) -> int:
+    """Write a Level2 kernel_details.csv of about ``target_bytes`` (CRLF, as torch_npu does); return rows."""
+    rng = random.Random(7)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows, start = 0, 1764246877073569.640
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\r\n")
+        writer.writerow(LEVEL2_HEADER)
+        while handle.tell() < target_bytes:
+            batch = []
+            for _ in range(4096):
+                batch.append(_row(rng, rows, start))
+                start += 50.0
+                rows += 1
+            writer.writerows(batch)
+    return rows
+
+
+def write_op_summary_slices(folder: Path, total_rows: int, slices: int) -> None:
+    """A PROF_* tree whose op_summary is split into ``slices`` files (op_summary_slice_<k>_<ts>.csv)."""
+    rng = random.Random(11)
+    out = folder / "PROF_000001_20250101000000000_BENCHMARKSLICEDA" / "mindstudio_profiler_output"
+    out.mkdir(parents=True, exist_ok=True)
+    header = ["Device_id"] + [OP_SUMMARY_RENAMES.get(c, c) for c in LEVEL2_HEADER if c != "Step Id"]
+    per_slice, start, index = total_rows // slices, 1764246877073569.640, 0
+    for k in range(slices):
+        with (out / f"op_summary_slice_{k}_20250101000000.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(header)
+            for _ in range(per_slice):
+                writer.writerow(["0"] + _row(rng, index, start)[1:])
+                start += 50.0
+                index += 1
+
+
+def run_cli(target: Path, repeat: int) -> tuple[float, float, int, str]:
+    """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`."""
+    best = (float("inf"), 0.0)
+    peak, tail = 0, ""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(repeat):
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-m", "opprof_advisor", "profile", str(target), "--format", "json"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        tail = process.stderr.read().decode()[-300:]
+        process.stderr.close()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            return wall, 0.0, 0, f"exit {process.returncode}: {tail}"
+        if wall < best[0]:
+            best = (wall, usage.ru_utime + usage.ru_stime)
+        peak = max(peak, usage.ru_maxrss // 1024)
+    return best[0], best[1], peak, ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per input; the best wall time is reported")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="advisor-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    kernel_details = folder / "big_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    if not kernel_details.exists():
+        write_kernel_details(kernel_details, 100 * 1024 * 1024)
+    sliced = folder / "sliced"
+    if not sliced.exists():
+        write_op_summary_slices(sliced, 1_000_000, 4)
+    with kernel_details.open("rb") as handle:
+        kd_rows = sum(1 for _ in handle) - 1
+    cases = [
+        (f"kernel_details.csv {kernel_details.stat().st_size / 1e6:.0f} MB, {kd_rows:,} rows", kernel_details.parents[1],
+         3.0, 400),
+        ("op_summary 1,000,000 rows in 4 slices", sliced, 8.0, None),
+    ]
+    if REAL_SMALL.is_dir():
+        cases.append(("small real profile (msinsight level1)", REAL_SMALL, 0.3, None))
+    print(f"inputs in {folder}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'input':48} {'wall s':>7} {'cpu s':>6} {'peak MB':>8} {'target':>16}  result")
+    failed = False
+    for label, target, wall_limit, rss_limit in cases:
+        wall, cpu, peak, error = run_cli(target, args.repeat)
+        ok = not error and wall <= wall_limit and (rss_limit is None or peak <= rss_limit)
+        failed |= not ok
+        limit = f"<= {wall_limit:g} s" + (f", {rss_limit} MB" if rss_limit else "")
+        print(f"{label:48} {wall:7.2f} {cpu:6.2f} {peak:8d} {limit:>16}  {'ok' if ok else 'SLOW ' + error}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The pyarrow fast path for large CSVs gives exactly the stdlib reader's table, and defers to it on bad input."""
+
+from __future__ import annotations
+
+import pytest
+from profile_fixtures import LEVEL2_HEADER, kernel, write_csv
+
+from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.readers import arrowcsv, csvfile
+
+pytest.importorskip("pyarrow.csv")
+
+FIELDS = ("name", "op_type", "task_type", "duration_us", "wait_us", "block_dim", "mix_block_dim", "input_shapes",
+          "input_dtypes", "input_formats", "output_formats", "output_dtypes", "op_state")
+
+
+def _rows(n: int) -> list[dict[str, str]]:
+    rows = []
+    for i in range(n):
+        if i % 5 == 0:
+            rows.append(kernel(f"trans_Cast_{i}", "Cast", "AI_CPU", 100.0 + i, dtypes="INT32", shapes="", state="N/A"))
+        elif i % 5 == 1:
+            rows.append(kernel(f"hcom_allReduce__{i}", "hcom_allReduce_", "HCCL", 50.5, block=0, shapes="N/A"))
+        else:
+            rows.append(kernel(f"MatMul{i}", "MatMulV2", "AI_CORE", 10.25 * i, dtypes="DT_BF16;DT_BF16",
+                               shapes="4096,1,2048;;2048", aic_mac_ratio=round(i % 97 / 100, 2), aic_mte2_ratio=0.5))
+    return rows
+
+
+@pytest.fixture
+def arrow_for_all_sizes(monkeypatch):
+    monkeypatch.setattr(arrowcsv, "ARROW_MIN_BYTES", 0)
+    monkeypatch.setattr(arrowcsv, "BLOCK_BYTES", 4096)  # many streamed blocks even for a small file
+    monkeypatch.delenv("ADVISOR_NO_ARROW", raising=False)
+
+
+def test_arrow_table_equals_the_stdlib_table(tmp_path, arrow_for_all_sizes, monkeypatch):
+    path = write_csv(tmp_path / "kernel_details.csv", LEVEL2_HEADER, _rows(300))
+    header, _ = csvfile.read_rows(path)
+    fast = arrowcsv.read_kernel_csv(path, header, csvfile.columns.map_header(header), 1, None)
+    assert fast is not None and len(fast) == 300
+    monkeypatch.setenv("ADVISOR_NO_ARROW", "1")
+    slow = csvfile.read_kernel_csv(path)
+    for field in FIELDS:
+        assert getattr(fast, field) == getattr(slow, field), field
+    assert fast.pipe == slow.pipe and fast.present == slow.present
+    assert fast.op_state[0] is None and fast.input_shapes[1] == "" and fast.pipe["aic_cube"][0] is None
+
+
+@pytest.mark.parametrize("damage", ["negative", "text", "short_row"])
+def test_bad_large_files_fall_back_to_the_exact_stdlib_report(tmp_path, arrow_for_all_sizes, damage):
+    rows = _rows(50)
+    if damage == "negative":
+        rows[20]["Duration(us)"] = "-1.5"
+    elif damage == "text":
+        rows[20]["Duration(us)"] = "slow"
+    path = write_csv(tmp_path / "kernel_details.csv", LEVEL2_HEADER, rows)
+    if damage == "short_row":
+        lines = path.read_bytes().split(b"\r\n")
+        lines[21] = lines[21].rsplit(b",", 3)[0]
+        path.write_bytes(b"\r\n".join(lines))
+        notes: list[str] = []
+        table = csvfile.read_kernel_csv(path, notes=notes)
+        assert len(table) == 49 and notes[0].endswith("(first at line 22)")
+        return
+    with pytest.raises(MalformedProfile) as caught:
+        csvfile.read_kernel_csv(path)
+    assert caught.value.line == 22
