@@ -41,12 +41,14 @@ SAMPLES = [
 ]
 EXAMPLES = ["data/examples/matmul_msopprof", "data/examples/yolov8_torch_npu_db"]
 
+# Peak RSS from VmHWM: ru_maxrss would include the forked copy of this (large) parent before exec.
 _CHILD = """
-import resource, sys, time
+import re, sys, time
 t = time.perf_counter()
 from opprof_advisor.readers.msprof_db import read_msprof_db
 raw = read_msprof_db(__import__("pathlib").Path(sys.argv[1]))
-print(len(raw.kernels), time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+hwm = re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1)
+print(len(raw.kernels), time.perf_counter() - t, int(hwm) / 1024)
 """
 
 
