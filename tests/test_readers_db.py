@@ -129,6 +129,10 @@ def test_schema_history_round_trip(tmp_path, schema, block):
     assert raw.kernels.pipe["aic_cube"][raw.kernels.op_type.index("Conv2D")] == pytest.approx(0.7, rel=0.04)
     if schema == "2026":
         assert raw.kernels.op_state[raw.kernels.op_type.index("Mul")] == "dynamic"
+    # stored waitNs (2025) or the gap to the previous task (2023, 2026): the same timeline either way
+    launches = synthetic.expand_launches(WORKLOAD)
+    assert raw.kernels.wait_us == pytest.approx([l.wait_ns / 1000 for l in launches])
+    assert raw.kernels.name[:3] == [l.spec.name for l in launches[:3]]
 
 
 def test_torch_db_and_text_give_the_same_totals(tmp_path):
