@@ -117,10 +117,11 @@ def _print_profile(profile: Profile, top: int) -> None:
     console.print(f"device time {_format_us(profile.device_time_us)} = compute {_format_us(profile.compute_time_us)}"
                   f" + communication {_format_us(profile.communication_time_us)}", highlight=False)
     table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (("op type", "left"), ("family", "left"), ("unit", "left"), ("count", "right"),
-                            ("time", "right"), ("share", "left"), ("bound", "left")):
-        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis" if column == "op type" else "fold",
-                         min_width=None if column in ("op type", "family") else len(column))
+    # numbers never shrink; op type and family give way on a narrow terminal
+    for column, justify, width in (("op type", "left", None), ("family", "left", None), ("unit", "left", 9),
+                                   ("count", "right", 5), ("time", "right", 10), ("share", "left", 7 + _BAR_WIDTH),
+                                   ("bound", "left", 7)):
+        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
     for row in profile.op_types[:top]:
         table.add_row(row.op_type, row.family, row.unit, str(row.count), _format_us(row.time_us),
                       _share_bar(row.share), row.bound)
