@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
-from opprof_advisor.vocabulary import EVIDENCE_GRADES, KINDS
+from opprof_advisor.vocabulary import KINDS
 
 if TYPE_CHECKING:
-    from opprof_advisor.models import Entry
     from opprof_advisor.store import Index
 
 Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
@@ -53,11 +52,11 @@ def _open_index(db: Path | None) -> Index:
 
 
 def _warn_problems(index: Index) -> None:
-    problems = index.problems
-    if problems:
-        files = len({problem.path for problem in problems})
-        err_console.print(f"warning: {len(problems)} knowledge-base problem(s) in {files} file(s); invalid files are "
-                          "not indexed — run `advisor kb check` to list them", markup=False)
+    from opprof_advisor.kb_render import problems_warning
+
+    warning = problems_warning(index.problems)
+    if warning:
+        err_console.print(warning, markup=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,45 +79,23 @@ def search_command(
 
     Example: advisor search nms --format json
     """
+    from opprof_advisor import kb_render
     from opprof_advisor.search import run_search
 
     text = " ".join(query)
     index = _open_index(db)
     result = run_search(index, text, kind=kind.value if kind else None, operator=operator, top=top)
     if output is TableOrJson.json:
-        emit_json({"schema": "opprof-advisor/search/1", "query": text,
-                   "results": [hit.to_dict() for hit in result.hits]})
+        emit_json(kb_render.search_document(text, result.hits))
         if not result.hits:
-            err_console.print(_no_hits_line(text, result.suggestions), markup=False)
+            err_console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
         return
     if not result.hits:
-        console.print(_no_hits_line(text, result.suggestions), markup=False)
+        console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
         return
     if result.corrected:
-        console.print(f"showing results for {result.corrected!r}", style="dim", markup=False)
-    console.print(_hits_table(result.hits))
-
-
-def _no_hits_line(query: str, suggestions: list[str]) -> str:
-    if suggestions:
-        return f"no entries match {query!r}; did you mean {', '.join(suggestions)}?"
-    return f"no entries match {query!r}; see `advisor kb list` for every entry"
-
-
-def _hits_table(hits) -> object:
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    wide = console.width >= 120  # the operators column only where it does not squeeze the titles
-    for column in ("#", "id", "kind", "score"):
-        table.add_column(column, justify="right" if column in ("#", "score") else "left", no_wrap=True)
-    table.add_column("title")
-    if wide:
-        table.add_column("operators")
-    for number, hit in enumerate(hits, 1):
-        row = [str(number), hit.id, hit.kind, f"{hit.score:.2f}", hit.title]
-        table.add_row(*row, *([", ".join(hit.operators)] if wide else []))
-    return table
+        console.print(kb_render.corrected_line(result.corrected), style="dim", markup=False)
+    console.print(kb_render.hits_table(result.hits, console.width))
 
 
 def show_command(
@@ -137,49 +114,12 @@ def show_command(
         return
     from rich.markdown import Markdown
 
+    from opprof_advisor.kb_render import entry_facts
+
     console.print(Markdown(f"# {entry.title}"))
-    console.print(_entry_facts(entry))
+    console.print(entry_facts(entry))
     console.print()
     console.print(Markdown(entry.body))
-
-
-def _entry_facts(entry: Entry) -> object:
-    from rich.table import Table
-
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column(overflow="fold")
-    rows = [
-        ("id", f"{entry.id} ({entry.kind}, {entry.origin})"),
-        ("summary", entry.summary),
-        ("gain", describe_gain(entry)),
-        ("evidence", f"{entry.evidence}: {EVIDENCE_GRADES.get(entry.evidence, '?')}"),
-        ("operators", ", ".join(entry.operators)),
-        ("symptoms", ", ".join(entry.symptoms)),
-        ("tags", ", ".join(entry.tags)),
-        ("models", ", ".join(entry.models)),
-        ("hardware", ", ".join(entry.hardware) or "any"),
-        ("CANN", entry.cann or "any"),
-        ("op mix", " > ".join(entry.op_mix)),
-        ("related", ", ".join(entry.related)),
-        ("sources", "\n".join(entry.sources)),
-        ("file", entry.path),
-    ]
-    for name, value in rows:
-        if value:
-            grid.add_row(name, value)
-    return grid
-
-
-def describe_gain(entry: Entry) -> str:
-    """One line for an entry's gain range, saying what it is a fraction of and who states it."""
-    gain = entry.gain
-    if gain is None:
-        return "no sourced figure"
-    span = f"{gain.low_pct:g}–{gain.high_pct:g} %" if gain.low_pct != gain.high_pct else f"{gain.low_pct:g} %"
-    if gain.scope == "end_to_end":
-        return f"{span} {gain.metric}, observed end to end in that case (not a promise for your model) — {gain.source}"
-    return f"{span} of the matched operators' {gain.metric} — {gain.source}"
 
 
 def add_command(
@@ -301,19 +241,9 @@ def list_command(
         emit_json({"schema": "opprof-advisor/kb-list/1", "count": len(entries),
                    "entries": [{name: getattr(entry, name) for name in fields} for entry in entries]})
         return
-    from rich.table import Table
+    from opprof_advisor.kb_render import entries_table
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    wide = console.width >= 120
-    for column in ("id", "kind", "ev"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("title")
-    if wide:
-        table.add_column("operators")
-    for entry in entries:
-        row = [entry.id, entry.kind, entry.evidence, entry.title]
-        table.add_row(*row, *([", ".join(entry.operators)] if wide else []))
-    console.print(table)
+    console.print(entries_table(entries, console.width))
     console.print(f"{len(entries)} entries", style="dim", markup=False)
 
 
