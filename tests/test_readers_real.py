@@ -155,3 +155,17 @@ def test_parent_of_several_ascend_pt_folders_is_multi_rank_and_names_the_unreada
 
 def test_core_counts_from_info_json(real_profiles):
     assert read_core_counts(real_profiles / "msprof-ut-devinfo/PROF_000001_20250101000000000_UTDEVINFO") == {"aic": 8, "aiv": 0}
+
+
+def test_folders_that_hold_no_operator_table_get_one_clear_line(real_profiles):
+    from opprof_advisor.errors import AdvisorError
+
+    cluster = real_profiles / "msprof-analyze-ut/cluster_8rank"
+    with pytest.raises(AdvisorError) as caught:
+        read_profile(cluster)
+    assert str(caught.value).startswith(f"{cluster}: no profiler output found among 1 entries — expected")
+    prof = real_profiles / "msprof-ut-devinfo"
+    with pytest.raises(AdvisorError) as caught:
+        read_profile(prof)
+    assert str(caught.value) == (f"{prof / 'PROF_000001_20250101000000000_UTDEVINFO'}: PROF folder without "
+                                 "op_summary_*.csv — export the text summaries: msprof --export=on --output=<PROF folder>")

@@ -29,7 +29,7 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.multirank:MultiRankReader",
 )
 
-#: How many single-child folders detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).
+#: How many single-subfolder levels detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).
 DESCEND_DEPTH = 3
 
 _loaded: list[Reader] | None = None
@@ -91,8 +91,9 @@ def _single_child_dir(path: Path) -> Path | None:
         children = [p for p in path.iterdir() if not p.name.startswith(".")]
     except OSError:
         return None
+    # files beside the one folder (a README, SOURCE.txt) do not stop the descent
     dirs = [p for p in children if p.is_dir() and not p.is_symlink()]
-    return dirs[0] if len(dirs) == 1 and len(children) == 1 else None
+    return dirs[0] if len(dirs) == 1 else None
 
 
 def _unknown(path: Path) -> UnknownFormat:

@@ -78,8 +78,8 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
             done = min(total, done + BLOCK_BYTES)
             if progress is not None:
                 progress(done, total)
-    except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError, OSError):
-        return None
+    except (pa.ArrowException, UnicodeDecodeError, OSError, ImportError):
+        return None  # ImportError: numpy missing for to_numpy(); the stdlib reader needs nothing
     finally:
         # give parse buffers back to the OS now: the builder's Python objects come next
         pa.default_memory_pool().release_unused()
