@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -281,17 +282,11 @@ def _duplicate_keys(path: Path, node, first_line: int) -> list[Problem]:
 def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list[Problem]:
     """Every schema and body problem of a parsed file."""
     checks = (
-        _check_keys, _check_id, _check_kind, _check_text_fields, _check_list_fields, _check_operators,
-        _check_symptoms, _check_evidence, _check_sources, _check_gain, _check_cann, _check_related_ids,
-        _check_op_mix, _check_sections, _check_figures,
+        _check_keys, partial(_check_id, require_stem_id=require_stem_id), _check_kind, _check_text_fields,
+        _check_list_fields, _check_operators, _check_symptoms, _check_evidence, _check_sources, _check_gain,
+        _check_cann, _check_related_ids, _check_op_mix, _check_sections, _check_figures,
     )
-    problems: list[Problem] = []
-    for check in checks:
-        if check is _check_id:
-            problems.extend(check(parsed, require_stem_id))
-        else:
-            problems.extend(check(parsed))
-    return problems
+    return [problem for check in checks for problem in check(parsed)]
 
 
 def _problem(parsed: ParsedFile, key: Any, message: str) -> Problem:
@@ -313,7 +308,7 @@ def _check_keys(parsed: ParsedFile) -> list[Problem]:
     return problems
 
 
-def _check_id(parsed: ParsedFile, require_stem_id: bool) -> list[Problem]:
+def _check_id(parsed: ParsedFile, *, require_stem_id: bool) -> list[Problem]:
     stem = parsed.path.stem
     if "id" not in parsed.data:
         if SLUG.match(stem):
