@@ -108,3 +108,15 @@ def test_progress_bar_appears_only_after_the_delay(monkeypatch):
         shown.append(progress.bar)
         assert progress.bar.tasks[0].completed == 5
     assert shown[0] is None and shown[1] is not None
+
+
+def test_html_report_and_output_only_with_html(runner, tmp_path, real_profiles):
+    folder = real_profiles / "msprof-analyze-ut/pt_train_2023_ascend_pt"
+    target = tmp_path / "report.html"
+    result = runner.invoke(app, ["profile", str(folder), "--format", "html", "--output", str(target)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"wrote {target}"
+    page = target.read_text(encoding="utf-8")
+    assert "hcom_broadcast_" in page and "aicpu_fallback" in page
+    misuse = runner.invoke(app, ["profile", str(folder), "--output", str(target)])
+    assert misuse.exit_code == 2

@@ -7,15 +7,22 @@ the command so start-up stays fast) and prints.
 from __future__ import annotations
 
 import time
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import console, emit_json, err_console
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Profile
+
+class ProfileFormat(str, Enum):
+    table = "table"
+    json = "json"
+    html = "html"
+
 
 #: Show a progress bar only when reading takes longer than this (seconds).
 PROGRESS_DELAY_S = 1.0
@@ -32,15 +39,20 @@ def profile_command(
                                               "folder, an op_summary / kernel_details CSV, an msprof DB, a folder of "
                                               "ranks, or a .zip / .tar.gz of one.", show_default=False)],
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many op types to list.")] = 20,
-    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    fmt: Annotated[ProfileFormat, typer.Option("--format", "-f", help="Output format.")] = ProfileFormat.table,
     export: Annotated[Optional[Path], typer.Option("--export", help="Also write kernels and the op-type summary "
                                                                     "into this SQLite file (browse it with datasette).",
                                                    dir_okay=False, show_default=False)] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; "
+                                                                          "default advisor-report-<time>.html here).",
+                                                   show_default=False)] = None,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 
     Example: advisor profile ./rank0_ascend_pt --top 10
     """
+    if output is not None and fmt is not ProfileFormat.html:
+        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.readers import load_profile
 
@@ -52,12 +64,16 @@ def profile_command(
         counts = export_profile(export, raw, profile)
         err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {export}",
                           markup=False)
-    if output is TableOrJson.json:
+    if fmt is ProfileFormat.json:
         document = profile_to_json(profile)
         document["op_types"] = document["op_types"][:top]
         emit_json(document)
-        return
-    _print_profile(profile, top)
+    elif fmt is ProfileFormat.html:
+        from opprof_advisor.html_report import render_profile, write_report
+
+        typer.echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")
+    else:
+        _print_profile(profile, top)
 
 
 class _DelayedProgress:
