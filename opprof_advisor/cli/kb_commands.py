@@ -22,7 +22,7 @@ Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
 
 DbOption = Annotated[
     Optional[Path],
-    typer.Option("--db", help="Index database file [default: $ADVISOR_DB or <advisor home>/advisor.db].",
+    typer.Option("--db", help="Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home folder).",
                  dir_okay=False, show_default=False),
 ]
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -65,8 +65,8 @@ def _warn_problems(index: Index) -> None:
 
 
 def search_command(
-    query: Annotated[list[str], typer.Argument(help="What to look for: words, an operator name, an id (typos are fine).",
-                                               show_default=False)],
+    query: Annotated[list[str], typer.Argument(metavar="QUERY", show_default=False,
+                                               help="What to look for: words, an operator name, an id (typos are fine).")],
     kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
     operator: Annotated[Optional[str], typer.Option("--operator", "-o",
                                                     help="Only entries about this operator family or alias "
@@ -153,7 +153,7 @@ def add_command(
 def check_command(
     dirs: Annotated[
         Optional[list[Path]],
-        typer.Argument(help="KB folders or files to check [default: the built-in and your own KB].",
+        typer.Argument(help="KB folders or files to check (default: the built-in KB and your own).",
                        show_default=False),
     ] = None,
     output: FormatOption = TableOrJson.table,
