@@ -1,9 +1,11 @@
 """Fast path for large kernel CSVs: pyarrow's multi-threaded C++ parser, streamed in blocks.
 
 Used by ``csvfile.read_kernel_csv`` for files of ARROW_MIN_BYTES and more when pyarrow is
-installed. Measured on the 2-core target machine (benchmarks/bench_profile.py): the stdlib csv
-module needs ~2.5 s of CPU for a 100 MB kernel_details.csv and ~9 s for a 1,000,000-row
-op_summary, over the 3 s / 8 s targets; this path needs ~0.7 s for the 100 MB file.
+installed. Measured on the 2-core target machine (benchmarks/bench_profile.py, whole CLI run):
+the stdlib csv module needs ~2.6 s for a 100 MB kernel_details.csv and ~8.3 s for a
+1,000,000-row op_summary, at or over the 3 s / 8 s targets; with this path 1.4 s and 3.8 s.
+Small blocks (1 MB) keep pyarrow's buffers small: 100 MB peaks at ~265 MB RSS (2 MB: ~300,
+8 MB: ~380) at the same speed.
 
 It only handles clean files: any row that does not fit the header, a missing or non-numeric
 duration, or bytes that are not UTF-8 make it return None, and the stdlib reader reads the file
@@ -22,8 +24,8 @@ from opprof_advisor.readers.base import KernelTable, Progress
 
 #: Files smaller than this are read by the stdlib reader (importing pyarrow costs ~0.3 s).
 ARROW_MIN_BYTES = 32 * 1024 * 1024
-#: Bytes parsed per streamed block (bounds the memory held by pyarrow at once).
-BLOCK_BYTES = 8 * 1024 * 1024
+#: Bytes parsed per streamed block (bounds the memory held by pyarrow at once; see above).
+BLOCK_BYTES = 1024 * 1024
 #: Parse blocks on several threads (faster, but more blocks held in memory at once).
 USE_THREADS = True
 
