@@ -362,7 +362,8 @@ def _check_double(ctx: _Context, rows: list[OpTypeStat]) -> None:
     inputs = _column(ctx.table, "input_dtypes")
     outputs = _column(ctx.table, "output_dtypes")
     if inputs is None and outputs is None:
-        ctx.note("float64 / int64 work", "Input Data Types is not recorded", "profiler_level=Level1 and record_shapes=True")
+        ctx.note("float64 / int64 work", "Input Data Types is not recorded",
+                 "profiler_level=Level1 and record_shapes=True")
         return
     time_by_op: Counter[str] = Counter()
     longest = 0.0
@@ -453,7 +454,8 @@ def _check_imbalance(ctx: _Context, rows: list[OpTypeStat]) -> None:
         return
     times = detail.get("block_time_us") or {}
     if not any(len(v or []) >= 2 for v in times.values()):
-        ctx.note("block imbalance", "no per-block times in the msOpProf output", "msprof op --aic-metrics=PipeUtilization")
+        ctx.note("block imbalance", "no per-block times in the msOpProf output",
+                 "msprof op --aic-metrics=PipeUtilization")
         return
     worst = None
     for side, values in times.items():
@@ -477,8 +479,9 @@ def _check_imbalance(ctx: _Context, rows: list[OpTypeStat]) -> None:
 def _check_dynamic(ctx: _Context, rows: list[OpTypeStat]) -> None:
     states = _column(ctx.table, "op_state")
     if states is None:
+        torch = ctx.raw.format.startswith("torch")
         ctx.note("dynamic shape", "the OP State column is missing",
-                 "profiler_level=Level1 on CANN >= 8.0" if ctx.raw.format.startswith("torch") else "msprof on CANN >= 8.0")
+                 "profiler_level=Level1 on CANN >= 8.0" if torch else "msprof on CANN >= 8.0")
         return
     dynamic: Counter[str] = Counter()
     static = count = 0

@@ -6,7 +6,6 @@ import subprocess
 import tarfile
 import zipfile
 
-import pytest
 from profile_fixtures import LEVEL2_HEADER, kernel, write_ascend_pt, write_csv
 
 from opprof_advisor.cli import app

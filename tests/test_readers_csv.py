@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 from profile_fixtures import LEVEL2_HEADER, kernel, write_csv

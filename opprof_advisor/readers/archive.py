@@ -63,7 +63,8 @@ def relabel(archive: Path, root: Path, read: Callable[[], T]) -> T:
         exc.message = exc.message.replace(prefix, str(archive))
         raise
     if hasattr(result, "path"):
-        result.path = str(archive) + str(result.path)[len(prefix):] if str(result.path).startswith(prefix) else str(archive)
+        inner = str(result.path)
+        result.path = str(archive) + inner[len(prefix):] if inner.startswith(prefix) else str(archive)
         result.notes = [n.replace(prefix, str(archive)) for n in result.notes]
     return result
 
