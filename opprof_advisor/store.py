@@ -624,3 +624,94 @@ def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:
     for other in user_dir.glob(f"*/{entry_id}.md"):
         if other.resolve() != keep.resolve():
             other.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# Measured outcomes (user data: kept in their own file beside the index, never inside it, because
+# the index is a build artefact that a rebuild replaces)
+# ---------------------------------------------------------------------------------------------
+
+OUTCOMES_SET = "opprof-advisor-outcomes"
+
+
+def o001_create_outcomes(db) -> None:
+    """One row per measured outcome of applied advice (see opprof_advisor.outcomes.Outcome)."""
+    db["outcomes"].create(
+        {
+            "id": int, "entry_id": str, "matched_families": str, "matched_before_us": float,
+            "matched_after_us": float, "matched_gain_pct": float, "matched_share": float, "e2e_before_us": float,
+            "e2e_after_us": float, "e2e_gain_pct": float, "before_fingerprint": str, "after_fingerprint": str,
+            "before_path": str, "after_path": str, "chip": str, "cann": str, "recorded_at": str, "note": str,
+        },
+        pk="id", not_null={"entry_id"},
+    )
+    db["outcomes"].create_index(["entry_id"])
+
+
+OUTCOME_STEPS = (o001_create_outcomes,)
+
+
+def outcome_migrations():
+    """The ``sqlite_utils.Migrations`` set of the outcomes database."""
+    from sqlite_utils import Migrations
+
+    steps = Migrations(OUTCOMES_SET)
+    for step in OUTCOME_STEPS:
+        steps()(step)
+    return steps
+
+
+def outcomes_path(db_path: Path | str | None = None) -> Path:
+    """The outcomes database that belongs to an index: ``<index stem>.outcomes.db`` beside it."""
+    index = Path(db_path) if db_path else paths.default_db_path()
+    return index.with_name(f"{index.stem}.outcomes.db")
+
+
+def record_outcome(row: dict[str, Any], path: Path | str | None = None) -> int:
+    """Store one outcome (a dict of Outcome fields without ``id``) and return its id.
+
+    ``path`` is the index database the outcome belongs to (default: the default index).
+    """
+    import sqlite_utils
+
+    target = outcomes_path(path)
+    _make_parent(target)
+    data = dict(row)
+    data["matched_families"] = json.dumps(list(data.get("matched_families") or []))
+    try:
+        db = sqlite_utils.Database(target)
+        outcome_migrations().apply(db)
+        with db.atomic():
+            # alter=True: a field added to Outcome later becomes a column instead of an error.
+            db["outcomes"].insert(data, alter=True)
+            outcome_id = db.execute("select last_insert_rowid()").fetchone()[0]
+        db.close()
+    except sqlite3.DatabaseError as exc:
+        raise KnowledgeBaseError(f"the outcomes database is unusable ({exc})", path=target,
+                                 hint="move the file aside; recorded outcomes live only there") from exc
+    return int(outcome_id)
+
+
+def list_outcomes(entry_id: str | None = None, path: Path | str | None = None) -> list[dict[str, Any]]:
+    """Recorded outcomes as dicts, oldest first (of one entry when ``entry_id`` is given)."""
+    target = outcomes_path(path)
+    if not target.is_file():
+        return []
+    where, params = ("where entry_id = ?", (entry_id,)) if entry_id else ("", ())
+    try:
+        conn = _connect_readonly(target)
+        try:
+            conn.row_factory = sqlite3.Row
+            rows = [dict(row) for row in conn.execute(f"select * from outcomes {where} order by id", params)]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise KnowledgeBaseError(f"the outcomes database is unreadable ({exc})", path=target) from exc
+    except sqlite3.DatabaseError as exc:
+        raise KnowledgeBaseError(f"the outcomes database is unreadable ({exc})", path=target,
+                                 hint="move the file aside; recorded outcomes live only there") from exc
+    for row in rows:
+        row["matched_families"] = json.loads(row["matched_families"] or "[]")
+    return rows

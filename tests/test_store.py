@@ -262,3 +262,40 @@ def test_add_uses_the_front_matter_id_for_the_copy(tmp_path, advisor_home):
     source = write_entry(tmp_path / "mine", "draft", id="tuned-gemm")
     assert store.add_entry_file(source).id == "tuned-gemm"
     assert (advisor_home / "kb" / "recipes" / "tuned-gemm.md").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# Outcomes (user data beside the index)
+# ---------------------------------------------------------------------------------------------
+
+
+def outcome_row(entry_id, gain):
+    return {"entry_id": entry_id, "matched_families": ["NMS"], "matched_before_us": 100.0, "matched_after_us": 100 - gain,
+            "matched_gain_pct": gain, "matched_share": 0.3, "e2e_before_us": 1000.0, "e2e_after_us": 990.0,
+            "e2e_gain_pct": 1.0, "before_fingerprint": "a", "after_fingerprint": "b", "before_path": "p1",
+            "after_path": "p2", "chip": None, "cann": "8.0", "recorded_at": "2026-01-01T00:00:00Z", "note": ""}
+
+
+def test_outcomes_are_recorded_beside_the_index_and_survive_rebuilds(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    assert store.list_outcomes(None, path=db) == []
+    store.build_index(db, kb_dirs=[kb_dir])
+    first = store.record_outcome(outcome_row("alpha", 30.0), path=db)
+    second = store.record_outcome(outcome_row("beta", 10.0), path=db)
+    assert (first, second) == (1, 2)
+    assert (tmp_path / "i.outcomes.db").is_file()
+    store.build_index(db, kb_dirs=[kb_dir], rebuild=True)
+    db.write_bytes(b"corrupt")
+    store.open_index(db, kb_dirs=[kb_dir])
+    [row] = store.list_outcomes("alpha", path=db)
+    assert row == {"id": 1, **outcome_row("alpha", 30.0)}
+    assert [r["entry_id"] for r in store.list_outcomes(None, path=db)] == ["alpha", "beta"]
+
+
+def test_outcomes_schema_is_migrated(tmp_path):
+    import sqlite_utils
+
+    store.record_outcome(outcome_row("alpha", 5.0), path=tmp_path / "i.db")
+    db = sqlite_utils.Database(tmp_path / "i.outcomes.db")
+    assert [m.name for m in store.outcome_migrations().applied(db)] == ["o001_create_outcomes"]
+    assert db["outcomes"].pks == ["id"]
