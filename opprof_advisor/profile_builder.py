@@ -155,8 +155,8 @@ class _Context:
             units.append(unit)
         self.unit = units
         self.duration = table.duration_us
-        self.device_time = sum(self.duration)
-        self.comm_time = sum(d for d, u in zip(self.duration, units) if u == "communication")
+        self.device_time = float(sum(self.duration))
+        self.comm_time = float(sum(d for d, u in zip(self.duration, units) if u == "communication"))
         self.compute_time = self.device_time - self.comm_time
         self.notes: list[str] = list(raw.notes)
         self.symptoms: list[Symptom] = []
