@@ -7,6 +7,7 @@ then runs the real CLI in a subprocess for each input (plus a small real profile
 ../shared/real-profiles when present) and prints wall time, CPU time and peak RSS against the targets.
 
     /work/venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N]
+    ADVISOR_NO_ARROW=1 /work/venv/bin/python benchmarks/bench_profile.py   # the stdlib csv path only
 """
 
 from __future__ import annotations
@@ -112,6 +113,19 @@ def write_op_summary_slices(folder: Path, total_rows: int, slices: int) -> None:
                 index += 1
 
 
+#: Runs the CLI and reports its own peak RSS at exit. VmHWM is per address space, so unlike
+#: ru_maxrss it does not include the forking parent's memory (Linux keeps that across exec).
+_WRAPPER = (
+    "import atexit, re, runpy, sys\n"
+    "def _peak():\n"
+    "    text = open('/proc/self/status').read()\n"
+    "    sys.stderr.write('\\nVmHWM_KB=' + re.search(r'VmHWM:\\s+(\\d+)', text).group(1) + '\\n')\n"
+    "atexit.register(_peak)\n"
+    "sys.argv = ['advisor', *sys.argv[1:]]\n"
+    "runpy.run_module('opprof_advisor', run_name='__main__')\n"
+)
+
+
 def run_cli(target: Path, repeat: int) -> tuple[float, float, int, str]:
     """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`."""
     best = (float("inf"), 0.0)
@@ -119,19 +133,20 @@ def run_cli(target: Path, repeat: int) -> tuple[float, float, int, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for _ in range(repeat):
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "opprof_advisor", "profile", str(target), "--format", "json"],
+        process = subprocess.Popen([sys.executable, "-c", _WRAPPER, "profile", str(target), "--format", "json"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
-        tail = process.stderr.read().decode()[-300:]
+        err = process.stderr.read().decode()
         process.stderr.close()
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
-            return wall, 0.0, 0, f"exit {process.returncode}: {tail}"
+            return wall, 0.0, 0, f"exit {process.returncode}: {err[-300:]}"
         if wall < best[0]:
             best = (wall, usage.ru_utime + usage.ru_stime)
-        peak = max(peak, usage.ru_maxrss // 1024)
-    return best[0], best[1], peak, ""
+        found = [line for line in err.splitlines() if line.startswith("VmHWM_KB=")]
+        peak = max(peak, int(found[-1].split("=")[1]) // 1024 if found else usage.ru_maxrss // 1024)
+    return best[0], best[1], peak, tail
 
 
 def main() -> int:
