@@ -157,7 +157,8 @@ def check_related(entries: Sequence[Entry], known_ids: set[str] = frozenset()) -
         for rel in entry.related:
             if rel not in ids:
                 hint = suggest_close(rel, ids)
-                problems.append(Problem(entry.path, _related_line(entry, rel), f"related id {rel!r} names no entry{hint}"))
+                message = f"related id {rel!r} names no entry{hint}"
+                problems.append(Problem(entry.path, _related_line(entry, rel), message))
     return problems
 
 
@@ -269,7 +270,8 @@ def _duplicate_keys(path: Path, node, first_line: int) -> list[Problem]:
     problems = []
     for key_node, _ in node.value:
         if key_node.value in seen:
-            problems.append(Problem(path, first_line + key_node.start_mark.line, f"key {key_node.value!r} appears twice"))
+            line = first_line + key_node.start_mark.line
+            problems.append(Problem(path, line, f"key {key_node.value!r} appears twice"))
         seen.add(key_node.value)
     return problems
 
@@ -418,7 +420,8 @@ def _check_gain(parsed: ParsedFile) -> list[Problem]:
     problems = []
     for key in gain:
         if key not in GAIN_KEYS:
-            problems.append(_problem(parsed, ("gain", key), f"unknown gain key {key!r}{suggest_close(str(key), GAIN_KEYS)}"))
+            hint = suggest_close(str(key), GAIN_KEYS)
+            problems.append(_problem(parsed, ("gain", key), f"unknown gain key {key!r}{hint}"))
     for key in GAIN_KEYS:
         if key not in gain:
             problems.append(_problem(parsed, "gain", f"gain is missing {key!r}"))
@@ -440,13 +443,16 @@ def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
         if low > high:
             problems.append(_problem(parsed, ("gain", "low_pct"), f"gain low_pct {low:g} is above high_pct {high:g}"))
         if gain.get("scope") == "operators" and not (-100 <= low and high <= 100):
-            problems.append(_problem(parsed, ("gain", "high_pct"), "an `operators` gain lies between -100 and 100 percent"))
+            message = "an `operators` gain lies between -100 and 100 percent"
+            problems.append(_problem(parsed, ("gain", "high_pct"), message))
         if low < -100:
             problems.append(_problem(parsed, ("gain", "low_pct"), "a gain cannot be below -100 percent"))
     if "metric" in gain and gain["metric"] not in GAIN_METRICS:
-        problems.append(_problem(parsed, ("gain", "metric"), f"gain metric {gain['metric']!r} is not one of {', '.join(GAIN_METRICS)}"))
+        message = f"gain metric {gain['metric']!r} is not one of {', '.join(GAIN_METRICS)}"
+        problems.append(_problem(parsed, ("gain", "metric"), message))
     if "scope" in gain and gain["scope"] not in GAIN_SCOPES:
-        problems.append(_problem(parsed, ("gain", "scope"), f"gain scope {gain['scope']!r} is not one of {', '.join(GAIN_SCOPES)}"))
+        message = f"gain scope {gain['scope']!r} is not one of {', '.join(GAIN_SCOPES)}"
+        problems.append(_problem(parsed, ("gain", "scope"), message))
     sources = parsed.data.get("sources")
     if "source" in gain and isinstance(sources, list) and gain["source"] not in sources:
         problems.append(_problem(parsed, ("gain", "source"), f"gain source {gain['source']!r} is not among `sources`"))
@@ -568,7 +574,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         models=_unique(data.get("models") or []),
         hardware=_unique(data.get("hardware") or []),
         cann=data.get("cann"),
-        gain=Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"]) if gain else None,
+        gain=_build_gain(gain) if gain else None,
         evidence=data["evidence"],
         sources=list(data["sources"]),
         related=_unique(data.get("related") or []),
@@ -577,6 +583,10 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         path=str(parsed.path),
         origin=origin,
     )
+
+
+def _build_gain(gain: dict[str, Any]) -> Gain:
+    return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"])
 
 
 def op_mix_weights(families: Sequence[str]) -> dict[str, float]:

@@ -90,7 +90,8 @@ def describe_gain(entry: Entry) -> str:
         return "no sourced figure"
     span = f"{gain.low_pct:g}–{gain.high_pct:g} %" if gain.low_pct != gain.high_pct else f"{gain.low_pct:g} %"
     if gain.scope == "end_to_end":
-        return f"{span} {gain.metric}, observed end to end in that case (not a promise for your model) — {gain.source}"
+        return (f"{span} {gain.metric}, observed end to end in that case (not a promise for your model)"
+                f" — {gain.source}")
     return f"{span} of the matched operators' {gain.metric} — {gain.source}"
 
 

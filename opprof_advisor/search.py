@@ -223,7 +223,8 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
         fts = bm25[entry.id] / best_bm25 if entry.id in bm25 and best_bm25 < 0 else float(entry.id in bm25)
         fuzzy = max(0.0, (raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
         score = WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + KIND_PRIOR.get(entry.kind, 0.0)
-        hits.append(SearchHit(entry.id, entry.kind, entry.title, round(score / MAX_SCORE, 4), entry.operators, entry.tags))
+        score = round(score / MAX_SCORE, 4)
+        hits.append(SearchHit(entry.id, entry.kind, entry.title, score, entry.operators, entry.tags))
     hits.sort(key=lambda hit: (-hit.score, KIND_ORDER.get(hit.kind, 9), hit.id))
     return hits
 

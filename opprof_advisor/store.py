@@ -327,9 +327,8 @@ class Index:
     @property
     def problems(self) -> list[Problem]:
         """Problems found while building: invalid files (not indexed), duplicate ids, dangling related ids."""
-        found = [Problem(path, line, message)
-                 for path, problems in self._query("select path, problems from files where problems is not null order by source, path")
-                 for line, message in json.loads(problems)]
+        rows = self._query("select path, problems from files where problems is not null order by source, path")
+        found = [Problem(path, line, message) for path, problems in rows for line, message in json.loads(problems)]
         found.extend(Problem(*item) for item in json.loads(self._meta.get("problems", "[]")))
         return found
 
@@ -495,7 +494,8 @@ def _sync_entries(db, sources: Sequence[KbSource]) -> list[Problem]:
     changed = [row for entry_id, row in sorted(wanted.items()) if have.get(entry_id) != row["row_hash"]]
     if changed:
         db["entries"].upsert_all(changed, pk="id")
-    summaries = [[e.id, e.kind, e.title, e.operators, e.symptoms, e.tags, e.models] for e in sorted(entries, key=lambda e: e.id)]
+    ordered = sorted(entries, key=lambda e: e.id)
+    summaries = [[e.id, e.kind, e.title, e.operators, e.symptoms, e.tags, e.models] for e in ordered]
     db["meta"].upsert({"key": "summaries", "value": json.dumps(summaries, ensure_ascii=False)}, pk="key")
     return problems
 

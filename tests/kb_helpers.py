@@ -44,7 +44,9 @@ def write_entry(folder: Path, name: str, body: str | None = None, **fields) -> P
     kind = data.get("kind", "recipe")
     path = folder / f"{kind}s" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000) + "---\n\n"
+    # Flow style keeps each key on one line, so tests can name the line of a key.
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+    text = "---\n" + dumped + "---\n\n"
     text += body if body is not None else body_for(kind if kind in SECTIONS else "recipe")
     path.write_text(text, encoding="utf-8")
     return path

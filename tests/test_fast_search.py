@@ -23,8 +23,8 @@ def test_options_are_parsed_like_the_typer_command():
     options = fast_search.parse_search_args(
         ["search", "flash", "--kind=recipe", "-o", "FlashAttentionScore", "attention", "-n", "3", "-f", "json",
          "--db", "/tmp/x.db", "--", "--literal"])
-    assert options == {"words": ["flash", "attention", "--literal"], "kind": "recipe", "operator": "FlashAttentionScore",
-                       "top": 3, "format": "json", "db": "/tmp/x.db"}
+    assert options == {"words": ["flash", "attention", "--literal"], "kind": "recipe",
+                       "operator": "FlashAttentionScore", "top": 3, "format": "json", "db": "/tmp/x.db"}
 
 
 @pytest.mark.parametrize("argv", [

@@ -124,7 +124,8 @@ def test_show_unknown_id_suggests_and_exits_1(runner):
 def test_add_then_search_finds_it_at_once(runner, tmp_path, advisor_home):
     result = invoke(runner, "add", add_case(tmp_path))
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"added my-yolox-port (case) → {advisor_home / 'kb' / 'cases' / 'my-yolox-port.md'}"
+    target = advisor_home / "kb" / "cases" / "my-yolox-port.md"
+    assert result.stdout.strip() == f"added my-yolox-port (case) → {target}"
     found = json.loads(invoke(runner, "search", "yolox", "--format", "json").stdout)
     assert found["results"][0]["id"] == "my-yolox-port"
 
@@ -137,13 +138,14 @@ def test_add_broken_file_lists_every_problem_and_changes_nothing(runner, tmp_pat
                         "sources: [a]\nsymptoms: [slow]\n---\n\n## Symptoms\n")
     result = invoke(runner, "add", source)
     assert result.exit_code == 1
+    sections = "(sections: Symptoms, Diagnosis, Fix, Result, Sources)"
     assert result.stderr.splitlines() == [
         f"error: {source}:5: evidence 'E' is not one of A, B, C, D",
         f"error: {source}:7: unknown symptom 'slow' (see opprof_advisor/vocabulary.py SYMPTOMS)",
-        f"error: {source}:9: a case needs a `## Diagnosis` section (sections: Symptoms, Diagnosis, Fix, Result, Sources)",
-        f"error: {source}:9: a case needs a `## Fix` section (sections: Symptoms, Diagnosis, Fix, Result, Sources)",
-        f"error: {source}:9: a case needs a `## Result` section (sections: Symptoms, Diagnosis, Fix, Result, Sources)",
-        f"error: {source}:9: a case needs a `## Sources` section (sections: Symptoms, Diagnosis, Fix, Result, Sources)",
+        f"error: {source}:9: a case needs a `## Diagnosis` section {sections}",
+        f"error: {source}:9: a case needs a `## Fix` section {sections}",
+        f"error: {source}:9: a case needs a `## Result` section {sections}",
+        f"error: {source}:9: a case needs a `## Sources` section {sections}",
     ]
     assert not (advisor_home / "kb").exists()
     assert db.read_bytes() == before
@@ -185,8 +187,8 @@ def test_eight_concurrent_adds_all_end_up_indexed(tmp_path, advisor_home):
         process.stdout.close()
         process.stderr.close()
     assert outcomes == [(0, "")] * 8
-    listed = subprocess.run([sys.executable, "-m", "opprof_advisor", "kb", "list", "--kind", "case", "--format", "json"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    command = [sys.executable, "-m", "opprof_advisor", "kb", "list", "--kind", "case", "--format", "json"]
+    listed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     ids = {entry["id"] for entry in json.loads(listed.stdout)["entries"]}
     assert {f"parallel-case-{n}" for n in range(8)} <= ids
 

@@ -189,7 +189,8 @@ def test_sources_section_must_come_last(tmp_path):
 def test_figures_without_sources_are_flagged_outside_code(tmp_path):
     body = body_for("recipe").replace(
         "## Steps\n\nPlain advice without figures.",
-        "## Steps\n\nIt got 30% faster, 2.5x overall.\n\n```\nexport X=40%\n```\n\n`8 ms` in code, then 12 ms and 900 tokens/s.",
+        "## Steps\n\nIt got 30% faster, 2.5x overall.\n\n```\nexport X=40%\n```\n\n"
+        "`8 ms` in code, then 12 ms and 900 tokens/s.",
     )
     path = write_entry(tmp_path, "x", sources=[], body=body)
     assert problems_of(path) == [

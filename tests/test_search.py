@@ -40,7 +40,8 @@ def test_typo_is_corrected_and_reported(index):
     assert run_search(index, "nms").corrected is None
 
 
-@pytest.mark.parametrize("query", ['AND ("', '"', "*", "NOT", "a OR b)", "NEAR(x y)", "title:nms", "'; drop table entries; --"])
+@pytest.mark.parametrize("query", ['AND ("', '"', "*", "NOT", "a OR b)", "NEAR(x y)", "title:nms",
+                                   "'; drop table entries; --"])
 def test_user_text_never_breaks_the_query(index, query):
     run_search(index, query)  # no exception is the point; results may be empty
     assert index.ids()  # and the index is intact

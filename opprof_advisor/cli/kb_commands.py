@@ -65,8 +65,9 @@ def _warn_problems(index: Index) -> None:
 
 
 def search_command(
-    query: Annotated[list[str], typer.Argument(metavar="QUERY", show_default=False,
-                                               help="What to look for: words, an operator name, an id (typos are fine).")],
+    query: Annotated[list[str], typer.Argument(
+        metavar="QUERY", show_default=False,
+        help="What to look for: words, an operator name, an id (typos are fine).")],
     kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
     operator: Annotated[Optional[str], typer.Option("--operator", "-o",
                                                     help="Only entries about this operator family or alias "
@@ -99,8 +100,8 @@ def search_command(
 
 
 def show_command(
-    entry_id: Annotated[str, typer.Argument(metavar="ID", help="The entry id (see `advisor search` / `advisor kb list`).",
-                                            show_default=False)],
+    entry_id: Annotated[str, typer.Argument(
+        metavar="ID", show_default=False, help="The entry id (see `advisor search` / `advisor kb list`).")],
     output: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
@@ -190,8 +191,8 @@ def check_command(
         for problem in problems:
             typer.echo(str(problem))
         bad = len({p.path for p in problems})
-        summary = f"{len(files)} file(s) checked: " + (f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems")
-        err_console.print(summary)
+        found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
+        err_console.print(f"{len(files)} file(s) checked: {found}", markup=False)
     if problems:
         raise typer.Exit(1)
 
@@ -237,7 +238,8 @@ def list_command(
     """List the entries of the knowledge base."""
     entries = _open_index(db).entries(kind.value if kind else None)
     if output is TableOrJson.json:
-        fields = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin", "path")
+        fields = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin",
+                  "path")
         emit_json({"schema": "opprof-advisor/kb-list/1", "count": len(entries),
                    "entries": [{name: getattr(entry, name) for name in fields} for entry in entries]})
         return
