@@ -82,8 +82,7 @@ def test_ranks_read_serially_and_in_a_process_pool(tmp_path, monkeypatch, parall
     assert profile.format == "multi-rank"
     assert [(r.rank, r.device_time_us) for r in profile.ranks] == [
         ("rank0", 110.0), ("rank1", 170.0), ("rank2", 130.0), ("rank3", None)]
-    assert profile.ranks[3].error == (f"{broken / 'kernel_details.csv'}: empty file (0 bytes) — "
-                                      "the profiler did not finish writing it; re-export the profile")
+    assert profile.ranks[3].error == f"{broken / 'kernel_details.csv'}: empty file (0 bytes)"
     assert profile.device_time_us == 410.0
     assert "slowest rank: rank1 with 170.0 us of device time (+24.4% against the mean of 3 ranks)" in profile.notes
     assert any(n.startswith("rank rank3 not read: ") for n in profile.notes)

@@ -43,7 +43,8 @@ def _read_rank(path: str) -> tuple[RawProfile | None, str | None]:
     try:
         return read_raw(path), None
     except AdvisorError as exc:
-        return None, str(exc)
+        # where and what, without the hint: it is repeated once per rank in the output
+        return None, f"{exc.location()}: {exc.message}" if exc.location() else exc.message
     except Exception as exc:  # noqa: BLE001 - one broken rank must not hide the others
         return None, f"{path}: {exc.__class__.__name__}: {exc}"
 
