@@ -1,9 +1,10 @@
 """Rank knowledge-base entries for a free-text query.
 
 Three signals, each in 0..1, are blended: FTS5 bm25 over the indexed text (relative to the best
-hit), operator intent (the query names an operator family — ``NonMaxSuppressionV3``, ``nms``,
-``non max suppression`` all mean ``NMS`` through operators.canonical_family — and the entry is
-about that family), and rapidfuzz similarity to titles, ids and tags. A query word that matches
+hit), intent (the query names an operator family — ``NonMaxSuppressionV3``, ``nms``,
+``non max suppression`` all mean ``NMS`` through operators.canonical_family — or a profile
+symptom such as ``launch bound``, and the entry is about it), and rapidfuzz similarity to titles,
+ids and tags; a small prior puts recipes before cases when the evidence is otherwise equal. A query word that matches
 nothing is corrected to the closest known word first (``nsm`` → ``nms``). User text only ever
 reaches FTS5 as quoted alphanumeric terms, so quotes, ``*``, ``AND`` or parentheses cannot break it.
 """
@@ -210,13 +211,15 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
     if not candidates or not terms:
         return []
     families = query_families(query, terms)
+    symptoms = query_symptoms(terms)
     fts_words = list(dict.fromkeys([*terms, *(family.lower() for family in families)]))
     bm25 = index.fts_scores(" OR ".join(fts_term(word) for word in fts_words), limit=max(500, len(candidates)))
     best_bm25 = min(bm25.values(), default=0.0)
     fuzzy_raw = fuzzy_scores(candidates, terms)
     hits = []
     for position, entry in enumerate(candidates):
-        operator = operator_score(entry, families)
+        # The query names an operator family or a profile symptom the entry is about.
+        operator = max(operator_score(entry, families), symptom_score(entry, symptoms))
         raw = fuzzy_raw.get(position, 0.0)
         if not (entry.id in bm25 or operator > 0 or raw >= FUZZY_ONLY_MIN):
             continue
@@ -227,6 +230,31 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
         hits.append(SearchHit(entry.id, entry.kind, entry.title, score, entry.operators, entry.tags))
     hits.sort(key=lambda hit: (-hit.score, KIND_ORDER.get(hit.kind, 9), hit.id))
     return hits
+
+
+def query_symptoms(terms: list[str]) -> dict[str, float]:
+    """Symptoms the query names: all words of the symptom id present (``launch bound``), or the id itself."""
+    from opprof_advisor.vocabulary import SYMPTOMS
+
+    words = set(terms)
+    joined = "_".join(terms)
+    found = {}
+    for symptom in SYMPTOMS:
+        parts = symptom.split("_")
+        if joined == symptom or set(parts) <= words:
+            found[symptom] = 1.0 if len(parts) == len(terms) else 0.7
+    return found
+
+
+def symptom_score(entry: EntrySummary, symptoms: dict[str, float]) -> float:
+    """How much the entry is about a symptom the query names (like operator_score, on ``symptoms``)."""
+    best = 0.0
+    for symptom, weight in symptoms.items():
+        if symptom in entry.symptoms:
+            position = entry.symptoms.index(symptom)
+            focus = (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (len(entry.symptoms) - 1))
+            best = max(best, weight * focus)
+    return best
 
 
 def operator_score(entry: EntrySummary, families: dict[str, float]) -> float:

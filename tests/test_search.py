@@ -115,3 +115,15 @@ def test_shipped_kb_nms_queries_find_the_nms_recipe(runner, shipped, query):
 
 def test_shipped_kb_flash_attention_finds_the_attention_recipe(runner, shipped):
     assert first_hit(runner, "flash", "attention") == "flash-attention"
+
+
+def test_query_symptoms_need_every_word_of_the_symptom():
+    from opprof_advisor.search import query_symptoms
+
+    assert query_symptoms(["launch", "bound"]) == {"launch_bound": 1.0}
+    assert query_symptoms(["aicpu", "fallback", "nms"]) == {"aicpu_fallback": 0.7}
+    assert query_symptoms(["nms"]) == {}
+
+
+def test_an_entry_about_the_named_symptom_outranks_one_that_only_mentions_it(index):
+    assert ids(search(index, "launch bound"))[0] == "task-queue"
