@@ -125,5 +125,5 @@ def test_query_symptoms_need_every_word_of_the_symptom():
     assert query_symptoms(["nms"]) == {}
 
 
-def test_an_entry_about_the_named_symptom_outranks_one_that_only_mentions_it(index):
+def test_a_symptom_query_finds_the_entry_about_that_symptom(index):
     assert ids(search(index, "launch bound"))[0] == "task-queue"
