@@ -27,8 +27,10 @@ from opprof_advisor import paths
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem
 from opprof_advisor.models import Entry, Gain
 
-#: Bump when the loader's output for the same markdown changes: every index is then rebuilt.
-BUILD_VERSION = "2"
+#: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
+#: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
+#: caches parsed entries as JSON).
+BUILD_VERSION = "2:" + ",".join(Entry.__dataclass_fields__)
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
 APP_ID = "opprof-advisor/kb-index"
 MIGRATION_SET = "opprof-advisor-index"
