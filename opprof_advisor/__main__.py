@@ -1,3 +1,3 @@
-from opprof_advisor.cli import main
+from opprof_advisor.fast_search import main
 
 main()

@@ -41,6 +41,10 @@ class AdvisorGroup(TyperGroup):
             raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # `advisor ... | head`: the reader has what it wanted; exit quietly.
+            sys.stderr.close()
+            raise typer.Exit(0) from None
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if _state["debug"] or exc.__class__.__module__.startswith(("click", "typer")):
                 raise
