@@ -681,13 +681,16 @@ def record_outcome(row: dict[str, Any], path: Path | str | None = None) -> int:
     data = dict(row)
     data["matched_families"] = json.dumps(list(data.get("matched_families") or []))
     try:
-        db = sqlite_utils.Database(target)
-        outcome_migrations().apply(db)
-        with db.atomic():
-            # alter=True: a field added to Outcome later becomes a column instead of an error.
-            db["outcomes"].insert(data, alter=True)
-            outcome_id = db.execute("select last_insert_rowid()").fetchone()[0]
-        db.close()
+        # Serialised across processes: concurrent writers otherwise fail with "database is locked"
+        # (a read-then-write transaction cannot wait for the busy timeout) and lose their outcome.
+        with _lock(target):
+            db = sqlite_utils.Database(target)
+            outcome_migrations().apply(db)
+            with db.atomic():
+                # alter=True: a field added to Outcome later becomes a column instead of an error.
+                db["outcomes"].insert(data, alter=True)
+                outcome_id = db.execute("select last_insert_rowid()").fetchone()[0]
+            db.close()
     except sqlite3.DatabaseError as exc:
         raise KnowledgeBaseError(f"the outcomes database is unusable ({exc})", path=target,
                                  hint="move the file aside; recorded outcomes live only there") from exc
