@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from opprof_advisor.cli import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.outcomes import (
@@ -162,3 +163,120 @@ def test_json_export_groups_outcomes_by_entry():
     assert entry["observed"] == "observed 2 times: median 85 % (range 80–90 %)"
     assert [o["matched_gain_pct"] for o in entry["outcomes"]] == [80.0, 90.0]
     assert json.loads(json.dumps(doc)) == doc
+
+
+# --------------------------------------------------------------------------------------------
+# Storage (store.record_outcome / list_outcomes: user data kept beside the index) and the CLI
+# --------------------------------------------------------------------------------------------
+
+#: A YOLOv8-like detector step: conv backbone on the AI Core, NMS on the AI CPU (torch_npu text).
+YOLO = [
+    {"name": "Conv2D", "op_type": "Conv2D", "task_type": "AI_CORE", "duration_us": 52.0, "count": 64, "block_dim": 20},
+    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57, "block_dim": 40},
+    {"name": "ConcatD", "op_type": "ConcatD", "task_type": "AI_VECTOR_CORE", "duration_us": 12.0, "count": 19,
+     "block_dim": 40},
+    {"name": "NonMaxSuppressionV3", "op_type": "NonMaxSuppressionV3", "task_type": "AI_CPU", "duration_us": 1900.0,
+     "count": 1, "block_dim": 1},
+]
+NMS_AFTER_US = 240.0
+
+
+@pytest.fixture
+def yolo_runs(tmp_path):
+    from opprof_advisor import synthetic
+
+    after = [dict(k, name="BatchMultiClassNMS", op_type="BatchMultiClassNMS", task_type="AI_VECTOR_CORE",
+                  duration_us=NMS_AFTER_US, block_dim=40) if k["op_type"] == "NonMaxSuppressionV3" else k for k in YOLO]
+    return (synthetic.write_torch_npu_text(tmp_path / "before", YOLO),
+            synthetic.write_torch_npu_text(tmp_path / "after", after, seed=1))
+
+
+def _listed(runner, *args):
+    result = runner.invoke(app, ["outcomes", "list", "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    return [o for entry in json.loads(result.stdout)["entries"] for o in entry["outcomes"]]
+
+
+def test_compare_applied_records_the_outcome_and_it_survives_a_rebuild(runner, yolo_runs):
+    before, after = yolo_runs
+    result = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu",
+                                 "--note", "torch_npu batched NMS"])
+    assert result.exit_code == 0, result.output
+    saved = (1900.0 - NMS_AFTER_US) / 1900.0 * 100
+    total = sum(k["duration_us"] * k["count"] for k in YOLO)
+    assert f"recorded outcome #1 of nms-on-npu: time saved on NMS {saved:.1f} %" in result.stderr
+    [stored] = _listed(runner)
+    assert stored["entry_id"] == "nms-on-npu" and stored["matched_families"] == ["NMS"]
+    assert stored["matched_gain_pct"] == pytest.approx(saved, abs=0.01)
+    assert stored["e2e_gain_pct"] == pytest.approx((1900.0 - NMS_AFTER_US) / total * 100, abs=0.01)
+    assert stored["note"] == "torch_npu batched NMS"
+    rebuilt = runner.invoke(app, ["kb", "build", "--rebuild"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert _listed(runner) == [stored]
+    markdown = runner.invoke(app, ["outcomes", "export", "--format", "markdown"])
+    assert markdown.exit_code == 0
+    assert f"observed 1 time: median {saved:.0f} % (range {saved:.0f}–{saved:.0f} %)" in markdown.stdout
+
+
+def test_applied_with_an_unknown_id_suggests_and_stores_nothing(runner, yolo_runs):
+    before, after = yolo_runs
+    result = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-nup"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith("error: no knowledge-base entry with id 'nms-on-nup' — did you mean nms-on-npu")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""  # failed before comparing anything
+    assert _listed(runner) == []
+
+
+def _record_many(args):
+    db, worker, count = args
+    from opprof_advisor import store
+
+    for i in range(count):
+        store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
+                              "matched_families": ["NMS"], "matched_gain_pct": 80.0, "e2e_before_us": 1.0,
+                              "e2e_after_us": 1.0, "before_fingerprint": "b", "after_fingerprint": "a",
+                              "note": f"worker {worker} #{i}"}, path=db)
+
+
+def _rebuild_many(args):
+    db, count = args
+    from opprof_advisor import store
+
+    for _ in range(count):
+        store.build_index(db, rebuild=True)
+
+
+def _work(args):
+    return _rebuild_many(args[1:]) if args[0] == "rebuild" else _record_many(args[1:])
+
+
+def test_concurrent_recording_from_several_processes_loses_no_outcome(tmp_path):
+    import multiprocessing
+
+    from opprof_advisor import store
+
+    db = tmp_path / "index.db"
+    store.open_index(db)
+    workers, each = 4, 25
+    # Two more processes rebuild the index meanwhile: a rebuild replaces the file, and must
+    # neither drop outcomes recorded before it nor race with one being recorded.
+    jobs = [("record", db, w, each) for w in range(workers)] + [("rebuild", db, 4)] * 2
+    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
+        pool.map(_work, jobs)
+    notes = sorted(row["note"] for row in store.list_outcomes(path=db))
+    assert notes == sorted(f"worker {w} #{i}" for w in range(workers) for i in range(each))
+    assert len({row["id"] for row in store.list_outcomes(path=db)}) == workers * each
+
+
+def test_outcomes_survive_repeated_rebuilds_and_filter_by_entry(tmp_path):
+    from opprof_advisor import store
+
+    db = tmp_path / "index.db"
+    store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
+                          "matched_families": ["NMS"], "note": "kept"}, path=db)
+    store.build_index(db, rebuild=True)
+    store.build_index(db, rebuild=True)
+    assert [row["note"] for row in store.list_outcomes("nms-on-npu", path=db)] == ["kept"]
+    assert store.list_outcomes("conv2d-tuning", path=db) == []
+    assert store.list_outcomes(path=tmp_path / "absent.db") == []
