@@ -3,8 +3,15 @@
 An outcome is what a user measured after applying one entry: the time of the entry's operators
 before and after, the end-to-end device time before and after, fingerprints of both profiles,
 chip/CANN where the profiles say, the date and a free note. Outcomes are user data (not derived
-from the markdown), kept in the index database by ``opprof_advisor.store`` so they survive KB
-rebuilds, and exported as markdown/JSON to contribute back to ``kb/``.
+from the markdown): ``opprof_advisor.store`` keeps them in their own migrated SQLite file beside
+the index (``<index>.outcomes.db``), so KB rebuilds and a corrupt index never touch them. They are
+exported as markdown/JSON to contribute back to ``kb/``.
+
+How ``advisor suggest`` uses them: load once per run with
+``outcomes_by_entry(list_outcomes(db_path=db))``; for each suggested entry with outcomes call
+``calibrate(entry, its_outcomes, matched_share)`` (the share of device time of the entry's matched
+operators, 0..1) and show ``Calibration.expected_low_pct`` / ``expected_high_pct`` (% of device
+time, already scaled and bounded by the share) with ``Calibration.basis``, and ``Calibration.text``.
 
 Calibration rule (``calibrate``)
 --------------------------------
@@ -220,12 +227,12 @@ def observed_text(gains: list[float]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Persistence (the index database, owned by opprof_advisor.store)
+# Persistence (owned by opprof_advisor.store: a database beside the index)
 # --------------------------------------------------------------------------------------------
 
 
 def record_outcome(outcome: Outcome, db_path: Path | None = None) -> Outcome:
-    """Store an outcome in the index database; returns it with its id."""
+    """Store an outcome beside the index database ``db_path``; returns it with its id."""
     from opprof_advisor import store
 
     outcome.id = store.record_outcome(_to_row(outcome), path=db_path)
