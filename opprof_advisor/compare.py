@@ -63,7 +63,8 @@ class FamilyDelta:
 
     @property
     def unit_changed(self) -> bool:
-        if self.status != "both" or not self.unit_before or not self.unit_after:
+        known = {None, "", "unknown"}  # a level0 profile records no unit: missing, not changed
+        if self.status != "both" or self.unit_before in known or self.unit_after in known:
             return False
         return UNIT_CLASS.get(self.unit_before, self.unit_before) != UNIT_CLASS.get(self.unit_after, self.unit_after)
 
@@ -311,7 +312,8 @@ def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) ->
 def _notes(comparison: Comparison, jaccard: float) -> list[str]:
     before, after = comparison.before, comparison.after
     notes = []
-    if comparison.overlap < MIN_FAMILY_OVERLAP or jaccard < MIN_FAMILY_JACCARD:
+    single_kernels = bool(before.kernel and after.kernel)  # two kernels get their own note below
+    if not single_kernels and (comparison.overlap < MIN_FAMILY_OVERLAP or jaccard < MIN_FAMILY_JACCARD):
         notes.append(
             f"the profiles look like different workloads: only {comparison.overlap:.0%} of the time is in "
             f"operator families both have ({jaccard:.0%} of the families are shared) — the deltas compare "
@@ -369,19 +371,27 @@ def _context_notes(before: Profile, after: Profile) -> list[str]:
 
 def _missing_bound_notes(comparison: Comparison) -> list[str]:
     hot = [r for r in comparison.families if r.status == "both" and max(r.before_share, r.after_share) >= NOTE_SHARE]
-    if not hot:
-        return []
-    sides = []
-    if all(r.bound_before in (None, "unknown") for r in hot):
-        sides.append("BEFORE")
-    if all(r.bound_after in (None, "unknown") for r in hot):
-        sides.append("AFTER")
+    notes = []
+    sides = _blind_sides(hot, "bound")
+    if sides:
+        notes.append(f"cannot judge bound-class changes: {sides} no pipe ratios "
+                     "(collect with --aic-metrics=PipeUtilization)")
+    sides = _blind_sides(hot, "unit")
+    if sides:
+        notes.append(f"cannot judge unit changes: {sides} no unit column (level0 profile; collect with "
+                     "profiler_level=Level1)")
+    return notes
+
+
+def _blind_sides(rows: list[FamilyDelta], what: str) -> str:
+    """'BEFORE has' / 'AFTER has' / 'BEFORE and AFTER have' for sides where ``what`` is never known."""
+    if not rows:
+        return ""
+    sides = [side for side in ("before", "after")
+             if all(getattr(r, f"{what}_{side}") in (None, "", "unknown") for r in rows)]
     if not sides:
-        return []
-    return [
-        f"cannot judge bound-class changes: {' and '.join(sides)} {'has' if len(sides) == 1 else 'have'} no pipe "
-        "ratios (collect with --aic-metrics=PipeUtilization)"
-    ]
+        return ""
+    return " and ".join(side.upper() for side in sides) + (" has" if len(sides) == 1 else " have")
 
 
 def _unit(unit: str | None) -> str:

@@ -289,3 +289,36 @@ def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
     assert mode_line.replace("│", " ").split() == ["mode", "device", "simulator"]
     assert any(line.split()[:3] == ["task", "duration", "(us)"] and "180.000" in line
                for line in table.stdout.splitlines())
+
+
+def _task_duration(opprof_dir) -> float:
+    """Task Duration(us) of a real OpBasicInfo.csv, read independently of the readers."""
+    import csv
+
+    [csv_path] = list(opprof_dir.rglob("OpBasicInfo*.csv"))
+    with open(csv_path, newline="") as handle:
+        [row] = list(csv.DictReader(handle))
+    return float(row["Task Duration(us)"])
+
+
+def test_two_real_catlass_kernels_side_by_side(runner, real_profiles):
+    device = real_profiles / "catlass-msprof-op" / "device"
+    before, after = device / "02_fp32_rm_gemv_aiv", device / "02_fp32_cm_gemv_aiv"
+    result = runner.invoke(app, ["compare", str(before), str(after), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    old, new = _task_duration(before), _task_duration(after)
+    assert doc["before"]["kernel"]["task_duration_us"] == pytest.approx(old, abs=1e-3)
+    assert doc["after"]["kernel"]["task_duration_us"] == pytest.approx(new, abs=1e-3)
+    assert doc["total"]["delta_pct"] == pytest.approx((new - old) / old * 100, abs=1e-3)
+    assert (doc["before"]["kernel"]["kernel"], doc["after"]["kernel"]["kernel"]) == ("FP32RMGemvAiv", "FP32CMGemvAiv")
+    assert "the two msOpProf runs profiled different kernels (FP32RMGemvAiv vs FP32CMGemvAiv)" in doc["notes"]
+    assert not any("different workloads" in note for note in doc["notes"])
+
+
+def test_a_level0_profile_without_units_is_not_a_unit_change():
+    blind = [(op, fam, "unknown", t, "unknown") for op, fam, _, t, _ in DETECTOR]
+    notes = compare_profiles(make_profile(blind), make_profile(DETECTOR)).notes
+    assert not any("moved from" in note for note in notes)
+    assert ("cannot judge unit changes: BEFORE has no unit column (level0 profile; collect with "
+            "profiler_level=Level1)") in notes
