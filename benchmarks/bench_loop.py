@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 YOLO = [
     {"name": "Conv2D", "op_type": "Conv2D", "task_type": "AI_CORE", "duration_us": 52.0, "count": 64, "block_dim": 20},
-    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57, "block_dim": 40},
+    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57,
+     "block_dim": 40},
     {"name": "ConcatD", "op_type": "ConcatD", "task_type": "AI_VECTOR_CORE", "duration_us": 12.0, "count": 19,
      "block_dim": 40},
     {"name": "NonMaxSuppressionV3", "op_type": "NonMaxSuppressionV3", "task_type": "AI_CPU", "duration_us": 1900.0,
@@ -96,8 +97,8 @@ def main() -> None:
                [timed(["collect", "--", "./my_operator"], collect_env, cwd=work) for _ in range(args.runs)])
         if args.big_rows:
             big_before = synthetic.write_torch_npu_text(tmp_path / "big-before", scaled(YOLO, args.big_rows))
-            big_after = synthetic.write_torch_npu_text(tmp_path / "big-after", nms_on_ai_core(scaled(YOLO, args.big_rows)),
-                                                       seed=1)
+            big_after = synthetic.write_torch_npu_text(tmp_path / "big-after",
+                                                       nms_on_ai_core(scaled(YOLO, args.big_rows)), seed=1)
             report(f"compare (two ~{args.big_rows:,}-row kernel_details)",
                    [timed(["compare", str(big_before), str(big_after), "--format", "json"], env)
                     for _ in range(max(1, args.runs // 2))])

@@ -300,7 +300,8 @@ def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) ->
         rows.append(KernelRow(f"{pipe} ratio", old_pipes.get(pipe), new_pipes.get(pipe)))
     if old.get("task_duration_us") and new.get("task_duration_us"):
         change = (new["task_duration_us"] - old["task_duration_us"]) / old["task_duration_us"] * 100.0
-        rows.insert(_index_after(rows, "task duration (us)"), KernelRow("task duration change", None, f"{change:+.1f} %"))
+        change_row = KernelRow("task duration change", None, f"{change:+.1f} %")
+        rows.insert(_index_after(rows, "task duration (us)"), change_row)
     return rows
 
 
@@ -332,9 +333,11 @@ def _notes(comparison: Comparison, jaccard: float) -> list[str]:
     appeared = [row for row in comparison.families if row.status == "appeared"]
     vanished = [row for row in comparison.families if row.status == "vanished"]
     if appeared:
-        notes.append("appeared: " + ", ".join(f"{r.family} ({r.after_us:,.1f} us, {_unit(r.unit_after)})" for r in appeared))
+        notes.append("appeared: " + ", ".join(f"{r.family} ({r.after_us:,.1f} us, {_unit(r.unit_after)})"
+                                              for r in appeared))
     if vanished:
-        notes.append("vanished: " + ", ".join(f"{r.family} ({r.before_us:,.1f} us, {_unit(r.unit_before)})" for r in vanished))
+        notes.append("vanished: " + ", ".join(f"{r.family} ({r.before_us:,.1f} us, {_unit(r.unit_before)})"
+                                              for r in vanished))
     notes.extend(_missing_bound_notes(comparison))
     if before.kernel and after.kernel:
         old = before.kernel.get("kernel") or before.kernel.get("name")

@@ -292,7 +292,8 @@ def outcomes_to_markdown(outcomes: list[Outcome]) -> str:
         if gains:
             lines += [observed_text(gains) + " of the matched operators' time.", ""]
         lines += [
-            "| date | operators | operators before → after (us) | operators gain | end-to-end before → after (us) | end-to-end gain | chip | CANN | note |",
+            "| date | operators | operators before → after (us) | operators gain "
+            "| end-to-end before → after (us) | end-to-end gain | chip | CANN | note |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [_markdown_row(o) for o in rows]

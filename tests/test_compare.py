@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import loop_examples
 from opprof_advisor.cli import app
 from opprof_advisor.compare import (
     SCHEMA,
@@ -75,15 +76,17 @@ def test_nms_moved_to_ai_core_shows_delta_unit_change_and_end_to_end_change():
 
 
 def test_same_unit_class_is_not_a_unit_change():
-    before = make_profile([("MatMulV2", "MatMul", "ai_core", 100.0, "cube"), ("Add", "Elementwise", "ai_vector", 50.0, "vector")])
-    after = make_profile([("MatMulV3", "MatMul", "mix_aic", 80.0, "cube"), ("Add", "Elementwise", "ai_vector", 50.0, "vector")])
+    add = ("Add", "Elementwise", "ai_vector", 50.0, "vector")
+    before = make_profile([("MatMulV2", "MatMul", "ai_core", 100.0, "cube"), add])
+    after = make_profile([("MatMulV3", "MatMul", "mix_aic", 80.0, "cube"), add])
     comparison = compare_profiles(before, after)
     assert not comparison.family("MatMul").unit_changed
     assert not any("moved from" in note for note in comparison.notes)
 
 
 def test_appeared_vanished_and_bound_changes_are_noted():
-    before = make_profile([("MatMul", "MatMul", "ai_core", 500.0, "mte2"), ("TransData", "TransData", "ai_core", 100.0, "mte3"),
+    before = make_profile([("MatMul", "MatMul", "ai_core", 500.0, "mte2"),
+                           ("TransData", "TransData", "ai_core", 100.0, "mte3"),
                            ("Add", "Elementwise", "ai_vector", 100.0, "vector")])
     after = make_profile([("MatMul", "MatMul", "ai_core", 300.0, "cube"), ("Cast", "Cast", "ai_vector", 20.0, "vector"),
                           ("Add", "Elementwise", "ai_vector", 100.0, "vector")])
@@ -102,7 +105,8 @@ def test_appeared_vanished_and_bound_changes_are_noted():
 
 def test_profiles_of_different_models_are_compared_but_flagged():
     llm = make_profile([("FlashAttentionScore", "FlashAttention", "mix_aic", 5000.0, "cube"),
-                        ("MatMulV2", "MatMul", "ai_core", 4000.0, "cube"), ("RmsNorm", "RMSNorm", "ai_vector", 1000.0, "vector")])
+                        ("MatMulV2", "MatMul", "ai_core", 4000.0, "cube"),
+                        ("RmsNorm", "RMSNorm", "ai_vector", 1000.0, "vector")])
     comparison = compare_profiles(make_profile(DETECTOR), llm)
     assert comparison.notes[0].startswith("the profiles look like different workloads: only 0% of the time")
     assert comparison.total_delta_pct == 0.0  # both 10,000 us: still compared
@@ -173,55 +177,29 @@ def test_fingerprint_ignores_the_path_but_not_the_times():
 # Through the CLI, on profiles written in real formats
 # --------------------------------------------------------------------------------------------
 
-#: A YOLOv8-like detector step (torch_npu): conv backbone on the AI Core, NMS on the AI CPU.
-YOLO_KERNELS = [
-    {"name": "Conv2D", "op_type": "Conv2D", "task_type": "AI_CORE", "duration_us": 52.0, "count": 64, "block_dim": 20},
-    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57, "block_dim": 40},
-    {"name": "ConcatD", "op_type": "ConcatD", "task_type": "AI_VECTOR_CORE", "duration_us": 12.0, "count": 19, "block_dim": 40},
-    {"name": "ResizeNearestNeighborV2", "op_type": "ResizeNearestNeighborV2", "task_type": "AI_VECTOR_CORE",
-     "duration_us": 15.0, "count": 2, "block_dim": 40},
-    {"name": "NonMaxSuppressionV3", "op_type": "NonMaxSuppressionV3", "task_type": "AI_CPU", "duration_us": 1900.0,
-     "count": 1, "block_dim": 1},
-]
-
-
-def _nms_on_ai_core(kernels):
-    swapped = []
-    for spec in kernels:
-        if spec["op_type"] == "NonMaxSuppressionV3":
-            spec = {**spec, "name": "BatchMultiClassNMS", "op_type": "BatchMultiClassNMS",
-                    "task_type": "AI_VECTOR_CORE", "duration_us": 240.0, "block_dim": 40}
-        swapped.append(spec)
-    return swapped
-
-
-def _total(kernels, op_type=None):
-    return sum(k["duration_us"] * k["count"] for k in kernels if op_type is None or k["op_type"] == op_type)
-
-
 @pytest.fixture
 def yolo_pair(tmp_path):
-    synthetic = pytest.importorskip("opprof_advisor.synthetic")
-    before = synthetic.write_torch_npu_text(tmp_path / "before", YOLO_KERNELS)
-    after = synthetic.write_torch_npu_text(tmp_path / "after", _nms_on_ai_core(YOLO_KERNELS), seed=1)
-    return before, after
+    return loop_examples.write_pair(tmp_path)
 
 
-def test_cli_compare_of_the_nms_variant_in_json(runner, yolo_pair):
+def test_cli_compare_of_the_yolov8_example_with_nms_on_ai_core_in_json(runner, yolo_pair):
     before, after = yolo_pair
     result = runner.invoke(app, ["compare", str(before), str(after), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    after_kernels = _nms_on_ai_core(YOLO_KERNELS)
-    assert doc["total"]["before_us"] == pytest.approx(_total(YOLO_KERNELS), abs=0.01)
-    assert doc["total"]["after_us"] == pytest.approx(_total(after_kernels), abs=0.01)
-    expected_e2e = (_total(after_kernels) - _total(YOLO_KERNELS)) / _total(YOLO_KERNELS) * 100
-    assert doc["total"]["delta_pct"] == pytest.approx(expected_e2e, abs=0.01)
+    old_specs = loop_examples.yolo_specs()
+    new_specs = loop_examples.nms_on_ai_core(old_specs)
+    old_total, new_total = loop_examples.total_us(old_specs), loop_examples.total_us(new_specs)
+    assert doc["total"]["before_us"] == pytest.approx(old_total, abs=0.01)
+    assert doc["total"]["after_us"] == pytest.approx(new_total, abs=0.01)
+    assert doc["total"]["delta_pct"] == pytest.approx((new_total - old_total) / old_total * 100, abs=0.01)
+    nms_old, nms_new = loop_examples.nms_before_us(), loop_examples.NMS_AFTER_US
     nms = next(row for row in doc["op_types"] if row["op_type"] == "NMS")
-    assert nms["before_us"] == pytest.approx(1900.0, abs=0.01)
-    assert nms["after_us"] == pytest.approx(240.0, abs=0.01)
-    assert nms["delta_pct"] == pytest.approx((240 - 1900) / 1900 * 100, abs=0.01)
+    assert (nms["before_us"], nms["after_us"]) == (pytest.approx(nms_old, abs=0.01), pytest.approx(nms_new, abs=0.01))
+    assert nms["delta_pct"] == pytest.approx((nms_new - nms_old) / nms_old * 100, abs=0.01)
     assert (nms["unit_before"], nms["unit_after"]) == ("ai_cpu", "ai_vector")
+    conv = next(row for row in doc["op_types"] if row["op_type"] == "Conv2D")
+    assert conv["delta_pct"] == pytest.approx(0.0, abs=1e-6)
     assert any(note.startswith("NMS moved from AI CPU to AI Vector") for note in doc["notes"])
     assert not any("different workloads" in note for note in doc["notes"])
 
@@ -230,17 +208,21 @@ def test_cli_compare_table_shows_the_nms_row_and_the_total(runner, yolo_pair):
     before, after = yolo_pair
     result = runner.invoke(app, ["compare", str(before), str(after)])
     assert result.exit_code == 0, result.output
-    total_before, total_after = _total(YOLO_KERNELS), _total(_nms_on_ai_core(YOLO_KERNELS))
-    change = (total_after - total_before) / total_before * 100
-    assert f"device time: {total_before:,.1f} us -> {total_after:,.1f} us ({change:+.1f} %)" in result.stdout
+    old_specs = loop_examples.yolo_specs()
+    old_total = loop_examples.total_us(old_specs)
+    new_total = loop_examples.total_us(loop_examples.nms_on_ai_core(old_specs))
+    change = (new_total - old_total) / old_total * 100
+    assert f"device time: {old_total:,.1f} us -> {new_total:,.1f} us ({change:+.1f} %)" in result.stdout
+    nms_old, nms_new = loop_examples.nms_before_us(), loop_examples.NMS_AFTER_US
     nms_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("NMS"))
-    assert "1,900.0" in nms_line and "240.0" in nms_line and "-87.4 %" in nms_line
+    assert f"{nms_old:,.1f}" in nms_line and f"{nms_new:,.1f}" in nms_line
+    assert f"{(nms_new - nms_old) / nms_old * 100:+.1f} %" in nms_line
     assert "AI CPU -> AI Vector" in nms_line
 
 
-def test_cli_compare_with_itself_is_all_zero(runner, yolo_pair):
-    before, _ = yolo_pair
-    result = runner.invoke(app, ["compare", str(before), str(before), "--format", "json"])
+def test_cli_compare_with_itself_is_all_zero(runner):
+    example = loop_examples.EXAMPLE
+    result = runner.invoke(app, ["compare", str(example), str(example), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["total"]["delta_pct"] == 0.0

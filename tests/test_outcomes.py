@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+import loop_examples
 from opprof_advisor.cli import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
@@ -123,7 +124,8 @@ def test_many_outcomes_dominate_but_never_exceed_the_matched_share():
 
 
 def test_outcomes_of_other_entries_and_unmatched_outcomes_are_ignored():
-    outs = [outcome(50.0, entry_id="conv2d-tuning"), Outcome.from_dict({**outcome(10.0).to_dict(), "matched_gain_pct": None})]
+    unmatched = Outcome.from_dict({**outcome(10.0).to_dict(), "matched_gain_pct": None})
+    outs = [outcome(50.0, entry_id="conv2d-tuning"), unmatched]
     cal = calibrate(nms_recipe(), outs, matched_share=0.3)
     assert cal.n == 0 and (cal.low_pct, cal.high_pct) == (25.0, 35.0)
 
@@ -169,26 +171,10 @@ def test_json_export_groups_outcomes_by_entry():
 # Storage (store.record_outcome / list_outcomes: user data kept beside the index) and the CLI
 # --------------------------------------------------------------------------------------------
 
-#: A YOLOv8-like detector step: conv backbone on the AI Core, NMS on the AI CPU (torch_npu text).
-YOLO = [
-    {"name": "Conv2D", "op_type": "Conv2D", "task_type": "AI_CORE", "duration_us": 52.0, "count": 64, "block_dim": 20},
-    {"name": "Swish", "op_type": "Swish", "task_type": "AI_VECTOR_CORE", "duration_us": 9.0, "count": 57, "block_dim": 40},
-    {"name": "ConcatD", "op_type": "ConcatD", "task_type": "AI_VECTOR_CORE", "duration_us": 12.0, "count": 19,
-     "block_dim": 40},
-    {"name": "NonMaxSuppressionV3", "op_type": "NonMaxSuppressionV3", "task_type": "AI_CPU", "duration_us": 1900.0,
-     "count": 1, "block_dim": 1},
-]
-NMS_AFTER_US = 240.0
-
-
 @pytest.fixture
 def yolo_runs(tmp_path):
-    from opprof_advisor import synthetic
-
-    after = [dict(k, name="BatchMultiClassNMS", op_type="BatchMultiClassNMS", task_type="AI_VECTOR_CORE",
-                  duration_us=NMS_AFTER_US, block_dim=40) if k["op_type"] == "NonMaxSuppressionV3" else k for k in YOLO]
-    return (synthetic.write_torch_npu_text(tmp_path / "before", YOLO),
-            synthetic.write_torch_npu_text(tmp_path / "after", after, seed=1))
+    """The YOLOv8-like example (NMS on the AI CPU) and its variant with NMS on the AI Core."""
+    return loop_examples.write_pair(tmp_path)
 
 
 def _listed(runner, *args):
@@ -202,13 +188,14 @@ def test_compare_applied_records_the_outcome_and_it_survives_a_rebuild(runner, y
     result = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu",
                                  "--note", "torch_npu batched NMS"])
     assert result.exit_code == 0, result.output
-    saved = (1900.0 - NMS_AFTER_US) / 1900.0 * 100
-    total = sum(k["duration_us"] * k["count"] for k in YOLO)
+    nms_old = loop_examples.nms_before_us()
+    saved = (nms_old - loop_examples.NMS_AFTER_US) / nms_old * 100
+    total = loop_examples.total_us(loop_examples.yolo_specs())
     assert f"recorded outcome #1 of nms-on-npu: time saved on NMS {saved:.1f} %" in result.stderr
     [stored] = _listed(runner)
     assert stored["entry_id"] == "nms-on-npu" and stored["matched_families"] == ["NMS"]
     assert stored["matched_gain_pct"] == pytest.approx(saved, abs=0.01)
-    assert stored["e2e_gain_pct"] == pytest.approx((1900.0 - NMS_AFTER_US) / total * 100, abs=0.01)
+    assert stored["e2e_gain_pct"] == pytest.approx((nms_old - loop_examples.NMS_AFTER_US) / total * 100, abs=0.01)
     assert stored["note"] == "torch_npu batched NMS"
     rebuilt = runner.invoke(app, ["kb", "build", "--rebuild"])
     assert rebuilt.exit_code == 0, rebuilt.output
@@ -222,7 +209,8 @@ def test_applied_with_an_unknown_id_suggests_and_stores_nothing(runner, yolo_run
     before, after = yolo_runs
     result = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-nup"])
     assert result.exit_code == 1
-    assert result.stderr.strip().startswith("error: no knowledge-base entry with id 'nms-on-nup' — did you mean nms-on-npu")
+    assert result.stderr.strip().startswith(
+        "error: no knowledge-base entry with id 'nms-on-nup' — did you mean nms-on-npu")
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""  # failed before comparing anything
     assert _listed(runner) == []

@@ -67,7 +67,9 @@ def collect_command(
         typer.Argument(help="The program to profile and its arguments, after `--`.", metavar="-- APP [ARGS]...",
                        show_default=False),
     ],
-    mode: Annotated[Mode, typer.Option("--mode", help="`msprof op` on the device, or `msprof op simulator`.")] = Mode.device,
+    mode: Annotated[
+        Mode, typer.Option("--mode", help="`msprof op` on the device, or `msprof op simulator`.")
+    ] = Mode.device,
     output: Annotated[
         Optional[Path],
         typer.Option("--output", "-o", help="Folder the profiler writes OPPROF_* into (default: the current folder).",
@@ -75,7 +77,8 @@ def collect_command(
     ] = None,
     aic_metrics: Annotated[
         Optional[str],
-        typer.Option("--aic-metrics", help="Metric groups, e.g. Default or PipeUtilization,Memory.", show_default=False),
+        typer.Option("--aic-metrics", help="Metric groups, e.g. Default or PipeUtilization,Memory.",
+                     show_default=False),
     ] = None,
     kernel_name: Annotated[
         Optional[str],
@@ -157,7 +160,9 @@ def _run_suggest(ctx: typer.Context, profile: Path) -> None:
 
 
 def compare_command(
-    before: Annotated[Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)],
+    before: Annotated[
+        Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
+    ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
     output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     applied: Annotated[
@@ -234,7 +239,8 @@ def _print_comparison(comparison: Comparison) -> None:
                           ("share before -> after", "right"), ("unit", "left"), ("bound", "left")):
         table.add_column(name, justify=justify, no_wrap=True)
     for row in comparison.families:
-        unit = _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before), UNIT_CLASS.get(row.unit_after or "", row.unit_after))
+        unit = _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before),
+                      UNIT_CLASS.get(row.unit_after or "", row.unit_after))
         table.add_row(
             row.family,
             f"{row.before_us:,.1f}",
@@ -316,7 +322,8 @@ def export_command(
     output: Annotated[ExportFormat, typer.Option("--format", "-f", help="Export format.")] = ExportFormat.markdown,
     to: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="Write to this file instead of stdout.", dir_okay=False, show_default=False),
+        typer.Option("--output", "-o", help="Write to this file instead of stdout.", dir_okay=False,
+                     show_default=False),
     ] = None,
     db: DbOption = None,
 ) -> None:
