@@ -304,3 +304,15 @@ def test_a_level0_profile_without_units_is_not_a_unit_change():
     assert not any("moved from" in note for note in notes)
     assert ("cannot judge unit changes: BEFORE has no unit column (level0 profile; collect with "
             "profiler_level=Level1)") in notes
+
+
+def test_cli_compare_writes_the_html_report(runner, yolo_pair, tmp_path):
+    before, after = yolo_pair
+    out = tmp_path / "compare.html"
+    result = runner.invoke(app, ["compare", str(before), str(after), "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"wrote {out.absolute()}"
+    page = out.read_text(encoding="utf-8")
+    assert "NMS" in page and "NMS moved from AI CPU to AI Vector" in page
+    misuse = runner.invoke(app, ["compare", str(before), str(after), "--output", str(out)])
+    assert misuse.exit_code == 2

@@ -32,6 +32,12 @@ class Mode(str, Enum):
     simulator = "simulator"
 
 
+class CompareFormat(str, Enum):
+    table = "table"
+    json = "json"
+    html = "html"
+
+
 class ExportFormat(str, Enum):
     markdown = "markdown"
     json = "json"
@@ -164,7 +170,12 @@ def compare_command(
         Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
     ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
-    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    output: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
+    report: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="HTML report file (with --format html; default "
+                     "advisor-report-<time>.html here).", dir_okay=False, show_default=False),
+    ] = None,
     applied: Annotated[
         Optional[str],
         typer.Option("--applied", help="Record the result as an outcome of this KB entry id.", show_default=False),
@@ -181,13 +192,19 @@ def compare_command(
     """
     from opprof_advisor import compare, outcomes
 
+    if report is not None and output is not CompareFormat.html:
+        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     recorded = None
     if entry is not None:
         recorded = outcomes.record_outcome(outcomes.build_outcome(entry, comparison, note=note), db_path=db)
-    if output is TableOrJson.json:
+    if output is CompareFormat.json:
         emit_json(compare.comparison_to_json(comparison))
+    elif output is CompareFormat.html:
+        from opprof_advisor.html_report import render_compare, write_report
+
+        typer.echo(f"wrote {write_report(render_compare(compare.comparison_to_json(comparison)), report)}")
     else:
         _print_comparison(comparison)
     if recorded is not None:
