@@ -25,6 +25,16 @@ SUPPORT_LEVELS: dict[str, str] = {
 #: Allowed values of ``category``, in report order.
 CATEGORIES: tuple[str, ...] = ("fallback", "custom_kernel", "fusion", "compute", "migration", "distributed")
 
+#: Each category as a heading, for the table, markdown and HTML renderings of a scan.
+CATEGORY_TITLES: dict[str, str] = {
+    "fallback": "CPU / AI CPU fallback risks",
+    "custom_kernel": "Custom CUDA kernels and CUDA-only libraries",
+    "fusion": "Fusion candidates",
+    "compute": "Compute-heavy operators",
+    "migration": "Migration (CUDA → NPU)",
+    "distributed": "Distributed (NCCL → HCCL)",
+}
+
 _ROW_KEYS = {"op", "aliases", "family", "category", "support", "replacement", "note", "source"}
 
 

@@ -28,6 +28,7 @@ from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from opprof_advisor import __version__
+from opprof_advisor.cann_support import CATEGORY_TITLES
 from opprof_advisor.errors import AdvisorError
 from opprof_advisor.vocabulary import EVIDENCE_GRADES, SYMPTOMS, UNIT_CLASS, UNITS
 
@@ -1285,19 +1286,8 @@ def findings_tables(findings: list[dict]) -> str:
     for category, rows in groups.items():
         trs = [finding_rows(f) for f in rows[:MAX_TABLE_ROWS]]
         more = f" (first {MAX_TABLE_ROWS} of {len(rows)})" if len(rows) > MAX_TABLE_ROWS else ""
-        out.append(f"<h3>{esc(CATEGORY_TITLE.get(category, category))}</h3>" + render_table(head, trs, f"{len(rows)} finding(s){more}", "findings"))
+        out.append(f"<h3>{esc(CATEGORY_TITLES.get(category, category))}</h3>" + render_table(head, trs, f"{len(rows)} finding(s){more}", "findings"))
     return "".join(out)
-
-
-#: Scan finding categories as headings (the ids are scan.py's).
-CATEGORY_TITLE = {
-    "fallback": "CPU / AI CPU fallback risks",
-    "custom_kernel": "Custom CUDA kernels and CUDA-only libraries",
-    "fusion": "Fusion candidates",
-    "compute": "Compute-heavy operators",
-    "migration": "Migration (CUDA → NPU)",
-    "distributed": "Distributed (NCCL → HCCL)",
-}
 
 
 def finding_rows(f: dict) -> str:

@@ -80,23 +80,11 @@ def search_command(
 
     Example: advisor search nms --format json
     """
-    from opprof_advisor import kb_render
-    from opprof_advisor.search import run_search
+    # The Typer-free entry point answers plain searches; both print through the same function.
+    from opprof_advisor.fast_search import search_and_print
 
-    text = " ".join(query)
-    index = _open_index(db)
-    result = run_search(index, text, kind=kind.value if kind else None, operator=operator, top=top)
-    if output is TableOrJson.json:
-        emit_json(kb_render.search_document(text, result.hits))
-        if not result.hits:
-            err_console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
-        return
-    if not result.hits:
-        console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
-        return
-    if result.corrected:
-        console.print(kb_render.corrected_line(result.corrected), style="dim", markup=False)
-    console.print(kb_render.hits_table(result.hits, console.width))
+    search_and_print({"words": query, "kind": kind.value if kind else None, "operator": operator, "top": top,
+                      "format": output.value, "db": str(db) if db else None})
 
 
 def show_command(

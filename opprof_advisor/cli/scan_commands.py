@@ -12,17 +12,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from opprof_advisor.cann_support import CATEGORY_TITLES
 from opprof_advisor.cli._common import console, emit_json
 
 _SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}
-_CATEGORY_TITLE = {
-    "fallback": "CPU / AI CPU fallback risks",
-    "custom_kernel": "Custom CUDA kernels and CUDA-only libraries",
-    "fusion": "Fusion candidates",
-    "compute": "Compute-heavy operators",
-    "migration": "Migration (CUDA → NPU)",
-    "distributed": "Distributed (NCCL → HCCL)",
-}
 
 
 class ScanFormat(str, Enum):
@@ -85,7 +78,7 @@ def _print_tables(document: dict) -> None:
     console.print(f"[bold]{escape(document['root'])}[/bold]  {document['files_scanned']} Python file(s) scanned, "
                   f"{len(failed)} failed, {len(document['findings'])} finding(s)")
     for category, findings in _by_category(document["findings"]):
-        table = Table(title=_CATEGORY_TITLE.get(category, category), title_justify="left", show_lines=False)
+        table = Table(title=CATEGORY_TITLES.get(category, category), title_justify="left", show_lines=False)
         for name in ("Location", "Op", "Support", "Replacement"):
             table.add_column(name, overflow="fold")
         for f in findings:
@@ -130,7 +123,7 @@ def scan_to_markdown(document: dict) -> str:
              f"{len(document['findings'])} finding(s).", ""]
     sources: dict[str, int] = {}  # long citations become numbered references listed at the end
     for category, findings in _by_category(document["findings"]):
-        lines += [f"## {_CATEGORY_TITLE.get(category, category)}", "",
+        lines += [f"## {CATEGORY_TITLES.get(category, category)}", "",
                   "| Location | Op | Support | Replacement | Source |", "|---|---|---|---|---|"]
         for f in findings:
             number = sources.setdefault(f["source"], len(sources) + 1)
