@@ -16,7 +16,9 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    names operators; AI CPU rows only for ``aicpu_fallback`` / ``nms_cpu``), or the operator rows
    when no symptom backs it. An entry with no matched rows and no backing symptom is not
    applicable and is never suggested. ``a`` = share of device time of the matched rows (for a
-   backing symptom without op types, its own share).
+   backing symptom without op types, its own share). An *exposure* symptom
+   (``communication_exposed``) backs an entry with all of its rows, and ``a`` is capped at the
+   symptom's own share: overlapping communication cannot save more than what is left exposed.
 3. **Score.** ``score = tier + specificity × (0.5 × √a + 0.5 × r) × hardware``.
    ``tier`` is 2 when a *defect* symptom backs the entry (``aicpu_fallback``,
    ``transdata_overhead``, ``launch_bound`` … anything that names a waste with a known remedy),
@@ -29,6 +31,8 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    CANN range excludes the profile's (stated in the notes), else 1. √a keeps time at stake
    dominant without letting one huge family drown every other finding. Ties are broken by id.
    Cases are not suggested unless ``kind="case"``: they are listed under similar cases.
+   Variety: at most ``MAX_SAME_EVIDENCE`` (2) suggestions backed by exactly the same symptoms
+   lead the list; the others follow, in score order, after advice about something else.
 4. **Expected gain** (Amdahl). For an ``operators``-scope gain range [lo, hi] (percent of the
    matched operators' time), the expected gain is [lo × a, hi × a] percent of device time, and
    the time saved that percentage of ``device_time_us`` — never more than the matched share.
@@ -39,7 +43,8 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    (descending device time) whose i-th item (from 0) gets weight ``1/(i+1)``, normalised to sum
    1. ``overlap`` is the Jaccard index of the defect symptoms (bound classes left out) of the
    profile and of the case: two detectors with the same layers differ in *what went wrong*
-   (NMS on the AI CPU versus a host-side NMS loop), which the op mix alone cannot tell.
+   (NMS on the AI CPU versus a host-side NMS loop), which the op mix alone cannot tell. Cases
+   below ``MIN_SIMILARITY`` (0.3) are not said to resemble the profile; a note names the closest.
 """
 
 from __future__ import annotations
@@ -71,10 +76,18 @@ DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values())
 
 #: Symptoms that concern only the AI CPU launches of their op types.
 AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu"})
+#: Symptoms about how a whole class of kernels is exposed, not about single operators: every entry
+#: they back addresses all of the symptom's rows, and no more than the symptom's own share is at
+#: stake (overlapping communication cannot save more than the communication left exposed).
+EXPOSURE_SYMPTOMS = frozenset({"communication_exposed"})
+#: How many suggestions backed by the same evidence may lead the list before the others get a turn.
+MAX_SAME_EVIDENCE = 2
 #: Kinds suggested when no kind is asked for; cases are shown as similar cases instead.
 DEFAULT_KINDS = ("recipe", "pattern", "tip")
 MAX_EVIDENCE_ROWS = 5
 MAX_SIMILAR_CASES = 3
+#: Below this similarity a case is not said to resemble the profile (a note names the closest).
+MIN_SIMILARITY = 0.3
 
 _UNIT_WORDS = {
     "ai_cpu": "aicpu ai_cpu cpu fallback",
@@ -230,6 +243,7 @@ class _Match:
     operator_rows: list[OpTypeStat]
     symptoms: list[Symptom]
     symptom_share: float  # share from backing symptoms that name no op types
+    cap_share: float = 1.0  # the most an exposure symptom leaves at stake
 
 
 def match_entry(entry: Entry, profile: Profile) -> _Match:
@@ -239,11 +253,16 @@ def match_entry(entry: Entry, profile: Profile) -> _Match:
     backing: list[Symptom] = []
     rows: dict[int, OpTypeStat] = {}
     loose_share = 0.0
+    cap_share = 1.0
     for symptom in profile.symptoms:
         if symptom.id not in entry.symptoms:
             continue
         symptom_rows = _symptom_rows(symptom, profile.op_types)
-        if families:
+        if symptom.id in EXPOSURE_SYMPTOMS and symptom_rows:
+            if families and not any(row.family in families for row in symptom_rows):
+                continue  # about other kernels than this entry's
+            cap_share = min(cap_share, symptom.share)
+        elif families:
             # A symptom that names no op types backs the entry through its own operators.
             symptom_rows = [
                 row for row in symptom_rows if row.family in families or row.family not in FAMILIES
@@ -256,7 +275,7 @@ def match_entry(entry: Entry, profile: Profile) -> _Match:
         rows.update((id(row), row) for row in symptom_rows)
     chosen = list(rows.values()) if backing else operator_rows
     chosen.sort(key=lambda row: (-row.time_us, row.op_type))
-    return _Match(chosen, operator_rows, backing, 0.0 if rows else loose_share)
+    return _Match(chosen, operator_rows, backing, 0.0 if rows else loose_share, cap_share if backing else 1.0)
 
 
 def _symptom_rows(symptom: Symptom, rows: Sequence[OpTypeStat]) -> list[OpTypeStat]:
@@ -290,7 +309,7 @@ def _concerns(symptom: Symptom, row: OpTypeStat) -> bool:
 
 def stake_share(match: _Match) -> float:
     """Share of device time the matched rows (or a backing symptom without op types) hold, 0..1."""
-    return min(1.0, sum(row.share for row in match.rows) + match.symptom_share)
+    return min(match.cap_share, sum(row.share for row in match.rows) + match.symptom_share)
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,8 +458,8 @@ MIX_WEIGHT = 0.8
 SYMPTOM_WEIGHT = 0.2
 
 
-def similar_cases(profile: Profile, entries: Sequence[Entry], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
-    """Cases whose op mix (and defect symptoms) are closest to the profile's, best first."""
+def rank_cases(profile: Profile, entries: Sequence[Entry]) -> list[SimilarCase]:
+    """Every case with an op mix, scored against the profile (op mix and defect symptoms), best first."""
     shares = {f: s for f, s in profile.family_shares().items() if s > 0}
     problems = {s.id for s in profile.symptoms if s.id not in DESCRIPTIVE_SYMPTOMS}
     found = []
@@ -454,7 +473,26 @@ def similar_cases(profile: Profile, entries: Sequence[Entry], limit: int = MAX_S
         similarity = MIX_WEIGHT * mix + SYMPTOM_WEIGHT * overlap
         found.append(SimilarCase(entry.id, entry.title, round(similarity, 4), round(mix, 4), round(overlap, 4)))
     found.sort(key=lambda c: (-c.similarity, c.id))
-    return found[:limit]
+    return found
+
+
+def similar_cases(profile: Profile, entries: Sequence[Entry], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
+    """The cases that resemble the profile (similarity ≥ MIN_SIMILARITY), best first."""
+    return resembling(rank_cases(profile, entries), limit)
+
+
+def resembling(cases: Sequence[SimilarCase], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
+    """The ranked cases that reach MIN_SIMILARITY, at most ``limit``."""
+    return [case for case in cases if case.similarity >= MIN_SIMILARITY][:limit]
+
+
+def closest_case_note(cases: Sequence[SimilarCase]) -> str | None:
+    """When no case reaches MIN_SIMILARITY, a note that says so and names the closest one."""
+    if not cases or cases[0].similarity >= MIN_SIMILARITY:
+        return None
+    best = cases[0]
+    return (f"no case study resembles this profile closely (closest: {best.id}, {best.similarity:.2f};"
+            f" shown from {MIN_SIMILARITY:.2f})")
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -505,7 +543,7 @@ def suggest(
         if suggestion is not None:
             ranked.append(suggestion)
     ranked.sort(key=lambda s: (-s.score, s.entry.id))
-    chosen = ranked[: max(0, top)]
+    chosen = diversify(ranked)[: max(0, top)]
     for rank, suggestion in enumerate(chosen, start=1):
         suggestion.rank = rank
         if explain:
@@ -513,7 +551,26 @@ def suggest(
         notes.extend(_suggestion_notes(suggestion, profile, gains))
     if profile.device_time_us <= 0:
         notes.append("cannot judge time at stake: the profile has no device time")
-    return SuggestResult(profile, chosen, similar_cases(profile, entries), notes, query)
+    cases = rank_cases(profile, entries)
+    note = closest_case_note(cases)
+    if note:
+        notes.append(note)
+    return SuggestResult(profile, chosen, resembling(cases), notes, query)
+
+
+def diversify(ranked: list[Suggestion]) -> list[Suggestion]:
+    """Let at most MAX_SAME_EVIDENCE suggestions with the same backing evidence lead the list.
+
+    Several tips can answer one symptom (three dynamic-shape switches, six communication
+    patterns); the rest follow, in score order, after the advice that addresses something else.
+    """
+    seen: dict[tuple, int] = {}
+    leading, following = [], []
+    for suggestion in ranked:
+        key = tuple(sorted(suggestion.matched_symptoms)) or ("ops",) + tuple(sorted(suggestion.matched_operators))
+        seen[key] = seen.get(key, 0) + 1
+        (leading if seen[key] <= MAX_SAME_EVIDENCE else following).append(suggestion)
+    return leading + following
 
 
 def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True) -> Suggestion | None:

@@ -10,9 +10,11 @@ from opprof_advisor.errors import MatcherError
 from opprof_advisor.matcher import EntryMatcher
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.recommend import (
+    MIN_SIMILARITY,
     build_query,
     cann_matches,
     case_mix_weights,
+    rank_cases,
     suggest,
     suggestions_to_json,
     suggestions_to_markdown,
@@ -106,8 +108,25 @@ def test_nms_recipe_first_with_amdahl_gain(entries, matcher):
 def test_cases_are_similar_cases_not_suggestions(entries, matcher):
     result = suggest(yolo_profile(), entries, matcher=matcher)
     assert "yolov8s-migration" not in ids(result)
-    assert [c.id for c in result.similar_cases] == ["yolov8s-migration", "llama-case"]
-    assert result.similar_cases[0].similarity > 0.8 > result.similar_cases[1].similarity
+    # The LLaMA case shares too little of the op mix to be said to resemble a detector.
+    assert [c.id for c in result.similar_cases] == ["yolov8s-migration"]
+    assert result.similar_cases[0].similarity > 0.8
+    ranked = rank_cases(yolo_profile(), entries)
+    assert [c.id for c in ranked] == ["yolov8s-migration", "llama-case"]
+    assert ranked[1].similarity < MIN_SIMILARITY
+
+
+def test_a_profile_like_no_case_says_so_and_names_the_closest(entries, matcher):
+    profile = yolo_profile()
+    profile.symptoms = []
+    for row in profile.op_types:  # keep one small detector family (Resize, 4 %); the rest become communication
+        if row.family != "Resize":
+            row.family, row.unit = "AllGather", "communication"
+    closest = rank_cases(profile, entries)
+    assert closest and closest[0].similarity < MIN_SIMILARITY
+    result = suggest(profile, entries, matcher=matcher)
+    assert result.similar_cases == []
+    assert f"no case study resembles this profile closely (closest: {closest[0].id}," in " ".join(result.notes)
 
 
 def test_kind_case_suggests_cases_with_observed_note(entries, matcher):

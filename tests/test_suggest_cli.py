@@ -188,6 +188,18 @@ def test_real_catlass_gemv_imbalance_is_named(runner, real_profiles):
     assert "per-block-imbalance" in [s["id"] for s in doc["suggestions"][:2]]
 
 
+def test_real_level2_run_puts_exposed_communication_first_and_varies_the_advice(runner, real_profiles):
+    # The CANN 8.3 Level2 run leaves 52 % of the step in exposed communication; 35 % of device
+    # time runs in dynamic-shape kernels. Three dynamic-shape tips exist: at most two may lead.
+    doc = run_json(runner, "--profile", str(real_profiles / "msinsight-torch-npu/st-level2-cann8.3/rank_0_ascend_pt"),
+                   "--top", "5")
+    top = doc["suggestions"]
+    why = [" ".join(e["why"] for e in s["evidence"]) for s in top]
+    assert "communication_exposed" in why[0]
+    assert sum("dynamic_shape" in w for w in why[:4]) <= 2
+    assert any("dynamic_shape" in w for w in why[:4])
+
+
 EXAMPLES = ROOT / "data" / "examples"
 
 
