@@ -143,6 +143,7 @@ class Suggestion:
     rank: int = 0
     matched_terms: list[tuple[str, float]] = field(default_factory=list)
     rows: list[OpTypeStat] = field(default_factory=list)  # every matched row (evidence shows the largest)
+    observed: str = ""  # "observed N times: median X % (range A–B %)" from recorded outcomes
 
 
 @dataclass
@@ -410,6 +411,26 @@ def expected_gain(entry: Entry, share: float, device_time_us: float, operators: 
     )
 
 
+def calibrated_gain(entry: Entry, outcomes: list[Any], share: float, device_time_us: float,
+                    operators: Sequence[str]) -> ExpectedGain | None:
+    """The expected gain with the entry's recorded outcomes blended in (rule: ``outcomes.calibrate``)."""
+    from opprof_advisor.outcomes import calibrate
+
+    calibration = calibrate(entry, outcomes, share)
+    if calibration.expected_low_pct is None or calibration.expected_high_pct is None or share <= 0:
+        return None
+    low, high = calibration.expected_low_pct, calibration.expected_high_pct
+    what = ", ".join(operators) or "the matched operators"
+    basis = f"{calibration.basis}; × the {share * 100:.1f} % share of device time of {what} (Amdahl)"
+    return ExpectedGain(
+        low_pct=round(low, 3),
+        high_pct=round(high, 3),
+        saved_us_low=round(low / 100 * device_time_us, 3),
+        saved_us_high=round(high / 100 * device_time_us, 3),
+        basis=basis,
+    )
+
+
 def _pct(value: float) -> str:
     return f"{value:g}"
 
@@ -516,12 +537,15 @@ def suggest(
     matcher: Any = None,
     gains: bool = True,
     explain: bool = False,
+    outcomes: dict[str, list[Any]] | None = None,
 ) -> SuggestResult:
     """Rank ``entries`` against ``profile``: applicable ones only, with evidence and expected gains.
 
     ``matcher`` is a fitted ``EntryMatcher`` (``matcher.load_matcher(index)``); without one a
     matcher is fitted on ``entries`` (imports scikit-learn). ``gains=False`` leaves every
-    ``expected_gain`` None (for pseudo-profiles without real device time).
+    ``expected_gain`` None (for pseudo-profiles without real device time). ``outcomes`` maps entry
+    ids to their recorded ``outcomes.Outcome`` list: those entries' ranges are calibrated
+    (``outcomes.calibrate``) and a note says what was observed.
     """
     if not entries:
         raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
@@ -539,7 +563,8 @@ def suggest(
     for entry in entries:
         if entry.kind not in kinds:
             continue
-        suggestion = score_entry(entry, profile, relevance.get(entry.id, 0.0), gains=gains)
+        recorded = (outcomes or {}).get(entry.id) if gains else None
+        suggestion = score_entry(entry, profile, relevance.get(entry.id, 0.0), gains=gains, outcomes=recorded)
         if suggestion is not None:
             ranked.append(suggestion)
     ranked.sort(key=lambda s: (-s.score, s.entry.id))
@@ -573,7 +598,8 @@ def diversify(ranked: list[Suggestion]) -> list[Suggestion]:
     return leading + following
 
 
-def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True) -> Suggestion | None:
+def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True,
+                outcomes: list[Any] | None = None) -> Suggestion | None:
     """Score one entry against the profile, or None when the profile shows no evidence for it."""
     match = match_entry(entry, profile)
     if not match.rows and not match.symptoms:
@@ -586,6 +612,12 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     score = tier + fit
     op_names = _unique(row.op_type for row in match.rows)
     gain = expected_gain(entry, share, profile.device_time_us, op_names) if gains else None
+    observed = ""
+    if gains and outcomes:
+        from opprof_advisor.outcomes import observed_text
+
+        gain = calibrated_gain(entry, outcomes, share, profile.device_time_us, op_names) or gain
+        observed = observed_text([o.matched_gain_pct for o in outcomes if o.matched_gain_pct is not None])
     return Suggestion(
         entry=entry,
         score=round(score, 6),
@@ -599,6 +631,7 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
         evidence=collect_evidence(match, profile),
         expected_gain=gain,
         rows=list(match.rows),
+        observed=observed,
     )
 
 
@@ -614,7 +647,9 @@ def _suggestion_notes(suggestion: Suggestion, profile: Profile, gains: bool) -> 
     mismatch = hardware_mismatch(suggestion.entry, profile)
     if mismatch:
         notes.append(f"{suggestion.entry.id}: {mismatch} — check that it applies")
-    if gains:
+    if suggestion.observed:
+        notes.append(f"{suggestion.entry.id}: {suggestion.observed} in your recorded outcomes")
+    elif gains:
         note = gain_note(suggestion.entry)
         if note:
             notes.append(note)

@@ -37,6 +37,13 @@ def _open(db: Optional[Path]):
     return index, index.entries(), load_matcher(index)
 
 
+def _recorded_outcomes(index) -> dict:
+    """Outcomes recorded with `advisor compare --applied`, by entry id (empty when none)."""
+    from opprof_advisor.outcomes import list_outcomes, outcomes_by_entry
+
+    return outcomes_by_entry(list_outcomes(db_path=index.db_path))
+
+
 def suggest_command(
     profile: Annotated[Path, typer.Option("--profile", "-p", help="Profiler output: a folder, a CSV/DB file or an archive.")],
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many suggestions to show.")] = 5,
@@ -58,7 +65,7 @@ def suggest_command(
         parsed = read_profile(profile, progress)
     index, entries, matcher = _open(db)
     result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
-                     matcher=matcher, explain=explain)
+                     matcher=matcher, explain=explain, outcomes=_recorded_outcomes(index))
     if fmt is SuggestFormat.json:
         emit_json(suggestions_to_json(result))
     elif fmt is SuggestFormat.html:
