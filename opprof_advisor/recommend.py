@@ -292,7 +292,8 @@ def collect_evidence(match: _Match, profile: Profile) -> list[Evidence]:
     """Evidence items: the matched rows (largest first) and symptoms without op types."""
     items: list[Evidence] = []
     for row in match.rows[:MAX_EVIDENCE_ROWS]:
-        reasons = [f"{row.family} on {row.unit}, {row.count} launches"]
+        launches = "launch" if row.count == 1 else "launches"
+        reasons = [f"{row.family} on {row.unit}, {row.count} {launches}"]
         reasons += [f"{s.id}: {s.detail}" for s in match.symptoms if _concerns(s, row)]
         if not match.symptoms:
             reasons.append("operator present; none of the entry's symptoms seen")
