@@ -814,7 +814,7 @@ def gain_box(gain: dict | None, *, static: bool) -> str:
     if not pct:
         text = "no gain claimed from a static scan" if static else "no sourced gain figure"
         return f'<div class="gain-box"><p class="figure none">{esc(text)}</p></div>'
-    sub = f'<p class="sub">of device time</p>' + (f'<p class="sub">{esc(saved)} saved</p>' if saved else "")
+    sub = '<p class="sub">of device time</p>' + (f'<p class="sub">{esc(saved)} saved</p>' if saved else "")
     return f'<div class="gain-box"><p class="figure">{esc(pct)}</p>{sub}</div>'
 
 

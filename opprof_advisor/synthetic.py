@@ -473,7 +473,7 @@ def write_op_summary(out: Path | str, kernels: Iterable[KernelSpec | Mapping[str
     rows = [[str(device_id)] + r for r in _summary_rows(launches, pmu)]
     ts = _stamp(_BASE_NS, 14)
     if layout == "cann8":
-        folder, stem, stat = root / "mindstudio_profiler_output", f"op_summary", f"op_statistic_{ts}.csv"
+        folder, stem, stat = root / "mindstudio_profiler_output", "op_summary", f"op_statistic_{ts}.csv"
     elif layout == "cann7":
         folder, stem, stat = root / f"device_{device_id}" / "summary", f"op_summary_{device_id}_1", \
             f"op_statistic_{device_id}_1_{ts}.csv"

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from enum import Enum
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, Optional
 
+import typer
 from rich.console import Console
 
 # A wide default keeps Rich from wrapping table cells in tests and pipes.
@@ -27,6 +30,52 @@ class ReportFormat(str, Enum):
     json = "json"
     markdown = "markdown"
     html = "html"
+
+
+#: Show a progress bar only when reading takes longer than this (seconds).
+PROGRESS_DELAY_S = 1.0
+
+#: The `--db` option of every command that uses the knowledge-base index.
+DbOption = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home folder).",
+                 dir_okay=False, show_default=False),
+]
+
+
+class DelayedProgress:
+    """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.start = time.monotonic()
+        self.bar = None
+        self.task = None
+
+    def __enter__(self) -> "DelayedProgress":
+        self.start = time.monotonic()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.start < PROGRESS_DELAY_S or not _can_show_progress():
+                return
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                TimeElapsedColumn(), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _can_show_progress() -> bool:
+    # A bar on a pipe or a CI log is noise: only on an interactive stderr.
+    return err_console.is_terminal
 
 
 def emit_json(document: Any) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, TableOrJson, console, emit_json, err_console
 from opprof_advisor.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -20,11 +20,6 @@ if TYPE_CHECKING:
 
 Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
 
-DbOption = Annotated[
-    Optional[Path],
-    typer.Option("--db", help="Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home folder).",
-                 dir_okay=False, show_default=False),
-]
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
 
 kb_app = typer.Typer(

@@ -6,14 +6,13 @@ the command so start-up stays fast) and prints.
 
 from __future__ import annotations
 
-import time
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import console, emit_json, err_console
+from opprof_advisor.cli._common import DelayedProgress, console, emit_json, err_console
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Profile
@@ -24,8 +23,6 @@ class ProfileFormat(str, Enum):
     html = "html"
 
 
-#: Show a progress bar only when reading takes longer than this (seconds).
-PROGRESS_DELAY_S = 1.0
 _BAR_WIDTH = 10
 
 
@@ -56,7 +53,7 @@ def profile_command(
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.readers import load_profile
 
-    with _DelayedProgress(f"reading {path.name}") as progress:
+    with DelayedProgress(f"reading {path.name}") as progress:
         raw, profile = load_profile(path, progress)
     if export is not None:
         from opprof_advisor.profile_export import export_profile
@@ -74,41 +71,6 @@ def profile_command(
         typer.echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")
     else:
         _print_profile(profile, top)
-
-
-class _DelayedProgress:
-    """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.start = time.monotonic()
-        self.bar = None
-        self.task = None
-
-    def __enter__(self) -> "_DelayedProgress":
-        self.start = time.monotonic()
-        return self
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.start < PROGRESS_DELAY_S or not _can_show_progress():
-                return
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                                TimeElapsedColumn(), console=err_console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def _can_show_progress() -> bool:
-    # A bar on a pipe or a CI log is noise: only on an interactive stderr.
-    return err_console.is_terminal
 
 
 def _share_bar(share: float) -> str:

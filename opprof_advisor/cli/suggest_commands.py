@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, DelayedProgress, TableOrJson, console, emit_json, err_console
 
 
 class SuggestFormat(str, Enum):
@@ -25,7 +25,6 @@ class KindChoice(str, Enum):
     tip = "tip"
 
 
-_DB_OPTION = typer.Option("--db", help="Index database (default: ADVISOR_DB or the per-user data folder).")
 
 
 def _open(db: Optional[Path]):
@@ -52,16 +51,15 @@ def suggest_command(
     fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format.")] = SuggestFormat.table,
     explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
-    db: Annotated[Optional[Path], _DB_OPTION] = None,
+    db: DbOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
     if output is not None and fmt is not SuggestFormat.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
-    from opprof_advisor.cli.profile_commands import _DelayedProgress  # the bar `advisor profile` shows
     from opprof_advisor.readers import read_profile
     from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
 
-    with _DelayedProgress(f"reading {profile.name}") as progress:
+    with DelayedProgress(f"reading {profile.name}") as progress:
         parsed = read_profile(profile, progress)
     index, entries, matcher = _open(db)
     result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
@@ -122,7 +120,7 @@ def _print_table(result, explain: bool) -> None:
 def eval_command(
     bench_dir: Annotated[Optional[Path], typer.Argument(help="Bench folder with scenarios.json (default: data/bench).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
-    db: Annotated[Optional[Path], _DB_OPTION] = None,
+    db: DbOption = None,
 ) -> None:
     """Score the recommender on labelled scenarios: hit@1, hit@3 and MRR per scenario and overall."""
     from opprof_advisor.evaluation import evaluate_bench, report_to_json
