@@ -268,3 +268,36 @@ def test_outcomes_survive_repeated_rebuilds_and_filter_by_entry(tmp_path):
     assert [row["note"] for row in store.list_outcomes("nms-on-npu", path=db)] == ["kept"]
     assert store.list_outcomes("conv2d-tuning", path=db) == []
     assert store.list_outcomes(path=tmp_path / "absent.db") == []
+
+
+def _nms_suggestion(runner, profile):
+    result = runner.invoke(app, ["suggest", "--profile", str(profile), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    return next(s for s in doc["suggestions"] if s["id"] == "nms-on-npu"), doc["notes"]
+
+
+def test_a_recorded_outcome_changes_what_suggest_prints_for_the_recipe(runner, yolo_runs):
+    before, after = yolo_runs
+    nms_old = loop_examples.nms_before_us()
+    share = nms_old / loop_examples.total_us(loop_examples.yolo_specs())  # NMS share of device time
+    first, notes = _nms_suggestion(runner, before)
+    assert (first["expected_gain"]["low_pct"], first["expected_gain"]["high_pct"]) == (
+        pytest.approx(25 * share, abs=1e-3), pytest.approx(35 * share, abs=1e-3))  # the KB range 25-35 %
+    assert not any("observed" in note for note in notes)
+
+    recorded = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"])
+    assert recorded.exit_code == 0, recorded.output
+    saved = (nms_old - loop_examples.NMS_AFTER_US) / nms_old * 100
+    second, notes = _nms_suggestion(runner, before)
+    gain = second["expected_gain"]
+    # one outcome moves the KB range a quarter of the way toward the measured gain, then x the share
+    assert gain["low_pct"] == pytest.approx((0.75 * 25 + 0.25 * saved) * share, abs=1e-3)
+    assert gain["high_pct"] == pytest.approx((0.75 * 35 + 0.25 * saved) * share, abs=1e-3)
+    assert gain["high_pct"] <= share * 100
+    observed = f"observed 1 time: median {saved:.0f} % (range {saved:.0f}–{saved:.0f} %)"
+    assert observed in gain["basis"]
+    assert f"nms-on-npu: {observed} in your recorded outcomes" in notes
+    table = runner.invoke(app, ["suggest", "--profile", str(before)])
+    assert table.exit_code == 0, table.output
+    assert f"nms-on-npu: {observed}" in table.stdout
