@@ -14,17 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from opprof_advisor.cli._common import TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, TableOrJson, console, emit_json, err_console
 
 if TYPE_CHECKING:
     from opprof_advisor.compare import Comparison
     from opprof_advisor.outcomes import Outcome
 
-DbOption = Annotated[
-    Optional[Path],
-    typer.Option("--db", help="Index database file (default: $ADVISOR_DB or <advisor home>/advisor.db).",
-                 dir_okay=False, show_default=False),
-]
 
 
 class Mode(str, Enum):
