@@ -25,8 +25,10 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.msopprof_simulator:MsopprofSimulatorReader",
     "opprof_advisor.readers.torch_npu_text:TorchNpuTextReader",
     "opprof_advisor.readers.msprof_db:MsprofDbReader",  # after the text reader: a folder with both reads the CSV
+    "opprof_advisor.readers.timeline_json:TimelineReader",  # only when no kernel CSV / op_summary / DB is beside it
     "opprof_advisor.readers.msprof_text:MsprofTextReader",
     "opprof_advisor.readers.multirank:MultiRankReader",
+    "opprof_advisor.readers.timeline_json:ClusterSummaryReader",  # recognised only to refuse it with a clear line
 )
 
 #: How many single-subfolder levels detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).
