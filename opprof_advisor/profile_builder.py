@@ -167,14 +167,31 @@ class _Context:
     def compute_share(self, time_us: float) -> float:
         return time_us / self.compute_time if self.compute_time else 0.0
 
+    @property
+    def timeline(self) -> bool:
+        """True for timeline-only inputs, which lack every summary column whatever the level."""
+        return self.raw.format in TIMELINE_FORMATS
+
     def note(self, what: str, why: str, switch: str) -> None:
-        self.notes.append(f"cannot judge {what}: {why} (collect with {switch})")
+        if self.timeline:
+            # The profiler level is not the cause: a timeline never carries the column.
+            why = why.split(" at profiler level")[0]
+            level_only = switch.startswith(("profiler_level", "msprof on"))
+            switch = TIMELINE_SWITCH if level_only else f"{TIMELINE_SWITCH}, with {switch}"
+        note = f"cannot judge {what}: {why} (collect with {switch})"
+        if note not in self.notes:
+            self.notes.append(note)
 
     def add(self, symptom_id: str, op_types: Iterable[str], time_us: float, detail: str,
             share: float | None = None) -> None:
         ops = list(dict.fromkeys(op_types))
         value = self.share(time_us) if share is None else share
         self.symptoms.append(Symptom(id=symptom_id, op_types=ops, share=round(value, 6), detail=detail))
+
+
+#: Timeline-only formats (trace_view.json / msprof_*.json) and what to collect instead.
+TIMELINE_FORMATS = frozenset({"torch-npu-timeline", "msprof-timeline"})
+TIMELINE_SWITCH = "kernel_details.csv from the torch_npu profiler, or msprof --export=on for op_summary"
 
 
 def build_profile(raw: RawProfile) -> Profile:
@@ -189,7 +206,7 @@ def build_profile(raw: RawProfile) -> Profile:
     )
     if raw.core_counts:
         profile.versions.setdefault("cores", ",".join(f"{k}={v}" for k, v in sorted(raw.core_counts.items())))
-    if ctx.derived and len(raw.kernels):
+    if ctx.derived and len(raw.kernels) and not ctx.timeline:  # a timeline reader says so itself
         ctx.notes.append("op types were derived from kernel names: the Type column is not recorded "
                          "(collect with profiler_level=Level1)")
     for check in _CHECKS:
@@ -329,6 +346,9 @@ def _is_comm_aicpu_kernel(name: str, op_type: str) -> bool:
 def _check_aicpu(ctx: _Context, rows: list[OpTypeStat]) -> None:
     units = set(ctx.unit)
     if units <= {"unknown", "communication"} and "unknown" in units:
+        if ctx.timeline:  # the timeline reader has already said why the unit is unknown
+            ctx.note("AI CPU fallback", "no kernel is labelled AI_CPU", TIMELINE_SWITCH)
+            return
         ctx.note("the unit of compute kernels (AI Core / AI Vector / AI CPU)",
                  "Task Type / Accelerator Core is N/A at profiler level0", "profiler_level=Level1")
         ctx.note("AI CPU fallback", "the unit (Task Type / Accelerator Core) is not recorded at profiler level0",

@@ -184,3 +184,13 @@ def test_cluster_analysis_output_says_it_holds_no_kernels(runner, real_profiles)
         (f"error: {cluster / 'cluster_analysis_output'}: holds msprof-analyze cluster summaries "
         "(cluster_step_trace_time.csv, cluster_communication.json), not kernels — point advisor at the ranks' "
         "*_ascend_pt folders, or at the folder that holds them all")]
+
+
+def test_timeline_notes_ask_for_the_summaries_not_a_profiler_level(real_profiles):
+    # The columns are missing because a timeline never carries them, not because of the level.
+    notes = read_profile(real_profiles / TIMELINE_2024).notes
+    cannot = [n for n in notes if n.startswith("cannot judge")]
+    assert "cannot judge block dim: Block Dim / Block Num is not recorded (collect with kernel_details.csv from " \
+           "the torch_npu profiler, or msprof --export=on for op_summary)" in cannot
+    assert not any("profiler_level" in n or "level0" in n for n in notes)
+    assert len(cannot) == len(set(cannot))
