@@ -26,6 +26,7 @@ SYMPTOMS: dict[str, str] = {
     "unfused_norm": "normalisation or activation built from chains of small vector kernels (RMSNorm, SwiGLU, RoPE)",
     "fp32_compute": "matrix work runs in float32 on the cube unit (no AMP / HF32)",
     "communication_exposed": "communication time not hidden behind computation",
+    "communication_wait": "exposed communication is mostly waiting for other ranks or the host, not transferring data",
     "nms_cpu": "non-maximum suppression runs on the AI CPU / host",
 }
 
