@@ -106,6 +106,7 @@ class RawProfile:
     kernel_detail: dict[str, Any] | None = None
     # Known keys: "step_trace" {column: µs summed over steps, e.g. "Communication(Not Overlapped)"},
     # "op_statistic" [rows as dicts], "op_type_derived" True when op types were guessed from names.
+    # "communication" {communication.json "Elapse/Transit/Wait/Synchronization/Idle Time(ms)": summed, "ops"}.
     extra: dict[str, Any] = field(default_factory=dict)
 
 

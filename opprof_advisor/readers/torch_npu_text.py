@@ -1,6 +1,7 @@
 """torch_npu profiler text output: ``*_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv`` (FORMATS.md §4).
 
-Also reads ``step_trace_time.csv`` (exposed communication), ``op_statistic.csv`` and
+Also reads ``step_trace_time.csv`` (exposed communication), ``communication.json`` (how the
+collectives' time splits into transit, wait and idle), ``op_statistic.csv`` and
 ``profiler_info*.json`` (torch_npu / CANN versions, profiler level, aic_metrics). Accepts the
 ``*_ascend_pt`` folder, its ``ASCEND_PROFILER_OUTPUT`` folder, or the kernel_details.csv file itself.
 """
@@ -52,6 +53,9 @@ class TorchNpuTextReader:
         step_trace = read_step_trace(out / "step_trace_time.csv", notes)
         if step_trace:
             raw.extra["step_trace"] = step_trace
+        communication = read_communication(out / "communication.json", notes)
+        if communication:
+            raw.extra["communication"] = communication
         statistic = read_op_statistic(out / "op_statistic.csv", notes)
         if statistic:
             raw.extra["op_statistic"] = statistic
@@ -97,6 +101,46 @@ def read_step_trace(path: Path, notes: list[str]) -> dict[str, float]:
         values = [_number(row[position]) for row in rows if position < len(row)]
         totals[column] = sum(v for v in values if v is not None)
     return totals
+
+
+#: communication.json "Communication Time Info" fields summed by read_communication (ms).
+COMM_TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)",
+                    "Idle Time(ms)")
+#: The per-group summary torch_npu writes beside the per-op entries (FORMATS.md §4.4).
+TOTAL_OP_INFO = "Total Op Info"
+
+
+def read_communication(path: Path, notes: list[str]) -> dict[str, float]:
+    """communication.json time fields (ms) summed over steps, groups and ops, plus "ops"; {} when absent."""
+    if not path.is_file():
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
+        notes.append(f"ignored {path}: not readable JSON ({exc})")
+        return {}
+    totals = dict.fromkeys(COMM_TIME_FIELDS, 0.0)
+    ops = 0
+    for step in document.values() if isinstance(document, dict) else ():
+        for group in step.values() if isinstance(step, dict) else ():
+            for info in _group_time_infos(group):
+                ops += 1
+                for key in COMM_TIME_FIELDS:
+                    value = info.get(key)
+                    totals[key] += float(value) if isinstance(value, (int, float)) else 0.0
+    if not ops:
+        return {}
+    return {**totals, "ops": float(ops)}
+
+
+def _group_time_infos(group: object) -> list[dict]:
+    # "Total Op Info" repeats the sum of the ops beside it: use it only when it stands alone.
+    if not isinstance(group, dict):
+        return []
+    infos = {name: (op or {}).get("Communication Time Info") for name, op in group.items() if isinstance(op, dict)}
+    infos = {name: info for name, info in infos.items() if isinstance(info, dict)}
+    single = {name: info for name, info in infos.items() if name != TOTAL_OP_INFO}
+    return list((single or infos).values())
 
 
 def read_op_statistic(path: Path, notes: list[str]) -> list[dict[str, str]]:
