@@ -655,8 +655,47 @@ def _check_communication(ctx: _Context, rows: list[OpTypeStat]) -> None:
                 f"({trace.get('Communication', exposed):.1f} us communication in total)", share=share)
 
 
+#: communication_wait fires when waiting (Wait, which includes Synchronization) plus Idle time is at least
+#: this share of the collectives' elapsed time in communication.json. This project's threshold ("mostly" =
+#: at least half). CANN's documented slow-rank cue is a Wait Time Ratio = wait / (wait + transit) above 0.2
+#: (hiascend CANN profiling guide, "Performance Tuning Suggestions", atlasprofiling_16_2260); it leaves out
+#: Idle = elapse - transit - wait, which the same guide calls the op's dispatch time (atlasprofiling_16_0027),
+#: i.e. time lost to the host, so it is reported in the detail line rather than used alone.
+COMM_WAIT_SHARE = 0.5
+#: CANN's Wait Time Ratio limit above which a rank's communication has a bottleneck (see above).
+CANN_WAIT_RATIO = 0.2
+
+
+def _check_communication_wait(ctx: _Context, rows: list[OpTypeStat]) -> None:
+    exposed = next((s for s in ctx.symptoms if s.id == "communication_exposed"), None)
+    if exposed is None:
+        return  # nothing exposed: how the hidden communication splits does not matter
+    comm = ctx.raw.extra.get("communication") or {}
+    elapse = comm.get("Elapse Time(ms)", 0.0)
+    if elapse <= 0:
+        if ctx.raw.extra.get("ranks"):
+            ctx.notes.append("cannot judge whether exposed communication is waiting or transferring: "
+                             "communication.json is not combined across ranks (run advisor on one rank's folder)")
+        else:
+            ctx.note("whether exposed communication is waiting or transferring", "communication.json is missing",
+                     "profiler_level=Level1")
+        return
+    transit, wait, idle = (comm.get(f"{k} Time(ms)", 0.0) for k in ("Transit", "Wait", "Idle"))
+    waiting = (wait + idle) / elapse
+    if waiting < COMM_WAIT_SHARE:
+        return
+    ratio = wait / (wait + transit) if wait + transit else 0.0
+    verdict = "above" if ratio > CANN_WAIT_RATIO else "not above"
+    ctx.add("communication_wait", exposed.op_types, 0.0,
+            f"of {elapse:.1f} ms in {int(comm.get('ops', 0))} communication ops only {transit:.1f} ms is transfer; "
+            f"{wait:.1f} ms is waiting (synchronisation {comm.get('Synchronization Time(ms)', 0.0):.1f} ms) and "
+            f"{idle:.1f} ms idle = {waiting:.1%} of it; wait ratio {ratio:.2f} is {verdict} CANN's slow-rank "
+            f"limit {CANN_WAIT_RATIO}", share=exposed.share * waiting)
+
+
 _CHECKS = (_check_aicpu, _check_double, _check_transdata, _check_block_dim, _check_bound, _check_imbalance,
-           _check_dynamic, _check_launch, _check_attention, _check_norm, _check_fp32, _check_communication)
+           _check_dynamic, _check_launch, _check_attention, _check_norm, _check_fp32, _check_communication,
+           _check_communication_wait)
 
 
 # ----------------------------------------------------------------------------------------------
