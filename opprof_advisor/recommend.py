@@ -72,10 +72,14 @@ RELEVANCE_WEIGHT = 0.5
 HARDWARE_MISMATCH = 0.8
 
 #: Bound-class symptoms: they describe the hot kernels' limiting pipe rather than a defect.
-DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values())
+#: ``dynamic_shape`` is one of them: with prebuilt binary kernels (jit_compile=False, the default on
+#: Atlas A2/A3, KB-SOURCES #30) operators report OP State "dynamic" in healthy runs, so it says how
+#: the run executes rather than that something is wrong.
+DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
 
-#: Symptoms that concern only the AI CPU launches of their op types.
-AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu"})
+#: Symptoms that concern only the AI CPU launches of their op types (where the profile has any:
+#: float64 / int64 work elsewhere is still reported through its other rows).
+AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu", "double_dtype"})
 #: Symptoms about how a whole class of kernels is exposed, not about single operators: every entry
 #: they back addresses all of the symptom's rows, and no more than the symptom's own share is at
 #: stake (overlapping communication cannot save more than the communication left exposed).
@@ -441,10 +445,11 @@ def gain_note(entry: Entry) -> str | None:
     gain = entry.gain
     if gain is None:
         return f"{entry.id}: no sourced gain figure, so no expected gain is given"
-    if gain.scope == "end_to_end":
+    if gain.scope == "end_to_end" or entry.kind == "case":
+        where = "end to end" if gain.scope == "end_to_end" else "on its operators' time"
         return (
             f"{entry.id}: observed in that case: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric}"
-            f" end to end ({gain.source}); not an expected gain for this profile"
+            f" {where} ({gain.source}); not an expected gain for this profile"
         )
     return None
 
@@ -611,13 +616,18 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     hardware = HARDWARE_MISMATCH if hardware_mismatch(entry, profile) else 1.0
     fit = specificity * (STAKE_WEIGHT * math.sqrt(share) + RELEVANCE_WEIGHT * relevance) * hardware
     score = tier + fit
-    op_names = _unique(row.op_type for row in match.rows)
-    gain = expected_gain(entry, share, profile.device_time_us, op_names) if gains else None
+    # A gain figure is about the entry's own operators: scale it by their share only, and never
+    # promise a case's result (it is shown as "observed in that case").
+    fixed = _fixed_rows(entry, match)
+    fixed_share = min(match.cap_share, sum(row.share for row in fixed) + (0.0 if entry.operators else match.symptom_share))
+    op_names = _unique(row.op_type for row in fixed)
+    promise = gains and entry.kind != "case"
+    gain = expected_gain(entry, fixed_share, profile.device_time_us, op_names) if promise else None
     observed = ""
-    if gains and outcomes:
+    if promise and outcomes:
         from opprof_advisor.outcomes import observed_text
 
-        gain = calibrated_gain(entry, outcomes, share, profile.device_time_us, op_names) or gain
+        gain = calibrated_gain(entry, outcomes, fixed_share, profile.device_time_us, op_names) or gain
         observed = observed_text([o.matched_gain_pct for o in outcomes if o.matched_gain_pct is not None])
     return Suggestion(
         entry=entry,
@@ -636,6 +646,14 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     )
 
 
+def _fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
+    """The matched rows an entry's gain figure is about: those of its own operator families."""
+    if not entry.operators:
+        return match.rows
+    families = set(entry.operators)
+    return [row for row in match.rows if row.family in families]
+
+
 def symptom_tier(symptoms: Sequence[Symptom]) -> int:
     """2 when a defect symptom backs the entry, 1 for bound-class symptoms only, 0 for none."""
     if not symptoms:
@@ -648,12 +666,16 @@ def _suggestion_notes(suggestion: Suggestion, profile: Profile, gains: bool) -> 
     mismatch = hardware_mismatch(suggestion.entry, profile)
     if mismatch:
         notes.append(f"{suggestion.entry.id}: {mismatch} — check that it applies")
+    entry = suggestion.entry
     if suggestion.observed:
-        notes.append(f"{suggestion.entry.id}: {suggestion.observed} in your recorded outcomes")
+        notes.append(f"{entry.id}: {suggestion.observed} in your recorded outcomes")
     elif gains:
-        note = gain_note(suggestion.entry)
+        note = gain_note(entry)
         if note:
             notes.append(note)
+        elif suggestion.expected_gain is None:
+            notes.append(f"{entry.id}: its figure is about {', '.join(entry.operators)} time, and the matched kernels"
+                         " belong to another or an unknown operator family, so no expected gain is given")
     return notes
 
 

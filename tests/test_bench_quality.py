@@ -67,14 +67,16 @@ def test_every_gain_is_amdahl_bounded(kb):
         for s in suggest(profile, entries, top=10, matcher=matcher, model=scenario.model).suggestions:
             if s.expected_gain is None:
                 continue
-            # The matched share recomputed from the profile's own rows, not taken from the suggestion.
-            share = min(1.0, sum(shares[(row.op_type, row.unit)] for row in s.rows))
+            # The share of the entry's own operators among the matched rows, recomputed from the
+            # profile's own rows, not taken from the suggestion.
+            own = [row for row in s.rows if row.family in s.entry.operators] if s.entry.operators else s.rows
+            share = min(1.0, sum(shares[(row.op_type, row.unit)] for row in own))
             assert s.expected_gain.high_pct <= share * 100 + 1e-6, (scenario.name, s.entry.id)
             assert s.expected_gain.low_pct <= s.expected_gain.high_pct
             assert s.expected_gain.high_pct == pytest.approx(s.entry.gain.high_pct * share, abs=1e-3)
             assert s.entry.gain.scope == "operators"
             checked += 1
-    assert checked >= 10
+    assert checked >= 8  # enough scenarios carry a scaled gain for the check to mean something
 
 
 def test_healthy_profile_promises_no_large_gain(report):

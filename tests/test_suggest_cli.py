@@ -200,6 +200,39 @@ def test_real_level2_run_puts_exposed_communication_first_and_varies_the_advice(
     assert any("dynamic_shape" in w for w in why[:4])
 
 
+def test_a_case_result_is_never_an_expected_gain(runner):
+    # matmul-kernel-tuning-18x records one kernel going from 11200 to 620 µs (operators scope):
+    # suggested as a case it is "observed in that case", never a promise for this profile.
+    doc = run_json(runner, "--profile", str(ROOT / "data/bench/gemm-low-block-dim"), "--kind", "case", "--top", "10")
+    cases = {s["id"]: s for s in doc["suggestions"]}
+    assert "matmul-kernel-tuning-18x" in cases
+    assert all(s["expected_gain"] is None for s in doc["suggestions"])
+    assert any(n.startswith("matmul-kernel-tuning-18x: observed in that case: 94–94 % kernel_time on its operators'")
+               for n in doc["notes"])
+
+
+def test_a_gain_is_not_scaled_over_kernels_of_another_family(runner, real_profiles):
+    # The catlass GEMV kernel has no MatMul family: the MatMul tiling figure does not apply to it.
+    doc = run_json(runner, "--profile", str(real_profiles / "catlass-msprof-op/device/02_fp32_cm_gemv_aiv"), "--top", "5")
+    tiling = [s for s in doc["suggestions"] if s["id"] == "matmul-tiling"]
+    assert tiling and tiling[0]["expected_gain"] is None
+    assert any(n.startswith("matmul-tiling: its figure is about MatMul, GroupedMatMul time") for n in doc["notes"])
+
+
+def test_real_2023_fallback_evidence_is_the_ai_cpu_casts_only(runner, real_profiles):
+    doc = run_json(runner, "--profile", str(real_profiles / "msprof-analyze-ut/pt_train_2023_ascend_pt"))
+    first = doc["suggestions"][0]
+    assert first["id"] == "aicpu-dtype-cast"
+    assert [e["why"].split(",")[0] for e in first["evidence"]] == ["Cast on ai_cpu"]
+
+
+def test_syncbatchnorm_advice_needs_batchnorm_kernels(runner, real_profiles):
+    # The level0 run is 90 % AllReduce and has no BatchNorm kernel.
+    doc = run_json(runner, "--profile", str(real_profiles / "msinsight-torch-npu/text/level0/rank0_ascend_pt"),
+                   "--top", "10")
+    assert "syncbatchnorm-overuse" not in [s["id"] for s in doc["suggestions"]]
+
+
 EXAMPLES = ROOT / "data" / "examples"
 
 
