@@ -19,6 +19,7 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    backing symptom without op types, its own share). An *exposure* symptom
    (``communication_exposed``) backs an entry with all of its rows, and ``a`` is capped at the
    symptom's own share: overlapping communication cannot save more than what is left exposed.
+   ``dynamic_shape`` counts as descriptive (tier 1 below): binary kernels report it in healthy runs.
 3. **Score.** ``score = tier + specificity × (0.5 × √a + 0.5 × r) × hardware``.
    ``tier`` is 2 when a *defect* symptom backs the entry (``aicpu_fallback``,
    ``transdata_overhead``, ``launch_bound`` … anything that names a waste with a known remedy),
@@ -34,10 +35,11 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
    Variety: at most ``MAX_SAME_EVIDENCE`` (2) suggestions backed by exactly the same symptoms
    lead the list; the others follow, in score order, after advice about something else.
 4. **Expected gain** (Amdahl). For an ``operators``-scope gain range [lo, hi] (percent of the
-   matched operators' time), the expected gain is [lo × a, hi × a] percent of device time, and
-   the time saved that percentage of ``device_time_us`` — never more than the matched share.
-   An ``end_to_end`` gain (a whole-model result in a case) is not an expectation: the notes say
-   "observed in that case". No gain → ``expected_gain`` is None and a note says so.
+   matched operators' time), the expected gain is [lo × f, hi × f] percent of device time, where
+   f is the share of the matched rows of the entry's own operator families (all matched rows for
+   an entry that names none), and the time saved that percentage of ``device_time_us`` — never
+   more than that share. An ``end_to_end`` gain, and any figure of a case, is not an
+   expectation: the notes say "observed in that case". No gain → ``expected_gain`` is None and a note says so.
 5. **Similar cases.** ``similarity = 0.8 × cosine + 0.2 × overlap``. ``cosine`` is between the
    profile's family-share vector and the case's ``op_mix``: an ordered list of families
    (descending device time) whose i-th item (from 0) gets weight ``1/(i+1)``, normalised to sum
@@ -71,8 +73,8 @@ STAKE_WEIGHT = 0.5
 RELEVANCE_WEIGHT = 0.5
 HARDWARE_MISMATCH = 0.8
 
-#: Bound-class symptoms: they describe the hot kernels' limiting pipe rather than a defect.
-#: ``dynamic_shape`` is one of them: with prebuilt binary kernels (jit_compile=False, the default on
+#: Descriptive symptoms: the bound classes describe the hot kernels' limiting pipe rather than a
+#: defect, and ``dynamic_shape`` says how the run executes: with prebuilt binary kernels (jit_compile=False, the default on
 #: Atlas A2/A3, KB-SOURCES #30) operators report OP State "dynamic" in healthy runs, so it says how
 #: the run executes rather than that something is wrong.
 DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
