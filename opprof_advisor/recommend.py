@@ -74,9 +74,9 @@ RELEVANCE_WEIGHT = 0.5
 HARDWARE_MISMATCH = 0.8
 
 #: Descriptive symptoms: the bound classes describe the hot kernels' limiting pipe rather than a
-#: defect, and ``dynamic_shape`` says how the run executes: with prebuilt binary kernels (jit_compile=False, the default on
-#: Atlas A2/A3, KB-SOURCES #30) operators report OP State "dynamic" in healthy runs, so it says how
-#: the run executes rather than that something is wrong.
+#: defect, and ``dynamic_shape`` says how the run executes: with prebuilt binary kernels
+#: (jit_compile=False, the default on Atlas A2/A3, KB-SOURCES #30) operators report OP State
+#: "dynamic" in healthy runs.
 DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
 
 #: Symptoms that concern only the AI CPU launches of their op types (where the profile has any:
