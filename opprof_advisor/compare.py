@@ -41,6 +41,7 @@ class FamilyDelta:
     unit_after: str | None
     bound_before: str | None
     bound_after: str | None
+    pct_refused: bool = False  # a simulated side's time is only a lower bound
 
     @property
     def delta_us(self) -> float:
@@ -48,8 +49,8 @@ class FamilyDelta:
 
     @property
     def delta_pct(self) -> float | None:
-        """Change of the family's time in % of its BEFORE time; None when it appeared."""
-        if self.before_us <= 0:
+        """Change of the family's time in % of its BEFORE time; None when it appeared or is not comparable."""
+        if self.before_us <= 0 or self.pct_refused:
             return None
         return (self.after_us - self.before_us) / self.before_us * 100.0
 
@@ -95,6 +96,7 @@ class Comparison:
     kernel_rows: list[KernelRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     overlap: float = 1.0  # time-weighted share of families both profiles have
+    pct_refused: bool = False  # no % deltas: a simulator side's kernel time is incomplete
 
     @property
     def total_before_us(self) -> float:
@@ -106,7 +108,7 @@ class Comparison:
 
     @property
     def total_delta_pct(self) -> float | None:
-        if self.total_before_us <= 0:
+        if self.total_before_us <= 0 or self.pct_refused:
             return None
         return (self.total_after_us - self.total_before_us) / self.total_before_us * 100.0
 
@@ -126,13 +128,30 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
     families = _family_deltas(before, after, alias)
     overlap, jaccard = _family_overlap(before, after, alias)
     comparison = Comparison(before=before, after=after, families=families, overlap=overlap)
-    comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel)
+    gap = _incomplete_simulation(before, after)
+    if gap:
+        comparison.pct_refused = True
+        for row in families:
+            row.pct_refused = True
+    comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel, with_change=not gap)
     comparison.notes = _notes(comparison, jaccard)
+    if gap:
+        comparison.notes.append(f"cannot judge the speed-up: {gap} — no percentage change is given")
     if alias:
         (old, new), = alias.items()
         comparison.notes.append(f"compared as one kernel: {new} of AFTER is {old} of BEFORE (the simulator "
                                 "records no kernel name)")
     return comparison
+
+
+def _incomplete_simulation(before: Profile, after: Profile) -> str | None:
+    """Why a simulator side's kernel time is only a lower bound (readers/msopprof_simulator.py), else None."""
+    for side, profile in (("BEFORE", before), ("AFTER", after)):
+        kernel = profile.kernel or {}
+        if kernel.get("simulator") and kernel.get("kernel_time_complete") is False:
+            return (f"the simulated kernel time of {side} ({profile.device_time_us:,.1f} us) is a lower bound, "
+                    f"{kernel.get('kernel_time_gap') or 'some simulated cores are not timed'}")
+    return None
 
 
 def _single_kernel_alias(before: Profile, after: Profile) -> dict[str, str]:
@@ -286,7 +305,8 @@ def _index_after(rows: list[KernelRow], metric: str) -> int:
     return len(rows)
 
 
-def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[KernelRow]:
+def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None,
+                 with_change: bool = True) -> list[KernelRow]:
     old, new = kernel_summary(before), kernel_summary(after)
     if old is None or new is None:
         return []
@@ -298,7 +318,7 @@ def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) ->
     old_pipes, new_pipes = old.get("pipe_ratios", {}), new.get("pipe_ratios", {})
     for pipe in sorted(set(old_pipes) | set(new_pipes)):
         rows.append(KernelRow(f"{pipe} ratio", old_pipes.get(pipe), new_pipes.get(pipe)))
-    if old.get("task_duration_us") and new.get("task_duration_us"):
+    if with_change and old.get("task_duration_us") and new.get("task_duration_us"):
         change = (new["task_duration_us"] - old["task_duration_us"]) / old["task_duration_us"] * 100.0
         change_row = KernelRow("task duration change", None, f"{change:+.1f} %")
         rows.insert(_index_after(rows, "task duration (us)"), change_row)

@@ -252,7 +252,8 @@ def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
     kernel = {"name": "MatMulV3", "task_type": "mix", "duration_us": 180.0, "block_dim": 20, "mix_block_dim": 40,
               "pipe": {"aic_cube": 0.7, "aic_mte2": 0.4, "aiv_vec": 0.2}}
     device = synthetic.write_msopprof_device(tmp_path / "device", kernel, imbalance=2.0)
-    simulated = synthetic.write_msopprof_simulator(tmp_path / "sim", {**kernel, "duration_us": 150.0})
+    # all 20 AI Cores of block dim 20 simulated: the simulated time is complete and may be compared in %
+    simulated = synthetic.write_msopprof_simulator(tmp_path / "sim", {**kernel, "duration_us": 150.0}, cores=20)
     result = runner.invoke(app, ["compare", str(device), str(simulated), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -271,6 +272,30 @@ def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
     assert mode_line.replace("│", " ").split() == ["mode", "device", "simulator"]
     assert any(line.split()[:3] == ["task", "duration", "(us)"] and "180.000" in line
                for line in table.stdout.splitlines())
+    assert any(line.split()[:3] == ["task", "duration", "change"] and f"{(150 - 180) / 180 * 100:+.1f} %" in line
+               for line in table.stdout.splitlines())
+
+
+def test_device_vs_an_incomplete_simulation_gives_no_percentage(runner, real_profiles):
+    device = real_profiles / "catlass-msprof-op" / "device" / "02_fp32_cm_gemv_aiv"
+    simulated = real_profiles / "catlass-msprof-op" / "simulator" / "01_fp16_cm_gemv_aiv"
+    result = runner.invoke(app, ["compare", str(device), str(simulated), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["before"]["kernel"]["task_duration_us"] == pytest.approx(_task_duration(device), abs=1e-3)
+    sim_us = doc["after"]["device_time_us"]
+    # core0's summary log: the longest sub-core ran tens of thousands of ticks (> 30 us at any clock <= 2 GHz)
+    log = next(simulated.rglob("core0_summary_log")).read_text()
+    ticks = max(int(line.split(":")[1]) for line in log.splitlines() if line.startswith("kernal total ticks"))
+    assert sim_us >= ticks / 2000
+    assert doc["total"]["delta_pct"] is None and [row["delta_pct"] for row in doc["op_types"]] == [None]
+    [note] = [n for n in doc["notes"] if n.startswith("cannot judge the speed-up")]
+    assert f"the simulated kernel time of AFTER ({sim_us:,.1f} us) is a lower bound" in note
+    assert note.endswith("no percentage change is given")
+    table = runner.invoke(app, ["compare", str(device), str(simulated)])
+    assert table.exit_code == 0, table.output
+    assert f"device time: {_task_duration(device):,.1f} us -> {sim_us:,.1f} us (-)" in table.stdout
+    assert "%" not in table.stdout.split("kernel (msOpProf)")[1].split("note:")[0]  # no 'task duration change' row
 
 
 def _task_duration(opprof_dir) -> float:

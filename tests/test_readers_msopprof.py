@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from opprof_advisor import synthetic
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
-from opprof_advisor.readers.msopprof_simulator import MsopprofSimulatorReader, read_msopprof_simulator
+from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,
+                                                       read_summary_logs)
 
 CATLASS_CM = "catlass-msprof-op/device/02_fp32_cm_gemv_aiv/prof/OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
 CATLASS_RM = "catlass-msprof-op/device/02_fp32_rm_gemv_aiv/prof/OPPROF_20250304222326_WHJPXTHYGIMBZNZI"
@@ -251,13 +253,123 @@ def test_catlass_simulator(real_profiles):
         for pid, pipe in names.items():
             assert detail["cores"][core]["pipe_busy_us"][pipe] == pytest.approx(merged_busy(events, pid), abs=1e-9)
     assert raw.format == "msopprof-simulator"
-    assert raw.kernels.duration_us == [pytest.approx(max(spans.values()))]
-    assert detail["slowest_core"] == max(spans, key=spans.get)
+    assert raw.kernels.duration_us[0] > max(spans.values())  # the untraced core0.veccore0 ran longer
+    assert detail["slowest_core"] == "core0.veccore0"
     assert detail["block_dim"] == 20 and detail["trace_schema"] == 1
     assert raw.kernels.task_type == ["mix"]
     assert detail["cores"]["core0.veccore0"]["has_trace"] is False
     assert any("core0.veccore0" in n and n.startswith("cannot judge pipe busy time") for n in raw.notes)
     assert any(n.startswith("cannot judge device task duration") for n in raw.notes)
+
+
+def instr_rows(sim: Path) -> list[dict[str, str]]:
+    rows = []
+    for csv_path in sorted(sim.glob("*/*_instr_exe.csv")):
+        with csv_path.open(newline="") as fh:
+            rows += list(csv.DictReader(fh))
+    return rows
+
+
+def log_ticks(log: Path) -> list[int]:
+    """The 'kernal total ticks : N' values of a simulator summary log, read line by line."""
+    return [int(line.split(":")[1]) for line in log.read_text().splitlines() if line.startswith("kernal total ticks")]
+
+
+def test_catlass_simulator_times_the_untraced_core_from_the_summary_log(real_profiles):
+    root = real_profiles / CATLASS_SIM
+    raw = read_msopprof_simulator(root)
+    detail = raw.kernel_detail
+    timed = [r for r in instr_rows(root / "simulator") if float(r["running_time(us)"]) >= 1.0]
+    clock = statistics.median(int(r["cycles"]) / float(r["running_time(us)"]) for r in timed)
+    ticks = log_ticks(root / "dump" / "core0_summary_log")
+    assert len(ticks) == 3 and max(ticks) > 10 * min(ticks)  # cube sub-core + two vector sub-cores of core0
+    assert detail["clock_mhz"] == pytest.approx(clock)
+    assert raw.kernels.duration_us == [pytest.approx(max(ticks) / clock)]
+    assert raw.kernels.duration_us[0] == pytest.approx(39.6, abs=0.1)
+    # the clock agrees with the trace: single instructions' cycles / their trace duration
+    events = json.loads((root / "simulator" / "core1.veccore0" / "trace.json").read_text())["traceEvents"]
+    durs: dict[str, list[float]] = {}
+    for e in events:
+        if e.get("ph") == "X":
+            durs.setdefault(e["args"]["pc_addr"], []).append(e["dur"])
+    with (root / "simulator" / "core1.veccore0" / "core1.veccore0_instr_exe.csv").open(newline="") as fh:
+        once = [int(r["cycles"]) / durs[r["addr"]][0] for r in csv.DictReader(fh)
+                if r["call_count"] == "1" and len(durs.get(r["addr"], [])) == 1 and durs[r["addr"]][0] > 0.05]
+    assert detail["clock_mhz"] == pytest.approx(statistics.median(once), rel=0.01)
+    core = detail["cores"]["core0.veccore0"]
+    assert core["log_ticks"] == ticks and core["time_bound_us"] == pytest.approx(max(ticks) / clock)
+    # 2 of the 20 AI Cores of block dim 20 are in the snapshot: the time is a lower bound, and said so
+    assert detail["kernel_time_complete"] is False
+    [note] = [n for n in raw.notes if n.startswith("cannot judge kernel time")]
+    assert "2 AI Core folders (core0, core1) of the 20 that block dim 20 runs on" in note
+    assert f"{max(ticks) / clock:,.1f} us is a lower bound" in note
+    assert any(n.startswith("kernel time 39.6 us from dump/core0_summary_log") and f"{max(ticks):,} ticks" in n
+               for n in raw.notes)
+    assert "vector" not in detail["block_time_us"]  # an untimed vector core: no imbalance claim
+
+
+def test_summary_log_sections(real_profiles):
+    log = real_profiles / CATLASS_SIM / "dump"
+    sections = read_summary_logs(log)
+    assert [s["ticks"] for s in sections] == log_ticks(log / "core0_summary_log")
+    assert [s["core"] for s in sections] == [0, 0, 0] and {s["block_dim"] for s in sections} == {20}
+    assert all(s["ticks"] == s["end"] - s["start"] - 1 for s in sections)
+
+
+def _drop_trace(root: Path, core: str) -> float:
+    """Remove one per-core trace.json; return that core's span read from it."""
+    trace = root / "simulator" / core / "trace.json"
+    xs = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    trace.unlink()
+    return max(e["ts"] + e["dur"] for e in xs) - min(e["ts"] for e in xs)
+
+
+def test_untraced_core_without_a_clock_is_a_lower_bound(tmp_path):
+    spec = dict(name="gemv", task_type="vector", duration_us=15.0)
+    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
+    _drop_trace(root, "core0.veccore0")
+    spans = {}
+    for trace in root.glob("simulator/*/trace.json"):
+        xs = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+        spans[trace.parent.name] = max(e["ts"] + e["dur"] for e in xs) - min(e["ts"] for e in xs)
+    raw = read_msopprof_simulator(root)  # running_time(us) is 0 in every synthetic row: no clock
+    assert raw.kernel_detail["clock_mhz"] is None
+    assert raw.kernels.duration_us == [pytest.approx(max(spans.values()))]
+    assert raw.kernel_detail["kernel_time_complete"] is False
+    [note] = [n for n in raw.notes if n.startswith("cannot judge kernel time")]
+    assert "the ticks of core0.veccore0 cannot be turned into µs" in note
+
+
+def test_untraced_core_with_a_clock_takes_the_log_time(tmp_path):
+    spec = dict(name="gemv", task_type="vector", duration_us=15.0)
+    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
+    span = _drop_trace(root, "core0.veccore0")
+    csv_path = root / "simulator" / "core0.veccore0" / "core0.veccore0_instr_exe.csv"
+    with csv_path.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    for row in rows[1:]:  # what a real untraced core carries: running_time(us) = cycles at 1800 MHz
+        row[5] = f"{int(row[4]) / 1800:.6f}"
+    with csv_path.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    ticks = log_ticks(root / "dump" / "core0_summary_log")
+    raw = read_msopprof_simulator(root)
+    assert raw.kernel_detail["clock_mhz"] == pytest.approx(1800)
+    assert raw.kernels.duration_us == [pytest.approx(max(ticks) / 1800)]
+    assert raw.kernels.duration_us[0] == pytest.approx(span, abs=0.001)
+    assert raw.kernel_detail["kernel_time_complete"] is True
+    assert not any(n.startswith("cannot judge kernel time") for n in raw.notes)
+
+
+def test_untraced_core_without_a_log_is_a_lower_bound(tmp_path):
+    root = synthetic.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector", duration_us=9.0),
+                                              cores=2, schema=1)
+    _drop_trace(root, "core1.veccore1")
+    (root / "dump" / "core0_summary_log").unlink()
+    raw = read_msopprof_simulator(root)
+    assert raw.kernel_detail["kernel_time_complete"] is False
+    [note] = [n for n in raw.notes if n.startswith("cannot judge kernel time")]
+    assert note.startswith("cannot judge kernel time: core1.veccore1 has no trace events and no "
+                           "dump/core<N>_summary_log")
 
 
 def test_catlass_simulator_hot_instructions_match_csv(real_profiles):

@@ -8,7 +8,31 @@ by ``process_name`` metadata) or the merged ``simulator/trace.json`` (2026, ``sc
 
 Per-pipe busy time of a core = length of the union of its X intervals on that pipe (issue slots
 overlap, so plain sums would double count); a core's span = last end - first start; the kernel
-time = the longest core span.
+time = the longest core span, or longer when a sub-core without trace events ran longer.
+
+Sub-cores without a trace (the per-core trace.json of a busy core is often dropped: it runs to
+megabytes) are timed from ``dump/core<N>_summary_log``. That log is plain text, one section per
+sub-core of AI Core N that finished, in order of completion, naming the core number but not the
+sub-core (real catlass 2025, three sections for core0 = cube + two vector sub-cores)::
+
+    kernal total ticks : 64101
+    system total ticks : 75974
+    ++++core: 0, start: 11873, tick: 75975, kernal: 0, blkID 0 of blkdim 20, streamId 0, ... done++++.
+
+``kernal total ticks`` = ``tick`` - ``start`` - 1 are simulated clock cycles (``start`` 11869 at
+~1850 MHz = 6.41 µs, where that core's first trace event lies). An untraced sub-core of core N
+therefore ran at most the longest section of its log, and the kernel ran at least that long (the
+section is some sub-core of the same kernel), so the kernel time is raised to it. The
+instr_exe ``cycles`` can not stand in: they sum per-instruction latencies of overlapping
+instructions (26,655 cycles on a core whose trace spans 1.33 µs = ~2,460 cycles).
+
+Ticks become µs with the simulated clock the files carry: the median ``cycles / running_time(us)``
+of instr_exe rows with at least ``MIN_RUNNING_TIME_US`` (``running_time(us)`` is rounded to
+0.01 µs and 0 on cores with a trace; 1,851.8 MHz on the catlass run, where single-issue
+instructions also give cycles / trace ``dur`` = 1,850 MHz). With no such rows, or no log for an
+untraced core, or fewer core folders than the block dim needs (a mix / cube kernel runs one AI Core
+per block, a vector-only one up to two vector sub-cores per core), the kernel time is a lower
+bound: ``kernel_time_complete`` is False and a "cannot judge kernel time" note says why.
 
 One KernelTable row (``name`` = ``op_type`` = the OPPROF folder name, since the simulator records
 no kernel name; ``task_type`` vector / cube / mix from the sub-cores present) and
@@ -16,15 +40,20 @@ no kernel name; ``task_type`` vector / cube / mix from the sub-cores present) an
 
 * ``simulator``: True; ``trace_schema``: 1, 2 or None; ``kernel_time_us``; ``slowest_core``;
   ``block_dim``: from ``dump/core*_summary_log`` (``blkID 0 of blkdim 20``) or None;
+  ``kernel_time_complete``: False when the kernel time is only a lower bound, and then
+  ``kernel_time_gap``: why; ``clock_mhz`` (None when the files carry none); ``summary_log``: the
+  log sections [{"core", "start", "end", "ticks", "block_dim"}];
 * ``cores``: {core: {"kind": "cube"|"vector", "span_us", "start_us", "end_us", "pipe_busy_us":
   {PIPE: µs}, "pipe_busy_ratio": {PIPE: busy/span}, "instructions", "pipe_cycles": {PIPE: cycles
-  from instr_exe}, "hot_instructions": [...], "has_trace": bool}} -- PIPE is the simulator's
+  from instr_exe}, "hot_instructions": [...], "has_trace": bool, and for untraced cores with a log
+  "log_ticks": [ticks of its core's sections], "time_bound_us"}} -- PIPE is the simulator's
   name (SCALAR, SCALARLDST, VECTOR, CUBE, MTE1, MTE2, MTE3, FIXP, FLOWCTRL, CACHEMISS, ...);
 * ``pipe_ratio``: {PIPE_KEY: mean busy ratio over the cores of that side} (CUBE -> aic_cube,
   VECTOR -> aiv_vec, MTE2 -> aic_mte2 / aiv_mte2, SCALAR+SCALARLDST -> aic_scalar / aiv_scalar ...);
 * ``hot_instructions``: the ``HOT_INSTRUCTIONS`` rows with most cycles over all cores, each
-  {"core", "instr", "addr", "pipe", "call_count", "cycles"};
-* ``block_time_us`` / ``block_ids``: {"cube"|"vector": spans / core numbers} of traced cores.
+  {"core", "instr", "addr", "pipe", "call_count", "cycles", "running_time_us"};
+* ``block_time_us`` / ``block_ids``: {"cube"|"vector": spans / core numbers} of traced cores, for the
+  sides whose cores all have a trace.
 
 What the simulator cannot tell is noted: the device Task Duration (launch overhead, real memory
 latency), AI CPU use and communication.
@@ -46,6 +75,10 @@ HOT_INSTRUCTIONS = 10
 
 _CORE_DIR = re.compile(r"^core(\d+)\.(cubecore|veccore)(\d+)$")
 _BLOCK_DIM = re.compile(r"blkdim\s+(\d+)")
+_LOG_TICKS = re.compile(r"kernal total ticks\s*:\s*(\d+)")
+_LOG_DONE = re.compile(r"core:\s*(\d+),\s*start:\s*(\d+),\s*tick:\s*(\d+).*?blkdim\s+(\d+)")
+#: instr_exe rows shorter than this are left out of the clock estimate: running_time(us) has two decimals.
+MIN_RUNNING_TIME_US = 1.0
 #: simulator pipe -> PIPE_KEYS suffix; the prefix comes from the sub-core kind.
 _PIPE_KEY = {"CUBE": "cube", "VECTOR": "vec", "SCALAR": "scalar", "SCALARLDST": "scalar", "MTE1": "mte1",
              "MTE2": "mte2", "MTE3": "mte3", "FIXP": "fixpipe", "FIXPIPE": "fixpipe"}
@@ -105,7 +138,8 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
         if progress is not None:
             progress(i + 1, len(core_dirs))
     root = sim.parent
-    return _raw_profile(path, root, cores, schema, _block_dim(root / "dump"))
+    log = read_summary_logs(root / "dump")
+    return _raw_profile(path, root, cores, schema, _block_dim(root / "dump"), log)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -205,6 +239,7 @@ def _core_summary(folder: Path, intervals: dict[str, list] | None) -> dict[str, 
         cycles[row["pipe"]] = cycles.get(row["pipe"], 0) + row["cycles"]
     summary["pipe_cycles"] = cycles
     summary["hot_instructions"] = instr[:HOT_INSTRUCTIONS]
+    summary["timed_rows"] = [r for r in instr if r["running_time_us"] >= MIN_RUNNING_TIME_US]
     if intervals:
         starts = [s for spans in intervals.values() for s, _ in spans]
         ends = [e for spans in intervals.values() for _, e in spans]
@@ -229,12 +264,43 @@ def _read_instr(folder: Path) -> list[dict[str, Any]]:
     for n, row in enumerate(rows, start=2):
         try:
             out.append({"instr": row["instr"], "addr": row.get("addr", ""), "pipe": row.get("pipe", ""),
-                        "call_count": int(row.get("call_count") or 0), "cycles": int(float(row["cycles"]))})
+                        "call_count": int(row.get("call_count") or 0), "cycles": int(float(row["cycles"])),
+                        "running_time_us": float(row.get("running_time(us)") or 0.0)})
         except (KeyError, TypeError, ValueError):
             raise MalformedProfile("instr or cycles column missing or not a number", path=path, line=n,
                                    hint="run `msprof op simulator` again") from None
     out.sort(key=lambda r: -r["cycles"])
     return out
+
+
+def read_summary_logs(dump: Path) -> list[dict[str, int]]:
+    """Sections of ``dump/core*_summary_log``: [{"core", "start", "end", "ticks", "block_dim"}]."""
+    sections: list[dict[str, int]] = []
+    for log in sorted(dump.glob("core*_summary_log")):
+        try:
+            text = log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        ticks = None
+        for line in text.splitlines():
+            if m := _LOG_TICKS.search(line):
+                ticks = int(m.group(1))
+            elif m := _LOG_DONE.search(line):
+                core, start, end, block_dim = (int(g) for g in m.groups())
+                sections.append({"core": core, "start": start, "end": end, "block_dim": block_dim,
+                                 "ticks": ticks if ticks is not None else end - start - 1})
+                ticks = None
+    return sections
+
+
+def clock_mhz(cores: dict[str, dict[str, Any]]) -> float | None:
+    """Simulated clock: median cycles / running_time(us) of instr_exe rows of at least MIN_RUNNING_TIME_US."""
+    ratios = sorted(row["cycles"] / row["running_time_us"] for c in cores.values() for row in c.get("timed_rows", [])
+                    if row["running_time_us"] >= MIN_RUNNING_TIME_US)
+    if not ratios:
+        return None
+    mid = len(ratios) // 2
+    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
 
 def _block_dim(dump: Path) -> int | None:
@@ -271,10 +337,17 @@ def _side_ratios(cores: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 
 def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schema: int | None,
-                 block_dim: int | None) -> RawProfile:
+                 block_dim: int | None, log: list[dict[str, int]]) -> RawProfile:
+    clock = clock_mhz(cores)
+    for c in cores.values():
+        c.pop("timed_rows", None)
+    _bound_untraced(cores, log, clock)
+    timed = {name: c["span_us"] if c["has_trace"] else c.get("time_bound_us") for name, c in cores.items()}
+    timed = {name: t for name, t in timed.items() if t is not None}
+    slowest = max(timed, key=lambda n: timed[n]) if timed else None
+    kernel_time = timed[slowest] if slowest else 0.0
+    gaps = _time_gaps(cores, log, clock, block_dim)
     traced = {name: c for name, c in cores.items() if c["has_trace"]}
-    slowest = max(traced, key=lambda n: traced[n]["span_us"]) if traced else None
-    kernel_time = traced[slowest]["span_us"] if slowest else 0.0
     kinds = {c["kind"] for c in cores.values()}
     task_type = "mix" if kinds == {"cube", "vector"} else kinds.pop()
     ratios = _side_ratios(cores)
@@ -282,10 +355,16 @@ def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schem
                  key=lambda r: -r["cycles"])[:HOT_INSTRUCTIONS]
     detail: dict[str, Any] = {
         "simulator": True, "trace_schema": schema, "kernel_time_us": kernel_time, "slowest_core": slowest,
+        "kernel_time_complete": not gaps, "clock_mhz": clock, "summary_log": log,
         "block_dim": block_dim, "cores": cores, "pipe_ratio": ratios, "hot_instructions": hot,
         "block_time_us": {}, "block_ids": {},
     }
+    if gaps:
+        detail["kernel_time_gap"] = "; ".join(gaps)
+    blind = {c["kind"] for c in cores.values() if not c["has_trace"]}  # an untimed block hides any imbalance
     for name, c in traced.items():
+        if c["kind"] in blind:
+            continue
         detail["block_time_us"].setdefault(c["kind"], []).append(c["span_us"])
         detail["block_ids"].setdefault(c["kind"], []).append(int(_CORE_DIR.match(name).group(1)))
     table = KernelTable(name=[root.name], op_type=[root.name], task_type=[task_type], duration_us=[kernel_time],
@@ -296,10 +375,49 @@ def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schem
         ({"block_dim"} if block_dim else set())
     return RawProfile(path=str(path), format=FORMAT, kernels=table, kernel_detail=detail,
                       versions={"trace_schema": str(schema)} if schema else {},
-                      notes=_notes(cores), extra={"op_type_derived": True})
+                      notes=_notes(cores, detail, gaps), extra={"op_type_derived": True})
 
 
-def _notes(cores: dict[str, dict[str, Any]]) -> list[str]:
+def _core_number(name: str) -> int:
+    return int(_CORE_DIR.match(name).group(1))
+
+
+def _bound_untraced(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], clock: float | None) -> None:
+    """Give each untraced sub-core the ticks of its core's log and, with a clock, their longest in µs."""
+    for name, c in cores.items():
+        ticks = [s["ticks"] for s in log if s["core"] == _core_number(name)]
+        if c["has_trace"] or not ticks:
+            continue
+        c["log_ticks"] = ticks
+        if clock:
+            c["time_bound_us"] = max(ticks) / clock
+
+
+def _time_gaps(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], clock: float | None,
+               block_dim: int | None) -> list[str]:
+    """Why the kernel time is only a lower bound (empty when it is not)."""
+    gaps = []
+    untraced = [name for name, c in cores.items() if not c["has_trace"]]
+    no_log = [n for n in untraced if "log_ticks" not in cores[n]]
+    if no_log:
+        gaps.append(f"{', '.join(no_log)} {'has' if len(no_log) == 1 else 'have'} no trace events and no "
+                    f"dump/core<N>_summary_log")
+    no_clock = [n for n in untraced if "log_ticks" in cores[n] and "time_bound_us" not in cores[n]]
+    if no_clock:
+        gaps.append(f"the ticks of {', '.join(no_clock)} cannot be turned into µs: no instr_exe row has a "
+                    f"running_time(us) of {MIN_RUNNING_TIME_US:g} µs or more and the simulator clock is not known")
+    numbers = {_core_number(name) for name in cores}
+    if block_dim:
+        has_cube = any(c["kind"] == "cube" for c in cores.values())
+        needed = block_dim if has_cube else -(-block_dim // 2)
+        if len(numbers) < needed:
+            gaps.append(f"simulator/ holds {len(numbers)} AI Core folder{'s' if len(numbers) != 1 else ''} "
+                        f"(core{', core'.join(map(str, sorted(numbers)))}) of the {needed} that block dim "
+                        f"{block_dim} runs on")
+    return gaps
+
+
+def _notes(cores: dict[str, dict[str, Any]], detail: dict[str, Any], gaps: list[str]) -> list[str]:
     notes = ["cannot judge device task duration: the simulator reports simulated core time only, without "
              "launch overhead (profile on the device with `msprof op`)",
              "cannot judge AI CPU fallback or communication: the simulator runs one kernel "
@@ -308,6 +426,13 @@ def _notes(cores: dict[str, dict[str, Any]]) -> list[str]:
     if untraced:
         notes.append(f"cannot judge pipe busy time of {', '.join(untraced)}: no trace events for "
                      f"{'it' if len(untraced) == 1 else 'them'} (keep simulator/trace.json or the per-core trace.json)")
-    if len(untraced) == len(cores):
-        notes.append("cannot judge kernel time: no trace.json under simulator/ (keep the simulator's trace.json)")
+    slowest = detail["slowest_core"]
+    if slowest and not cores[slowest]["has_trace"]:
+        c = cores[slowest]
+        notes.append(f"kernel time {detail['kernel_time_us']:,.1f} us from dump/core{_core_number(slowest)}_summary_log: "
+                     f"{slowest} has no trace events, and its core's longest sub-core ran {max(c['log_ticks']):,} "
+                     f"ticks at {detail['clock_mhz']:,.1f} MHz (median instr_exe cycles / running_time(us))")
+    if gaps:
+        notes.append(f"cannot judge kernel time: {'; '.join(gaps)} — {detail['kernel_time_us']:,.1f} us is a lower "
+                     "bound (keep every simulator/core* folder with its trace.json, and dump/core*_summary_log)")
     return notes
