@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+
+_DEFAULT_FORMAT = warnings.formatwarning
+
 
 class AdvisorError(Exception):
     """Base of every error the core raises on purpose.
@@ -102,3 +106,14 @@ class MatcherError(AdvisorError):
 
 class ToolNotFound(AdvisorError):
     """An external tool (msprof, msopprof) is not installed."""
+
+
+class AdvisorWarning(UserWarning):
+    """Something the user should know that did not stop the command (printed as one line)."""
+
+
+def format_warning(message, category, filename, lineno, line=None) -> str:
+    """``warnings`` formatter: an AdvisorWarning is one line, ``warning: <message>``; others as usual."""
+    if issubclass(category, AdvisorWarning):
+        return f"warning: {message}\n"
+    return _DEFAULT_FORMAT(message, category, filename, lineno, line)

@@ -118,6 +118,11 @@ def search_and_print(options: dict[str, Any]) -> None:
 
 def main() -> None:
     """Console-script entry: the fast path for plain searches, the Typer app for everything else."""
+    import warnings
+
+    from opprof_advisor.errors import format_warning
+
+    warnings.formatwarning = format_warning
     code = run(sys.argv[1:])
     if code is None:
         from opprof_advisor.cli import main as typer_main

@@ -406,9 +406,37 @@ def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | s
             return Index(db, *snapshot)
         if snapshot is not None:
             snapshot[0].close()
+        elif db.is_file() and db.stat().st_size and not _is_our_index(db):
+            _set_aside(db)
         _remove_stale_temp_files(db)
         _write_index(db, sources, files, scanned_at, base=None if rebuild or snapshot is None else db)
         return Index(db, *(_open_snapshot(db) or _unreadable(db)))
+
+
+def _is_our_index(db_path: Path) -> bool:
+    """True when the file is an index this tool wrote (any schema version), even an outdated one."""
+    try:
+        conn = _connect_readonly(db_path)
+        try:
+            row = conn.execute("select value from meta where key = 'app'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return bool(row) and row[0] == APP_ID
+
+
+def _set_aside(db_path: Path) -> Path:
+    """Keep a corrupt or foreign file at the index path under a new name instead of overwriting it."""
+    import warnings
+
+    from opprof_advisor.errors import AdvisorWarning
+
+    kept = db_path.with_name(f"{db_path.name}.not-an-index-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(db_path, kept)
+    warnings.warn(f"{db_path} was not an opprof-advisor index (corrupt or another program's file);"
+                  f" kept it as {kept.name} and built a new index", AdvisorWarning, stacklevel=3)
+    return kept
 
 
 def _write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,

@@ -289,3 +289,22 @@ def test_kb_check_default_allows_user_overrides_of_builtin_ids(runner, advisor_h
     assert result.stderr.strip().startswith(f"{len(SHIPPED_FILES) + 1} file(s) checked")
     found = json.loads(invoke(runner, "show", "nms-on-npu", "--format", "json").stdout)["entry"]
     assert (found["title"], found["origin"]) == ("My own NMS notes", "user")
+
+
+def test_a_file_that_is_not_an_index_is_kept_and_named_in_one_warning_line(tmp_path):
+    # Through the real CLI in a subprocess: pytest captures Python warnings in-process.
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    mine = tmp_path / "mine.db"
+    mine.write_bytes(b"my own notes, not an index")
+    done = subprocess.run([sys.executable, "-m", "opprof_advisor", "kb", "list", "--db", str(mine), "--format", "json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "ADVISOR_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    [kept] = [p for p in tmp_path.iterdir() if p.name.startswith("mine.db.not-an-index-")]
+    assert kept.read_bytes() == b"my own notes, not an index"
+    assert done.stderr == (f"warning: {mine} was not an opprof-advisor index (corrupt or another program's file);"
+                           f" kept it as {kept.name} and built a new index\n")

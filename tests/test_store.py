@@ -7,6 +7,8 @@ import sqlite3
 import time
 
 import pytest
+
+from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
 from opprof_advisor import kb, store
@@ -131,21 +133,48 @@ def test_same_size_edit_within_the_same_second_is_seen(tmp_path, kb_dir):
     assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha recipf"
 
 
-@pytest.mark.parametrize("content", [b"not a database at all" * 100, b""])
-def test_corrupt_index_file_is_rebuilt(tmp_path, kb_dir, content):
+def test_empty_index_file_is_rebuilt(tmp_path, kb_dir):
     db = tmp_path / "i.db"
-    db.write_bytes(content)
+    db.write_bytes(b"")
     assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("i.db.")) == ["i.db.lock"]
 
 
-def test_foreign_sqlite_file_is_rebuilt(tmp_path, kb_dir):
+def _kept_aside(tmp_path) -> list:
+    return [p for p in tmp_path.iterdir() if ".not-an-index-" in p.name]
+
+
+def test_corrupt_index_file_is_kept_aside_and_rebuilt(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    db.write_bytes(b"not a database at all" * 100)
+    with pytest.warns(AdvisorWarning, match="was not an opprof-advisor index"):
+        assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    [kept] = _kept_aside(tmp_path)
+    assert kept.read_bytes() == b"not a database at all" * 100  # nothing is lost
+
+
+def test_foreign_sqlite_file_is_kept_aside_and_rebuilt(tmp_path, kb_dir):
     db = tmp_path / "i.db"
     conn = sqlite3.connect(db)
     conn.execute("create table meta (key text, value text)")
     conn.execute("insert into meta values ('app', 'someone-else')")
     conn.commit()
     conn.close()
+    with pytest.warns(AdvisorWarning):
+        assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    [kept] = _kept_aside(tmp_path)
+    assert sqlite3.connect(kept).execute("select value from meta").fetchone() == ("someone-else",)
+
+
+def test_an_outdated_index_of_ours_is_replaced_without_a_copy(tmp_path, kb_dir):
+    db = tmp_path / "i.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    conn = sqlite3.connect(db)
+    conn.execute("update meta set value = 'old' where key = 'build_version'")
+    conn.commit()
+    conn.close()
     assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    assert _kept_aside(tmp_path) == []
 
 
 def test_index_with_an_older_schema_is_rebuilt(tmp_path, kb_dir, monkeypatch):
@@ -286,7 +315,8 @@ def test_outcomes_are_recorded_beside_the_index_and_survive_rebuilds(tmp_path, k
     assert (tmp_path / "i.outcomes.db").is_file()
     store.build_index(db, kb_dirs=[kb_dir], rebuild=True)
     db.write_bytes(b"corrupt")
-    store.open_index(db, kb_dirs=[kb_dir])
+    with pytest.warns(AdvisorWarning):
+        store.open_index(db, kb_dirs=[kb_dir])
     [row] = store.list_outcomes("alpha", path=db)
     assert row == {"id": 1, **outcome_row("alpha", 30.0)}
     assert [r["entry_id"] for r in store.list_outcomes(None, path=db)] == ["alpha", "beta"]

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from opprof_advisor import __version__
-from opprof_advisor.errors import AdvisorError, EntryValidationError
+from opprof_advisor.errors import AdvisorError, EntryValidationError, format_warning
 
 _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 
@@ -82,6 +82,9 @@ def _main(
 ) -> None:
     """Ranked, evidence-backed tuning advice for Ascend NPU profiles."""
     _state["debug"] = debug or bool(os.environ.get("ADVISOR_DEBUG"))
+    import warnings
+
+    warnings.formatwarning = format_warning  # an AdvisorWarning prints as one "warning: ..." line
 
 
 def _register_commands() -> None:
