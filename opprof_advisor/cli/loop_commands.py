@@ -246,22 +246,30 @@ def _print_comparison(comparison: Comparison) -> None:
         f"device time: {comparison.total_before_us:,.1f} us -> {comparison.total_after_us:,.1f} us "
         f"({_pct(comparison.total_delta_pct)})"
     )
-    table = Table(show_edge=False, pad_edge=False)
-    for name, justify in (("op family", "left"), ("before us", "right"), ("after us", "right"), ("delta", "right"),
-                          ("share before -> after", "right"), ("unit", "left"), ("bound", "left")):
-        table.add_column(name, justify=justify, no_wrap=True)
-    for row in comparison.families:
-        unit = _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before),
-                      UNIT_CLASS.get(row.unit_after or "", row.unit_after))
-        table.add_row(
+    rows = [
+        (
             row.family,
             f"{row.before_us:,.1f}",
             f"{row.after_us:,.1f}",
             "new" if row.status == "appeared" else _pct(row.delta_pct),
             f"{row.before_share:.1%} -> {row.after_share:.1%}",
-            unit,
+            _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before),
+                   UNIT_CLASS.get(row.unit_after or "", row.unit_after)),
             _arrow(row.bound_before, row.bound_after),
         )
+        for row in comparison.families
+    ]
+    table = Table(show_edge=False, pad_edge=False)
+    columns = (("op family", "left"), ("before us", "right"), ("after us", "right"), ("delta", "right"),
+               ("share before -> after", "right"), ("unit", "left"), ("bound", "left"))
+    for i, (name, justify) in enumerate(columns):
+        if justify == "right":  # numbers are never cut: a narrow terminal folds the text columns instead
+            width = max([len(r[i]) for r in rows] + [len(name.split()[0])])
+            table.add_column(name, justify=justify, no_wrap=True, min_width=width)
+        else:
+            table.add_column(name, justify=justify, overflow="fold")
+    for cells in rows:
+        table.add_row(*cells)
     console.print(table)
     if comparison.kernel_rows:
         _print_kernel_rows(comparison)
