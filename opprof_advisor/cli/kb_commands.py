@@ -120,6 +120,8 @@ def add_command(
     from opprof_advisor.errors import KnowledgeBaseError
     from opprof_advisor.store import add_entry_file
 
+    if file.is_dir():
+        raise KnowledgeBaseError("is a folder", path=file, hint="give the path of one markdown entry (FILE.md)")
     if not file.is_file():
         raise KnowledgeBaseError("no such file", path=file, hint="give the path of a markdown entry")
     if file.suffix.lower() != ".md":

@@ -78,7 +78,8 @@ def _check_name(archive: Path, name: str) -> PurePosixPath:
 
 
 def _too_big(archive: Path, limit: int) -> ProfileError:
-    return ProfileError(f"archive expands past the {limit / 1024 ** 2:.0f} MB limit", path=archive,
+    size = f"{limit / 1024 ** 2:.0f} MB" if limit >= 1024 ** 2 else f"{limit:,} bytes"
+    return ProfileError(f"archive expands past the {size} limit", path=archive,
                         hint="extract it yourself and point advisor at the folder, or raise ADVISOR_MAX_EXTRACT_BYTES")
 
 
