@@ -409,6 +409,11 @@ def expected_gain(entry: Entry, share: float, device_time_us: float, operators: 
         f"{_pct(gain.low_pct)}–{_pct(gain.high_pct)} % of {what} time ({gain.metric}, {gain.source})"
         f" × their {share * 100:.1f} % share of device time (Amdahl)"
     )
+    return _gain_of(low, high, device_time_us, basis)
+
+
+def _gain_of(low: float, high: float, device_time_us: float, basis: str) -> ExpectedGain:
+    """An ExpectedGain from a range in % of device time, with the time it saves."""
     return ExpectedGain(
         low_pct=round(low, 3),
         high_pct=round(high, 3),
@@ -429,13 +434,7 @@ def calibrated_gain(entry: Entry, outcomes: list[Any], share: float, device_time
     low, high = calibration.expected_low_pct, calibration.expected_high_pct
     what = ", ".join(operators) or "the matched operators"
     basis = f"{calibration.basis}; × the {share * 100:.1f} % share of device time of {what} (Amdahl)"
-    return ExpectedGain(
-        low_pct=round(low, 3),
-        high_pct=round(high, 3),
-        saved_us_low=round(low / 100 * device_time_us, 3),
-        saved_us_high=round(high / 100 * device_time_us, 3),
-        basis=basis,
-    )
+    return _gain_of(low, high, device_time_us, basis)
 
 
 def _pct(value: float) -> str:
