@@ -673,12 +673,8 @@ def _check_communication_wait(ctx: _Context, rows: list[OpTypeStat]) -> None:
     comm = ctx.raw.extra.get("communication") or {}
     elapse = comm.get("Elapse Time(ms)", 0.0)
     if elapse <= 0:
-        if ctx.raw.extra.get("ranks"):
-            ctx.notes.append("cannot judge whether exposed communication is waiting or transferring: "
-                             "communication.json is not combined across ranks (run advisor on one rank's folder)")
-        else:
-            ctx.note("whether exposed communication is waiting or transferring", "communication.json is missing",
-                     "profiler_level=Level1")
+        ctx.note("whether exposed communication is waiting or transferring", "communication.json is missing",
+                 "profiler_level=Level1")
         return
     transit, wait, idle = (comm.get(f"{k} Time(ms)", 0.0) for k in ("Transit", "Wait", "Idle"))
     waiting = (wait + idle) / elapse

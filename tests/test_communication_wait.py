@@ -128,3 +128,18 @@ def test_transit_dominated_profile_does_not_lead_with_the_wait_pattern(runner, t
     ranked_bandwidth = [ids.index(e) for e in BANDWIDTH_ENTRIES if e in ids]
     assert ranked_bandwidth
     assert WAIT_ENTRY not in ids or ids.index(WAIT_ENTRY) > min(ranked_bandwidth)
+
+
+def test_a_folder_of_ranks_judges_waiting_from_the_ranks_mean(real_profiles, tmp_path):
+    import shutil
+
+    single = read_profile(real_profiles / LEVEL1)
+    for rank in ("rank0_ascend_pt", "rank1_ascend_pt"):  # two identical ranks: the mean is the rank itself
+        shutil.copytree(real_profiles / LEVEL1, tmp_path / rank,
+                        ignore=shutil.ignore_patterns("trace_view.json", "operator_details.csv"))
+    job = read_profile(tmp_path)
+    assert job.format == "multi-rank"
+    [one] = [s for s in single.symptoms if s.id == "communication_wait"]
+    [both] = [s for s in job.symptoms if s.id == "communication_wait"]
+    assert both.detail == one.detail
+    assert not any("waiting or transferring" in n for n in job.notes)

@@ -95,7 +95,9 @@ class MultiRankReader:
                             core_counts=core_counts, notes=notes, chip=readable[0][1].chip)
         merged.versions["ranks"] = str(len(ranks))
         merged.extra["ranks"] = summaries
-        merged.extra["step_trace"] = _sum_step_traces([raw for _, raw in readable])
+        raws = [raw for _, raw in readable]
+        merged.extra["step_trace"] = _mean_over_ranks(raws, "step_trace")
+        merged.extra["communication"] = _mean_over_ranks(raws, "communication")
         return merged
 
     def _read_all(self, ranks: list[Path], progress: Progress | None) -> list[tuple[RawProfile | None, str | None]]:
@@ -118,9 +120,13 @@ class MultiRankReader:
             return results
 
 
-def _sum_step_traces(raws: list[RawProfile]) -> dict[str, float]:
-    # Exposed communication of the job = the mean over ranks of each rank's step trace.
-    traces = [raw.extra.get("step_trace") for raw in raws if raw.extra.get("step_trace")]
+def _mean_over_ranks(raws: list[RawProfile], key: str) -> dict[str, float]:
+    """The mean over ranks of a per-rank table of totals (step trace, communication.json totals).
+
+    Exposed communication of the job, and how it splits into transfer and waiting, are those of a
+    typical rank; a rank without the table does not count.
+    """
+    traces = [raw.extra.get(key) for raw in raws if raw.extra.get(key)]
     if not traces:
         return {}
     keys = set().union(*traces)
