@@ -39,10 +39,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.compare import Comparison, profile_fingerprint
+from opprof_advisor.errors import AdvisorError
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.operators import family_or_self
 
 OUTCOMES_SCHEMA = "opprof-advisor/outcomes/1"
+
+class OutcomeRefused(AdvisorError):
+    """The comparison cannot support a measured outcome."""
+
 
 #: How many observations the KB range is worth when blending (see the module docstring).
 PRIOR_WEIGHT = 3.0
@@ -124,7 +129,16 @@ def matched_families(entry: Entry, profile: Profile) -> list[str]:
 
 
 def build_outcome(entry: Entry, comparison: Comparison, note: str = "", now: datetime | None = None) -> Outcome:
-    """Turn a before/after comparison into the outcome of applying ``entry``."""
+    """Turn a before/after comparison into the outcome of applying ``entry``.
+
+    Raises OutcomeRefused when the comparison gives no trustworthy percentage (an incomplete
+    simulated kernel time): a wrong outcome would skew every later calibration.
+    """
+    if comparison.pct_refused:
+        raise OutcomeRefused(
+            f"no outcome of {entry.id} recorded: the comparison gives no percentage change "
+            "(a simulated kernel time is incomplete)",
+            hint="record outcomes from two device profiles (msprof op, msprof or torch_npu)")
     before, after = comparison.before, comparison.after
     families = matched_families(entry, before)
     rows = [comparison.family(name) for name in families]

@@ -341,3 +341,15 @@ def test_cli_compare_writes_the_html_report(runner, yolo_pair, tmp_path):
     assert "NMS" in page and "NMS moved from AI CPU to AI Vector" in page
     misuse = runner.invoke(app, ["compare", str(before), str(after), "--output", str(out)])
     assert misuse.exit_code == 2
+
+
+def test_no_outcome_is_recorded_from_an_incomplete_simulation(runner, real_profiles):
+    device = real_profiles / "catlass-msprof-op" / "device" / "02_fp32_cm_gemv_aiv"
+    simulated = real_profiles / "catlass-msprof-op" / "simulator" / "01_fp16_cm_gemv_aiv"
+    result = runner.invoke(app, ["compare", str(device), str(simulated), "--applied", "per-block-imbalance"])
+    assert result.exit_code == 1
+    assert result.stderr == ("error: no outcome of per-block-imbalance recorded: the comparison gives no percentage "
+                             "change (a simulated kernel time is incomplete) — record outcomes from two device "
+                             "profiles (msprof op, msprof or torch_npu)\n")
+    listed = runner.invoke(app, ["outcomes", "list", "--format", "json"])
+    assert json.loads(listed.stdout)["entries"] == []

@@ -191,9 +191,9 @@ def compare_command(
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
-    recorded = None
-    if entry is not None:
-        recorded = outcomes.record_outcome(outcomes.build_outcome(entry, comparison, note=note), db_path=db)
+    # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
+    outcome = outcomes.build_outcome(entry, comparison, note=note) if entry is not None else None
+    recorded = outcomes.record_outcome(outcome, db_path=db) if outcome is not None else None
     if output is CompareFormat.json:
         emit_json(compare.comparison_to_json(comparison))
     elif output is CompareFormat.html:
