@@ -52,6 +52,7 @@ def problems_warning(problems: Sequence[Problem]) -> str | None:
 def hits_table(hits: Sequence[SearchHit], width: int) -> Table:
     """Ranked hits as a table (rank, id, kind, score, title, and operators when ``width`` allows)."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     wide = width >= WIDE_COLUMNS
@@ -61,7 +62,7 @@ def hits_table(hits: Sequence[SearchHit], width: int) -> Table:
     if wide:
         table.add_column("operators")
     for number, hit in enumerate(hits, 1):
-        row = [str(number), hit.id, hit.kind, f"{hit.score:.2f}", hit.title]
+        row = [str(number), hit.id, hit.kind, f"{hit.score:.2f}", Text(hit.title)]  # Text: no markup
         table.add_row(*row, *([", ".join(hit.operators)] if wide else []))
     return table
 
@@ -69,6 +70,7 @@ def hits_table(hits: Sequence[SearchHit], width: int) -> Table:
 def entries_table(entries: Sequence[Entry], width: int) -> Table:
     """Entries as a table (id, kind, evidence, title, and operators when ``width`` allows)."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     wide = width >= WIDE_COLUMNS
@@ -78,7 +80,7 @@ def entries_table(entries: Sequence[Entry], width: int) -> Table:
     if wide:
         table.add_column("operators")
     for entry in entries:
-        row = [entry.id, entry.kind, entry.evidence, entry.title]
+        row = [entry.id, entry.kind, entry.evidence, Text(entry.title)]  # a title is text, not markup
         table.add_row(*row, *([", ".join(entry.operators)] if wide else []))
     return table
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from opprof_advisor.cli._common import DbOption, TableOrJson, console, emit_json, err_console
 
@@ -119,9 +120,9 @@ def collect_command(
     except collect.ProfilerFailed as exc:
         _print_tail(exc)
         raise
-    err_console.print(f"profile written to {result.opprof_dir}")
+    err_console.print(f"profile written to {result.opprof_dir}", markup=False)
     for extra in result.extra_dirs:
-        err_console.print(f"note: the run also wrote {extra}")
+        err_console.print(f"note: the run also wrote {extra}", markup=False)
     if no_suggest:
         typer.echo(str(result.opprof_dir))
         return
@@ -148,7 +149,7 @@ def _run_suggest(ctx: typer.Context, profile: Path) -> None:
     group = ctx.parent.command if ctx.parent is not None else None
     command = group.get_command(ctx.parent, "suggest") if group is not None else None
     if command is None:
-        err_console.print(f"note: `advisor suggest` is not available; run it later on {profile}")
+        err_console.print(f"note: `advisor suggest` is not available; run it later on {profile}", markup=False)
         return
     # Parsed like `advisor suggest --profile PATH`, so every other option keeps its own default.
     with command.make_context("suggest", ["--profile", str(profile)], parent=ctx.parent) as sub:
@@ -203,7 +204,7 @@ def compare_command(
     else:
         _print_comparison(comparison)
     if recorded is not None:
-        err_console.print(_outcome_line(recorded))
+        err_console.print(_outcome_line(recorded), markup=False)
 
 
 def _read(path: Path, role: str):
@@ -240,8 +241,8 @@ def _print_comparison(comparison: Comparison) -> None:
     from opprof_advisor.vocabulary import UNIT_CLASS
 
     before, after = comparison.before, comparison.after
-    console.print(f"BEFORE {before.path} ({before.format})")
-    console.print(f"AFTER  {after.path} ({after.format})")
+    console.print(f"BEFORE {before.path} ({before.format})", markup=False)
+    console.print(f"AFTER  {after.path} ({after.format})", markup=False)
     console.print(
         f"device time: {comparison.total_before_us:,.1f} us -> {comparison.total_after_us:,.1f} us "
         f"({_pct(comparison.total_delta_pct)})"
@@ -269,7 +270,7 @@ def _print_comparison(comparison: Comparison) -> None:
         else:
             table.add_column(name, justify=justify, overflow="fold")
     for cells in rows:
-        table.add_row(*cells)
+        table.add_row(*(Text(cell) for cell in cells))  # family names come from the profile: text, not markup
     console.print(table)
     if comparison.kernel_rows:
         _print_kernel_rows(comparison)
@@ -332,7 +333,7 @@ def list_command(
             str(o.id), o.recorded_at[:10], o.entry_id, ", ".join(o.matched_families) or "-",
             "-" if o.matched_gain_pct is None else f"{o.matched_gain_pct:.1f} %",
             "-" if o.e2e_gain_pct is None else f"{o.e2e_gain_pct:.1f} %",
-            o.chip or "-", o.note or "-",
+            o.chip or "-", Text(o.note or "-"),
         )
     console.print(table)
 
@@ -361,4 +362,4 @@ def export_command(
         sys.stdout.write(text)
         return
     to.write_text(text, encoding="utf-8")
-    err_console.print(f"{len(rows)} outcome(s) written to {to}")
+    err_console.print(f"{len(rows)} outcome(s) written to {to}", markup=False)

@@ -88,6 +88,7 @@ def _format_us(value: float) -> str:
 
 def _print_profile(profile: Profile, top: int) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     versions = ", ".join(f"{k} {v}" for k, v in profile.versions.items())
     console.print(f"{profile.path}  ({profile.format}{', ' + versions if versions else ''}"
@@ -101,7 +102,7 @@ def _print_profile(profile: Profile, top: int) -> None:
                                    ("bound", "left", 7)):
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
     for row in profile.op_types[:top]:
-        table.add_row(row.op_type, row.family, row.unit, str(row.count), _format_us(row.time_us),
+        table.add_row(Text(row.op_type), Text(row.family), row.unit, str(row.count), _format_us(row.time_us),
                       _share_bar(row.share), row.bound)
     console.print(table)
     hidden = len(profile.op_types) - top

@@ -84,6 +84,7 @@ def _write_html(result, output: Optional[Path]) -> None:
 
 
 def _print_table(result, explain: bool) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from opprof_advisor.recommend import (
@@ -91,7 +92,7 @@ def _print_table(result, explain: bool) -> None:
     )
 
     profile = result.profile
-    console.print(f"[bold]{profile.path}[/bold]  {profile.format}, device time {format_time_us(profile.device_time_us)}")
+    console.print(f"[bold]{escape(profile.path)}[/bold]  {profile.format}, device time {format_time_us(profile.device_time_us)}")
     if not result.suggestions:
         console.print("No entry of the knowledge base is backed by this profile.")
     else:
@@ -99,22 +100,22 @@ def _print_table(result, explain: bool) -> None:
         for name in ("#", "Advice", "Expected gain", "Evidence", "Grade"):
             table.add_column(name, overflow="fold")
         for s in result.suggestions:
-            evidence = "\n".join(evidence_text(e) for e in s.evidence[:3])
+            evidence = escape("\n".join(evidence_text(e) for e in s.evidence[:3]))
             symptoms = ", ".join(s.matched_symptoms)
             evidence += f"\nsymptoms: {symptoms}" if symptoms else "\nno matching symptom (loosely related)"
-            table.add_row(str(s.rank), f"{s.entry.title}\n[dim]{s.entry.id} ({s.entry.kind})[/dim]",
+            table.add_row(str(s.rank), f"{escape(s.entry.title)}\n[dim]{escape(s.entry.id)} ({s.entry.kind})[/dim]",
                           gain_text(s.expected_gain), evidence, s.entry.evidence)
         console.print(table)
     if explain:
         for s in result.suggestions:
             terms = ", ".join(f"{t} {w:.3f}" for t, w in s.matched_terms) or "none"
-            console.print(f"{s.rank}. {s.entry.id}: {score_breakdown(s)}; matched terms: {terms}")
+            console.print(f"{s.rank}. {s.entry.id}: {score_breakdown(s)}; matched terms: {terms}", markup=False)
             if s.expected_gain:
-                console.print(f"   gain basis: {s.expected_gain.basis}")
+                console.print(f"   gain basis: {s.expected_gain.basis}", markup=False)
     for case in result.similar_cases:
-        console.print(similar_case_text(case, explain=explain))
+        console.print(similar_case_text(case, explain=explain), markup=False)
     for note in result.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
 
 
 def eval_command(
