@@ -248,25 +248,20 @@ def query_symptoms(terms: list[str]) -> dict[str, float]:
 
 def symptom_score(entry: EntrySummary, symptoms: dict[str, float]) -> float:
     """How much the entry is about a symptom the query names (like operator_score, on ``symptoms``)."""
-    best = 0.0
-    for symptom, weight in symptoms.items():
-        if symptom in entry.symptoms:
-            position = entry.symptoms.index(symptom)
-            focus = (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (len(entry.symptoms) - 1))
-            best = max(best, weight * focus)
-    return best
+    return _focus_score(entry.symptoms, symptoms)
 
 
 def operator_score(entry: EntrySummary, families: dict[str, float]) -> float:
-    """How much the entry is about a family the query names: 1 when it is the entry's first and only family.
+    """How much the entry is about a family the query names: 1 when it is the entry's first and only family."""
+    return _focus_score(entry.operators, families)
 
-    The first listed family is the entry's subject; each further family dilutes the focus a little.
-    """
+
+def _focus_score(listed: list[str], named: dict[str, float]) -> float:
+    # The first listed item is the entry's subject; each further item dilutes the focus a little.
     best = 0.0
-    for family, weight in families.items():
-        if family in entry.operators:
-            position = entry.operators.index(family)
-            focus = (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (len(entry.operators) - 1))
+    for item, weight in named.items():
+        if item in listed:
+            focus = (1.0 if listed.index(item) == 0 else 0.6) / (1.0 + 0.1 * (len(listed) - 1))
             best = max(best, weight * focus)
     return best
 

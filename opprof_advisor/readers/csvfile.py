@@ -49,18 +49,24 @@ class _Interned(dict):
         return value
 
 
-def sniff_file(path: Path) -> bytes:
-    """Return the first bytes of a CSV after checking it is non-empty text; raise MalformedProfile otherwise."""
+def read_head(path: Path, count: int = SNIFF_BYTES) -> tuple[int, bytes]:
+    """Size and first ``count`` bytes of a profiler file; MalformedProfile when unreadable or empty."""
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+            head = handle.read(count)
     except OSError as exc:
         raise MalformedProfile(f"cannot open: {exc.strerror or exc}", path=path,
                                hint="check the path and its permissions") from None
     if size == 0:
         raise MalformedProfile("empty file (0 bytes)", path=path,
                                hint="the profiler did not finish writing it; re-export the profile")
+    return size, head
+
+
+def sniff_file(path: Path) -> bytes:
+    """Return the first bytes of a CSV after checking it is non-empty text; raise MalformedProfile otherwise."""
+    size, head = read_head(path)
     if b"\x00" in head:
         raise MalformedProfile(f"binary data, not a CSV text file ({_human(size)})", path=path,
                                hint="point advisor at the profiler's CSV output")

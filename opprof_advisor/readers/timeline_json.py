@@ -46,6 +46,7 @@ from pathlib import Path
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.csvfile import read_head
 from opprof_advisor.readers.msprof_text import read_core_counts
 from opprof_advisor.readers.torch_npu_text import (  # versions read one way only
     OUTPUT_DIR,
@@ -137,16 +138,7 @@ def _subdirs(path: Path) -> list[Path]:
 
 def check_size(path: Path) -> int:
     """Size of a timeline file; raise MalformedProfile when it is empty, binary or above the cap."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            head = handle.read(64 * 1024)
-    except OSError as exc:
-        raise MalformedProfile(f"cannot open: {exc.strerror or exc}", path=path,
-                               hint="check the path and its permissions") from None
-    if size == 0:
-        raise MalformedProfile("empty file (0 bytes)", path=path,
-                               hint="the profiler did not finish writing it; re-export the profile")
+    size, head = read_head(path, 64 * 1024)
     if size > MAX_TIMELINE_BYTES:
         raise MalformedProfile(f"timeline of {size / 2**30:.1f} GB is above the {MAX_TIMELINE_BYTES >> 30} GB "
                                "this reader parses", path=path, hint=COLLECT)
