@@ -15,14 +15,26 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
+from opprof_advisor.vocabulary import KINDS
+
 # A wide default keeps Rich from wrapping table cells in tests and pipes.
 console = Console(highlight=False, soft_wrap=False)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+#: The knowledge-base entry kinds as a --kind choice.
+Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
+
+
 class TableOrJson(str, Enum):
     table = "table"
     json = "json"
+
+
+class TableJsonHtml(str, Enum):
+    table = "table"
+    json = "json"
+    html = "html"
 
 
 class ReportFormat(str, Enum):

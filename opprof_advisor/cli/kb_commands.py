@@ -6,19 +6,17 @@ fast path stays fast) and prints. No logic that a test of the core would miss li
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, emit_json, err_console
 from opprof_advisor.vocabulary import KINDS
 
 if TYPE_CHECKING:
     from opprof_advisor.store import Index
 
-Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
 

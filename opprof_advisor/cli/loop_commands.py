@@ -15,23 +15,16 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from opprof_advisor.cli._common import DbOption, TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, TableJsonHtml, TableOrJson, console, emit_json, err_console
 
 if TYPE_CHECKING:
     from opprof_advisor.compare import Comparison
     from opprof_advisor.outcomes import Outcome
 
 
-
 class Mode(str, Enum):
     device = "device"
     simulator = "simulator"
-
-
-class CompareFormat(str, Enum):
-    table = "table"
-    json = "json"
-    html = "html"
 
 
 class ExportFormat(str, Enum):
@@ -166,7 +159,7 @@ def compare_command(
         Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
     ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
-    output: Annotated[CompareFormat, typer.Option("--format", "-f", help="Output format.")] = CompareFormat.table,
+    output: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
     report: Annotated[
         Optional[Path],
         typer.Option("--output", "-o", help="HTML report file (with --format html; default "
@@ -188,16 +181,16 @@ def compare_command(
     """
     from opprof_advisor import compare, outcomes
 
-    if report is not None and output is not CompareFormat.html:
+    if report is not None and output is not TableJsonHtml.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
     outcome = outcomes.build_outcome(entry, comparison, note=note) if entry is not None else None
     recorded = outcomes.record_outcome(outcome, db_path=db) if outcome is not None else None
-    if output is CompareFormat.json:
+    if output is TableJsonHtml.json:
         emit_json(compare.comparison_to_json(comparison))
-    elif output is CompareFormat.html:
+    elif output is TableJsonHtml.html:
         from opprof_advisor.html_report import render_compare, write_report
 
         typer.echo(f"wrote {write_report(render_compare(compare.comparison_to_json(comparison)), report)}")

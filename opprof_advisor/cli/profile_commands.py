@@ -6,21 +6,15 @@ the command so start-up stays fast) and prints.
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, console, emit_json, err_console
+from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, emit_json, err_console
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Profile
-
-class ProfileFormat(str, Enum):
-    table = "table"
-    json = "json"
-    html = "html"
 
 
 _BAR_WIDTH = 10
@@ -36,7 +30,7 @@ def profile_command(
                                               "folder, an op_summary / kernel_details CSV, an msprof DB, a folder of "
                                               "ranks, or a .zip / .tar.gz of one.", show_default=False)],
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many op types to list.")] = 20,
-    fmt: Annotated[ProfileFormat, typer.Option("--format", "-f", help="Output format.")] = ProfileFormat.table,
+    fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
     export: Annotated[Optional[Path], typer.Option("--export", help="Also write kernels and the op-type summary "
                                                                     "into this SQLite file (browse it with datasette).",
                                                    dir_okay=False, show_default=False)] = None,
@@ -48,7 +42,7 @@ def profile_command(
 
     Example: advisor profile ./rank0_ascend_pt --top 10
     """
-    if output is not None and fmt is not ProfileFormat.html:
+    if output is not None and fmt is not TableJsonHtml.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.readers import load_profile
@@ -61,11 +55,11 @@ def profile_command(
         counts = export_profile(export, raw, profile)
         err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {export}",
                           markup=False)
-    if fmt is ProfileFormat.json:
+    if fmt is TableJsonHtml.json:
         document = profile_to_json(profile)
         document["op_types"] = document["op_types"][:top]
         emit_json(document)
-    elif fmt is ProfileFormat.html:
+    elif fmt is TableJsonHtml.html:
         from opprof_advisor.html_report import render_profile, write_report
 
         typer.echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")

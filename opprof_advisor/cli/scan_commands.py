@@ -6,23 +6,15 @@ and prints.
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.cli._common import console, emit_json
+from opprof_advisor.cli._common import ReportFormat, console, emit_json
 
 _SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}
-
-
-class ScanFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
 
 
 def register(app: typer.Typer) -> None:
@@ -33,7 +25,7 @@ def register(app: typer.Typer) -> None:
 def scan_command(
     path: Annotated[Path, typer.Argument(help="The model's source: a repository folder or one .py file.",
                                          show_default=False)],
-    fmt: Annotated[ScanFormat, typer.Option("--format", "-f", help="Output format.")] = ScanFormat.table,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.table,
     top: Annotated[int, typer.Option("--top", "-n", min=0, help="How many pieces of ranked advice to show.")] = 5,
     exclude: Annotated[Optional[list[str]], typer.Option(
         "--exclude", "-x", help="Skip paths matching this glob (relative path or name; repeatable), "
@@ -58,11 +50,11 @@ def scan_command(
     suggestions, advice_notes = rank_advice(result, top=top, db_path=db) if top else ([], [])
     result.notes.extend(advice_notes)
     document = scan_to_json(result, suggestions)
-    if fmt is ScanFormat.json:
+    if fmt is ReportFormat.json:
         emit_json(document)
-    elif fmt is ScanFormat.markdown:
+    elif fmt is ReportFormat.markdown:
         typer.echo(scan_to_markdown(document))
-    elif fmt is ScanFormat.html:
+    elif fmt is ReportFormat.html:
         from opprof_advisor.html_report import render_scan, write_report
 
         typer.echo(f"wrote {write_report(render_scan(document), output)}")  # plain: a long path must not wrap

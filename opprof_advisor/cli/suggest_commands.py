@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, DelayedProgress, TableOrJson, console, emit_json, err_console
-
-
-class SuggestFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
-class KindChoice(str, Enum):
-    case = "case"
-    recipe = "recipe"
-    pattern = "pattern"
-    tip = "tip"
-
-
+from opprof_advisor.cli._common import DbOption, DelayedProgress, Kind, ReportFormat, TableOrJson, console, emit_json, err_console
 
 
 def _open(db: Optional[Path]):
@@ -47,14 +30,14 @@ def suggest_command(
     profile: Annotated[Path, typer.Option("--profile", "-p", help="Profiler output: a folder, a CSV/DB file or an archive.")],
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many suggestions to show.")] = 5,
     model: Annotated[Optional[str], typer.Option("--model", help="Model hint, e.g. yolov8, llama2-7b.")] = None,
-    kind: Annotated[Optional[KindChoice], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
-    fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format.")] = SuggestFormat.table,
+    kind: Annotated[Optional[Kind], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.table,
     explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
     db: DbOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
-    if output is not None and fmt is not SuggestFormat.html:
+    if output is not None and fmt is not ReportFormat.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     from opprof_advisor.readers import read_profile
     from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
@@ -64,11 +47,11 @@ def suggest_command(
     index, entries, matcher = _open(db)
     result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
                      matcher=matcher, explain=explain, outcomes=_recorded_outcomes(index))
-    if fmt is SuggestFormat.json:
+    if fmt is ReportFormat.json:
         emit_json(suggestions_to_json(result))
-    elif fmt is SuggestFormat.html:
+    elif fmt is ReportFormat.html:
         _write_html(result, output)
-    elif fmt is SuggestFormat.markdown:
+    elif fmt is ReportFormat.markdown:
         typer.echo(suggestions_to_markdown(result, explain=explain))
     else:
         _print_table(result, explain)
