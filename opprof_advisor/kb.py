@@ -16,12 +16,14 @@ from typing import Any
 
 from opprof_advisor.errors import EntryValidationError, Problem
 from opprof_advisor.models import Entry, Gain
-from opprof_advisor.vocabulary import EVIDENCE_GRADES, GAIN_SCOPES, KINDS, SYMPTOMS
+from opprof_advisor.vocabulary import (
+    DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
+)
 
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
     "id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware",
-    "cann", "gain", "evidence", "sources", "related", "op_mix",
+    "cann", "gain", "evidence", "sources", "related", "requires", "op_mix",
 )
 REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources")
 GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
@@ -286,7 +288,7 @@ def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list
     checks = (
         _check_keys, partial(_check_id, require_stem_id=require_stem_id), _check_kind, _check_text_fields,
         _check_list_fields, _check_operators, _check_symptoms, _check_evidence, _check_sources, _check_gain,
-        _check_cann, _check_related_ids, _check_op_mix, _check_sections, _check_figures,
+        _check_cann, _check_related_ids, _check_requires, _check_op_mix, _check_sections, _check_figures,
     )
     return [problem for check in checks for problem in check(parsed)]
 
@@ -480,6 +482,74 @@ def _check_related_ids(parsed: ParsedFile) -> list[Problem]:
     return problems
 
 
+def _check_requires(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("requires")
+    if value is None:
+        return []
+    example = "e.g. `requires: [{symptom: fp32_compute}, {dtype: FLOAT}]`"
+    if not isinstance(value, list):
+        return [_problem(parsed, "requires", f"requires must be a list of one-key mappings, {example}")]
+    problems = []
+    for index, item in enumerate(value):
+        where = ("requires", index)
+        if not isinstance(item, dict) or len(item) != 1:
+            problems.append(_problem(parsed, where, f"requires item {item!r} must be a one-key mapping, {example}"))
+            continue
+        (key, values), = item.items()
+        if key not in REQUIRE_KEYS:
+            hint = suggest_close(str(key), REQUIRE_KEYS) or " (allowed: " + ", ".join(REQUIRE_KEYS) + ")"
+            problems.append(_problem(parsed, where, f"unknown requirement {key!r}{hint}"))
+            continue
+        problems += [_problem(parsed, where, message) for message in _requirement_problems(key, values)]
+    return problems
+
+
+def _requirement_problems(key: str, values: Any) -> list[str]:
+    """What is wrong with one requirement's value(s), as messages."""
+    if key == "min_share":
+        ok = isinstance(values, (int, float)) and not isinstance(values, bool) and 0 < values <= 1
+        return [] if ok else [f"min_share {values!r} must be a number in (0, 1], e.g. 0.05 for 5 %"]
+    items = values if isinstance(values, list) else [values]
+    if not items or not all(isinstance(v, str) and v.strip() for v in items):
+        return [f"requirement {key!r} needs a name or a list of names, not {values!r}"]
+    return [message for item in items if (message := _requirement_value_problem(key, item))]
+
+
+def _requirement_value_problem(key: str, item: str) -> str | None:
+    from opprof_advisor.operators import canonical_family
+
+    allowed = {"symptom": SYMPTOMS, "unit": UNITS, "producer": PRODUCERS, "workload": WORKLOADS}.get(key)
+    if allowed is not None:
+        if item in allowed:
+            return None
+        hint = suggest_close(item, allowed) or " (allowed: " + ", ".join(allowed) + ")"
+        return f"unknown {key} {item!r} in requires{hint}"
+    if key == "operator" and canonical_family(item, fuzzy=False) is None:
+        return f"unknown operator {item!r} in requires (families are listed in opprof_advisor/operators.py)"
+    if key == "dtype" and canonical_dtype(item) not in DTYPES:
+        return f"unknown dtype {item!r} in requires (allowed: {', '.join(DTYPES)})"
+    return None
+
+
+def build_requires(value: Any) -> list[dict[str, list[Any]]]:
+    """Validated ``requires:`` front matter as ``[{key: [canonical values]}]``."""
+    from opprof_advisor.operators import canonical_family
+
+    built = []
+    for item in value or []:
+        (key, values), = item.items()
+        if key == "min_share":
+            built.append({key: [float(values)]})
+            continue
+        items = values if isinstance(values, list) else [values]
+        if key == "operator":
+            items = [canonical_family(v, fuzzy=False) for v in items]
+        elif key == "dtype":
+            items = [canonical_dtype(v) for v in items]
+        built.append({key: _unique(str(v).strip() for v in items)})
+    return built
+
+
 def _check_op_mix(parsed: ParsedFile) -> list[Problem]:
     from opprof_advisor.operators import canonical_family
 
@@ -578,6 +648,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         evidence=data["evidence"],
         sources=list(data["sources"]),
         related=_unique(data.get("related") or []),
+        requires=build_requires(data.get("requires")),
         op_mix=op_mix_weights([canonical_family(name, fuzzy=False) for name in data.get("op_mix") or []]),
         body=parsed.body,
         path=str(parsed.path),

@@ -48,6 +48,9 @@ class Entry:
     evidence: str = "D"  # A | B | C | D
     sources: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
+    # Preconditions (vocabulary.REQUIRE_KEYS): one {key: [values]} per item, all must hold;
+    # ``min_share`` holds a one-item list with a float.
+    requires: list[dict[str, list[Any]]] = field(default_factory=list)
     op_mix: dict[str, float] = field(default_factory=dict)  # cases: family -> share of device time
     body: str = ""
     path: str = ""

@@ -43,7 +43,7 @@ FTS_COLUMNS: tuple[tuple[str, float], ...] = (
     ("id", 6.0), ("kind", 1.0), ("title", 6.0), ("summary", 2.0), ("operators", 5.0),
     ("symptoms", 2.0), ("tags", 3.0), ("models", 2.0), ("body", 1.0),
 )
-_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related")
+_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,7 +75,12 @@ def m002_full_text_search(db) -> None:
                              tokenize="porter")
 
 
-MIGRATION_STEPS = (m001_create_tables, m002_full_text_search)
+def m003_entry_requires(db) -> None:
+    """The entry's ``requires:`` preconditions (JSON list of one-key mappings)."""
+    db["entries"].add_column("requires", str)
+
+
+MIGRATION_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires)
 MIGRATION_NAMES = tuple(step.__name__ for step in MIGRATION_STEPS)
 
 
@@ -341,7 +346,7 @@ class Index:
 
 
 _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "op_mix", "body", "path", "origin")
+                  "gain", "evidence", "sources", "related", "requires", "op_mix", "body", "path", "origin")
 _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 

@@ -28,7 +28,45 @@ SYMPTOMS: dict[str, str] = {
     "communication_exposed": "communication time not hidden behind computation",
     "communication_wait": "exposed communication is mostly waiting for other ranks or the host, not transferring data",
     "nms_cpu": "non-maximum suppression runs on the AI CPU / host",
+    "host_bound": "the device idles (Free time) for a large share of the step: the host does not keep it fed",
+    "small_kernels": "many kernels too short to judge one by one add up to a large share of device time (latency bound)",
+    "low_parallelism": "kernels launch only one or two blocks, so almost every core of the chip idles",
+    "setup_in_window": "the profiled window is dominated by set-up work (input generation, one-off copies, warm-up), not the steady state",
+    "shape_recompile": "operators are compiled again for new shapes during the run (dynamic shapes with online compilation)",
+    "slow_rank": "one rank computes longer than its peers, which wait for it inside collectives",
+    "slow_link": "one communication link or transport moves data well below the bandwidth of the others",
+    "ub_bank_conflict": "vector instructions stall on Unified Buffer bank or bank-group conflicts",
+    "l2_cache_miss": "the kernel's L2 cache hit rate is low, so its loads go out to HBM",
 }
+
+#: Keys of an entry's ``requires:`` front matter: conditions that must all hold for the entry to apply
+#: (the recommender never suggests an entry whose requirement fails; ``--explain`` says which). Each item
+#: is a one-key mapping; a list value means "any of these".
+REQUIRE_KEYS: dict[str, str] = {
+    "symptom": "one of these symptom ids was found in the profile",
+    "operator": "one of these operator families ran in the profile",
+    "unit": "the kernels the entry addresses ran on one of these units (vocabulary UNITS)",
+    "dtype": "the kernels the entry addresses have one of these input data types (DTYPES)",
+    "producer": "the profile was written by one of these tools (PRODUCERS)",
+    "workload": "the run is training (backward kernels present) or inference (none)",
+    "min_share": "what the entry addresses holds at least this share of device time (0..1)",
+}
+
+#: Tools that write profiles, for ``requires: producer`` (profile formats map onto these).
+PRODUCERS: dict[str, str] = {
+    "msopprof": "msprof op / msopprof, one operator on the device or in the simulator",
+    "msprof": "system msprof (op_summary, msprof DB, msprof timeline)",
+    "torch_npu": "the torch_npu profiler (kernel_details, ascend_pytorch_profiler DB, trace_view)",
+    "cluster": "msprof-analyze cluster summary (cluster_analysis_output)",
+}
+
+#: Canonical input data types for ``requires: dtype`` (profile spellings are normalised onto these:
+#: DT_FLOAT / FLOAT32 -> FLOAT, BFLOAT16 -> BF16, FLOAT64 -> DOUBLE).
+DTYPES: tuple[str, ...] = ("FLOAT", "FLOAT16", "BF16", "HF32", "DOUBLE", "INT8", "INT16", "INT32", "INT64",
+                           "UINT8", "UINT64", "BOOL", "INT4")
+
+#: Workload kinds for ``requires: workload``.
+WORKLOADS: tuple[str, ...] = ("training", "inference")
 
 #: Knowledge-base entry kinds and the body sections each kind is expected to have.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -91,3 +129,17 @@ BOUND_SYMPTOM: dict[str, str] = {
     "fixpipe": "fixpipe_bound",
     "none": "no_bound",
 }
+
+
+_DTYPE_ALIASES = {"FLOAT32": "FLOAT", "FP32": "FLOAT", "FP16": "FLOAT16", "HALF": "FLOAT16", "BFLOAT16": "BF16",
+                  "FLOAT64": "DOUBLE", "FP64": "DOUBLE", "HIFLOAT32": "HF32"}
+
+
+def canonical_dtype(name: str) -> str:
+    """``DT_FLOAT`` / ``float32`` -> ``FLOAT``, ``DT_BF16`` / ``bfloat16`` -> ``BF16`` (see DTYPES)."""
+    text = name.strip().upper()
+    if text.startswith("DT_"):
+        text = text[3:]
+    if text.startswith("TORCH."):
+        text = text[6:]
+    return _DTYPE_ALIASES.get(text, text)

@@ -135,13 +135,13 @@ def test_add_broken_file_lists_every_problem_and_changes_nothing(runner, tmp_pat
     db = advisor_home / "advisor.db"
     before = db.read_bytes()
     source = write_text(tmp_path, "broken.md", "---\nkind: case\ntitle: t\nsummary: s\nevidence: E\n"
-                        "sources: [a]\nsymptoms: [slow]\n---\n\n## Symptoms\n")
+                        "sources: [a]\nsymptoms: [zzq]\n---\n\n## Symptoms\n")
     result = invoke(runner, "add", source)
     assert result.exit_code == 1
     sections = "(sections: Symptoms, Diagnosis, Fix, Result, Sources)"
     assert result.stderr.splitlines() == [
         f"error: {source}:5: evidence 'E' is not one of A, B, C, D",
-        f"error: {source}:7: unknown symptom 'slow' (see opprof_advisor/vocabulary.py SYMPTOMS)",
+        f"error: {source}:7: unknown symptom 'zzq' (see opprof_advisor/vocabulary.py SYMPTOMS)",
         f"error: {source}:9: a case needs a `## Diagnosis` section {sections}",
         f"error: {source}:9: a case needs a `## Fix` section {sections}",
         f"error: {source}:9: a case needs a `## Result` section {sections}",

@@ -255,3 +255,26 @@ def test_the_shipped_kb_readme_example_is_valid(tmp_path):
     example += "\n## Steps\n\nx\n\n## Pitfalls\n\ny\n\n## Sources\n\n- z\n"
     path = write_text(tmp_path, "recipes/nms-on-npu.md", example)
     assert problems_of(path) == []
+
+
+def test_requires_is_normalised_to_canonical_values(tmp_path):
+    path = write_entry(tmp_path, "x", requires=[{"symptom": "fp32_compute"}, {"dtype": ["DT_FLOAT", "float32"]},
+                                                {"operator": "BatchMatMulV2"}, {"min_share": 0.01}])
+    entry = kb.load_entry(path)
+    assert entry.requires == [{"symptom": ["fp32_compute"]}, {"dtype": ["FLOAT"]}, {"operator": ["MatMul"]},
+                              {"min_share": [0.01]}]
+
+
+def test_requires_problems_name_the_item_and_the_close_word(tmp_path):
+    path = write_entry(tmp_path, "x", requires=[{"symptom": "fp32_comput"}, {"dtype": "FLOT"}, {"foo": 1},
+                                                {"min_share": 5}, ["a"], {"producer": "torchnpu"}])
+    found = [problem.split(":", 2) for problem in problems_of(path)]
+    lines = [int(line) for _, line, _ in found]
+    assert lines == sorted(lines) and len(set(lines)) == 6  # each problem points at its own item
+    messages = [message.strip() for _, _, message in found]
+    assert messages[0] == "unknown symptom 'fp32_comput' in requires; did you mean 'fp32_compute'?"
+    assert messages[1].startswith("unknown dtype 'FLOT' in requires (allowed: FLOAT, FLOAT16, BF16")
+    assert messages[2].startswith("unknown requirement 'foo' (allowed: symptom, operator")
+    assert messages[3] == "min_share 5 must be a number in (0, 1], e.g. 0.05 for 5 %"
+    assert messages[4].startswith("requires item ['a'] must be a one-key mapping")
+    assert messages[5] == "unknown producer 'torchnpu' in requires; did you mean 'torch_npu'?"

@@ -46,7 +46,9 @@ def test_migrations_end_state(tmp_path):
 
     db = sqlite_utils.Database(tmp_path / "m.db")
     store.migrations().apply(db)
-    assert [m.name for m in store.migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search"]
+    assert [m.name for m in store.migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
+                                                               "m003_entry_requires"]
+    assert "requires" in db["entries"].columns_dict
     assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
     assert db["entries"].pks == ["id"]
     assert db["entries_fts"].columns_dict.keys() == {name for name, _ in store.FTS_COLUMNS}
