@@ -23,8 +23,10 @@ from opprof_advisor.vocabulary import (
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
     "id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware",
-    "cann", "gain", "evidence", "sources", "related", "requires", "op_mix",
+    "cann", "gain", "evidence", "sources", "related", "requires", "zh", "op_mix",
 )
+#: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
+ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
 REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources")
 GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
 GAIN_METRICS: tuple[str, ...] = ("latency", "throughput", "step_time", "op_time", "kernel_time", "memory")
@@ -288,7 +290,7 @@ def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list
     checks = (
         _check_keys, partial(_check_id, require_stem_id=require_stem_id), _check_kind, _check_text_fields,
         _check_list_fields, _check_operators, _check_symptoms, _check_evidence, _check_sources, _check_gain,
-        _check_cann, _check_related_ids, _check_requires, _check_op_mix, _check_sections, _check_figures,
+        _check_cann, _check_related_ids, _check_requires, _check_zh, _check_op_mix, _check_sections, _check_figures,
     )
     return [problem for check in checks for problem in check(parsed)]
 
@@ -550,6 +552,24 @@ def build_requires(value: Any) -> list[dict[str, list[Any]]]:
     return built
 
 
+def _check_zh(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("zh")
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [_problem(parsed, "zh", "zh must be a mapping with title, summary and first_step in Chinese")]
+    problems = []
+    for key, text in value.items():
+        if key not in ZH_KEYS:
+            hint = suggest_close(str(key), ZH_KEYS) or " (allowed: " + ", ".join(ZH_KEYS) + ")"
+            problems.append(_problem(parsed, ("zh", key), f"unknown zh key {key!r}{hint}"))
+        elif not isinstance(text, str) or not text.strip():
+            problems.append(_problem(parsed, ("zh", key), f"zh {key} must be non-empty text"))
+        elif key == "title" and "\n" in text.strip():
+            problems.append(_problem(parsed, ("zh", key), "zh title must be one line"))
+    return problems
+
+
 def _check_op_mix(parsed: ParsedFile) -> list[Problem]:
     from opprof_advisor.operators import canonical_family
 
@@ -649,6 +669,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         sources=list(data["sources"]),
         related=_unique(data.get("related") or []),
         requires=build_requires(data.get("requires")),
+        zh={key: str(text).strip() for key, text in (data.get("zh") or {}).items()},
         op_mix=op_mix_weights([canonical_family(name, fuzzy=False) for name in data.get("op_mix") or []]),
         body=parsed.body,
         path=str(parsed.path),

@@ -51,6 +51,8 @@ class Entry:
     # Preconditions (vocabulary.REQUIRE_KEYS): one {key: [values]} per item, all must hold;
     # ``min_share`` holds a one-item list with a float.
     requires: list[dict[str, list[Any]]] = field(default_factory=list)
+    # Chinese texts for zh output: "title", "summary", "first_step" (front matter ``zh:``).
+    zh: dict[str, str] = field(default_factory=dict)
     op_mix: dict[str, float] = field(default_factory=dict)  # cases: family -> share of device time
     body: str = ""
     path: str = ""
@@ -110,6 +112,8 @@ class Profile:
     format: str  # e.g. "msopprof-device", "msopprof-simulator", "msprof-text", "msprof-db", "torch-npu-text", "torch-npu-db", "multi-rank"
     versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, ...
     chip: str | None = None
+    # What the profile says about the device: "chip", "aic" / "aiv" (core counts), "freq_mhz" (AI Core clock)
+    device: dict[str, Any] = field(default_factory=dict)
     device_time_us: float = 0.0
     compute_time_us: float = 0.0
     communication_time_us: float = 0.0

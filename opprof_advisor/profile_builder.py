@@ -204,6 +204,7 @@ def build_profile(raw: RawProfile) -> Profile:
         communication_time_us=round(ctx.comm_time, 3), op_types=rows,
         kernel=dict(raw.kernel_detail) if raw.kernel_detail else None,
     )
+    profile.device = device_facts(raw)
     if raw.core_counts:
         profile.versions.setdefault("cores", ",".join(f"{k}={v}" for k, v in sorted(raw.core_counts.items())))
     if ctx.derived and len(raw.kernels) and not ctx.timeline:  # a timeline reader says so itself
@@ -214,6 +215,15 @@ def build_profile(raw: RawProfile) -> Profile:
     _add_ranks(profile, raw, ctx)
     profile.symptoms = ctx.symptoms
     return profile
+
+
+def device_facts(raw: RawProfile) -> dict[str, Any]:
+    """Chip name, core counts and AI Core clock, where the profile records them."""
+    facts: dict[str, Any] = {"chip": raw.chip} if raw.chip else {}
+    facts.update({key: value for key, value in raw.core_counts.items() if value})
+    if raw.freq_mhz:
+        facts["freq_mhz"] = raw.freq_mhz
+    return facts
 
 
 def _add_ranks(profile: Profile, raw: RawProfile, ctx: _Context) -> None:
@@ -723,4 +733,5 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
         "symptoms": [{"id": s.id, "op_types": s.op_types, "share": s.share, "detail": s.detail}
                      for s in profile.symptoms],
         "notes": list(profile.notes),
+        "device": dict(profile.device),
     }

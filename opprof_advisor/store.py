@@ -80,7 +80,12 @@ def m003_entry_requires(db) -> None:
     db["entries"].add_column("requires", str)
 
 
-MIGRATION_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires)
+def m004_entry_zh(db) -> None:
+    """The entry's Chinese title, summary and first step (JSON mapping)."""
+    db["entries"].add_column("zh", str)
+
+
+MIGRATION_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh)
 MIGRATION_NAMES = tuple(step.__name__ for step in MIGRATION_STEPS)
 
 
@@ -346,7 +351,7 @@ class Index:
 
 
 _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "requires", "op_mix", "body", "path", "origin")
+                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
 _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 
@@ -355,13 +360,14 @@ def _row_to_entry(row: tuple) -> Entry:
     for column in _LIST_COLUMNS:
         values[column] = json.loads(values[column] or "[]")
     values["op_mix"] = json.loads(values["op_mix"] or "{}")
+    values["zh"] = json.loads(values["zh"] or "{}")
     values["gain"] = Gain(**json.loads(values["gain"])) if values["gain"] else None
     return Entry(**values)
 
 
 def _entry_to_row(entry: Entry) -> dict[str, Any]:
     row = entry.to_dict()
-    for column in (*_LIST_COLUMNS, "op_mix", "gain"):
+    for column in (*_LIST_COLUMNS, "op_mix", "gain", "zh"):
         row[column] = json.dumps(row[column], ensure_ascii=False) if row[column] else None
     row["row_hash"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()
     return row

@@ -278,3 +278,12 @@ def test_requires_problems_name_the_item_and_the_close_word(tmp_path):
     assert messages[3] == "min_share 5 must be a number in (0, 1], e.g. 0.05 for 5 %"
     assert messages[4].startswith("requires item ['a'] must be a one-key mapping")
     assert messages[5] == "unknown producer 'torchnpu' in requires; did you mean 'torch_npu'?"
+
+
+def test_zh_texts_are_kept_and_unknown_keys_refused(tmp_path):
+    good = write_entry(tmp_path, "good", zh={"title": "在 NPU 上运行 NMS", "summary": "用批量 NMS 算子替代 AI CPU 上的实现。",
+                                            "first_step": "将 torchvision.ops.nms 替换为 torch_npu.npu_batch_nms。"})
+    assert kb.load_entry(good).zh["title"] == "在 NPU 上运行 NMS"
+    bad = write_entry(tmp_path, "bad", zh={"titel": "x", "summary": ""})
+    messages = [problem.split(":", 2)[2].strip() for problem in problems_of(bad)]
+    assert messages == ["unknown zh key 'titel'; did you mean 'title'?", "zh summary must be non-empty text"]

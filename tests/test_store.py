@@ -47,7 +47,7 @@ def test_migrations_end_state(tmp_path):
     db = sqlite_utils.Database(tmp_path / "m.db")
     store.migrations().apply(db)
     assert [m.name for m in store.migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
-                                                               "m003_entry_requires"]
+                                                               "m003_entry_requires", "m004_entry_zh"]
     assert "requires" in db["entries"].columns_dict
     assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
     assert db["entries"].pks == ["id"]

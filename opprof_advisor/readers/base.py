@@ -88,6 +88,7 @@ class RawProfile:
     versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, aic_metrics ...
     chip: str | None = None
     core_counts: dict[str, int] = field(default_factory=dict)  # {"aic": 24, "aiv": 48} where known
+    freq_mhz: float | None = None  # AI Core clock the run used (info.json aic_frequency, msOpProf Current Freq, DB AICORE_FREQ)
     notes: list[str] = field(default_factory=list)  # reader-level "cannot judge ..." notes
     # msOpProf / simulator per-kernel detail. Keys the builder reads (all optional):
     #   "block_time_us": {"cube": [...], "vector": [...]}  busy time per (block, sub-core) row:

@@ -404,6 +404,7 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
     return RawProfile(
         path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
         core_counts=core_counts_for(chips[0]) if len(chips) == 1 else {},
+        freq_mhz=longest.get("current_freq_mhz") or longest.get("rated_freq_mhz"),
         versions={"pipe_utilization_header": longest["pipe_header"]} if longest["pipe_header"] else {},
         notes=notes, kernel_detail=detail, extra={"op_type_derived": True},
     )

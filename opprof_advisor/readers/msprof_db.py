@@ -184,7 +184,8 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     chip = _chip(con, tables)
     return RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
                       versions=_versions(con, path, tables, block), chip=chip,
-                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes)
+                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
+                      freq_mhz=_freq(con, tables))
 
 
 class _Strings(dict):
@@ -365,6 +366,15 @@ def _chip(con: sqlite3.Connection, tables: set[str]) -> str | None:
         return None
     names = sorted({r[0] for r in con.execute("SELECT name FROM NPU_INFO") if r[0]})
     return "/".join(names) or None
+
+
+def _freq(con: sqlite3.Connection, tables: set[str]) -> float | None:
+    """The most frequent AI Core clock in AICORE_FREQ (MHz), the clock the run spent most samples at."""
+    if "AICORE_FREQ" not in tables or "freq" not in _columns(con, "AICORE_FREQ"):
+        return None
+    row = con.execute("SELECT freq FROM AICORE_FREQ WHERE freq > 0 GROUP BY freq ORDER BY COUNT(*) DESC, freq DESC "
+                      "LIMIT 1").fetchone()
+    return float(row[0]) if row else None
 
 
 def _versions(con: sqlite3.Connection, path: Path, tables: set[str], block: str | None) -> dict[str, str]:

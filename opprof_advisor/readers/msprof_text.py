@@ -67,11 +67,19 @@ def is_kernel_csv(path: Path) -> bool:
 
 def read_core_counts(root: Path) -> dict[str, int]:
     """AI Core / AI Vector core counts from ``info.json.*`` files under ``root`` (a PROF tree or above)."""
+    counts, _ = read_device_info(root)
+    return counts
+
+
+def read_device_info(root: Path) -> tuple[dict[str, int], float | None]:
+    """Core counts and the AI Core clock (MHz) from the first ``info.json.*`` that names a core count."""
     for info in _info_files(root):
         try:
             document = json.loads(info.read_text(encoding="utf-8-sig"))
             device = (document.get("DeviceInfo") or [{}])[0]
         except (OSError, ValueError, AttributeError, IndexError):
+            continue
+        if not isinstance(device, dict):
             continue
         counts = {}
         for key, name in (("ai_core_num", "aic"), ("aiv_num", "aiv")):
@@ -79,8 +87,16 @@ def read_core_counts(root: Path) -> dict[str, int]:
             if isinstance(value, (int, str)) and str(value).isdigit():
                 counts[name] = int(value)
         if counts.get("aic"):
-            return counts
-    return {}
+            return counts, _positive(device.get("aic_frequency"))
+    return {}, None
+
+
+def _positive(value: object) -> float | None:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if 0 < number < 1e6 else None
 
 
 def _info_files(root: Path) -> list[Path]:
@@ -112,7 +128,8 @@ class MsprofTextReader:
         fmt = "torch-npu-text" if path.is_file() and "accelerator core" in _lower_header(path) else self.name
         raw = RawProfile(path=str(path), format=fmt, kernels=kernels, notes=notes)
         root = path.parent if path.is_file() else path
-        raw.core_counts.update(read_core_counts(root))
+        counts, raw.freq_mhz = read_device_info(root)
+        raw.core_counts.update(counts)
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
         return raw

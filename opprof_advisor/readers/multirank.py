@@ -92,7 +92,8 @@ class MultiRankReader:
             core_counts = core_counts or raw.core_counts
         summaries.sort(key=lambda s: s["rank"])
         merged = RawProfile(path=str(path), format=self.name, kernels=table, versions=versions,
-                            core_counts=core_counts, notes=notes, chip=readable[0][1].chip)
+                            core_counts=core_counts, notes=notes, chip=readable[0][1].chip,
+                            freq_mhz=next((raw.freq_mhz for _, raw in readable if raw.freq_mhz), None))
         merged.versions["ranks"] = str(len(ranks))
         merged.extra["ranks"] = summaries
         raws = [raw for _, raw in readable]

@@ -47,7 +47,7 @@ from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
-from opprof_advisor.readers.msprof_text import read_core_counts
+from opprof_advisor.readers.msprof_text import read_device_info
 from opprof_advisor.readers.torch_npu_text import (  # versions read one way only
     OUTPUT_DIR,
     read_profiler_info,
@@ -374,7 +374,8 @@ class TimelineReader:
             raw.extra["step_trace"] = step_trace
         root = _run_root(files[0])
         raw.versions.update(read_profiler_info(root, raw.notes))
-        raw.core_counts.update(read_core_counts(root))
+        counts, raw.freq_mhz = read_device_info(root)
+        raw.core_counts.update(counts)
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
         return raw

@@ -14,7 +14,7 @@ from pathlib import Path
 from opprof_advisor.errors import AdvisorError
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
-from opprof_advisor.readers.msprof_text import read_core_counts
+from opprof_advisor.readers.msprof_text import read_device_info
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 KERNEL_FILE = "kernel_details.csv"
@@ -49,7 +49,8 @@ class TorchNpuTextReader:
         kernels = csvfile.read_kernel_csv(kernel_file, progress, notes)
         raw = RawProfile(path=str(path), format=self.name, kernels=kernels, notes=notes)
         raw.versions.update(read_profiler_info(root, notes))
-        raw.core_counts.update(read_core_counts(root))
+        counts, raw.freq_mhz = read_device_info(root)
+        raw.core_counts.update(counts)
         step_trace = read_step_trace(out / "step_trace_time.csv", notes)
         if step_trace:
             raw.extra["step_trace"] = step_trace
