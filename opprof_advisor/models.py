@@ -82,6 +82,9 @@ class OpTypeStat:
     formats: list[str] = field(default_factory=list)
     block_dim: int | None = None  # the most common block dim of its launches
     wait_us: float | None = None  # summed wait time before its launches, where recorded
+    busiest_pipe: str | None = None  # the pipe with the highest time-weighted ratio (readers.base.PIPE_KEYS)
+    busiest_ratio: float | None = None
+    bound_why: str = ""  # why the bound class is unknown (every launch too short, no pipe counters ...)
 
 
 @dataclass
@@ -90,18 +93,40 @@ class Symptom:
 
     id: str
     op_types: list[str]
-    share: float  # share of device time of the op types concerned, 0..1
+    share: float  # share of device time of the op types concerned (of the step for step-split findings), 0..1
     detail: str
+    time_us: float = 0.0  # time of what the symptom concerns
+    ceiling_us: float | None = None  # the most fixing it can save, where the profile bounds it
+
+
+@dataclass
+class StepSplit:
+    """Where one step's wall time went (µs); ``step`` None for a whole window or a total."""
+
+    step: str | None
+    computing_us: float = 0.0
+    communication_us: float = 0.0
+    exposed_us: float = 0.0  # communication not overlapped by computing
+    overlapped_us: float = 0.0
+    free_us: float = 0.0  # the device busy with neither (host-bound, idle)
+    stage_us: float = 0.0  # the step's wall time: first task start to last task end
+    bubble_us: float | None = None  # pipeline-parallel receive wait, where the producer records it
+    preparing_us: float | None = None  # step start to its first device task, where recorded
+    largest_gap_us: float | None = None  # longest idle gap between tasks (splits computed from task intervals)
 
 
 @dataclass
 class RankSummary:
     """One rank of a multi-rank folder."""
 
-    rank: str
+    rank: str  # "rank<rank_id>" where the profile records its rank id, else the folder name
     path: str
     device_time_us: float | None
     error: str | None = None
+    computing_us: float | None = None  # from the rank's step split (or its compute kernels)
+    exposed_us: float | None = None  # communication not overlapped
+    free_us: float | None = None
+    stage_us: float | None = None
 
 
 @dataclass
@@ -121,6 +146,8 @@ class Profile:
     symptoms: list[Symptom] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "cannot judge <what>: <why> (collect with <switch>)"
     ranks: list[RankSummary] = field(default_factory=list)
+    steps: list[StepSplit] = field(default_factory=list)  # per step, in step order
+    step_source: str = ""  # which table or method the step split came from
     kernel: dict[str, Any] | None = None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
 
     def to_dict(self) -> dict[str, Any]:

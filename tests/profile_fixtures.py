@@ -62,7 +62,7 @@ def write_csv(path: Path, header: list[str], rows: list[dict[str, str]], *, newl
 
 
 def write_ascend_pt(root: Path, rows: list[dict[str, str]], *, step_trace: dict[str, float] | None = None,
-                    level: str = "Level2", name: str = "rank0_ascend_pt") -> Path:
+                    level: str = "Level2", name: str = "rank0_ascend_pt", rank_id: int = 0) -> Path:
     """A torch_npu ``*_ascend_pt`` folder with kernel_details.csv (+ step_trace_time.csv, profiler_info_0.json)."""
     folder = root / name
     out = folder / "ASCEND_PROFILER_OUTPUT"
@@ -72,7 +72,7 @@ def write_ascend_pt(root: Path, rows: list[dict[str, str]], *, step_trace: dict[
         write_csv(out / "step_trace_time.csv", header, [{"Step": "1", **{k: str(v) for k, v in step_trace.items()}}])
     (folder / "profiler_info_0.json").write_text(
         '{"config": {"experimental_config": {"_profiler_level": "%s", "_aic_metrics": "ACL_AICORE_PIPE_UTILIZATION"}},'
-        ' "torch_npu_version": "2.7.1", "cann_version": "8.3.RC1", "rank_id": "0"}' % level)
+        ' "torch_npu_version": "2.7.1", "cann_version": "8.3.RC1", "rank_id": "%d"}' % (level, rank_id))
     return folder
 
 

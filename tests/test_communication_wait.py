@@ -51,8 +51,8 @@ def test_reader_sums_communication_json_once(real_profiles, folder):
 def test_level1_totals_match_the_step_trace_communication(real_profiles):
     raw = read_raw(real_profiles / LEVEL1)
     # step_trace_time.csv Communication (µs) is the collectives' elapse (ms) of communication.json.
-    assert raw.extra["communication"]["Elapse Time(ms)"] * 1000 == pytest.approx(
-        raw.extra["step_trace"]["Communication"], rel=1e-6)
+    (step,) = raw.extra["steps"]
+    assert raw.extra["communication"]["Elapse Time(ms)"] * 1000 == pytest.approx(step.communication_us, rel=1e-6)
 
 
 def test_level1_exposed_communication_is_mostly_waiting(real_profiles):
@@ -94,7 +94,7 @@ def test_missing_communication_json_is_a_note(tmp_path):
     assert "communication_exposed" in {s.id for s in profile.symptoms}
     assert "communication_wait" not in {s.id for s in profile.symptoms}
     assert ("cannot judge whether exposed communication is waiting or transferring: communication.json is "
-            "missing (collect with profiler_level=Level1)") in profile.notes
+            "missing (collect with profiler_level=Level1 (communication.json))") in profile.notes
 
 
 def test_transit_dominated_communication_is_not_waiting(tmp_path):

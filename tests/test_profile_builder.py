@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from opprof_advisor.profile_builder import build_profile, op_type_from_name, profile_to_json, unit_of
+from opprof_advisor.profile_builder import build_profile, profile_to_json
+from opprof_advisor.readers.columns import op_type_from_name, unit_of
+from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.vocabulary import SYMPTOMS, UNITS
 
@@ -109,11 +111,10 @@ def test_level0_table_notes_instead_of_claims():
     assert [r.op_type for r in profile.op_types] == ["Cast", "MatMulV2"]
     assert {r.unit for r in profile.op_types} == {"unknown"}
     assert "aicpu_fallback" not in profile.symptom_ids()
-    assert profile.notes[:2] == [
-        "op types were derived from kernel names: the Type column is not recorded (collect with profiler_level=Level1)",
-        "cannot judge the unit of compute kernels (AI Core / AI Vector / AI CPU): Task Type / Accelerator Core is N/A "
-        "at profiler level0 (collect with profiler_level=Level1)",
-    ]
+    assert profile.notes[0] == ("op types were derived from kernel names: the Type column is not recorded "
+                                "(collect with profiler_level=Level1)")
+    assert ("cannot judge the unit of compute kernels (AI Core / AI Vector / AI CPU): Task Type / Accelerator Core "
+            "is N/A at profiler level0 (collect with profiler_level=Level1)") in profile.notes
     assert any(n.startswith("cannot judge dynamic shape: the OP State column is missing") for n in profile.notes)
     assert any(n.startswith("cannot judge block dim: Block Dim / Block Num is not recorded") for n in profile.notes)
 
@@ -126,15 +127,31 @@ def test_transdata_overhead_from_five_percent_of_compute():
 
 
 def test_low_block_dim_needs_core_counts():
-    kernels = [{"op": "Tril", "task": "AI_VECTOR_CORE", "dur": 100.0, "block": 94},
+    kernels = [{"op": "Tril", "task": "AI_VECTOR_CORE", "dur": 100.0, "block": 40},
+               {"op": "Gather", "task": "AI_VECTOR_CORE", "dur": 100.0, "block": 94},
                {"op": "MatMulV2", "task": "AI_CORE", "dur": 100.0, "block": 24}]
     without = _profile(kernels)
     assert "low_block_dim" not in without.symptom_ids()
-    assert ("cannot judge block dim: the chip's AI Core count is not in the profile "
-            "(collect with msprof so that PROF_*/device_*/info.json.* is kept)") in without.notes
+    assert ("cannot judge block dim against the core count: the chip's AI Core count is not in the profile "
+            "(collect with export_type=db (NPU_INFO names the chip), or keep PROF_*/device_*/info.json.*)") in without.notes
     with_cores = _profile(kernels, core_counts={"aic": 24, "aiv": 48})
     symptom = _symptom(with_cores, "low_block_dim")
-    assert symptom.op_types == ["Tril"] and "Tril block dim 94 vs 48 cores" in symptom.detail
+    # 40 blocks on 48 AIV leave 8 of 48 slots idle (17 %); 94 blocks take 2 waves of 48 and idle only 2 % of
+    # the slots, a tail too small to report; 24 blocks fill the 24 AI Cores exactly.
+    assert symptom.op_types == ["Tril"]
+    assert "Tril block dim 40 on 48 AIV cores (1 wave, 17% of core slots idle)" in symptom.detail
+    assert symptom.ceiling_us == pytest.approx(100.0 * 8 / 48, abs=1e-3)
+
+
+def test_one_or_two_blocks_on_a_big_chip_is_low_parallelism():
+    kernels = [{"op": "Cumsum", "task": "AI_VECTOR_CORE", "dur": 300.0, "block": 1},
+               {"op": "Add", "task": "AI_VECTOR_CORE", "dur": 5.0, "block": 1},  # short: summed, not judged
+               {"op": "MatMulV2", "task": "AI_CORE", "dur": 700.0, "block": 20}]
+    profile = _profile(kernels, core_counts={"aic": 20, "aiv": 40})
+    symptom = _symptom(profile, "low_parallelism")
+    assert symptom.op_types == ["Cumsum"] and symptom.time_us == 300.0
+    assert symptom.ceiling_us == pytest.approx(300.0 * 39 / 40, abs=1e-3)
+    assert "low_block_dim" not in profile.symptom_ids()  # 20 blocks on 20 AI Cores
 
 
 def test_bound_classes_per_op_type_with_thresholds():
@@ -155,7 +172,7 @@ def test_bound_classes_per_op_type_with_thresholds():
 def test_no_pipe_ratios_note_names_the_switch():
     profile = _profile([{"op": "Add", "task": "AI_VECTOR_CORE", "dur": 100.0}], format="msprof-text")
     assert ("cannot judge bound class: no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile "
-            "(collect with --aic-metrics=PipeUtilization)") in profile.notes
+            "(collect with msprof --aic-metrics=PipeUtilization)") in profile.notes
 
 
 def test_block_imbalance_from_msopprof_kernel_detail():
@@ -218,11 +235,15 @@ def test_fp32_compute_on_the_cube_unit():
 
 def test_communication_exposed_from_step_trace():
     kernels = [{"op": "hcom_allReduce_", "task": "HCCL", "dur": 80.0}, {"op": "Conv2D", "task": "AI_CORE", "dur": 100.0}]
-    trace = {"Computing": 100.0, "Communication(Not Overlapped)": 30.0, "Communication": 80.0, "Free": 20.0, "Stage": 150.0}
-    profile = _profile(kernels, extra={"step_trace": trace})
-    assert _symptom(profile, "communication_exposed").share == pytest.approx(0.2)
+    split = StepSplit("1", computing_us=100.0, exposed_us=30.0, communication_us=80.0, overlapped_us=50.0,
+                      free_us=20.0, stage_us=150.0)
+    profile = _profile(kernels, extra={"steps": [split], "step_source": "step_trace_time.csv"})
+    exposed = _symptom(profile, "communication_exposed")
+    assert exposed.share == pytest.approx(0.2) and exposed.ceiling_us == 30.0
+    assert _symptom(profile, "host_bound").share == pytest.approx(20.0 / 150.0, abs=1e-6)
     without = _profile(kernels)
-    assert any(n.startswith("cannot judge exposed communication") for n in without.notes)
+    assert any(n.startswith("cannot judge exposed communication and free time: the profile has no step table")
+               for n in without.notes)
 
 
 def test_profile_to_json_shape():
@@ -230,10 +251,13 @@ def test_profile_to_json_shape():
                        versions={"cann": "8.3.RC1"}, chip="Ascend910B3")
     document = profile_to_json(profile)
     assert list(document) == ["schema", "source", "device_time_us", "compute_time_us", "communication_time_us",
-                              "op_types", "symptoms", "notes", "device"]
+                              "op_types", "symptoms", "notes", "device", "steps"]
     assert document["device"] == {"chip": "Ascend910B3"}  # no core counts or clock in this profile
     assert document["schema"] == "opprof-advisor/profile/1"
     assert document["source"] == {"path": "p", "format": "torch-npu-text", "cann": "8.3.RC1", "chip": "Ascend910B3"}
     assert document["op_types"][0] == {"op_type": "MatMulV2", "family": "MatMul", "unit": "ai_core", "count": 1,
-                                       "time_us": 75.0, "share": 0.75, "bound": "unknown"}
-    assert all(set(s) == {"id", "op_types", "share", "detail"} for s in document["symptoms"])
+                                       "time_us": 75.0, "share": 0.75, "bound": "unknown", "busiest_pipe": None,
+                                       "busiest_ratio": None, "block_dim": 40,
+                                       "bound_why": "the profile has no pipe ratio columns"}
+    assert all(set(s) == {"id", "op_types", "share", "detail", "time_us", "ceiling_us"} for s in document["symptoms"])
+    assert document["steps"] is None  # no step table and no start times

@@ -52,7 +52,13 @@ def test_json_document_sorted_and_limited(runner, real_profiles):
     assert document["device_time_us"] == pytest.approx(sum(float(r["Duration(us)"]) for r in rows), abs=1e-3)
     times = [row["time_us"] for row in document["op_types"]]
     assert len(times) == 3 and times == sorted(times, reverse=True)
-    assert set(document["op_types"][0]) == {"op_type", "family", "unit", "count", "time_us", "share", "bound"}
+    assert set(document["op_types"][0]) == {"op_type", "family", "unit", "count", "time_us", "share", "bound",
+                                            "busiest_pipe", "busiest_ratio", "block_dim", "bound_why"}
+    # the step split of the run's own step_trace_time.csv: 8873.8 + 101963.2 + 25744.1 = 136581.0 us
+    total = document["steps"]["total"]
+    assert document["steps"]["source"] == "step_trace_time.csv"
+    assert (total["computing_us"], total["exposed_us"], total["free_us"], total["stage_us"]) == (
+        8873.756, 101963.203, 25744.05, 136581.0)
     assert "transdata_overhead" in [s["id"] for s in document["symptoms"]]
 
 

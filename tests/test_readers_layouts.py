@@ -21,7 +21,7 @@ def _info_json(device_dir, aic=24, aiv=48):
 def test_prof_tree_with_slices_and_core_counts(tmp_path):
     prof = tmp_path / PROF
     out = prof / "mindstudio_profiler_output"
-    first = [kernel(f"Tril{i}", "Tril", "AI_VECTOR_CORE", 100.0, block=94) for i in range(3)]
+    first = [kernel(f"Tril{i}", "Tril", "AI_VECTOR_CORE", 100.0, block=40) for i in range(3)]
     second = [kernel("MatMulV3", "MatMulV3", "AI_CORE", 50.0, block=24)]
     write_csv(out / "op_summary_slice_0_20250101000000.csv", OP_SUMMARY_HEADER, as_op_summary(first), newline="\n")
     write_csv(out / "op_summary_slice_1_20250101000000.csv", OP_SUMMARY_HEADER, as_op_summary(second), newline="\n")
@@ -32,7 +32,7 @@ def test_prof_tree_with_slices_and_core_counts(tmp_path):
     assert [(r.op_type, r.count) for r in profile.op_types] == [("Tril", 3), ("MatMulV3", 1)]
     assert profile.versions["cores"] == "aic=24,aiv=48"
     low = next(s for s in profile.symptoms if s.id == "low_block_dim")
-    assert low.op_types == ["Tril"] and "Tril block dim 94 vs 48 cores" in low.detail
+    assert low.op_types == ["Tril"] and "Tril block dim 40 on 48 AIV cores (1 wave, 17% of core slots idle)" in low.detail
     # the parent folder of the PROF tree is read the same way
     assert read_profile(tmp_path).device_time_us == 350.0
 
@@ -73,21 +73,26 @@ def test_ranks_read_serially_and_in_a_process_pool(tmp_path, monkeypatch, parall
     monkeypatch.setattr(multirank, "MAX_WORKERS", 2)
     for rank, duration in ((0, 100.0), (1, 160.0), (2, 120.0)):
         write_ascend_pt(tmp_path, [kernel("MatMulV2", "MatMulV2", "AI_CORE", duration), kernel("Add", "Add", "AI_VECTOR_CORE", 10.0)],
-                        step_trace={"Computing": 110.0, "Communication(Not Overlapped)": 40.0, "Free": 0.0, "Stage": 150.0},
-                        name=f"node_{rank}_rank_{rank}_ascend_pt")
+                        step_trace={"Computing": duration + 10.0, "Communication(Not Overlapped)": 40.0, "Free": 0.0,
+                                    "Stage": 150.0 + duration},
+                        name=f"node_{rank}_rank_{rank}_ascend_pt", rank_id=rank)
     broken = tmp_path / "node_3_rank_3_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
     broken.mkdir(parents=True)
     (broken / "kernel_details.csv").write_bytes(b"")
     profile = read_profile(tmp_path)
     assert profile.format == "multi-rank"
-    assert [(r.rank, r.device_time_us) for r in profile.ranks] == [
-        ("rank0", 110.0), ("rank1", 170.0), ("rank2", 130.0), ("rank3", None)]
+    assert [(r.rank, r.device_time_us, r.computing_us) for r in profile.ranks] == [
+        ("rank0", 110.0, 110.0), ("rank1", 170.0, 170.0), ("rank2", 130.0, 130.0), ("rank3", None, None)]
     assert profile.ranks[3].error == f"{broken / 'kernel_details.csv'}: empty file (0 bytes)"
     assert profile.device_time_us == 410.0
-    assert "slowest rank: rank1 with 170.0 us of device time (+24.4% against the mean of 3 ranks)" in profile.notes
+    assert ("slowest rank by computation: rank1 with 170.0 us of computing, device time 170.0 us (of 4 ranks)"
+            in profile.notes)
     assert any(n.startswith("rank rank3 not read: ") for n in profile.notes)
+    # the job's step split is the typical (mean) rank's: exposed 40 of a mean stage of 276.7 us
     exposed = next(s for s in profile.symptoms if s.id == "communication_exposed")
-    assert exposed.share == pytest.approx(40.0 / 150.0, abs=1e-6)
+    assert exposed.share == pytest.approx(40.0 / ((250 + 310 + 270) / 3), abs=1e-6)
+    slow = next(s for s in profile.symptoms if s.id == "slow_rank")
+    assert "rank rank1 computes 170.0 us, 60.0 us" in slow.detail and slow.ceiling_us == 60.0
 
 
 def test_multi_rank_with_no_readable_rank_is_an_error(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from opprof_advisor import synthetic
 from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.profile_builder import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
 from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,
                                                        read_summary_logs)
@@ -81,10 +82,15 @@ def test_catlass_cm_gemv_pipe_ratios_match_csv(real_profiles):
     folder = real_profiles / CATLASS_CM
     rows = pipe_rows(folder / "PipeUtilization.csv")
     detail = read_msopprof_device(folder).kernel_detail
-    for key, column in (("aiv_mte2", "aiv_mte2_ratio"), ("aiv_vec", "aiv_vec_ratio"), ("aic_scalar", "aic_scalar_ratio")):
+    times = side_times(rows, "aiv_time(us)")
+    for key, column in (("aiv_mte2", "aiv_mte2_ratio"), ("aiv_vec", "aiv_vec_ratio")):
         values = side_times(rows, column)
-        assert detail["pipe_ratio"][key] == pytest.approx(sum(values) / len(values))
+        # weighted by each vector sub-core's busy time: the slowest blocks decide the kernel time
+        assert detail["pipe_ratio"][key] == pytest.approx(sum(t * v for t, v in zip(times, values)) / sum(times))
         assert detail["pipe_ratio_max"][key] == pytest.approx(max(values))
+    # the cube sub-cores run 1-5 us of a 494 us kernel: an idle side, whose ratios say nothing
+    assert detail["working_sides"] == ["vector"] and "aic_scalar" not in detail["pipe_ratio"]
+    assert detail["pipe_ratio_max"]["aic_scalar"] == pytest.approx(max(side_times(rows, "aic_scalar_ratio")))
     assert detail["bound_pipe"]["vector"] == "aiv_mte2"
     assert detail["bound"]["pipe"] == "aiv_mte2"
 
@@ -106,11 +112,13 @@ def test_tilelang_2026_header_with_na(real_profiles):
     assert raw.kernels.block_dim == [24] and raw.kernels.mix_block_dim == [48]
     assert detail["pipe_header"] == "2026"
     assert len(detail["block_time_us"]["cube"]) == 24 and len(detail["block_time_us"]["vector"]) == 48
-    vec = side_times(rows, "aiv_vec_ratio")
-    assert detail["pipe_ratio"]["aiv_vec"] == pytest.approx(sum(vec) / len(vec))
-    # the 2026 header moves scalar after icache: found by name, not position
+    vec, times = side_times(rows, "aiv_vec_ratio"), side_times(rows, "aiv_time(us)")
+    assert detail["pipe_ratio"]["aiv_vec"] == pytest.approx(sum(t * v for t, v in zip(times, vec)) / sum(times))
+    # the 2026 header moves scalar after icache: found by name, not position (the cube side is idle here,
+    # 0.5 us against 27 us of vector time, so only its maximum is kept)
     scalar = side_times(rows, "aic_scalar_ratio")
-    assert detail["pipe_ratio"]["aic_scalar"] == pytest.approx(sum(scalar) / len(scalar))
+    assert detail["pipe_ratio_max"]["aic_scalar"] == pytest.approx(max(scalar))
+    assert detail["working_sides"] == ["vector"]
 
 
 def test_tilelang_basic_info_only_notes_what_is_missing(real_profiles):
@@ -119,8 +127,11 @@ def test_tilelang_basic_info_only_notes_what_is_missing(real_profiles):
     assert raw.kernels.duration_us == [pytest.approx(71.918564)]
     assert raw.chip is None
     assert "pipe" not in raw.kernels.present
-    assert any(n.startswith("cannot judge pipe-bound class: PipeUtilization.csv is missing") for n in raw.notes)
-    assert any("Run Soc Version" in n for n in raw.notes)
+    assert "PipeUtilization.csv is missing from the OPPROF output (--aic-metrics did not include it)" in raw.notes
+    profile = build_profile(raw)
+    assert ("cannot judge bound class: no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile "
+            "(collect with msprof op --aic-metrics=PipeUtilization)") in profile.notes
+    assert any("Run Soc Version" in n for n in profile.notes)
 
 
 def test_parent_of_two_runs_reads_both_and_says_so(real_profiles):
@@ -463,7 +474,7 @@ def test_310p_pipe_utilization_without_block_columns(tmp_path):
     assert detail["pipe_header"] == "310P"
     assert detail["block_time_us"] == {"cube": [10.0, 11.0, 6.0]}
     assert detail["block_ids"] == {"cube": [0, 1, 2]}
-    assert detail["pipe_ratio"]["vec"] == pytest.approx((0.7 + 0.65 + 0.8) / 3)
+    assert detail["pipe_ratio"]["vec"] == pytest.approx((10 * 0.7 + 11 * 0.65 + 6 * 0.8) / 27)
     assert detail["bound_pipe"] == {"cube": "vec"} and detail["mix_block_dim"] is None
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from opprof_advisor.errors import ProfileError
+
 from opprof_advisor.readers import detect_format, read_profile
 from opprof_advisor.readers.msprof_text import read_core_counts
 
@@ -139,22 +141,27 @@ def test_lone_op_summary_csv_with_block_num(real_profiles):
     assert (row.op_type, row.unit, row.count, row.block_dim) == ("main_kernel", "mix_aic", len(rows), 96)
 
 
-def test_parent_of_several_ascend_pt_folders_is_multi_rank_and_reads_every_rank(real_profiles):
+def test_parent_of_ascend_pt_folders_of_different_runs_is_refused(real_profiles):
+    # Three unrelated runs (Nov 2023, Jan 2024, Jan 2025): their task windows are days apart, so they are
+    # not the ranks of one job and must not be merged into a "3-rank job" with a "+191 % slowest rank".
     parent = real_profiles / "msprof-analyze-ut"
-    profile = read_profile(parent)
-    assert profile.format == "multi-rank"
-    ranks = {r.rank: r for r in profile.ranks}
+    with pytest.raises(ProfileError) as caught:
+        read_profile(parent)
+    assert str(caught.value).startswith(f"{parent}: the rank folders come from different runs: "
+                                        "pt_timeline_2024_ascend_pt starts 54 days after pt_train_2023_ascend_pt ends")
+
+
+def test_every_folder_of_that_parent_still_reads_on_its_own(real_profiles):
+    parent = real_profiles / "msprof-analyze-ut"
     train = sum(map(_duration, _rows(parent / "pt_train_2023_ascend_pt" / KD)))
     pmu = sum(map(_duration, _rows(parent / "pt_llm_pmu_2025_ascend_pt" / KD)))
-    assert ranks["pt_train_2023_ascend_pt"].device_time_us == pytest.approx(train, abs=1e-3)
-    assert ranks["pt_llm_pmu_2025_ascend_pt"].device_time_us == pytest.approx(pmu, abs=1e-3)
-    # the timeline-only rank is read from trace_view.json: its Ascend Hardware kernels (copies skipped)
+    assert read_profile(parent / "pt_train_2023_ascend_pt").device_time_us == pytest.approx(train, abs=1e-3)
+    assert read_profile(parent / "pt_llm_pmu_2025_ascend_pt").device_time_us == pytest.approx(pmu, abs=1e-3)
+    # the timeline-only folder is read from trace_view.json: its Ascend Hardware kernels (copies skipped)
     events = json.loads((parent / "pt_timeline_2024_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json").read_text())
     hardware = next(e["pid"] for e in events if e.get("name") == "process_name" and e["args"]["name"] == "Ascend Hardware")
     timeline = sum(e["dur"] for e in events if e.get("pid") == hardware and e["ph"] == "X" and e["name"] != "MEMCPY_ASYNC")
-    assert ranks["pt_timeline_2024_ascend_pt"].device_time_us == pytest.approx(timeline, abs=1e-3)
-    assert profile.device_time_us == pytest.approx(train + pmu + timeline, abs=1e-2)
-    assert any(n.startswith("slowest rank: pt_train_2023_ascend_pt") for n in profile.notes)
+    assert read_profile(parent / "pt_timeline_2024_ascend_pt").device_time_us == pytest.approx(timeline, abs=1e-3)
 
 
 def test_core_counts_from_info_json(real_profiles):

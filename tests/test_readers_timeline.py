@@ -81,8 +81,11 @@ def test_real_timeline_only_folder_is_read_with_totals_per_op_type(real_profiles
     assert f"op types were derived from kernel names: the timeline has no Type column ({COLLECT})" in profile.notes
     fallback = next(s for s in profile.symptoms if s.id == "aicpu_fallback")
     assert fallback.op_types == ["Cast"]
-    assert raw.extra["step_trace"]["Communication(Not Overlapped)"] == 0.0
-    assert raw.extra["step_trace"]["Free"] == pytest.approx(_thread_sums(events, "Overlap Analysis")["Free"])
+    (step,) = raw.extra["steps"]
+    assert raw.extra["step_source"] == "timeline Overlap Analysis"
+    assert step.exposed_us == 0.0 and step.communication_us == 0.0
+    sums = _thread_sums(events, "Overlap Analysis")
+    assert step.free_us == pytest.approx(sums["Free"]) and step.computing_us == pytest.approx(sums["Computing"])
 
 
 def test_timeline_of_a_run_matches_its_kernel_details(real_profiles):

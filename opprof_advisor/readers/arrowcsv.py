@@ -31,6 +31,9 @@ USE_THREADS = True
 
 _TEXT = ("name", "op_type", "task_type", "input_shapes", "input_dtypes", "input_formats", "output_formats",
          "output_dtypes")
+_OPTIONAL_TEXT = ("op_state", "step_id")
+_NUMBERS = ("duration_us", "wait_us", "block_dim", "mix_block_dim", "start_us", "device_id", "aic_time_us",
+            "aiv_time_us")
 
 
 def available() -> bool:
@@ -50,11 +53,10 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    fields = {f: i for f, i in mapping.items() if f in _TEXT or f in ("op_state", "duration_us", "wait_us",
-                                                                       "block_dim", "mix_block_dim")
+    fields = {f: i for f, i in mapping.items() if f in _TEXT or f in _OPTIONAL_TEXT or f in _NUMBERS
               or f.startswith("pipe:")}
     names = [f"c{i}" for i in range(len(header))]
-    types = {f"c{i}": (pa.string() if f in _TEXT or f == "op_state" else pa.float64()) for f, i in fields.items()}
+    types = {f"c{i}": (pa.string() if f in _TEXT or f in _OPTIONAL_TEXT else pa.float64()) for f, i in fields.items()}
     invalid: list[int] = []
 
     def on_invalid(row) -> str:
@@ -126,6 +128,15 @@ class _Converter:
         for field in ("block_dim", "mix_block_dim"):
             getattr(table, field).extend(_mapped(column(field), self.ints) if field in self.fields else [None] * n)
         table.wait_us.extend(column("wait_us").to_pylist() if "wait_us" in self.fields else [None] * n)
+        if "start_us" in self.fields:
+            table.start_us.extend(column("start_us").to_pylist())
+        if "device_id" in self.fields:
+            table.device_id.extend(_mapped(column("device_id"), self.ints))
+        if "step_id" in self.fields:
+            table.step_id.extend(_mapped(column("step_id"), self.optional))
+        for field in ("aic_time_us", "aiv_time_us"):
+            if field in self.fields:
+                getattr(table, field).extend(_mapped(column(field), self.floats))
         table.duration_us.extend(durations.to_pylist())
         for key in table.pipe:
             table.pipe[key].extend(_mapped(column("pipe:" + key), self.floats))

@@ -46,15 +46,40 @@ class KernelTable:
     output_formats: list[str] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)  # optional: may stay empty (length 0)
     op_state: list[str | None] = field(default_factory=list)
+    start_us: list[float | None] = field(default_factory=list)  # task start, µs (local Unix time)
+    device_id: list[int | None] = field(default_factory=list)  # Device_id where the file records several
+    step_id: list[str | None] = field(default_factory=list)  # kernel_details "Step Id" (torch_npu schedules)
+    aic_time_us: list[float | None] = field(default_factory=list)  # busy time of the cube side (aicore_time)
+    aiv_time_us: list[float | None] = field(default_factory=list)  # busy time of the vector side (aiv_time)
     pipe: dict[str, list[float | None]] = field(default_factory=dict)  # PIPE_KEYS -> column
 
     def __len__(self) -> int:
         return len(self.duration_us)
 
+    def column(self, name: str) -> list | None:
+        """A column the source really had (listed in ``present``, or fully filled when nothing is listed)."""
+        values = getattr(self, name)
+        if len(values) != len(self):
+            return None
+        if self.present and name not in self.present:
+            return None
+        return values
+
     # Which optional columns the source file had at all (a missing column is not "all empty"):
     # e.g. {"op_state", "block_dim", "input_dtypes", "pipe", "wait_us"}. The builder only judges
     # from a column named here; a column that is not present may be left as an empty list.
     present: set[str] = field(default_factory=set)
+
+    def take(self, indices: list[int]) -> "KernelTable":
+        """A new table of the rows at ``indices`` (columns the source lacked stay empty)."""
+        part = KernelTable(present=set(self.present))
+        n = len(self)
+        for name in _LIST_COLUMNS:
+            column = getattr(self, name)
+            if len(column) == n:
+                setattr(part, name, [column[i] for i in indices])
+        part.pipe = {key: [column[i] for i in indices] for key, column in self.pipe.items()}
+        return part
 
     def extend(self, other: "KernelTable") -> None:
         """Append the rows of ``other`` (columns missing on one side are padded with empty values)."""
@@ -73,7 +98,8 @@ class KernelTable:
 _EMPTY: dict[str, Any] = {
     "name": "", "op_type": "", "task_type": "", "duration_us": 0.0, "wait_us": None, "block_dim": None,
     "mix_block_dim": None, "input_shapes": "", "input_dtypes": "", "input_formats": "", "output_formats": "",
-    "output_dtypes": "", "op_state": None,
+    "output_dtypes": "", "op_state": None, "start_us": None, "device_id": None, "step_id": None,
+    "aic_time_us": None, "aiv_time_us": None,
 }
 _LIST_COLUMNS: tuple[str, ...] = tuple(_EMPTY)
 

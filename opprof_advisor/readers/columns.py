@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from opprof_advisor.operators import COMMUNICATION_FAMILIES
 from opprof_advisor.readers.base import PIPE_KEYS
 
 #: KernelTable field -> header spellings (FORMATS.md §3.2, §4.3, §5.1). Compared after ``normalise_header``.
@@ -28,6 +29,8 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "output_dtypes": ("Output Data Types",),
     "op_state": ("OP State", "Op State"),
     "device_id": ("Device_id", "Device Id", "Device ID"),
+    "aic_time_us": ("aicore_time(us)", "aic_time(us)"),
+    "aiv_time_us": ("aiv_time(us)",),
     "step_id": ("Step Id", "Step ID"),
 }
 
@@ -115,3 +118,54 @@ def clean_optional(value: str) -> str | None:
     """Like ``clean_text`` but None for a missing value (e.g. OP State ``N/A``)."""
     text = clean_text(value)
     return text or None
+
+
+# ----------------------------------------------------------------------------------------------
+# Raw labels -> vocabulary
+# ----------------------------------------------------------------------------------------------
+
+#: Raw unit labels (op_summary Task Type, kernel_details Accelerator Core, msOpProf Op Type,
+#: timeline/task_time kernel types) -> vocabulary.UNITS (FORMATS.md §3.3).
+UNIT_OF_TASK_TYPE: dict[str, str] = {
+    "AI_CORE": "ai_core", "KERNEL_AICORE": "ai_core", "CUBE": "ai_core",
+    "AI_VECTOR_CORE": "ai_vector", "KERNEL_AIVEC": "ai_vector", "VECTOR": "ai_vector",
+    "MIX_AIC": "mix_aic", "MIX": "mix_aic", "MIX_AIV": "mix_aiv",
+    "AI_CPU": "ai_cpu", "KERNEL_AICPU": "ai_cpu", "AICPU": "ai_cpu",
+    "HCCL": "communication", "COMMUNICATION": "communication", "HCCL_AI_CPU": "communication",
+    "DSA_SQE": "dsa", "DSA": "dsa",
+    "DVPP": "other", "SDMA": "other", "SDMA_SQE": "other", "FFTS_PLUS": "other", "FUSION": "other",
+    "WRITE_BACK": "other", "PCIE_DMA_SQE": "other",
+}
+
+
+def unit_of(task_type: str, family: str | None, name: str = "") -> str:
+    """The vocabulary unit of one kernel, from its task type (the only column that says where it ran).
+
+    The name is used only for communication: HCCL work labelled AI_CPU / SDMA, or a level0 row whose
+    Accelerator Core is N/A, is still communication when its family or ``hcom_`` name says so.
+    """
+    communication = family in COMMUNICATION_FAMILIES or name.startswith("hcom_")
+    label = task_type.strip().upper()
+    if not label or label in ("N/A", "NA"):
+        return "communication" if communication else "unknown"
+    unit = UNIT_OF_TASK_TYPE.get(label, "other")
+    return "communication" if communication and unit in ("ai_cpu", "other") else unit
+
+
+_TRAILING_IDS = re.compile(r"(?:_+\d+)+_*$")
+_TRAILING_DIGITS = re.compile(r"(?<![Vv\d])\d+$")
+
+
+def op_type_from_name(name: str) -> str:
+    """Guess an op type from a kernel name when Type is not recorded (level0, timelines).
+
+    ``aclnnMm_MatMulCommon_MatMulV2`` -> MatMulV2, ``trans_TransData_17`` -> TransData,
+    ``Conv2DBackpropInput5`` -> Conv2DBackpropInput, ``hcom_allReduce__868_3_1`` -> hcom_allReduce.
+    """
+    text = _TRAILING_IDS.sub("", name.strip()).rstrip("_")
+    if text.startswith("hcom_"):
+        return text
+    if text.startswith("trans_"):
+        text = text[len("trans_"):]
+    text = text.rsplit("/", 1)[0].rsplit("_", 1)[-1]
+    return _TRAILING_DIGITS.sub("", text) or name

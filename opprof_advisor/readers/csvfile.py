@@ -318,7 +318,7 @@ def _check_required(path: Path, mapping: dict[str, int], required: tuple[str, ..
 
 
 #: Mapped columns the KernelTable has no place for (recognised, but not kept).
-_NOT_KEPT = frozenset({"start_us", "step_id", "device_id"})
+_NOT_KEPT: frozenset[str] = frozenset()
 
 
 class _ColumnBuilder:
@@ -361,6 +361,13 @@ class _ColumnBuilder:
             getattr(table, field).extend([None] * n if index is None else map(self.ints.__getitem__, raw[index]))
         wait = slot("wait_us")
         table.wait_us.extend([None] * n if wait is None else _floats_or_none(raw[wait]))
+        for field, parse in (("start_us", _floats_or_none), ("device_id", partial(map, self.ints.__getitem__)),
+                             ("step_id", partial(map, self.optional.__getitem__)),
+                             ("aic_time_us", partial(map, self.floats.__getitem__)),
+                             ("aiv_time_us", partial(map, self.floats.__getitem__))):
+            index = slot(field)
+            if index is not None:
+                getattr(table, field).extend(parse(raw[index]))
         table.duration_us.extend(self._durations(raw[slot("duration_us")]))
         for key in self.pipe_keys:
             table.pipe[key].extend(map(self.floats.__getitem__, raw[slot("pipe:" + key)]))

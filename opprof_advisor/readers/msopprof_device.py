@@ -64,6 +64,9 @@ _SKIP_DIRS = frozenset({"dump", "simulator", "ASCEND_PROFILER_OUTPUT", "FRAMEWOR
 MAX_DIRS = 400
 _MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
 _PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
+#: A side (cube or vector sub-cores) counts as working when its slowest sub-core is busy for at least
+#: this share of the other side's slowest (profile_builder judges idle sides the same way).
+WORKING_SIDE_SHARE = 0.25
 
 
 class MsopprofDeviceReader:
@@ -140,6 +143,7 @@ def read_launch(basic: Path) -> list[dict[str, Any]]:
                                hint="the msprof op run did not finish; run it again")
     companions = _companions(basic)
     pipe = _pipe_detail(companions.get("PipeUtilization"))
+    pipe.update(_memory_detail(companions, set(pipe.get("working_sides") or ("cube", "vector"))))
     chip_info = _find_basic_info_txt(basic.parent)
     launches = []
     for line, row in rows:
@@ -301,7 +305,7 @@ def _pipe_detail(path: Path | None) -> dict[str, Any]:
     times: dict[str, list[float]] = {"cube": [], "vector": []}
     blocks: dict[str, list[int]] = {"cube": [], "vector": []}
     subs: dict[str, list[str]] = {"cube": [], "vector": []}
-    ratios: dict[str, list[float]] = {k: [] for k in ratio_cols}
+    ratios: dict[str, list[tuple[float, float]]] = {k: [] for k in ratio_cols}  # (sub-core time, ratio)
     for n, (_, row) in enumerate(rows):
         for side, (prefix, time_col) in sides.items():
             t = _number(row[time_col]) if time_col is not None and time_col < len(row) else None
@@ -314,7 +318,7 @@ def _pipe_detail(path: Path | None) -> dict[str, Any]:
                 if key.startswith(prefix) or (prefix == "aic" and "_" not in key):
                     value = _number(_cell(row, col))
                     if value is not None:
-                        ratios[key].append(value)
+                        ratios[key].append((t, value))
     return _summarise_pipe(pipe_generation(header), times, blocks, subs, ratios)
 
 
@@ -323,7 +327,18 @@ def _cell(row: list[str], col: int | None) -> str | None:
 
 
 def _summarise_pipe(generation: str, times, blocks, subs, ratios) -> dict[str, Any]:
-    mean = {k: sum(v) / len(v) for k, v in ratios.items() if v}
+    # A kernel lasts as long as its busiest sub-cores, so each ratio is weighted by its sub-core's time;
+    # a side whose slowest sub-core is far below the other side's (the cube of a vector-only mix kernel)
+    # did no real work and its ratios are left out.
+    busy = {side: max(values) for side, values in times.items() if values}
+    top_busy = max(busy.values(), default=0.0)
+    working = {side for side, value in busy.items() if value >= WORKING_SIDE_SHARE * top_busy}
+    mean = {}
+    for key, pairs in ratios.items():
+        side = "vector" if key.startswith("aiv_") else "cube"
+        weight = sum(t for t, _ in pairs)
+        if pairs and side in working:
+            mean[key] = sum(t * v for t, v in pairs) / weight if weight else sum(v for _, v in pairs) / len(pairs)
     bound_pipe = {}
     for side, prefix in (("cube", "aic_"), ("vector", "aiv_")):
         side_keys = {k: v for k, v in mean.items() if k.startswith(prefix) or (side == "cube" and "_" not in k)}
@@ -334,14 +349,51 @@ def _summarise_pipe(generation: str, times, blocks, subs, ratios) -> dict[str, A
     return {
         "pipe_header": generation,
         "pipe_ratio": mean,
-        "pipe_ratio_max": {k: max(v) for k, v in ratios.items() if v},
+        "pipe_ratio_max": {k: max(v for _, v in pairs) for k, pairs in ratios.items() if pairs},
         "bound_pipe": bound_pipe,
         "bound": {"pipe": top, "ratio": mean[top]} if top else None,
+        "working_sides": sorted(working),
         "block_time_us": {s: times[s] for s in present},
         "block_ids": {s: blocks[s] for s in present},
         "sub_block_ids": {s: subs[s] for s in present},
         "imbalance": {s: block_imbalance(times[s], blocks[s], subs[s]) for s in present},
     }
+
+
+def _memory_detail(companions: dict[str, Path], working: set[str]) -> dict[str, Any]:
+    """UB bank conflicts (ResourceConflictRatio) and the L2 read hit rate (L2Cache) of the working sides."""
+    found: dict[str, Any] = {}
+    conflicts = companions.get("ResourceConflictRatio")
+    if conflicts is not None and "vector" in working:
+        header, rows = _read_msopprof_csv(conflicts)
+        index = {c: i for i, c in enumerate(header)}
+        weight = stalled = 0.0
+        for _, row in rows:
+            t = _number(_cell(row, index.get("aiv_time(us)")))
+            parts = [_number(_cell(row, index.get(c))) for c in ("aiv_vec_bankgroup_cflt_ratio", "aiv_vec_bank_cflt_ratio")]
+            if t is None or all(p is None for p in parts):
+                continue
+            weight += t
+            stalled += t * sum(p or 0.0 for p in parts)
+        if weight:
+            found["bank_conflict_ratio"] = stalled / weight
+    l2 = companions.get("L2Cache")
+    if l2 is not None:
+        header, rows = _read_msopprof_csv(l2)
+        index = {c: i for i, c in enumerate(header)}
+        hits = misses = 0.0
+        for prefix, side in (("aic", "cube"), ("aiv", "vector")):
+            if side not in working:
+                continue
+            for _, row in rows:
+                for port in ("r0", "r1"):
+                    hit = _number(_cell(row, index.get(f"{prefix}_{port}_read_cache_hit")))
+                    miss = _number(_cell(row, index.get(f"{prefix}_{port}_read_cache_miss_allocate")))
+                    if hit is not None and miss is not None:
+                        hits, misses = hits + hit, misses + miss
+        if hits + misses:
+            found["l2_read_hit_rate"] = hits / (hits + misses)
+    return found
 
 
 def block_imbalance(times: list[float], blocks: list[int], subs: list[str]) -> dict[str, Any]:
@@ -418,12 +470,8 @@ def _opprof_root(source: Path) -> str:
 
 
 def _notes(details: list[dict[str, Any]]) -> list[str]:
-    notes = ["cannot judge AI CPU fallback or communication: msprof op profiles single kernels "
-             "(collect a whole run with msprof or the torch_npu profiler)"]
+    # Whole-run questions, a missing PipeUtilization.csv and an unknown chip are noted by the builder,
+    # with remedies for msprof op; only what this reader alone can tell is said here.
     if not any(d["pipe_header"] for d in details):
-        notes.append("cannot judge pipe-bound class: PipeUtilization.csv is missing "
-                     "(collect with msprof op --aic-metrics=Default or PipeUtilization)")
-    if not any(d["chip"] for d in details):
-        notes.append("cannot judge block dim versus core count: dump/op_basic_info.txt with Run Soc Version "
-                     "is missing (keep the dump/ folder of the OPPROF output)")
-    return notes
+        return ["PipeUtilization.csv is missing from the OPPROF output (--aic-metrics did not include it)"]
+    return []

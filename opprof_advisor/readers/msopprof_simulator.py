@@ -419,9 +419,7 @@ def _time_gaps(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], cloc
 
 def _notes(cores: dict[str, dict[str, Any]], detail: dict[str, Any], gaps: list[str]) -> list[str]:
     notes = ["cannot judge device task duration: the simulator reports simulated core time only, without "
-             "launch overhead (profile on the device with `msprof op`)",
-             "cannot judge AI CPU fallback or communication: the simulator runs one kernel "
-             "(collect a whole run with msprof or the torch_npu profiler)"]
+             "launch overhead (profile on the device with `msprof op`)"]
     untraced = [name for name, c in cores.items() if not c["has_trace"]]
     if untraced:
         notes.append(f"cannot judge pipe busy time of {', '.join(untraced)}: no trace events for "

@@ -27,7 +27,9 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from opprof_advisor import steps
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 
@@ -170,7 +172,8 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
         _fill_pipe(con, table, gids, strings)
     _reorder(table, order)
     _fill_wait(table)
-    table.present = {f for c, f in _TEXT_COLUMNS.items() if c in cols} | {"duration_us", "wait_us"}
+    table.present = {f for c, f in _TEXT_COLUMNS.items() if c in cols} | {"duration_us", "wait_us", "start_us",
+                                                                          "device_id"}
     table.present |= {name for name, col in (("block_dim", block), ("mix_block_dim", mix)) if col}
     if "opState" in cols:
         table.present.add("op_state")
@@ -182,10 +185,12 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
         notes.append("cannot judge pipe-bound class: TASK_PMU_INFO has no pipe ratios (collect with aic-metrics "
                      "PipeUtilization and --aic-mode=task-based)")
     chip = _chip(con, tables)
-    return RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
-                      versions=_versions(con, path, tables, block), chip=chip,
-                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
-                      freq_mhz=_freq(con, tables))
+    raw = RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
+                     versions=_versions(con, path, tables, block), chip=chip,
+                     core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
+                     freq_mhz=_freq(con, tables))
+    _add_steps(raw, con, tables, path)
+    return raw
 
 
 class _Strings(dict):
@@ -333,6 +338,8 @@ def _fill_wait(table: KernelTable) -> None:
     """op_summary's rule where no waitNs was stored: gap since the previous task on the same device."""
     starts, devices = table.start_ns, table.device  # type: ignore[attr-defined]
     del table.start_ns, table.device  # type: ignore[attr-defined]
+    table.start_us = [start / 1000.0 for start in starts]
+    table.device_id = devices
     if None not in table.wait_us:
         return
     ends = [s + round(d * 1000) for s, d in zip(starts, table.duration_us)]
@@ -366,6 +373,107 @@ def _chip(con: sqlite3.Connection, tables: set[str]) -> str | None:
         return None
     names = sorted({r[0] for r in con.execute("SELECT name FROM NPU_INFO") if r[0]})
     return "/".join(names) or None
+
+
+# ------------------------------------------------------------------------------------------------
+# Steps
+# ------------------------------------------------------------------------------------------------
+
+#: OVERLAP_ANALYSIS.type -> step_trace_time column. The msprof overlap assembler writes the four kinds
+#: in this order (Computing, Communication, Communication(Not Overlapped), Free); on the real torch_npu
+#: level1 DB the sums per type equal analysis.db StepTraceTime to the nanosecond.
+OVERLAP_TYPES = {0: "Computing", 1: "Communication", 2: "Communication(Not Overlapped)", 3: "Free"}
+#: analysis.db StepTraceTime column -> step_trace_time column.
+_ANALYSIS_COLUMNS = {"computing": "Computing", "communication_not_overlapped": "Communication(Not Overlapped)",
+                     "overlapped": "Overlapped", "communication": "Communication", "free": "Free", "stage": "Stage",
+                     "bubble": "Bubble", "preparing": "Preparing"}
+#: The step split of two tables of one export may differ by this much before a note says so.
+STEP_AGREEMENT = 0.03
+
+
+def _add_steps(raw: RawProfile, con: sqlite3.Connection, tables: set[str], path: Path) -> None:
+    """The export's own step split (OVERLAP_ANALYSIS, else analysis.db StepTraceTime) and its step windows."""
+    windows = _step_windows(con, tables)
+    if windows:
+        raw.extra["step_windows"] = windows
+    analysis = _analysis_steps(path)
+    overlap = _overlap_steps(con, tables, windows)
+    chosen = overlap or analysis
+    if chosen:
+        raw.extra["steps"] = chosen
+        raw.extra["step_source"] = "OVERLAP_ANALYSIS" if overlap else "analysis.db StepTraceTime"
+    if overlap and analysis:
+        ours, theirs = steps.total(overlap), steps.total(analysis)
+        for field in ("computing_us", "exposed_us", "free_us"):
+            a, b = getattr(ours, field), getattr(theirs, field)
+            if max(a, b) and abs(a - b) > STEP_AGREEMENT * max(a, b):
+                raw.notes.append(f"the step split of OVERLAP_ANALYSIS and analysis.db StepTraceTime differ "
+                                 f"({field[:-3]} {a:.1f} vs {b:.1f} us); the first is used")
+                break
+
+
+def _step_windows(con: sqlite3.Connection, tables: set[str]) -> list[tuple[str, float, float]]:
+    if "STEP_TIME" not in tables or not {"id", "startNs", "endNs"} <= set(_columns(con, "STEP_TIME")):
+        return []
+    rows = con.execute("SELECT id, startNs, endNs FROM STEP_TIME WHERE endNs > startNs ORDER BY startNs").fetchall()
+    return [(str(step), int(start) / 1000.0, int(end) / 1000.0) for step, start, end in rows]
+
+
+def _overlap_steps(con: sqlite3.Connection, tables: set[str],
+                   windows: list[tuple[str, float, float]]) -> list[StepSplit]:
+    if "OVERLAP_ANALYSIS" not in tables or not {"startNs", "endNs", "type"} <= set(_columns(con, "OVERLAP_ANALYSIS")):
+        return []
+    rows = con.execute("SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS WHERE endNs >= startNs").fetchall()
+    groups: dict[str | None, list[tuple[int, int, int]]] = {}
+    for start, end, kind in rows:
+        groups.setdefault(_window_of(windows, start / 1000.0), []).append((start, end, kind))
+    found = []
+    for step, items in groups.items():
+        totals = {column: 0.0 for column in OVERLAP_TYPES.values()}
+        for start, end, kind in items:
+            if kind in OVERLAP_TYPES:
+                totals[OVERLAP_TYPES[kind]] += (end - start) / 1000.0
+        totals["Stage"] = (max(e for _, e, _ in items) - min(s for s, _, _ in items)) / 1000.0
+        split = steps.from_trace_row(step, totals)
+        if split is not None:
+            found.append(split)
+    return sorted(found, key=lambda s: steps._step_key(s.step))
+
+
+def _window_of(windows: list[tuple[str, float, float]], start_us: float) -> str | None:
+    for step, lo, hi in windows:
+        if lo <= start_us < hi:
+            return step
+    return None
+
+
+def _analysis_steps(db: Path) -> list[StepSplit]:
+    """torch_npu's analysis.db StepTraceTime beside the DB (communication scenes), read-only."""
+    analysis = db.parent / "analysis.db"
+    if not analysis.is_file() or not _is_sqlite(analysis):
+        return []
+    try:
+        con = sqlite3.connect(analysis.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        if "StepTraceTime" not in _tables(con):
+            return []
+        cols = _columns(con, "StepTraceTime")
+        wanted = [c for c in cols if c in _ANALYSIS_COLUMNS]
+        rows = con.execute(f"SELECT {', '.join(['step'] if 'step' in cols else ['NULL'])}, "
+                           f"{', '.join(wanted)} FROM StepTraceTime").fetchall()
+    except sqlite3.DatabaseError:
+        return []
+    finally:
+        con.close()
+    found = []
+    for step, *values in rows:
+        numbers = {_ANALYSIS_COLUMNS[c]: float(v) for c, v in zip(wanted, values) if isinstance(v, (int, float))}
+        split = steps.from_trace_row(None if step in (None, "") else str(step), numbers)
+        if split is not None:
+            found.append(split)
+    return found
 
 
 def _freq(con: sqlite3.Connection, tables: set[str]) -> float | None:

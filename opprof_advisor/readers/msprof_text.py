@@ -132,7 +132,30 @@ class MsprofTextReader:
         raw.core_counts.update(counts)
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
+        return split_devices(raw)
+
+
+def split_devices(raw: RawProfile) -> RawProfile:
+    """A profile holding several Device_id values becomes one rank per device (never merged silently)."""
+    from opprof_advisor.readers.multirank import merge_ranks, rank_summary
+
+    devices = raw.kernels.column("device_id")
+    distinct = sorted({d for d in devices or [] if d is not None})
+    if len(distinct) < 2:
         return raw
+    parts, summaries = [], []
+    for device in distinct:
+        part = RawProfile(path=raw.path, format=raw.format, versions=dict(raw.versions), chip=raw.chip,
+                          core_counts=dict(raw.core_counts), freq_mhz=raw.freq_mhz,
+                          kernels=raw.kernels.take([i for i, d in enumerate(devices) if d == device]))
+        parts.append(part)
+        summaries.append(rank_summary(f"device{device}", f"{raw.path} (Device_id {device})", part))
+    notes = list(raw.notes) + [f"{len(distinct)} devices in one profile ({', '.join(map(str, distinct))}): "
+                               "each is shown as a rank; op types and symptoms cover all of them"]
+    merged = merge_ranks(Path(raw.path), parts, summaries, notes)
+    merged.versions["ranks"] = str(len(distinct))
+    merged.extra.update({k: v for k, v in raw.extra.items() if k not in merged.extra})
+    return merged
 
 
 def _read_all(files: list[Path], progress: Progress | None, notes: list[str]) -> KernelTable:

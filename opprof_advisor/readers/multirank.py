@@ -2,8 +2,15 @@
 
 Each rank is read by its own reader in a process pool (CSV parsing is CPU bound and the GIL would
 serialise threads); the kernel tables are concatenated so op types and symptoms cover the whole
-job, and every rank's device time is kept so the slowest rank can be named. A rank that cannot be
-read is named with its error; the readable ranks are still reported.
+job. Every rank keeps its own summary: device time and its step split (computing, exposed
+communication, free), so the slow rank can be named by what it *computes* — in a data-parallel job
+the fast ranks wait inside AllReduce, so device time is nearly equal everywhere. Ranks are labelled
+``rank<rank_id>`` from profiler_info*.json, else by their folder name. A rank that cannot be read is
+named with its error; the readable ranks are still reported.
+
+Ranks of different jobs are refused with one line naming them: the ranks of one job profile the same
+steps at the same time, so their task windows overlap (``SAME_JOB_GAP_S``). One op_summary holding
+several Device_id values (a multi-device PROF folder) is split into one rank per device too.
 """
 
 from __future__ import annotations
@@ -12,14 +19,20 @@ import os
 import re
 from pathlib import Path
 
-from opprof_advisor.errors import AdvisorError, MalformedProfile
+from opprof_advisor import steps
+from opprof_advisor.errors import AdvisorError, MalformedProfile, ProfileError
+from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.columns import op_type_from_name, unit_of
 
 RANK_DIR = re.compile(r"_ascend_(?:pt|ms)$")
 #: Below this many bytes of kernel CSVs in total, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
 #: Worker processes (the target machines have few cores; each worker holds one rank in memory).
 MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
+#: Two ranks whose task windows are further apart than this belong to different runs (hosts of one
+#: job agree on the time to far better than a minute; separate runs are hours or days apart).
+SAME_JOB_GAP_S = 60.0
 
 
 def rank_dirs(path: Path) -> list[Path]:
@@ -32,7 +45,10 @@ def rank_dirs(path: Path) -> list[Path]:
         return []
 
 
-def _rank_name(path: Path) -> str:
+def _rank_name(path: Path, raw: RawProfile | None = None) -> str:
+    rank_id = (raw.versions.get("rank_id") if raw is not None else None) or ""
+    if rank_id.strip().lstrip("-").isdigit() and int(rank_id) >= 0:
+        return f"rank{int(rank_id)}"
     match = re.search(r"rank_?(\d+)", path.name)
     return f"rank{match.group(1)}" if match else path.name
 
@@ -71,8 +87,7 @@ class MultiRankReader:
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         ranks = rank_dirs(path)
         results = self._read_all(ranks, progress)
-        table = KernelTable()
-        summaries, notes, versions = [], [], {}
+        summaries, notes = [], []
         readable = [(rank, raw) for rank, (raw, _) in zip(ranks, results) if raw is not None]
         for rank, (raw, error) in zip(ranks, results):
             if raw is None:
@@ -80,25 +95,19 @@ class MultiRankReader:
                 notes.append(f"rank {_rank_name(rank)} not read: {error}")
         if not readable:
             raise MalformedProfile(f"none of the {len(ranks)} ranks could be read ({notes[0]})", path=path)
-        core_counts: dict[str, int] = {}
+        check_same_job(path, [(str(rank), raw) for rank, raw in readable])
         for rank, raw in readable:
-            summaries.append({"rank": _rank_name(rank), "path": str(rank),
-                              "device_time_us": round(sum(raw.kernels.duration_us), 3), "error": None})
-            table.extend(raw.kernels)
-            notes.extend(raw.notes)
-            for key, value in raw.versions.items():
-                if key != "rank_id":
-                    versions.setdefault(key, value)
-            core_counts = core_counts or raw.core_counts
-        summaries.sort(key=lambda s: s["rank"])
-        merged = RawProfile(path=str(path), format=self.name, kernels=table, versions=versions,
-                            core_counts=core_counts, notes=notes, chip=readable[0][1].chip,
-                            freq_mhz=next((raw.freq_mhz for _, raw in readable if raw.freq_mhz), None))
+            summaries.append(rank_summary(_rank_name(rank, raw), str(rank), raw))
+        labels = [s["rank"] for s in summaries]
+        duplicates = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicates:
+            notes.append(f"several folders report the same rank ({', '.join(duplicates)}): each is shown by its "
+                         "folder")
+            for summary in summaries:
+                if summary["rank"] in duplicates:
+                    summary["rank"] = Path(summary["path"]).name
+        merged = merge_ranks(path, [raw for _, raw in readable], summaries, notes)
         merged.versions["ranks"] = str(len(ranks))
-        merged.extra["ranks"] = summaries
-        raws = [raw for _, raw in readable]
-        merged.extra["step_trace"] = _mean_over_ranks(raws, "step_trace")
-        merged.extra["communication"] = _mean_over_ranks(raws, "communication")
         return merged
 
     def _read_all(self, ranks: list[Path], progress: Progress | None) -> list[tuple[RawProfile | None, str | None]]:
@@ -119,6 +128,111 @@ class MultiRankReader:
                 if progress is not None:
                     progress(done + 1, len(names))
             return results
+
+
+def merge_ranks(path: Path, raws: list[RawProfile], summaries: list[dict], notes: list[str]) -> RawProfile:
+    """One job from its ranks: the kernels concatenated, each rank's summary, the typical rank's step split."""
+    table = KernelTable()
+    versions: dict[str, str] = {}
+    core_counts: dict[str, int] = {}
+    for raw in raws:
+        table.extend(raw.kernels)
+        notes.extend(n for n in raw.notes if n not in notes)
+        for key, value in raw.versions.items():
+            if key != "rank_id":
+                versions.setdefault(key, value)
+        core_counts = core_counts or raw.core_counts
+    summaries.sort(key=lambda s: _natural(s["rank"]))
+    merged = RawProfile(path=str(path), format="multi-rank", kernels=table, versions=versions,
+                        core_counts=core_counts, notes=notes, chip=raws[0].chip,
+                        freq_mhz=next((raw.freq_mhz for raw in raws if raw.freq_mhz), None))
+    merged.extra["ranks"] = summaries
+    merged.extra["rank_format"] = raws[0].format
+    # the job's split is that of a typical rank: per-rank splits summed would count the wall time N times
+    splits = [steps.total(rank_steps(raw)) for raw in raws]
+    typical = steps.mean([s for s in splits if s is not None])
+    if typical is not None:
+        merged.extra["steps"] = [typical]
+        merged.extra["step_source"] = f"mean of {sum(1 for s in splits if s)} ranks' step splits"
+    merged.extra["communication"] = _mean_over_ranks(raws, "communication")
+    return merged
+
+
+def _natural(label: str) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
+
+
+def rank_steps(raw: RawProfile) -> list:
+    """A rank's step split: its producer's table, else computed from its task intervals."""
+    if raw.extra.get("steps"):
+        return raw.extra["steps"]
+    table = raw.kernels
+    starts = table.column("start_us")
+    if starts is None or not len(table) or any(s is None for s in starts):
+        return []
+    return steps.from_intervals(starts, table.duration_us, _communication_mask(table),
+                                windows=raw.extra.get("step_windows"))
+
+
+def _communication_mask(table: KernelTable) -> list[bool]:
+    names = table.name if len(table.name) == len(table) else [""] * len(table)
+    ops = table.op_type if len(table.op_type) == len(table) else [""] * len(table)
+    tasks = table.task_type if len(table.task_type) == len(table) else [""] * len(table)
+    cache: dict[tuple[str, str, str], bool] = {}
+    mask = []
+    for name, op, task in zip(names, ops, tasks):
+        key = (name if name.startswith("hcom_") else "", op, task)
+        hit = cache.get(key)
+        if hit is None:
+            op_type = op or op_type_from_name(name)
+            hit = cache[key] = unit_of(task, canonical_family(op_type), op_type or name) == "communication"
+        mask.append(hit)
+    return mask
+
+
+def rank_summary(label: str, path: str, raw: RawProfile) -> dict:
+    """What the rank table shows: device time and the rank's split (computing, exposed, free, stage)."""
+    total = steps.total(rank_steps(raw))
+    device = round(sum(raw.kernels.duration_us), 3)
+    if total is None:
+        comm = sum(d for d, c in zip(raw.kernels.duration_us, _communication_mask(raw.kernels)) if c)
+        computing, exposed, free, stage = round(device - comm, 3), None, None, None
+    else:
+        computing, exposed, free, stage = (round(v, 3) for v in (total.computing_us, total.exposed_us,
+                                                                  total.free_us, total.stage_us))
+    return {"rank": label, "path": path, "device_time_us": device, "error": None, "computing_us": computing,
+            "exposed_us": exposed, "free_us": free, "stage_us": stage}
+
+
+def check_same_job(path: Path, ranks: list[tuple[str, RawProfile]]) -> None:
+    """Refuse ranks whose task windows are far apart: they come from different runs."""
+    windows = []
+    for name, raw in ranks:
+        starts = raw.kernels.column("start_us")
+        if starts is None or not starts or any(s is None for s in starts):
+            continue
+        ends = [s + d for s, d in zip(starts, raw.kernels.duration_us)]
+        windows.append((min(starts), max(ends), name))
+    if len(windows) < 2:
+        return
+    windows.sort()
+    latest_end, latest_name = windows[0][1], windows[0][2]
+    for start, end, name in windows[1:]:
+        if start - latest_end > SAME_JOB_GAP_S * 1e6:
+            apart = (start - latest_end) / 1e6
+            raise ProfileError(f"the rank folders come from different runs: {Path(name).name} starts "
+                               f"{_duration(apart)} after {Path(latest_name).name} ends", path=path,
+                               hint="point advisor at the folder of one job's ranks, or at one rank")
+        if end > latest_end:
+            latest_end, latest_name = end, name
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 86400:
+        return f"{seconds / 86400:.0f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 60:.0f} minutes"
 
 
 def _mean_over_ranks(raws: list[RawProfile], key: str) -> dict[str, float]:

@@ -17,13 +17,14 @@ What is taken from the Chrome-trace array (processes found by their ``process_na
   threads hold their sub-tasks and are skipped. Without an HCCL process, ``hcom_*`` hardware tasks
   are the communication ops.
 * "Overlap Analysis" threads Computing / Communication / Communication(Not Overlapped) / Free,
-  summed into ``extra["step_trace"]`` (the same columns as step_trace_time.csv; on the level1
-  sample both agree to 0.01 µs).
+  summed into one step split (``extra["steps"]``, the same columns as step_trace_time.csv; on the
+  level1 sample both agree to 0.01 µs). Stage is first to last of those events, as torch_npu
+  computes it.
 
 Unit: the timeline says ``AI_CORE`` for AI Vector kernels too (FORMATS.md §3.3), so only task types
 that name the unit unambiguously are kept as ``task_type`` (``UNIT_TASK_TYPES``: AI CPU, DSA);
 every other compute kernel has an unknown unit and the profile says so in a note.
-Op type: derived from the kernel name (``profile_builder.op_type_from_name``: the last ``_`` token
+Op type: derived from the kernel name (``readers.columns.op_type_from_name``: the last ``_`` token
 without launch ids; on the two 2025 real kernel_details files it gives the Type column, or its
 family, for every compute kernel; on the 2023 file for 463 of 591).
 Wait time: the gap since the end of the previous kept task on the same stream (thread); on the
@@ -43,7 +44,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from opprof_advisor import steps
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
@@ -304,7 +307,7 @@ def _table(compute: list[_Event], comm: list[_Event], path: Path) -> KernelTable
                        key=lambda item: item[0])
     except ValueError:
         raise MalformedProfile("a task has a non-numeric ts", path=path, hint=COLLECT) from None
-    table = KernelTable(present={"wait_us"})
+    table = KernelTable(present={"wait_us", "start_us"})
     previous_end: dict[tuple[bool, object], int] = {}
     for start, comm_side, event in timed:
         end = previous_end.get((comm_side, event[1]))
@@ -313,28 +316,36 @@ def _table(compute: list[_Event], comm: list[_Event], path: Path) -> KernelTable
         table.op_type.append(torch_op_type(event[2]))
         table.task_type.append("COMMUNICATION" if comm_side else UNIT_TASK_TYPES.get(event[5].upper(), ""))
         table.duration_us.append(float(event[4]))
+        table.start_us.append(start / 1000.0)
         table.wait_us.append(None if end is None else max(0, start - end) / 1000)
     return table
 
 
 def torch_op_type(name: str) -> str:
     """Op type of a kernel name (the builder's rule: ``aclnnMm_MatMulCommon_MatMulV2`` -> MatMulV2)."""
-    from opprof_advisor.profile_builder import op_type_from_name
+    from opprof_advisor.readers.columns import op_type_from_name
 
     return op_type_from_name(name)
 
 
-def _step_trace(collected: _Collected) -> dict[str, float]:
+def _step_split(collected: _Collected) -> StepSplit | None:
+    """The "Overlap Analysis" events summed into one step (torch_npu's own rule for step_trace_time)."""
     pids = [pid for pid, name in collected.process.items() if name == OVERLAP]
-    if not pids:
-        return {}
-    totals = {name: 0.0 for (pid, _), name in collected.thread.items() if pid in pids}
+    totals: dict[str, float] = {}
+    first, last = None, None
     for pid in pids:
         for event in collected.events.get(pid, []):
             name = collected.thread.get((pid, event[1]))
-            if name is not None and isinstance(event[4], (int, float)):
-                totals[name] = totals.get(name, 0.0) + event[4]
-    return totals if "Communication(Not Overlapped)" in totals else {}
+            if name is None or not isinstance(event[4], (int, float)):
+                continue
+            totals[name] = totals.get(name, 0.0) + event[4]
+            start = _ns(event[3]) / 1000.0
+            first = start if first is None else min(first, start)
+            last = start + event[4] if last is None else max(last, start + event[4])
+    if not totals.keys() & {"Computing", "Communication(Not Overlapped)"}:
+        return None
+    totals.setdefault("Stage", (last or 0.0) - (first or 0.0))
+    return steps.from_trace_row(None, totals)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -369,9 +380,9 @@ class TimelineReader:
         raw.notes.extend([DERIVED_NOTE, UNIT_NOTE])
         raw.extra["op_type_derived"] = True
         raw.extra["timeline_task_types"] = dict(Counter(e[5] for e in compute))
-        step_trace = _step_trace(collected)
-        if step_trace:
-            raw.extra["step_trace"] = step_trace
+        split = _step_split(collected)
+        if split is not None:
+            raw.extra["steps"], raw.extra["step_source"] = [split], "timeline Overlap Analysis"
         root = _run_root(files[0])
         raw.versions.update(read_profiler_info(root, raw.notes))
         counts, raw.freq_mhz = read_device_info(root)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from opprof_advisor import steps
 from opprof_advisor.errors import AdvisorError
+from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.msprof_text import read_device_info
@@ -51,9 +53,9 @@ class TorchNpuTextReader:
         raw.versions.update(read_profiler_info(root, notes))
         counts, raw.freq_mhz = read_device_info(root)
         raw.core_counts.update(counts)
-        step_trace = read_step_trace(out / "step_trace_time.csv", notes)
-        if step_trace:
-            raw.extra["step_trace"] = step_trace
+        split = read_step_trace(out / "step_trace_time.csv", notes)
+        if split:
+            raw.extra["steps"], raw.extra["step_source"] = split, "step_trace_time.csv"
         communication = read_communication(out / "communication.json", notes)
         if communication:
             raw.extra["communication"] = communication
@@ -86,22 +88,33 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
     return versions
 
 
-def read_step_trace(path: Path, notes: list[str]) -> dict[str, float]:
-    """Columns of step_trace_time.csv summed over steps (µs); {} when the file is absent or unusable."""
+def read_step_trace(path: Path, notes: list[str]) -> list[StepSplit]:
+    """The steps of step_trace_time.csv (µs); [] when the file is absent or unusable.
+
+    Several Device_id rows of one step (a file written for more than one device) are averaged: the
+    split describes the typical device, and the step's wall time is not counted once per device.
+    """
     if not path.is_file():
-        return {}
+        return []
     try:
         header, rows = csvfile.read_rows(path)
     except AdvisorError as exc:
         notes.append(f"ignored {path}: {exc.message}")
-        return {}
-    totals: dict[str, float] = {}
-    for position, column in enumerate(header):
-        if column in ("Device_id", "Step"):
-            continue
-        values = [_number(row[position]) for row in rows if position < len(row)]
-        totals[column] = sum(v for v in values if v is not None)
-    return totals
+        return []
+    by_step: dict[str | None, list[StepSplit]] = {}
+    for row in rows:
+        cells = dict(zip(header, row))
+        values = {column: _number(cells[column]) for column in steps.TRACE_COLUMNS if column in cells}
+        step = (cells.get("Step") or "").strip() or None
+        split = steps.from_trace_row(step, values)
+        if split is not None:
+            by_step.setdefault(step, []).append(split)
+    found = []
+    for step, splits in by_step.items():
+        typical = splits[0] if len(splits) == 1 else steps.mean(splits)
+        typical.step = step
+        found.append(typical)
+    return found
 
 
 #: communication.json "Communication Time Info" fields summed by read_communication (ms).
@@ -156,8 +169,8 @@ def read_op_statistic(path: Path, notes: list[str]) -> list[dict[str, str]]:
     return [dict(zip(header, row)) for row in rows]
 
 
-def _number(text: str) -> float | None:
+def _number(text: str | None) -> float | None:
     try:
-        return float(text)
-    except ValueError:
+        return float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
         return None

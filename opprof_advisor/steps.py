@@ -1,0 +1,184 @@
+"""The step split: where each step's wall time goes (computing, exposed communication, free).
+
+An Ascend engineer reads a profile top-down, and the first question is where the step goes. The
+producers answer it in their own tables, which are used when present:
+
+* torch_npu ``step_trace_time.csv`` (and msprof-analyze's ``cluster_step_trace_time.csv``): one row
+  per step (and device / rank) with Computing, Communication(Not Overlapped), Overlapped,
+  Communication, Free, Stage, Bubble, Preparing in µs. torch_npu derives them from the timeline's
+  "Overlap Analysis" events (``_trace_step_time_parser.py``): Stage is the wall time from the first to
+  the last of those events in the step (minus Bubble), and Computing + Communication(Not Overlapped)
+  + Free = Stage.
+* the torch_npu DB's ``OVERLAP_ANALYSIS`` table (type 0 computing, 1 communication, 2 communication
+  not overlapped, 3 free; on the real level1 DB its sums equal analysis.db ``StepTraceTime`` exactly),
+  split into steps by ``STEP_TIME``;
+* the timeline's "Overlap Analysis" process.
+
+Otherwise the split is computed here from the kernels' own intervals (start + duration), the same
+way: computing = the union of compute kernels, communication = the union of communication ops,
+exposed = communication not covered by computing, stage = first start to last end, free = stage
+minus everything busy. Steps are the ``Step Id`` column where the file has one, or the producer's
+step windows, else the whole window is one step.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
+from typing import Any
+
+from opprof_advisor.models import StepSplit
+
+#: step_trace_time.csv column -> StepSplit field (FORMATS.md §4.4).
+TRACE_COLUMNS: dict[str, str] = {
+    "Computing": "computing_us",
+    "Communication": "communication_us",
+    "Communication(Not Overlapped)": "exposed_us",
+    "Overlapped": "overlapped_us",
+    "Free": "free_us",
+    "Stage": "stage_us",
+    "Bubble": "bubble_us",
+    "Preparing": "preparing_us",
+}
+
+
+def from_trace_row(step: str | None, values: dict[str, float | None]) -> StepSplit | None:
+    """One step from step_trace_time-style columns (µs); None when the row has no usable figure."""
+    fields = {field: values.get(column) for column, field in TRACE_COLUMNS.items()}
+    if fields["computing_us"] is None and fields["exposed_us"] is None:
+        return None
+    split = StepSplit(step=step, **{k: v for k, v in fields.items() if v is not None})
+    if "Overlapped" not in values and split.communication_us:
+        split.overlapped_us = max(0.0, split.communication_us - split.exposed_us)
+    if not split.stage_us:
+        split.stage_us = split.computing_us + split.exposed_us + split.free_us
+    return split
+
+
+def total(steps: Sequence[StepSplit]) -> StepSplit | None:
+    """The steps summed (one StepSplit with ``step=None``), or None without steps."""
+    if not steps:
+        return None
+    summed = StepSplit(step=None)
+    for field in ("computing_us", "communication_us", "exposed_us", "overlapped_us", "free_us", "stage_us"):
+        setattr(summed, field, sum(getattr(s, field) for s in steps))
+    for field in ("bubble_us", "preparing_us"):
+        values = [getattr(s, field) for s in steps if getattr(s, field) is not None]
+        setattr(summed, field, sum(values) if values else None)
+    gaps = [s.largest_gap_us for s in steps if s.largest_gap_us is not None]
+    summed.largest_gap_us = max(gaps) if gaps else None
+    return summed
+
+
+def mean(splits: Sequence[StepSplit]) -> StepSplit | None:
+    """The mean of several splits (e.g. the typical rank of a job), or None."""
+    summed = total(splits)
+    if summed is None:
+        return None
+    for field in ("computing_us", "communication_us", "exposed_us", "overlapped_us", "free_us", "stage_us"):
+        setattr(summed, field, getattr(summed, field) / len(splits))
+    for field in ("bubble_us", "preparing_us"):
+        if getattr(summed, field) is not None:
+            setattr(summed, field, getattr(summed, field) / len(splits))
+    return summed
+
+
+# ----------------------------------------------------------------------------------------------
+# From intervals
+# ----------------------------------------------------------------------------------------------
+
+
+def from_intervals(starts: Sequence[float], durations: Sequence[float], is_comm: Sequence[bool],
+                   steps: Sequence[str | None] | None = None,
+                   windows: Sequence[tuple[str, float, float]] | None = None) -> list[StepSplit]:
+    """Step splits computed from task intervals (µs); ``steps`` names each task's step, or ``windows``
+    (step id, start, end) assign tasks by their start; neither → one step for the whole window."""
+    groups: dict[str | None, list[int]] = {}
+    if steps is not None:
+        for index, step in enumerate(steps):
+            groups.setdefault(step or None, []).append(index)
+    elif windows:
+        ordered = sorted(windows, key=lambda w: w[1])
+        bounds = [w[1] for w in ordered]
+        for index, start in enumerate(starts):
+            position = bisect_right(bounds, start) - 1
+            if position >= 0 and start < ordered[position][2]:
+                groups.setdefault(ordered[position][0], []).append(index)
+    else:
+        groups[None] = list(range(len(starts)))
+    found = []
+    for step, indices in groups.items():
+        if not indices:
+            continue
+        compute = _union((starts[i], starts[i] + durations[i]) for i in indices if not is_comm[i])
+        comm = _union((starts[i], starts[i] + durations[i]) for i in indices if is_comm[i])
+        computing, communication = _length(compute), _length(comm)
+        exposed = communication - _overlap(comm, compute)
+        busy = _union(compute + comm)
+        stage = busy[-1][1] - busy[0][0]
+        gap = max((b[0] - a[1] for a, b in zip(busy, busy[1:])), default=0.0)
+        found.append(StepSplit(step=step, computing_us=computing, communication_us=communication,
+                               exposed_us=exposed, overlapped_us=communication - exposed,
+                               free_us=max(0.0, stage - computing - exposed), stage_us=stage, largest_gap_us=gap))
+    found.sort(key=lambda s: _step_key(s.step))
+    return found
+
+
+def _step_key(step: str | None) -> tuple[int, float, str]:
+    if step is None:
+        return (0, 0.0, "")
+    try:
+        return (1, float(step), step)
+    except ValueError:
+        return (2, 0.0, step)
+
+
+def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Disjoint, sorted intervals covering the same time as ``intervals``."""
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _length(intervals: Sequence[tuple[float, float]]) -> float:
+    return sum(end - start for start, end in intervals)
+
+
+def _overlap(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
+    """Length of the intersection of two disjoint sorted interval lists."""
+    if not a or not b:
+        return 0.0
+    b_starts = [s for s, _ in b]
+    covered = list(accumulate((e - s for s, e in b), initial=0.0))  # covered[j] = length of b[:j]
+
+    def covered_until(x: float) -> float:
+        j = bisect_right(b_starts, x) - 1
+        if j < 0:
+            return 0.0
+        return covered[j] + min(x, b[j][1]) - b[j][0]
+
+    return sum(covered_until(end) - covered_until(start) for start, end in a)
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON
+# ----------------------------------------------------------------------------------------------
+
+
+def split_to_json(split: StepSplit) -> dict[str, Any]:
+    """One split with its shares of the stage (the step's wall time)."""
+    doc: dict[str, Any] = {"step": split.step}
+    for field in ("stage_us", "computing_us", "communication_us", "exposed_us", "overlapped_us", "free_us",
+                  "bubble_us", "preparing_us", "largest_gap_us"):
+        value = getattr(split, field)
+        doc[field] = None if value is None else round(value, 3)
+    stage = split.stage_us
+    doc["shares"] = {name: round(getattr(split, f"{name}_us") / stage, 6) if stage else None
+                     for name in ("computing", "exposed", "free")}
+    return doc
