@@ -90,6 +90,11 @@ class Kernels:
     def share(self, time_us: float) -> float:
         return time_us / self.device_time if self.device_time else 0.0
 
+    def step_share(self, time_us: float) -> float:
+        """Share of the step's wall time (of device time when there is no step split)."""
+        stage = self.step_total.stage_us if self.step_total else 0.0
+        return time_us / stage if stage else self.share(time_us)
+
     def compute_share(self, time_us: float) -> float:
         return time_us / self.compute_time if self.compute_time else 0.0
 
@@ -140,7 +145,6 @@ def build_profile(raw: RawProfile) -> Profile:
     for check in symptoms.CHECKS:
         check(ctx)
     _note_unjudged(ctx)
-    _note_ranks(ctx)
     profile.symptoms = ctx.symptoms
     profile.notes = list(dict.fromkeys(ctx.notes))
     return profile
@@ -305,15 +309,6 @@ def _note_unjudged(ctx: Kernels) -> None:
 
 def _rank_summaries(raw: RawProfile) -> list[RankSummary]:
     return [RankSummary(**rank) for rank in raw.extra.get("ranks") or []]
-
-
-def _note_ranks(ctx: Kernels) -> None:
-    timed = [r for r in ctx.ranks if r.computing_us is not None]
-    if len(timed) >= 2:
-        slowest = max(timed, key=lambda r: r.computing_us)
-        device = f", device time {slowest.device_time_us:.1f} us" if slowest.device_time_us is not None else ""
-        ctx.notes.append(f"slowest rank by computation: {slowest.rank} with {slowest.computing_us:.1f} us of "
-                         f"computing{device} (of {len(ctx.ranks)} ranks)")
 
 
 # ----------------------------------------------------------------------------------------------

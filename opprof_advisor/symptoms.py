@@ -102,6 +102,11 @@ WARMUP_MIN_STEPS = 3
 #: slow_rank: the slowest rank computes longer than the fastest by this share of the step
 #: (msprof-analyze's slow-rank / slow-link analyzers flag a gap ratio above 5 %, KB-AUDIT §3.1).
 SLOW_RANK_GAP = 0.05
+#: slow_link: a rank's bandwidth on one transport below this share of the median rank's, for links that
+#: carried at least SLOW_LINK_MIN_MB per rank (this project's threshold; small transfers are latency, not
+#: bandwidth). msprof-analyze's slow-link analyzer compares the same per-transport bandwidths.
+SLOW_LINK_SHARE = 0.8
+SLOW_LINK_MIN_MB = 1.0
 #: ub_bank_conflict: vector cycles stalled on UB bank / bank-group conflicts (ResourceConflictRatio,
 #: time-weighted). This project's threshold: one cycle in twenty.
 BANK_CONFLICT_RATIO = 0.05
@@ -150,6 +155,8 @@ REMEDIES: dict[str, dict[str, str]] = {
     "api_statistic": {"torch_npu": "profiler_level=Level1 (api_statistic.csv)",
                       "msprof": "msprof --export=on (api_statistic_*.csv) or the msprof DB export (CANN_API)"},
     "whole_run": {"msopprof": "the whole run profiled with msprof or the torch_npu profiler"},
+    "steady_state": {"torch_npu": "a profiler schedule (wait, warmup, active) that records whole steady-state steps",
+                     "msprof": "a profile of whole steady-state iterations (msprof --delay / --duration)"},
     "per_block": {"msopprof": "msprof op --aic-metrics=PipeUtilization, keeping every launch folder"},
 }
 
@@ -179,7 +186,7 @@ def check_step_split(ctx: Kernels) -> None:
     if free >= FREE_SHARE and gap >= PAUSE_SHARE * total.stage_us:
         ctx.note("host-bound dispatch", f"the device is idle {free:.1%} of the window, but one gap of "
                  f"{gap / 1000:.1f} ms holds {gap / total.stage_us:.0%} of it: an excerpt of the run or a pause, not "
-                 "dispatch gaps", "steps")
+                 "dispatch gaps", "steady_state")
     elif free >= FREE_SHARE:
         level = "above 30 %: other load on the host, or the host cannot feed the device" if free >= FREE_HIGH_SHARE \
             else "above the 10 % Huawei's profiling guide calls normal"
@@ -213,24 +220,48 @@ def check_communication_wait(ctx: Kernels) -> None:
 
 
 def check_slow_rank(ctx: Kernels) -> None:
+    """The slow rank is the one that computes longest: in a data-parallel job the fast ranks wait inside
+    AllReduce, so their device time is nearly the slow rank's."""
     ranks = [r for r in ctx.ranks if r.computing_us is not None]
     if len(ranks) < 2:
         return
     slowest = max(ranks, key=lambda r: r.computing_us)
     fastest = min(ranks, key=lambda r: r.computing_us)
-    stage = median(r.stage_us for r in ranks if r.stage_us) if any(r.stage_us for r in ranks) else None
-    base = stage or median(r.device_time_us or 0.0 for r in ranks)
+    stages = [r.stage_us for r in ranks if r.stage_us]
+    base = median(stages) if stages else median(r.device_time_us or 0.0 for r in ranks)
     gap = slowest.computing_us - fastest.computing_us
     share = gap / base if base else 0.0
+    device = f", device time {slowest.device_time_us:.1f} us" if slowest.device_time_us is not None else ""
+    who = f"{slowest.rank} ({slowest.computing_us:.1f} us of computing{device})"
     if share < SLOW_RANK_GAP:
-        ctx.notes.append(f"computation is balanced across {len(ranks)} ranks: the slowest ({slowest.rank}, "
-                         f"{slowest.computing_us:.1f} us) computes {gap:.1f} us = {share:.1%} of the step longer than "
-                         f"the fastest ({fastest.rank}); waiting in collectives is not caused by a slow computing rank")
+        ctx.notes.append(f"computation is balanced across {len(ranks)} ranks: the slowest by computation, {who}, "
+                         f"computes {gap:.1f} us = {share:.1%} of the step longer than the fastest ({fastest.rank}); "
+                         "waiting in collectives is not caused by a slow computing rank")
         return
     ctx.add("slow_rank", [], gap,
-            f"rank {slowest.rank} computes {slowest.computing_us:.1f} us, {gap:.1f} us = {share:.1%} of the step "
-            f"longer than rank {fastest.rank} ({fastest.computing_us:.1f} us); the other ranks wait for it in "
-            f"collectives", share=share, ceiling_us=gap)
+            f"the slowest rank by computation, {who}, computes {gap:.1f} us = {share:.1%} of the step longer than "
+            f"{fastest.rank} ({fastest.computing_us:.1f} us); the other ranks wait for it in collectives",
+            share=share, ceiling_us=gap)
+
+
+def check_slow_link(ctx: Kernels) -> None:
+    links = ctx.raw.extra.get("link_bandwidth") or {}
+    slow = []
+    for transport, ranks in sorted(links.items()):
+        rates = {rank: size / time_ms for rank, (size, time_ms) in ranks.items()  # MB/ms = GB/s
+                 if size >= SLOW_LINK_MIN_MB and time_ms > 0}
+        if len(rates) < 2:
+            continue
+        typical = median(rates.values())
+        for rank, rate in sorted(rates.items(), key=lambda kv: kv[1]):
+            if rate < SLOW_LINK_SHARE * typical:
+                slow.append((transport, rank, rate, typical, ranks[rank][1]))
+    if not slow:
+        return
+    time_us = sum(item[4] for item in slow) * 1000.0
+    ctx.add("slow_link", [], time_us, "; ".join(
+        f"{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s" for transport, rank, rate, typical, _
+        in slow[:4]), share=ctx.step_share(time_us))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -679,7 +710,7 @@ def check_single_kernel_scope(ctx: Kernels) -> None:
 
 #: Every check, in the order its findings are listed. Symptoms that read other symptoms come after them.
 CHECKS = (
-    check_step_split, check_communication_wait, check_slow_rank, check_aicpu, check_double, check_transdata,
+    check_step_split, check_communication_wait, check_slow_rank, check_slow_link, check_aicpu, check_double, check_transdata,
     check_block_dim, check_bound, check_imbalance, check_msopprof_memory, check_dynamic, check_launch,
     check_small_kernels, check_setup, check_attention, check_norm, check_fp32, check_single_kernel_scope,
 )

@@ -179,16 +179,6 @@ def test_truncated_and_oversized_timelines(runner, tmp_path):
         f"error: {big}: timeline of 2.0 GB is above the 1 GB this reader parses — {COLLECT}"]
 
 
-def test_cluster_analysis_output_says_it_holds_no_kernels(runner, real_profiles):
-    cluster = real_profiles / "msprof-analyze-ut/cluster_8rank"
-    result = runner.invoke(app, ["profile", str(cluster)])
-    assert result.exit_code == 1
-    assert result.stderr.splitlines() == [
-        (f"error: {cluster / 'cluster_analysis_output'}: holds msprof-analyze cluster summaries "
-        "(cluster_step_trace_time.csv, cluster_communication.json), not kernels — point advisor at the ranks' "
-        "*_ascend_pt folders, or at the folder that holds them all")]
-
-
 def test_timeline_notes_ask_for_the_summaries_not_a_profiler_level(real_profiles):
     # The columns are missing because a timeline never carries them, not because of the level.
     notes = read_profile(real_profiles / TIMELINE_2024).notes

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, emit_json, err_console
+from opprof_advisor.steps import total as step_total
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Profile
@@ -80,6 +81,34 @@ def _format_us(value: float) -> str:
     return f"{value:.1f} us"
 
 
+def _part(value: float, split) -> str:
+    return f"{_format_us(value)} ({value / split.stage_us:.1%})"
+
+
+def _bound_text(row) -> str:
+    if row.busiest_pipe is None or row.busiest_ratio is None:
+        return row.bound
+    pipe = row.busiest_pipe.split("_", 1)[-1]
+    return f"{row.bound} ({pipe} {row.busiest_ratio:.2f})"
+
+
+def _print_ranks(profile: Profile) -> None:
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False, title="ranks, slowest computation first", title_justify="left")
+    for column in ("rank", "computing", "exposed comm", "free", "device time"):
+        table.add_column(column, justify="left" if column == "rank" else "right", no_wrap=True)
+    ordered = sorted(profile.ranks, key=lambda r: -(r.computing_us if r.computing_us is not None else -1.0))
+    for rank in ordered:
+        if rank.error:
+            table.add_row(rank.rank, f"not read: {rank.error}", "", "", "")
+            continue
+        cells = [_format_us(v) if v is not None else "—" for v in (rank.computing_us, rank.exposed_us, rank.free_us,
+                                                                  rank.device_time_us)]
+        table.add_row(rank.rank, *cells)
+    console.print(table)
+
+
 def _print_profile(profile: Profile, top: int) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -87,8 +116,17 @@ def _print_profile(profile: Profile, top: int) -> None:
     versions = ", ".join(f"{k} {v}" for k, v in profile.versions.items())
     console.print(f"{profile.path}  ({profile.format}{', ' + versions if versions else ''}"
                   f"{', chip ' + profile.chip if profile.chip else ''})", markup=False, highlight=False)
-    console.print(f"device time {_format_us(profile.device_time_us)} = compute {_format_us(profile.compute_time_us)}"
-                  f" + communication {_format_us(profile.communication_time_us)}", highlight=False)
+    if len(profile.op_types):
+        console.print(f"device time {_format_us(profile.device_time_us)} = compute "
+                      f"{_format_us(profile.compute_time_us)} + communication "
+                      f"{_format_us(profile.communication_time_us)}", highlight=False)
+    split = step_total(profile.steps)
+    if split is not None and split.stage_us:
+        steps = f"{len(profile.steps)} steps" if len(profile.steps) > 1 else "step"
+        console.print(f"{steps} {_format_us(split.stage_us)} = computing {_part(split.computing_us, split)} + exposed "
+                      f"communication {_part(split.exposed_us, split)} + free {_part(split.free_us, split)}; "
+                      f"overlapped communication {_format_us(split.overlapped_us)} ({profile.step_source})",
+                      markup=False, highlight=False)
     table = Table(show_edge=False, pad_edge=False)
     # numbers never shrink; op type and family give way on a narrow terminal
     for column, justify, width in (("op type", "left", None), ("family", "left", None), ("unit", "left", 9),
@@ -97,14 +135,14 @@ def _print_profile(profile: Profile, top: int) -> None:
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
     for row in profile.op_types[:top]:
         table.add_row(Text(row.op_type), Text(row.family), row.unit, str(row.count), _format_us(row.time_us),
-                      _share_bar(row.share), row.bound)
-    console.print(table)
+                      _share_bar(row.share), _bound_text(row))
+    if profile.op_types:
+        console.print(table)
     hidden = len(profile.op_types) - top
     if hidden > 0:
         console.print(f"... {hidden} more op type(s) (use --top)", highlight=False)
-    for rank in profile.ranks:
-        state = _format_us(rank.device_time_us) if rank.device_time_us is not None else f"not read: {rank.error}"
-        console.print(f"rank {rank.rank}: {state}", markup=False, highlight=False)
+    if profile.ranks:
+        _print_ranks(profile)
     console.print("[bold]symptoms[/bold]" if profile.symptoms else "[bold]symptoms[/bold]: none found")
     for symptom in profile.symptoms:
         console.print(f"  {symptom.id} ({symptom.share:.1%}): {symptom.detail}", markup=False, highlight=False)

@@ -28,7 +28,7 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.timeline_json:TimelineReader",  # only when no kernel CSV / op_summary / DB is beside it
     "opprof_advisor.readers.msprof_text:MsprofTextReader",
     "opprof_advisor.readers.multirank:MultiRankReader",
-    "opprof_advisor.readers.timeline_json:ClusterSummaryReader",  # recognised only to refuse it with a clear line
+    "opprof_advisor.readers.cluster_summary:ClusterSummaryReader",  # msprof-analyze cluster_analysis_output/
 )
 
 #: How many single-subfolder levels detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).

@@ -190,6 +190,10 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
                      freq_mhz=_freq(con, tables))
     _add_steps(raw, con, tables, path)
+    _add_compile_time(raw, con, tables, strings)
+    communication = _analysis_communication(path)
+    if communication:
+        raw.extra["communication"] = communication
     return raw
 
 
@@ -447,14 +451,21 @@ def _window_of(windows: list[tuple[str, float, float]], start_us: float) -> str 
     return None
 
 
-def _analysis_steps(db: Path) -> list[StepSplit]:
-    """torch_npu's analysis.db StepTraceTime beside the DB (communication scenes), read-only."""
+def _analysis_db(db: Path) -> sqlite3.Connection | None:
+    """torch_npu's analysis.db beside the DB (communication scenes), opened read-only, or None."""
     analysis = db.parent / "analysis.db"
     if not analysis.is_file() or not _is_sqlite(analysis):
-        return []
+        return None
     try:
-        con = sqlite3.connect(analysis.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+        return sqlite3.connect(analysis.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
     except sqlite3.Error:
+        return None
+
+
+def _analysis_steps(db: Path) -> list[StepSplit]:
+    """analysis.db StepTraceTime: torch_npu's step split of a DB export."""
+    con = _analysis_db(db)
+    if con is None:
         return []
     try:
         if "StepTraceTime" not in _tables(con):
@@ -474,6 +485,50 @@ def _analysis_steps(db: Path) -> list[StepSplit]:
         if split is not None:
             found.append(split)
     return found
+
+
+#: analysis.db CommAnalyzerTime column -> the communication.json field it holds (ms).
+_COMM_COLUMNS = {"elapse_time": "Elapse Time(ms)", "transit_time": "Transit Time(ms)", "wait_time": "Wait Time(ms)",
+                 "synchronization_time": "Synchronization Time(ms)", "idle_time": "Idle Time(ms)"}
+
+
+def _analysis_communication(db: Path) -> dict[str, float]:
+    """analysis.db CommAnalyzerTime summed like communication.json (one row per communication op)."""
+    con = _analysis_db(db)
+    if con is None:
+        return {}
+    try:
+        if "CommAnalyzerTime" not in _tables(con):
+            return {}
+        cols = [c for c in _columns(con, "CommAnalyzerTime") if c in _COMM_COLUMNS]
+        if "elapse_time" not in cols:
+            return {}
+        row = con.execute(f"SELECT COUNT(*), {', '.join(f'SUM({c})' for c in cols)} FROM CommAnalyzerTime "
+                          "WHERE hccl_op_name != 'Total Op Info'").fetchone()
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        con.close()
+    if not row or not row[0]:
+        return {}
+    totals = {_COMM_COLUMNS[c]: float(v or 0.0) for c, v in zip(cols, row[1:])}
+    return {**{field: 0.0 for field in _COMM_COLUMNS.values()}, **totals, "ops": float(row[0])}
+
+
+def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str], strings: "_Strings") -> None:
+    """Online compilation on the host from CANN_API (names interned in STRING_IDS), like api_statistic."""
+    from opprof_advisor.readers.msprof_text import is_compile_api
+
+    if "CANN_API" not in tables or not {"name", "startNs", "endNs"} <= set(_columns(con, "CANN_API")):
+        return
+    compile_ids = [sid for sid, value in strings.raw.items() if isinstance(value, str) and is_compile_api(value)]
+    total, calls = 0.0, 0
+    if compile_ids:
+        marks = ",".join("?" * len(compile_ids))
+        row = con.execute(f"SELECT COALESCE(SUM(endNs - startNs), 0), COUNT(*) FROM CANN_API WHERE name IN ({marks})",
+                          compile_ids).fetchone()
+        total, calls = row[0] / 1000.0, row[1]
+    raw.extra["compile_us"], raw.extra["compile_calls"] = total, calls
 
 
 def _freq(con: sqlite3.Connection, tables: set[str]) -> float | None:

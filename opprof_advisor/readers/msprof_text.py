@@ -21,13 +21,51 @@ _PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
 
 
 def summary_files(path: Path) -> list[Path]:
-    """op_summary CSVs of a PROF_* tree, a folder of PROF_* trees or a mindstudio_profiler_output folder."""
+    """op_summary CSVs of a PROF_* tree, a folder of PROF_* trees or a mindstudio_profiler_output folder.
+
+    Found by name first; where no file has an op_summary name, any CSV whose header is a kernel table
+    (a kernel name and a duration column) is taken, whatever it is called (``a003-op_summary.csv``).
+    """
     if not path.is_dir():
         return []
+    folders = _summary_folders(path)
     found: list[Path] = []
-    for folder in _summary_folders(path):
-        found.extend(p for p in folder.iterdir() if _SUMMARY.match(p.name) and p.is_file())
+    for folder in folders:
+        found.extend(p for p in _files(folder) if _SUMMARY.match(p.name))
+    if not found:
+        for folder in folders:
+            found.extend(p for p in _files(folder) if p.suffix.lower() == ".csv" and _is_kernel_table(p))
     return sorted(found, key=_slice_order)
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(csvfile.SNIFF_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return []
+    if b"\x00" in first:
+        return []
+    return first.decode("utf-8", "replace").strip().split(",")
+
+
+#: Columns only msOpProf's OpBasicInfo has: such a file is one launch's basic info, not a kernel table.
+_OPBASICINFO_ONLY = frozenset({"current freq", "rated freq"})
+
+
+def _is_kernel_table(path: Path) -> bool:
+    header = _header(path)
+    if _OPBASICINFO_ONLY & {columns.normalise_header(cell) for cell in header}:
+        return False
+    mapping = columns.map_header(header)
+    return all(field in mapping for field in csvfile.REQUIRED_FIELDS)
 
 
 def _summary_folders(path: Path) -> list[Path]:
@@ -55,14 +93,7 @@ def is_kernel_csv(path: Path) -> bool:
     """True when ``path`` is a CSV whose header has a kernel name and a duration column."""
     if not path.is_file() or path.suffix.lower() != ".csv":
         return False
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(csvfile.SNIFF_BYTES).split(b"\n", 1)[0]
-    except OSError:
-        return False
-    header = first.decode("utf-8", "replace").split(",")
-    mapping = columns.map_header(header)
-    return all(field in mapping for field in csvfile.REQUIRED_FIELDS) or path.name.startswith("op_summary")
+    return _is_kernel_table(path) or path.name.startswith("op_summary")
 
 
 def read_core_counts(root: Path) -> dict[str, int]:
@@ -99,6 +130,47 @@ def _positive(value: object) -> float | None:
     return number if 0 < number < 1e6 else None
 
 
+#: Host APIs that compile operators online (api_statistic / CANN_API names such as ``opCompile``,
+#: ``aclopCompile``); the ``...AndExecute`` APIs also launch the op, so their time is not compile time.
+_COMPILE_API = re.compile(r"compile", re.I)
+_EXECUTE_API = re.compile(r"execute", re.I)
+
+
+def is_compile_api(name: str) -> bool:
+    """True for a host API that compiles operators (not one that also executes them)."""
+    return bool(_COMPILE_API.search(name)) and not _EXECUTE_API.search(name)
+
+
+def read_compile_time(path: Path, notes: list[str]) -> tuple[float, int] | None:
+    """(µs, calls) of online operator compilation in an api_statistic CSV; None when the file is absent."""
+    if not path.is_file():
+        return None
+    try:
+        header, rows = csvfile.read_rows(path)
+    except MalformedProfile as exc:
+        notes.append(f"ignored {path}: {exc.message}")
+        return None
+    index = {name: i for i, name in enumerate(header)}
+    name_col, time_col, count_col = (index.get(k) for k in ("API Name", "Time(us)", "Count"))
+    if name_col is None or time_col is None:
+        notes.append(f"ignored {path}: no API Name / Time(us) columns")
+        return None
+    total, calls = 0.0, 0
+    for row in rows:
+        if len(row) > max(name_col, time_col) and is_compile_api(row[name_col]):
+            total += columns.parse_float(row[time_col]) or 0.0
+            calls += columns.parse_int(row[count_col]) or 0 if count_col is not None and count_col < len(row) else 0
+    return total, calls
+
+
+def api_statistic_files(path: Path) -> list[Path]:
+    """api_statistic_*.csv beside op_summary in a PROF tree (mindstudio_profiler_output) or the folder itself."""
+    found: list[Path] = []
+    for folder in _summary_folders(path) if path.is_dir() else [path.parent]:
+        found.extend(p for p in folder.glob("api_statistic*.csv") if p.is_file())
+    return sorted(set(found))
+
+
 def _info_files(root: Path) -> list[Path]:
     candidates: list[Path] = []
     prof_roots = [root] + sorted(p for p in _subdirs(root) if _PROF_DIR.match(p.name)) if root.is_dir() else []
@@ -132,7 +204,16 @@ class MsprofTextReader:
         raw.core_counts.update(counts)
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
+        add_compile_time(raw, api_statistic_files(path))
         return split_devices(raw)
+
+
+def add_compile_time(raw: RawProfile, files: list[Path]) -> None:
+    """``extra["compile_us"]`` / ``["compile_calls"]`` from the api_statistic files, when there are any."""
+    found = [t for t in (read_compile_time(f, raw.notes) for f in files) if t is not None]
+    if found:
+        raw.extra["compile_us"] = sum(t for t, _ in found)
+        raw.extra["compile_calls"] = sum(c for _, c in found)
 
 
 def split_devices(raw: RawProfile) -> RawProfile:

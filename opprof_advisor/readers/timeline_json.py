@@ -398,21 +398,3 @@ def _run_root(file: Path) -> Path:
         if parent.name.startswith("PROF_") or parent.name.endswith(("_ascend_pt", "_ascend_ms")):
             return parent
     return file.parent.parent if file.parent.name in (OUTPUT_DIR, "mindstudio_profiler_output") else file.parent
-
-
-CLUSTER_DIR = "cluster_analysis_output"
-_CLUSTER_FILES = ("cluster_step_trace_time.csv", "cluster_communication.json", "cluster_analysis.db")
-
-
-class ClusterSummaryReader:
-    """msprof-analyze ``cluster_analysis_output/``: recognised only to say plainly that it holds no kernels."""
-
-    name = "msprof-analyze-cluster"
-
-    def detect(self, path: Path) -> bool:
-        return path.is_dir() and (path.name == CLUSTER_DIR or any((path / f).is_file() for f in _CLUSTER_FILES))
-
-    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
-        raise UnknownFormat("holds msprof-analyze cluster summaries (cluster_step_trace_time.csv, "
-                            "cluster_communication.json), not kernels", path=path,
-                            hint="point advisor at the ranks' *_ascend_pt folders, or at the folder that holds them all")

@@ -16,7 +16,7 @@ from opprof_advisor.errors import AdvisorError
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
-from opprof_advisor.readers.msprof_text import read_device_info
+from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 KERNEL_FILE = "kernel_details.csv"
@@ -59,6 +59,7 @@ class TorchNpuTextReader:
         communication = read_communication(out / "communication.json", notes)
         if communication:
             raw.extra["communication"] = communication
+        add_compile_time(raw, [out / "api_statistic.csv"])
         statistic = read_op_statistic(out / "op_statistic.csv", notes)
         if statistic:
             raw.extra["op_statistic"] = statistic

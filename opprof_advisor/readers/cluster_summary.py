@@ -1,0 +1,157 @@
+"""msprof-analyze's cluster summary: ``cluster_analysis_output/`` (cluster_step_trace_time.csv, cluster_communication.json).
+
+What a cluster user has at hand after ``msprof-analyze cluster -d <ranks>``. It holds no kernels, but
+it answers the first questions of a top-down reading for every rank at once:
+
+* ``cluster_step_trace_time.csv``: one row per (step, rank) with the columns of step_trace_time.csv
+  (Type ``rank``, Index = the rank id); Type ``stage`` rows are per-pipeline-stage maxima and are not
+  ranks (msprof-analyze docs, "Table Structures of Recipe Results"). Each rank gets its split, the job
+  the mean rank's split.
+* ``cluster_communication.json``: ``{group: {step: {op@hash: {rank: {"Communication Time Info": {...},
+  "Communication Bandwidth Info": {transport: {...}}}}}}}``; the time fields are summed (how much of the
+  collectives' time is waiting), and transit size / time per (transport, rank) give each rank's link
+  bandwidth (``extra["link_bandwidth"]``) for the slow-link check.
+
+The profile has no kernels: its device time is 0 and every finding comes from the step split, the
+ranks and the collectives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from opprof_advisor import steps
+from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.models import StepSplit
+from opprof_advisor.readers import csvfile
+from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+
+FORMAT = "cluster-summary"
+CLUSTER_DIR = "cluster_analysis_output"
+STEP_FILE = "cluster_step_trace_time.csv"
+COMM_FILE = "cluster_communication.json"
+CLUSTER_FILES = (STEP_FILE, COMM_FILE, "cluster_analysis.db")
+#: communication.json time fields summed over groups, steps, ops and ranks (ms).
+TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
+
+
+def summary_dir(path: Path) -> Path | None:
+    """The folder holding the cluster summary files for ``path`` (it, or its cluster_analysis_output)."""
+    for candidate in (path, path / CLUSTER_DIR):
+        if candidate.is_dir() and any((candidate / name).is_file() for name in CLUSTER_FILES):
+            return candidate
+    return None
+
+
+class ClusterSummaryReader:
+    """msprof-analyze ``cluster_analysis_output/`` of a multi-rank job."""
+
+    name = FORMAT
+
+    def detect(self, path: Path) -> bool:
+        return summary_dir(path) is not None
+
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        folder = summary_dir(path)
+        step_file = folder / STEP_FILE
+        if not step_file.is_file():
+            raise MalformedProfile(f"no {STEP_FILE} in the cluster summary", path=folder,
+                                   hint="run msprof-analyze cluster with --export_type text, or point advisor at "
+                                        "the ranks' *_ascend_pt folders")
+        raw = RawProfile(path=str(path), format=FORMAT, kernels=KernelTable())
+        ranks = read_rank_steps(step_file)
+        if not ranks:
+            raise MalformedProfile("no rank rows (Type = rank) with step figures", path=step_file, line=1,
+                                   hint="check that the file is msprof-analyze's cluster_step_trace_time.csv")
+        raw.extra["ranks"] = [_summary(rank, split, step_file) for rank, split in ranks.items()]
+        typical = steps.mean(list(ranks.values()))
+        raw.extra["steps"] = [typical]
+        raw.extra["step_source"] = f"mean of {len(ranks)} ranks in {STEP_FILE}"
+        raw.versions["ranks"] = str(len(ranks))
+        comm_file = folder / COMM_FILE
+        if comm_file.is_file():
+            totals, bandwidth = read_communication(comm_file, raw.notes)
+            if totals:
+                raw.extra["communication"] = totals
+            if bandwidth:
+                raw.extra["link_bandwidth"] = bandwidth
+        else:
+            raw.notes.append(f"no {COMM_FILE} beside {STEP_FILE}: waiting and link bandwidth are not judged")
+        if progress is not None:
+            progress(1, 1)
+        return raw
+
+
+def read_rank_steps(path: Path) -> dict[str, StepSplit]:
+    """Each rank's split (steps summed), keyed ``rank<Index>``, in rank order."""
+    header, rows = csvfile.read_rows(path)
+    per_rank: dict[str, list[StepSplit]] = defaultdict(list)
+    for row in rows:
+        cells = dict(zip(header, row))
+        if (cells.get("Type") or "").strip().lower() != "rank":
+            continue
+        index = (cells.get("Index") or "").strip()
+        values = {column: _number(cells.get(column)) for column in steps.TRACE_COLUMNS if column in cells}
+        split = steps.from_trace_row((cells.get("Step") or "").strip() or None, values)
+        if split is not None and index:
+            per_rank[f"rank{index}" if index.isdigit() else index].append(split)
+    ordered = sorted(per_rank, key=lambda label: (not label[4:].isdigit(), int(label[4:]) if label[4:].isdigit()
+                                                  else 0, label))
+    return {label: steps.total(per_rank[label]) for label in ordered}
+
+
+def _summary(rank: str, split: StepSplit, path: Path) -> dict:
+    return {"rank": rank, "path": str(path), "device_time_us": None, "error": None,
+            "computing_us": round(split.computing_us, 3), "exposed_us": round(split.exposed_us, 3),
+            "free_us": round(split.free_us, 3), "stage_us": round(split.stage_us, 3)}
+
+
+def read_communication(path: Path, notes: list[str]) -> tuple[dict[str, float], dict[str, dict[str, list[float]]]]:
+    """(time fields summed + "ops", {transport: {rank: [size MB, time ms]}}); empty when unreadable."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError) as exc:
+        notes.append(f"ignored {path}: not readable JSON ({exc})")
+        return {}, {}
+    totals = dict.fromkeys(TIME_FIELDS, 0.0)
+    bandwidth: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
+    ops = set()
+    for group in _dicts(document):
+        for step in _dicts(group):
+            for op_name, ranks in _items(step):
+                for rank, info in _items(ranks):
+                    times = info.get("Communication Time Info") if isinstance(info, dict) else None
+                    if not isinstance(times, dict):
+                        continue
+                    ops.add(op_name)
+                    for key in TIME_FIELDS:
+                        value = times.get(key)
+                        totals[key] += float(value) if isinstance(value, (int, float)) else 0.0
+                    for transport, link in _items(info.get("Communication Bandwidth Info") or {}):
+                        size, time_ms = (link.get(k) if isinstance(link, dict) else None
+                                         for k in ("Transit Size(MB)", "Transit Time(ms)"))
+                        if isinstance(size, (int, float)) and isinstance(time_ms, (int, float)):
+                            pair = bandwidth[transport][f"rank{rank}" if str(rank).isdigit() else str(rank)]
+                            pair[0] += size
+                            pair[1] += time_ms
+    if not ops:
+        return {}, {}
+    return {**totals, "ops": float(len(ops))}, {t: dict(r) for t, r in bandwidth.items()}
+
+
+def _dicts(value: object) -> list[dict]:
+    return [v for v in value.values() if isinstance(v, dict)] if isinstance(value, dict) else []
+
+
+def _items(value: object) -> list[tuple[str, object]]:
+    return [(str(k), v) for k, v in value.items()] if isinstance(value, dict) else []
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
