@@ -72,6 +72,7 @@ class Kernels:
         pipe = table.pipe if "pipe" in table.present or not table.present else {}
         self.pipe = {k: v for k, v in pipe.items() if k in symptoms.BOUND_THRESHOLDS and len(v) == n}
         self.has_pipes = bool(self.pipe)
+        self.working = _working_sides(table) if self.has_pipes else {}
         self.notes: list[str] = list(raw.notes)
         self.symptoms: list[Symptom] = []
         self.rows: list[OpTypeStat] = []
@@ -253,7 +254,7 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
     long = [i for i in indices if ctx.duration[i] >= ctx.min_duration]
     if not long:
         return "unknown", None, None, f"every launch is shorter than {symptoms.MIN_TASK_DURATION_US:.0f} us"
-    working = _working_sides(ctx, long)
+    working = ctx.working
     best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
     for key in keys:
         column, side = ctx.pipe[key], key[:3]
@@ -276,18 +277,22 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
     return best, busiest, busiest_ratio, ""
 
 
-def _working_sides(ctx: Kernels, indices: list[int]) -> dict[str, dict[int, bool]]:
-    """Per launch, whether its cube (``aic``) and vector (``aiv``) sides did real work."""
-    aic, aiv = ctx.column("aic_time_us"), ctx.column("aiv_time_us")
+def _working_sides(table) -> dict[str, list[bool]]:
+    """Per launch, whether its cube (``aic``) and vector (``aiv``) sides did real work (aicore_time / aiv_time)."""
+    aic, aiv = table.column("aic_time_us"), table.column("aiv_time_us")
     if aic is None or aiv is None:
         return {}
-    sides: dict[str, dict[int, bool]] = {"aic": {}, "aiv": {}}
-    for i in indices:
-        a, v = aic[i], aiv[i]
-        busiest = max(a or 0.0, v or 0.0)
-        sides["aic"][i] = a is None or v is None or a >= symptoms.WORKING_SIDE_SHARE * busiest
-        sides["aiv"][i] = a is None or v is None or v >= symptoms.WORKING_SIDE_SHARE * busiest
-    return sides
+    share = symptoms.WORKING_SIDE_SHARE
+    cube, vector = [], []
+    for a, v in zip(aic, aiv):
+        if a is None or v is None:
+            cube.append(True)
+            vector.append(True)
+            continue
+        busiest = a if a > v else v
+        cube.append(a >= share * busiest)
+        vector.append(v >= share * busiest)
+    return {"aic": cube, "aiv": vector}
 
 
 def _note_unjudged(ctx: Kernels) -> None:

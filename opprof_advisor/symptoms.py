@@ -289,8 +289,8 @@ def check_aicpu(ctx: Kernels) -> None:
         return
     time_by_op: Counter[str] = Counter()
     count, longest = 0, 0.0
-    for i, unit in enumerate(ctx.unit):
-        if unit == "ai_cpu" and not _is_comm_aicpu_kernel(ctx.names[i], ctx.op_type[i]):
+    for i in (i for i, unit in enumerate(ctx.unit) if unit == "ai_cpu") if "ai_cpu" in units else ():
+        if not _is_comm_aicpu_kernel(ctx.names[i], ctx.op_type[i]):
             time_by_op[ctx.op_type[i]] += ctx.duration[i]
             longest = max(longest, ctx.duration[i])
             count += 1
@@ -493,15 +493,13 @@ def check_dynamic(ctx: Kernels) -> None:
     if states is None:
         ctx.note("dynamic shape", "the OP State column is missing", "op_state")
     else:
-        static = count = 0
+        kinds = {state: state.lower() for state in set(states) if state}
+        static = sum(1 for state in states if kinds.get(state) == "static")
+        count = 0
         for state, op, duration in zip(states, ctx.op_type, ctx.duration):
-            if state is None:
-                continue
-            if state.lower() == "dynamic":
+            if kinds.get(state) == "dynamic":
                 dynamic[op] += duration
                 count += 1
-            elif state.lower() == "static":
-                static += 1
         # msprof-analyze treats "no static operator at all" as a dynamic-shape model (FORMATS.md §3.7).
         # Descriptive: aclnn eager calls and binary kernels report "dynamic" in healthy runs.
         if dynamic and not static:

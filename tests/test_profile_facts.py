@@ -214,3 +214,17 @@ def test_where_an_op_ran_comes_from_its_task_type_only():
     profile = build_profile(_raw([("Cast", "AI_VECTOR_CORE", 0.0, 500.0), ("MatMulV2", "AI_CORE", 500.0, 500.0)]))
     assert "aicpu_fallback" not in profile.symptom_ids()
     assert {r.op_type: r.unit for r in profile.op_types} == {"Cast": "ai_vector", "MatMulV2": "ai_core"}
+
+
+def test_numpy_and_python_splits_agree(monkeypatch):
+    import random
+
+    rng = random.Random(7)
+    starts = sorted(rng.uniform(0, 10_000) for _ in range(3000))
+    durations = [rng.uniform(0, 30) for _ in starts]
+    comm = [rng.random() < 0.2 for _ in starts]
+    python = steps.from_intervals(starts, durations, comm)
+    monkeypatch.setattr(steps, "NUMPY_FROM", 1)
+    vectorised = steps.from_intervals(starts, durations, comm)
+    for field in ("computing_us", "communication_us", "exposed_us", "free_us", "stage_us", "largest_gap_us"):
+        assert getattr(vectorised[0], field) == pytest.approx(getattr(python[0], field), rel=1e-9, abs=1e-9), field
