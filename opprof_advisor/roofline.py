@@ -165,11 +165,12 @@ def resolve_peaks(device: dict[str, Any], peaks_file: str | Path | None = None) 
     notes: list[str] = []
     chip = device.get("chip")
     for label, values in layers:
-        if values.get("chip") and chip and values["chip"] != chip:
-            notes.append(f"{label} is for {values['chip']}, the profile ran on {chip}: not applied")
+        named = values.get("chip")
+        if named and chip and named != chip and not named.startswith(chip):
+            notes.append(f"{label} is for {named}, the profile ran on {chip}: not applied")
             values.clear()
-        elif values.get("chip") and not chip:
-            chip = values["chip"]
+        elif named:
+            chip = named  # no chip in the profile, or only its family name (Ascend910B -> Ascend910B2)
     peaks = Peaks(chip=chip)
     _fill_from_profile(peaks, device)
     _fill_from_table(peaks)
@@ -227,6 +228,8 @@ def collect_hint(fmt: str) -> str:
 
 
 def _missing_peak_note(peaks: Peaks, fmt: str) -> str | None:
+    if peaks.cube_tflops:
+        return None  # computed from cores and clock, or given as measured figures
     missing = []
     if not peaks.aic:
         missing.append("AI Core count")
