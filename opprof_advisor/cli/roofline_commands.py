@@ -8,8 +8,6 @@ efficiency cell that `advisor profile` shares.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -66,32 +64,15 @@ def roofline_command(
         if output is None:
             emit_json(document)
         else:
-            typer.echo(f"wrote {write_text(output, json.dumps(document, indent=2, ensure_ascii=False) + chr(10))}")
+            from opprof_advisor.html_report import write_report  # atomic: temp file + os.replace
+
+            typer.echo(f"wrote {write_report(json.dumps(document, indent=2, ensure_ascii=False) + chr(10), output)}")
     elif fmt is TableJsonHtml.html:
         from opprof_advisor.html_report import render_roofline, write_report
 
         typer.echo(f"wrote {write_report(render_roofline(document), output)}")
     else:
         print_roofline(profile)
-
-
-def write_text(target: Path, text: str) -> Path:
-    """Write ``text`` atomically (temp file in the same folder + os.replace); return the path."""
-    from opprof_advisor.errors import AdvisorError
-
-    target = target.absolute()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise AdvisorError(f"cannot write: {exc.strerror}", path=target, hint="choose a writable --output") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise AdvisorError(f"cannot write: {exc.strerror}", path=target, hint="choose a writable --output") from exc
-    return target
 
 
 def efficiency_cell(profile: Profile, op_type: str, unit: str) -> str:
