@@ -117,11 +117,11 @@ def load_peaks_file(path: str | Path) -> dict[str, Any]:
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise PeaksError("not valid YAML", path=path, line=line + 1 if line is not None else None,
-                         hint="see README 'Roofline' for the format") from None
+                         hint="see the README section on advisor roofline for the format") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise PeaksError("expected a mapping such as 'aic: 24'", path=path, hint="see README 'Roofline' for the format")
+        raise PeaksError("expected a mapping such as 'aic: 24'", path=path, hint="see the README section on advisor roofline for the format")
     unknown = sorted(set(map(str, data)) - _PEAK_KEYS)
     if unknown:
         raise PeaksError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_PEAK_KEYS))})", path=path)
