@@ -100,6 +100,10 @@ class MalformedProfile(ProfileError):
     """A profile file exists but its content is broken (missing column, bad number, bad encoding...)."""
 
 
+class PeaksError(AdvisorError):
+    """A --peaks file or the user peaks.yaml is unreadable or holds an invalid figure."""
+
+
 class MatcherError(AdvisorError):
     """The recommender cannot be fitted or queried (e.g. empty knowledge base)."""
 

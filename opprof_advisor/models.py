@@ -130,6 +130,52 @@ class RankSummary:
 
 
 @dataclass
+class RooflineRow:
+    """One op type against the chip's roofs (see opprof_advisor/roofline.py for every rule).
+
+    ``status``: ``judged`` (efficiency computed), ``implausible`` (above 110 % of attainable: the
+    peak, the shapes or the units are wrong; never a gain) or ``not_judged`` (``reason`` says why).
+    Fractions are 0..1 of the op type's time; rates are TFLOP/s and GB/s; times µs.
+    """
+
+    op_type: str
+    unit: str
+    time_us: float
+    share: float  # of device time
+    status: str
+    reason: str = ""
+    work_source: str = ""  # "shapes" (formula over Input Shapes) or "measured" (msOpProf counters)
+    dtype: str = ""  # dtype class the compute roof is for: fp16, bf16, int8, fp32 ...
+    roof: str = ""  # limiting roof: "compute" or "bandwidth"
+    judged_time_us: float = 0.0  # time of the launches whose work could be computed
+    flops: float | None = None
+    bytes: float | None = None
+    achieved_tflops: float | None = None
+    achieved_gbps: float | None = None
+    intensity: float | None = None  # flop per byte
+    attainable_tflops: float | None = None
+    efficiency: float | None = None  # achieved / attainable
+    headroom_us: float | None = None  # judged time x (1 - efficiency)
+    model_gain_low: float | None = None  # model estimate, fraction of the op type's time
+    model_gain_high: float | None = None
+    basis: str = ""  # how the work was counted; for a gain: "model estimate: ..."
+
+
+@dataclass
+class Roofline:
+    """The chip's roofs as used (``peaks``: figure -> value, ``peak_sources``: figure -> where from) and one row per op type."""
+
+    peaks: dict[str, Any] = field(default_factory=dict)
+    peak_sources: dict[str, str] = field(default_factory=dict)
+    rows: list[RooflineRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def row(self, op_type: str, unit: str | None = None) -> RooflineRow | None:
+        """The row of an op type (and unit), or None."""
+        return next((r for r in self.rows if r.op_type == op_type and unit in (None, r.unit)), None)
+
+
+@dataclass
 class Profile:
     """The normalised operator profile every reader returns."""
 
@@ -149,6 +195,7 @@ class Profile:
     steps: list[StepSplit] = field(default_factory=list)  # per step, in step order
     step_source: str = ""  # which table or method the step split came from
     kernel: dict[str, Any] | None = None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
+    roofline: Roofline | None = None  # op types against the chip's roofs (opprof_advisor/roofline.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

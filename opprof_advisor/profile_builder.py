@@ -9,6 +9,7 @@ explained: where the data cannot support a judgement the profile gets a note ``c
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor import steps, symptoms
@@ -126,8 +127,11 @@ class Kernels:
                                      time_us=round(time_us, 3), ceiling_us=ceiling))
 
 
-def build_profile(raw: RawProfile) -> Profile:
-    """Normalise a RawProfile: op-type rows, totals, the step split, device facts, symptoms, notes."""
+def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
+    """Normalise a RawProfile: op-type rows, totals, the step split, device facts, symptoms, notes, roofline.
+
+    ``peaks``: a --peaks YAML file over the profile's own device facts (opprof_advisor/roofline.py).
+    """
     ctx = Kernels(raw)
     ctx.rows = _op_type_rows(ctx)
     ctx.ranks = _rank_summaries(raw)
@@ -148,6 +152,9 @@ def build_profile(raw: RawProfile) -> Profile:
     _note_unjudged(ctx)
     profile.symptoms = ctx.symptoms
     profile.notes = list(dict.fromkeys(ctx.notes))
+    from opprof_advisor import roofline
+
+    profile.roofline = roofline.compute(raw, profile, peaks)
     return profile
 
 
@@ -351,6 +358,8 @@ def steps_to_json(profile: Profile) -> dict[str, Any] | None:
 
 def profile_to_json(profile: Profile) -> dict[str, Any]:
     """The ``opprof-advisor/profile/1`` JSON document of a profile (shared by CLI, suggest and reports)."""
+    from opprof_advisor.roofline import roofline_to_json
+
     source: dict[str, Any] = {"path": profile.path, "format": profile.format, **profile.versions}
     if profile.chip:
         source["chip"] = profile.chip
@@ -379,4 +388,5 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
         "notes": list(profile.notes),
         "device": dict(profile.device),
         "steps": steps_to_json(profile),
+        "roofline": roofline_to_json(profile.roofline),
     }

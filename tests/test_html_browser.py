@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from html_docs import compare_doc, yolo_profile_doc, yolo_suggest_doc
-from opprof_advisor.html_report import render_compare, render_suggest
+from opprof_advisor.html_report import render_compare, render_roofline, render_suggest
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser")) if p and Path(p).exists()), None)
 
@@ -45,11 +45,21 @@ MEASURE_SCRIPT = """<script>
   var texts = Array.prototype.map.call(document.querySelectorAll("figure.chart svg text"), function (t) {
     return {text: t.textContent, box: box(t), svg: box(t.ownerSVGElement)};
   });
+  var dots = Array.prototype.map.call(document.querySelectorAll("g.dot"), function (g) {
+    var c = g.querySelector("circle"); var b = box(c);
+    return {op: g.getAttribute("data-op"), cls: c.getAttribute("class"), cx: b[0] + b[2] / 2, cy: b[1] + b[3] / 2, r: b[2] / 2};
+  });
+  var roofs = Array.prototype.map.call(document.querySelectorAll("polyline.roof"), function (p) {
+    var svg = p.ownerSVGElement, m = svg.getScreenCTM();
+    return p.points ? Array.prototype.map.call(p.points, function (pt) { return [pt.x * m.a + m.e, pt.y * m.d + m.f]; }) : [];
+  });
   var out = {
+    dots: dots,
+    roofs: roofs,
     scrollHeight: document.documentElement.scrollHeight,
     scrollWidth: document.documentElement.scrollWidth,
     charts: Array.prototype.map.call(document.querySelectorAll("figure.chart svg"), box),
-    verdict: box(document.querySelector(".verdict")),
+    verdict: document.querySelector(".verdict") ? box(document.querySelector(".verdict")) : null,
     firstCard: document.querySelector("article.card.first") ? box(document.querySelector("article.card.first")) : null,
     bars: bars,
     texts: texts
@@ -190,3 +200,59 @@ def test_compare_lanes_show_nms_moving_off_the_ai_cpu(compare_report):
     assert classes == ["bar u-cpu before", "bar u-core"]
     before, after = (b["box"][2] for b in bars)
     assert after / before == pytest.approx(1_440.0 / 8_685.0, rel=0.03)
+
+
+def roofline_doc() -> dict:
+    """An `advisor roofline` document written out by hand: two MatMuls and an implausible kernel."""
+    peaks = {"chip": "Ascend910B2", "aic": 24, "freq_mhz": 1800.0, "hbm_gbps": 1600.0,
+             "cube_tflops": {"fp16": 353.894, "bf16": 353.894, "int8": 707.789}}
+    rows = [
+        # intensity 1365.3 flop/B, 137.4 TFLOP/s (the issue's 4096^3 example), 1000 us
+        {"op_type": "MatMulV3", "unit": "ai_core", "time_us": 1000.0, "status": "judged", "intensity": 1365.333,
+         "achieved_tflops": 137.439, "efficiency": 0.3884, "headroom_us": 611.6, "roof": "compute",
+         "model_gain_low": 0.3527, "model_gain_high": 0.4452},
+        # intensity 13.65 flop/B (100x less), 13.74 TFLOP/s (10x less), 250 us: a quarter of the time
+        {"op_type": "BatchMatMulV2", "unit": "ai_core", "time_us": 250.0, "status": "judged", "intensity": 13.653,
+         "achieved_tflops": 13.744, "efficiency": 0.629, "headroom_us": 92.7, "roof": "bandwidth"},
+        # 30x the compute roof: drawn hollow, above the roof
+        {"op_type": "MatMulV2", "unit": "ai_core", "time_us": 828.5, "status": "implausible", "intensity": 5461.3,
+         "achieved_tflops": 10616.8, "efficiency": 30.0, "roof": "compute",
+         "reason": "3000% of attainable is above 110%: peak, shapes or units wrong; not a gain"},
+    ]
+    return {"schema": "opprof-advisor/roofline/1", "source": {"path": "/runs/llm_ascend_pt", "format": "torch-npu-text"},
+            "device_time_us": 2078.5, "compute_time_us": 2078.5, "peaks": peaks, "op_types": rows, "notes": []}
+
+
+@pytest.fixture(scope="module")
+def roofline_report(tmp_path_factory) -> dict:
+    return load_report(render_roofline(roofline_doc()), "roofline-report", tmp_path_factory.mktemp("browser-roofline"))
+
+
+def test_roofline_chart_places_dots_on_log_axes_under_the_roof(roofline_report):
+    run, layout = roofline_report["run"], roofline_report["layout"]
+    assert run.returncode == 0 and console_lines(run.stderr) == []
+    dots = {d["op"]: d for d in layout["dots"]}
+    assert set(dots) == {"MatMulV3", "BatchMatMulV2", "MatMulV2"}
+    big, small, bad = dots["MatMulV3"], dots["BatchMatMulV2"], dots["MatMulV2"]
+    # Log axes: 100x in intensity is twice the screen distance of 10x in TFLOP/s only if the decades have
+    # the ratio of the plot's width and height per decade; compare each axis with itself instead:
+    # x: log10(1365.3 / 13.653) = 2 decades; the implausible dot is log10(5461.3 / 1365.3) = 0.602 decade right.
+    assert (bad["cx"] - big["cx"]) / (big["cx"] - small["cx"]) == pytest.approx(0.602 / 2.0, rel=0.02)
+    # y grows upward: 137.4 TFLOP/s is one decade above 13.74.
+    assert small["cy"] > big["cy"] > bad["cy"]
+    # Area by time: 1000 us vs 250 us -> radius 4 + 14 * sqrt(t / 1000): 18 vs 11 (chart units, same scale).
+    assert big["r"] / small["r"] == pytest.approx(18 / 11, rel=0.03)
+    assert "implausible" in bad["cls"] and "implausible" not in big["cls"]
+
+
+def test_roofline_plausible_dots_are_below_the_roof_and_the_bad_one_above(roofline_report):
+    layout = roofline_report["layout"]
+    lowest_roof = min(layout["roofs"], key=lambda pts: -pts[-1][1])  # the FP16/BF16 roof (lower peak = larger y)
+    flat_y = lowest_roof[-1][1]
+    dots = {d["op"]: d for d in layout["dots"]}
+    assert dots["MatMulV3"]["cy"] > flat_y  # 137.4 < 353.9 TFLOP/s: below the flat part
+    assert dots["MatMulV2"]["cy"] < flat_y  # 30x the peak: above it
+    for text in layout["texts"]:
+        left, _, width, _ = text["box"]
+        svg_left, _, svg_width, _ = text["svg"]
+        assert left >= svg_left - 0.5 and left + width <= svg_left + svg_width + 0.5, text

@@ -251,7 +251,7 @@ def test_profile_to_json_shape():
                        versions={"cann": "8.3.RC1"}, chip="Ascend910B3")
     document = profile_to_json(profile)
     assert list(document) == ["schema", "source", "device_time_us", "compute_time_us", "communication_time_us",
-                              "op_types", "symptoms", "notes", "device", "steps"]
+                              "op_types", "symptoms", "notes", "device", "steps", "roofline"]  # roofline appended last (issue 12)
     assert document["device"] == {"chip": "Ascend910B3"}  # no core counts or clock in this profile
     assert document["schema"] == "opprof-advisor/profile/1"
     assert document["source"] == {"path": "p", "format": "torch-npu-text", "cann": "8.3.RC1", "chip": "Ascend910B3"}

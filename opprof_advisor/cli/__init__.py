@@ -94,6 +94,7 @@ def _register_commands() -> None:
     for name in (
         "kb_commands",
         "profile_commands",
+        "roofline_commands",
         "suggest_commands",
         "loop_commands",
         "scan_commands",

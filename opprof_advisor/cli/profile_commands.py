@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, emit_json, err_console
+from opprof_advisor.cli.roofline_commands import PeaksOption, efficiency_cell
 from opprof_advisor.steps import total as step_total
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def profile_command(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; "
                                                                           "default advisor-report-<time>.html here).",
                                                    show_default=False)] = None,
+    peaks: PeaksOption = None,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 
@@ -49,7 +51,7 @@ def profile_command(
     from opprof_advisor.readers import load_profile
 
     with DelayedProgress(f"reading {path.name}") as progress:
-        raw, profile = load_profile(path, progress)
+        raw, profile = load_profile(path, progress, peaks=peaks)
     if export is not None:
         from opprof_advisor.profile_export import export_profile
 
@@ -131,11 +133,11 @@ def _print_profile(profile: Profile, top: int) -> None:
     # numbers never shrink; op type and family give way on a narrow terminal
     for column, justify, width in (("op type", "left", None), ("family", "left", None), ("unit", "left", 9),
                                    ("count", "right", 5), ("time", "right", 10), ("share", "left", 7 + _BAR_WIDTH),
-                                   ("bound", "left", 7)):
+                                   ("bound", "left", 7), ("eff", "right", 6)):
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
     for row in profile.op_types[:top]:
         table.add_row(Text(row.op_type), Text(row.family), row.unit, str(row.count), _format_us(row.time_us),
-                      _share_bar(row.share), _bound_text(row))
+                      _share_bar(row.share), _bound_text(row), efficiency_cell(profile, row.op_type, row.unit))
     if profile.op_types:
         console.print(table)
     hidden = len(profile.op_types) - top

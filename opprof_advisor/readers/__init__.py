@@ -118,8 +118,12 @@ def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
     return reader.read(where, progress)
 
 
-def load_profile(path: str | Path, progress: Progress | None = None) -> tuple[RawProfile, Profile]:
-    """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile."""
+def load_profile(path: str | Path, progress: Progress | None = None,
+                 peaks: str | Path | None = None) -> tuple[RawProfile, Profile]:
+    """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile.
+
+    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/roofline.py).
+    """
     from opprof_advisor import profile_builder
     from opprof_advisor.readers import archive
 
@@ -129,7 +133,7 @@ def load_profile(path: str | Path, progress: Progress | None = None) -> tuple[Ra
             raw = archive.relabel(path, root, lambda: read_raw(root, progress))
     else:
         raw = read_raw(path, progress)
-    return raw, profile_builder.build_profile(raw)
+    return raw, profile_builder.build_profile(raw, peaks)
 
 
 def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:

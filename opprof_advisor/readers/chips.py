@@ -1,24 +1,90 @@
-"""AI Core / AI Vector core counts per SoC name, for outputs that name the chip but not its cores.
+"""The SoC table: exact SoC names -> core counts, nominal clock, HBM bandwidth, cube ops per cycle.
 
-msOpProf writes the SoC (``Run Soc Version`` in dump/op_basic_info.txt) but no core count, and the
-DB exports name the chip in ``NPU_INFO`` (FORMATS.md §6: "core counts: not written"). Only exact
-SoC names are listed: a family name such as ``Ascend910B`` covers parts with 20 and with 24 AI
-Cores, so it maps to nothing rather than to a guess.
+Outputs name the chip but rarely everything else: msOpProf writes the SoC (``Run Soc Version`` in
+dump/op_basic_info.txt) and a clock but no core count; the DB exports name the chip in ``NPU_INFO``
+(FORMATS.md §6: "core counts: not written"). Only exact SoC names are listed: a family name such as
+``Ascend910B`` covers parts with 20 and with 24 AI Cores, so it maps to nothing rather than to a
+guess. A figure no source states is left out (None), never filled in from a neighbouring part.
 
-Sources: Ascend910B3 = 20 AIC + 40 AIV (catlass msOpProf sample, ../shared/real-profiles/
-catlass-msprof-op/SOURCE.txt); A2 platform config with 24 AIC / 48 AIV (KB-SOURCES #43) for the
-24-core Ascend910B1/B2; Ascend910B4 is the 20-core part like B3.
+What the profile itself records (core counts from info.json, the clock from info.json
+``aic_frequency`` / msOpProf ``Current Freq`` / DB ``AICORE_FREQ``) always wins over this table; the
+table fills gaps. Marketed TFLOPS figures (e.g. "376T" for a 24-core part, about 6 % above
+cores x clock x 8192) are not used anywhere: peaks are computed from cores, clock and ops per cycle.
+
+Sources (each figure below names one of these):
+
+* ``CATLASS`` -- hicann/catlass ``include/acot/arch/arch.hpp``: ``AscendC910B3`` MaxBlock 20,
+  MaxAivBlock 40, L2 192 MB; and the catlass msOpProf sample (../shared/real-profiles/catlass-msprof-op,
+  hicann/catlass@87cbf79e): Ascend910B3, Block Dim 20 / Mix Block Dim 40, ``Rated Freq`` 1800.
+* ``A2_CONFIG`` -- KB-SOURCES #43: the A2/A3 platform_config example shows 24 Cube / 48 Vector cores
+  (hiascend CANN ATC ``atlasatcparam_16_0038.html``), the 24-core Ascend910B1/B2; Ascend910B4 is a
+  20-core part like B3.
+* ``GM_BW`` -- KB-AUDIT N50: hiascend canncommercial 800 ``atlas_ascendc_best_practices_10_0035.html``
+  (Atlas A2, L2 192 MB): "L2 Cache读写混合带宽约为7TB/s,而GM的带宽约为1.6TB/s". Applied to the A2
+  parts with that 192 MB L2 (B1, B2, B3); Ascend910B4 has a smaller L2 and HBM, so no figure.
+* ``TILELANG`` -- the tilelang msOpProf sample (../shared/real-profiles/tilelang-ascend,
+  tile-ai/tilelang-ascend@77f5caf3): ``Run Soc Version=Ascend910_9362``, ``Rated Freq=1650``.
+* ``CUBE_OPS`` -- Ascend/msprof-analyze@5f927748:msprof_analyze/cluster_analyse/cluster_kernels_analysis/
+  operator_mfu/chip_peak_flops.py: ``OPS_PER_CYCLE`` FLOAT16 = 16*16*16*2, INT8 = 16*32*16*2 per AI
+  Core per cycle, peak = ai_core_num x aic_frequency x ops per cycle; its operator_flops.py maps BF16
+  onto the FLOAT16 rate. Same shapes in hiascend canncommercial 5046 ``tbedevg_000010.html``: one Cube
+  step multiplies fp16 16x16 by 16x16, int8 16x32 by 32x16.
 """
 
 from __future__ import annotations
 
-#: SoC name -> (AI Cube cores, AI Vector cores).
-CHIP_CORES: dict[str, tuple[int, int]] = {
-    "Ascend910B1": (24, 48),
-    "Ascend910B2": (24, 48),
-    "Ascend910B3": (20, 40),
-    "Ascend910B4": (20, 40),
+from dataclasses import dataclass, field
+
+#: Cube flop (or int op) per cycle per AI Core (Cube core), by dtype class [CUBE_OPS]. FP32 / HF32
+#: are absent on purpose: no source we have states their cube rate (msprof-analyze measures FLOAT
+#: kernels against the FP16 peak, a convention, not a hardware figure). Give it in --peaks.
+CUBE_OPS_PER_CYCLE: dict[str, int] = {"fp16": 16 * 16 * 16 * 2, "bf16": 16 * 16 * 16 * 2, "int8": 16 * 32 * 16 * 2}
+CUBE_OPS_SOURCE = ("Ascend/msprof-analyze@5f927748:msprof_analyze/cluster_analyse/cluster_kernels_analysis/"
+                   "operator_mfu/chip_peak_flops.py (OPS_PER_CYCLE)")
+
+
+@dataclass(frozen=True)
+class SocSpec:
+    """What the sources say about one exact SoC name; None = no source states it."""
+
+    name: str
+    aic: int | None = None  # AI Cube cores (AI Cores)
+    aiv: int | None = None  # AI Vector cores
+    freq_mhz: float | None = None  # nominal (rated) AI Core clock
+    hbm_gbps: float | None = None  # nominal HBM (GM) bandwidth, GB/s
+    l2_mb: float | None = None  # L2 cache size, MB (an above-HBM-roof result may come from L2)
+    sources: dict[str, str] = field(default_factory=dict)  # figure -> source key (see module docstring)
+
+
+_CATLASS = "hicann/catlass include/acot/arch/arch.hpp (AscendC910B3); catlass msOpProf sample (Rated Freq 1800)"
+_A2_CONFIG = "KB-SOURCES #43 (A2 platform_config: 24 Cube / 48 Vector cores)"
+_GM_BW = "hiascend canncommercial 800 atlas_ascendc_best_practices_10_0035 (GM about 1.6 TB/s, L2 192 MB)"
+_TILELANG = "tile-ai/tilelang-ascend@77f5caf3 msOpProf sample (Run Soc Version=Ascend910_9362, Rated Freq=1650)"
+
+#: Exact SoC name -> spec. Add a part only with a source for each figure.
+SOCS: dict[str, SocSpec] = {
+    spec.name: spec
+    for spec in (
+        SocSpec("Ascend910B1", aic=24, aiv=48, hbm_gbps=1600.0, l2_mb=192.0,
+                sources={"cores": _A2_CONFIG, "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B2", aic=24, aiv=48, hbm_gbps=1600.0, l2_mb=192.0,
+                sources={"cores": _A2_CONFIG, "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B3", aic=20, aiv=40, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0,
+                sources={"cores": _CATLASS, "freq_mhz": _CATLASS, "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B4", aic=20, aiv=40, sources={"cores": _A2_CONFIG}),
+        SocSpec("Ascend910_9362", freq_mhz=1650.0, sources={"freq_mhz": _TILELANG}),
+    )
 }
+
+#: SoC name -> (AI Cube cores, AI Vector cores), for the parts whose counts are sourced.
+CHIP_CORES: dict[str, tuple[int, int]] = {
+    name: (spec.aic, spec.aiv) for name, spec in SOCS.items() if spec.aic and spec.aiv
+}
+
+
+def soc_spec(chip: str | None) -> SocSpec | None:
+    """The spec of an exact SoC name, else None (family names such as ``Ascend910B`` included)."""
+    return SOCS.get((chip or "").strip())
 
 
 def core_counts_for(chip: str | None) -> dict[str, int]:

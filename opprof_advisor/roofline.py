@@ -1,0 +1,795 @@
+"""The roofline: each op type's achieved rate against the chip's compute and bandwidth roofs.
+
+Three steps, each explained where it is done:
+
+1. **Peaks** (``resolve_peaks``): AI Core count and clock from the profile first (info.json,
+   msOpProf ``Current Freq``/``Rated Freq``, DB ``AICORE_FREQ``), the exact-SoC table in
+   ``readers/chips.py`` for what the profile lacks, then the user file ``$ADVISOR_HOME/peaks.yaml`` and
+   ``--peaks FILE.yaml`` on top (measured values win). Cube peak = AI Cores x clock x ops per cycle
+   (16*16*16*2 = 8192 FP16/BF16 flop, 16384 INT8 ops per cycle per core). No vector compute rate is
+   sourced, so vector-side op types are judged against the bandwidth roof only (they are bytes-bound).
+   A figure nobody states stays unknown: the note says what to collect, nothing is guessed.
+2. **Work per kernel** (``work_of``): FLOPs and minimum bytes from Input Shapes / Data Types /
+   Formats, computed once per distinct (op type, shapes, dtypes, formats) -- never per row. For
+   ``msprof op`` output the measured ArithmeticUtilization ``*_fops`` and Memory.csv volumes are used
+   instead (``readers/msopprof_metrics.py``). What the shapes cannot tell is "not judged" with the reason.
+3. **Per op type** (``compute``): the minimum time of its work on the roofs, t_min = max(flops /
+   compute peak, bytes / bandwidth) summed over its launches; efficiency = t_min / measured time
+   (= achieved / attainable); headroom = time x (1 - efficiency). Above PLAUSIBLE_MAX of attainable
+   the data is wrong (peak, shapes or units), never a gain.
+
+The **model gain** of a hot op type is a band, not the whole gap: the time saved if the kernel went
+from its efficiency to MODEL_TARGETS of attainable -- the bands an MFU guide calls "typical" (30-60 %)
+and "near the device limit" (> 70 %). It is labelled "model estimate" wherever it is shown and is
+used by the ranking only where no sourced KB figure applies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from opprof_advisor.errors import PeaksError
+from opprof_advisor.models import Profile, Roofline, RooflineRow
+from opprof_advisor.operators import canonical_family
+from opprof_advisor.readers.base import RawProfile
+from opprof_advisor.readers.chips import CUBE_OPS_PER_CYCLE, CUBE_OPS_SOURCE, soc_spec
+from opprof_advisor.readers.columns import op_type_from_name, unit_of
+# Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
+# MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
+from opprof_advisor.symptoms import HOT_SHARE, MIN_TASK_DURATION_US
+
+#: Above this fraction of attainable a result is a data problem, not a fast kernel (issue 12).
+PLAUSIBLE_MAX = 1.10
+#: Efficiency the model gain assumes reachable: (low end, high end) of the band. Source: MFU bands of
+#: wheel:mindstudio-agent 26.1.3 .../skills/profiler/op-mfu-calculator/SKILL.md (KB-AUDIT N67, grade D):
+#: "30-60 % typical", "above 70 %: shape, parallelism and implementation close to the device limit".
+MODEL_TARGETS = (0.60, 0.70)
+MODEL_TARGET_SOURCE = "KB-AUDIT N67 (op-mfu-calculator MFU bands: 30-60 % typical, > 70 % near the device limit)"
+#: The user's peaks file inside the advisor home folder.
+USER_PEAKS_FILE = "peaks.yaml"
+
+_SKIPPED_UNITS = frozenset({"communication", "ai_cpu", "dsa", "other"})
+
+# ------------------------------------------------------------------------------------------------
+# Data types
+# ------------------------------------------------------------------------------------------------
+
+#: Profiler dtype spellings (with or without DT_) -> (class, bytes per element).
+_DTYPES: dict[str, tuple[str, float]] = {
+    "FLOAT16": ("fp16", 2), "HALF": ("fp16", 2), "FP16": ("fp16", 2),
+    "BF16": ("bf16", 2), "BFLOAT16": ("bf16", 2),
+    "FLOAT": ("fp32", 4), "FLOAT32": ("fp32", 4), "FP32": ("fp32", 4),
+    "DOUBLE": ("fp64", 8), "FLOAT64": ("fp64", 8),
+    "INT8": ("int8", 1), "UINT8": ("uint8", 1), "INT4": ("int4", 0.5), "BOOL": ("bool", 1),
+    "INT16": ("int16", 2), "UINT16": ("uint16", 2), "INT32": ("int32", 4), "UINT32": ("uint32", 4),
+    "INT64": ("int64", 8), "UINT64": ("uint64", 8), "COMPLEX64": ("complex64", 8), "COMPLEX128": ("complex128", 16),
+    "HIFLOAT8": ("fp8", 1), "FLOAT8_E4M3FN": ("fp8", 1), "FLOAT8_E5M2": ("fp8", 1),
+}
+
+
+def dtype_info(name: str) -> tuple[str, float] | None:
+    """(class, bytes per element) of a profiler dtype name (``DT_BF16``, ``FLOAT`` ...), or None."""
+    key = name.strip().upper()
+    if key.startswith("DT_"):
+        key = key[3:]
+    return _DTYPES.get(key)
+
+
+# ------------------------------------------------------------------------------------------------
+# Peaks
+# ------------------------------------------------------------------------------------------------
+
+_PEAK_KEYS = {"chip", "aic", "aiv", "freq_mhz", "hbm_gbps", "cube_tflops"}
+
+
+@dataclass
+class Peaks:
+    """The roofs used for one profile, each with where it came from (``sources``)."""
+
+    chip: str | None = None
+    aic: int | None = None
+    aiv: int | None = None
+    freq_mhz: float | None = None
+    hbm_gbps: float | None = None
+    l2_mb: float | None = None
+    cube_tflops: dict[str, float] = field(default_factory=dict)  # dtype class -> TFLOP/s (TOPS for int8)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "sources" and v not in (None, {})}
+        out["cube_tflops"] = {k: round(v, 3) for k, v in self.cube_tflops.items()}
+        return out
+
+
+def load_peaks_file(path: str | Path) -> dict[str, Any]:
+    """Read and check a peaks YAML file; raise PeaksError naming the file and the bad key."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PeaksError(f"cannot read: {exc.strerror or exc}", path=path, hint="check the --peaks path") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise PeaksError("not valid YAML", path=path, line=line + 1 if line is not None else None,
+                         hint="see the README section on advisor roofline for the format") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise PeaksError("expected a mapping such as 'aic: 24'", path=path, hint="see the README section on advisor roofline for the format")
+    unknown = sorted(set(map(str, data)) - _PEAK_KEYS)
+    if unknown:
+        raise PeaksError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_PEAK_KEYS))})", path=path)
+    checked: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "chip":
+            if not isinstance(value, str) or not value.strip():
+                raise PeaksError("'chip' must be an exact SoC name such as Ascend910B2", path=path)
+            checked[key] = value.strip()
+        elif key == "cube_tflops":
+            if not isinstance(value, dict):
+                raise PeaksError("'cube_tflops' must map a dtype (fp16, bf16, int8, fp32 ...) to TFLOP/s", path=path)
+            checked[key] = {str(k).lower(): _positive(v, f"cube_tflops.{k}", path) for k, v in value.items()}
+        else:
+            number = _positive(value, key, path)
+            checked[key] = int(number) if key in ("aic", "aiv") else number
+    return checked
+
+
+def _positive(value: Any, key: str, path: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise PeaksError(f"{key!r} must be a positive number, not {value!r}", path=path)
+    return float(value)
+
+
+def user_peaks_path() -> Path:
+    """``$ADVISOR_HOME/peaks.yaml``: measured peaks applied to every profile (documented in README)."""
+    from opprof_advisor.paths import home_dir
+
+    return home_dir() / USER_PEAKS_FILE
+
+
+def resolve_peaks(device: dict[str, Any], peaks_file: str | Path | None = None) -> tuple[Peaks, list[str]]:
+    """The roofs for a profile whose device facts are ``device``; and notes on files not applied."""
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user = user_peaks_path()
+    if user.is_file():
+        layers.append((f"user peaks {user}", load_peaks_file(user)))
+    if peaks_file is not None:
+        layers.append((f"--peaks {peaks_file}", load_peaks_file(peaks_file)))
+    notes: list[str] = []
+    chip = device.get("chip")
+    for label, values in layers:
+        named = values.get("chip")
+        if named and chip and named != chip and not named.startswith(chip):
+            notes.append(f"{label} is for {named}, the profile ran on {chip}: not applied")
+            values.clear()
+        elif named:
+            chip = named  # no chip in the profile, or only its family name (Ascend910B -> Ascend910B2)
+    peaks = Peaks(chip=chip)
+    _fill_from_profile(peaks, device)
+    _fill_from_table(peaks)
+    for label, values in layers:
+        for key, value in values.items():
+            if key == "cube_tflops":
+                peaks.cube_tflops.update(value)
+                peaks.sources.update({f"cube_tflops.{k}": label for k in value})
+            elif key != "chip":
+                setattr(peaks, key, value)
+                peaks.sources[key] = label
+    _derive_cube_peaks(peaks)
+    return peaks, notes
+
+
+def _fill_from_profile(peaks: Peaks, device: dict[str, Any]) -> None:
+    for key in ("aic", "aiv", "freq_mhz"):
+        if device.get(key):
+            setattr(peaks, key, device[key])
+            peaks.sources[key] = "profile"
+    if peaks.chip and device.get("chip") == peaks.chip:
+        peaks.sources["chip"] = "profile"
+
+
+def _fill_from_table(peaks: Peaks) -> None:
+    spec = soc_spec(peaks.chip)
+    if spec is None:
+        return
+    for key, source_key in (("aic", "cores"), ("aiv", "cores"), ("freq_mhz", "freq_mhz"), ("hbm_gbps", "hbm_gbps")):
+        value = getattr(spec, key)
+        if getattr(peaks, key) is None and value is not None:
+            setattr(peaks, key, value)
+            peaks.sources[key] = f"SoC table {spec.name}: {spec.sources.get(source_key, '')}"
+    peaks.l2_mb = spec.l2_mb
+
+
+def _derive_cube_peaks(peaks: Peaks) -> None:
+    """cores x clock x ops per cycle for each dtype class not given as a measured figure."""
+    if not (peaks.aic and peaks.freq_mhz):
+        return
+    for dtype, ops in CUBE_OPS_PER_CYCLE.items():
+        if dtype not in peaks.cube_tflops:
+            peaks.cube_tflops[dtype] = peaks.aic * peaks.freq_mhz * 1e6 * ops / 1e12
+            peaks.sources[f"cube_tflops.{dtype}"] = f"aic x freq_mhz x {ops} ({CUBE_OPS_SOURCE})"
+
+
+def collect_hint(fmt: str) -> str:
+    """Where the chip, core count and clock of a run are kept, for the producer of ``fmt``."""
+    if fmt.startswith("msopprof"):
+        return "msprof op, keeping dump/op_basic_info.txt (Run Soc Version, Current Freq) beside the CSVs"
+    if fmt.startswith("torch-npu"):
+        return ("the torch_npu profiler with export_type=db (NPU_INFO, AICORE_FREQ), or keep its PROF_* folder "
+                "with device_*/info.json.*")
+    return "msprof, keeping PROF_*/device_*/info.json.* (ai_core_num, aic_frequency)"
+
+
+def _missing_peak_note(peaks: Peaks, fmt: str) -> str | None:
+    if peaks.cube_tflops:
+        return None  # computed from cores and clock, or given as measured figures
+    missing = []
+    if not peaks.aic:
+        missing.append("AI Core count")
+    if not peaks.freq_mhz:
+        missing.append("AI Core clock")
+    if not missing:
+        return None
+    where = f"the chip {peaks.chip} is not in the SoC table" if peaks.chip and soc_spec(peaks.chip) is None else (
+        f"{peaks.chip} has no sourced figure for it" if peaks.chip else "the profile names no chip")
+    verb = "are" if len(missing) > 1 else "is"
+    return (f"cannot judge roofline: the {' and '.join(missing)} {verb} not in the profile and {where} "
+            f"(collect with {collect_hint(fmt)}, or give aic / freq_mhz in --peaks FILE.yaml)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Work per kernel (one call per distinct shapes / dtypes / formats)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Work:
+    """Work of one launch: flops (None for bytes-bound op types), minimum bytes, and how it was counted."""
+
+    kind: str  # "cube" (compute and bandwidth roofs) or "bytes" (bandwidth roof only)
+    flops: float | None
+    bytes: float
+    dtype: str
+    basis: str
+
+
+def parse_shapes(text: str) -> list[tuple[int, ...]] | None:
+    """``"4096,1024;1024;;"`` -> [(4096, 1024), (1024,), (), ()]; None when not recorded or not numeric."""
+    text = (text or "").strip().strip('"').strip()
+    if not text or text.upper() in ("N/A", "NA"):
+        return None
+    shapes = []
+    for part in text.split(";"):
+        dims = [d.strip() for d in part.split(",") if d.strip()]
+        try:
+            shape = tuple(int(d) for d in dims)
+        except ValueError:
+            return None
+        if any(d < 0 for d in shape):
+            return None  # -1 / -2: dynamic dims, the real size was not recorded
+        shapes.append(shape)
+    while shapes and not shapes[-1]:
+        shapes.pop()  # the trailing ';' of the writer
+    return shapes
+
+
+def _split(text: str) -> list[str]:
+    return [item.strip() for item in (text or "").split(";")]
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape) if shape else 0
+
+
+class NotJudged(Exception):
+    """The shapes cannot support a work figure; the message says why."""
+
+
+#: Bytes-bound families and what their output is: "same" = one output the size of the largest
+#: input (elementwise, casts, norms, copies), "none" = outputs are small or written in place
+#: (reductions, optimizer updates), counted as inputs only -- a lower bound on bytes either way.
+#: Slices, pads and gathers are left out: they read only part of their largest input.
+BYTES_BOUND: dict[str, str] = {
+    "Elementwise": "same", "Activation": "same", "Cast": "same", "Memcpy": "same", "Softmax": "same",
+    "LayerNorm": "same", "RMSNorm": "same", "BatchNorm": "same", "GroupNorm": "same", "RoPE": "same",
+    "Transpose": "same", "TransData": "same", "Dropout": "same", "SwiGLU": "none",
+    "Reduce": "none", "Optimizer": "none", "Loss": "none",
+}
+#: Elementwise op types that only write: their input gives the shape, its data is never read.
+WRITE_ONLY = frozenset({"zeroslike", "oneslike", "fill", "fills"})
+_FUSED_WITH_COMM = ("allreduce", "allgather", "reducescatter", "alltoall")
+
+
+def work_of(op_type: str, shapes_text: str, dtypes_text: str, formats_text: str = "",
+            out_dtypes_text: str = "") -> Work:
+    """Work of one launch of ``op_type``; raise NotJudged with the reason when the shapes do not allow it."""
+    family = canonical_family(op_type, fuzzy=False) or ""
+    if family not in ("MatMul", "GroupedMatMul", "Conv2D", "FlashAttention") and family not in BYTES_BOUND:
+        raise NotJudged(f"no work model for the {family or op_type} family")
+    shapes = parse_shapes(shapes_text)
+    if not shapes:
+        raise NotJudged("Input Shapes not recorded or not numeric (collect with record_shapes=True)")
+    dtypes = _split(dtypes_text)
+    formats = _split(formats_text)
+    tensors = []
+    for i, shape in enumerate(shapes):
+        info = dtype_info(dtypes[i]) if i < len(dtypes) and dtypes[i] else None
+        if shape and info is None:
+            raise NotJudged(f"input {i} has no known data type ({dtypes[i] if i < len(dtypes) else 'none'})")
+        tensors.append((shape, info, formats[i].upper() if i < len(formats) else ""))
+    out_dtype = dtype_info(_split(out_dtypes_text)[0]) if out_dtypes_text.strip() else None
+    if family == "MatMul":
+        if any(word in op_type.lower() for word in _FUSED_WITH_COMM):
+            raise NotJudged("fused with communication: its time is not all compute")
+        return _matmul(tensors, out_dtype)
+    if family == "GroupedMatMul":
+        return _grouped_matmul(tensors, out_dtype)
+    if family == "Conv2D":
+        return _conv(op_type, tensors)
+    if family == "FlashAttention":
+        return _attention(op_type, tensors)
+    return _bytes_bound(family, op_type, tensors, out_dtype)
+
+
+def _present(tensors):
+    return [t for t in tensors if t[0]]
+
+
+def _as_matrix(shape: tuple[int, ...], fmt: str) -> tuple[int, ...]:
+    """FRACTAL_NZ (..., n1, m1, m0, n0) -> (..., m1*m0, n1*n0); ND as is."""
+    if fmt.startswith("FRACTAL_NZ") and len(shape) >= 4:
+        *batch, n1, m1, m0, n0 = shape
+        return (*batch, m1 * m0, n1 * n0)
+    return shape
+
+
+#: K is the dimension the two inputs share; tried in this order (the first that fits is used, the
+#: others are named in the basis when they also fit): A[M,K]B[K,N], B transposed, A transposed, both.
+_LAYOUTS = (("A·B", 1, 0), ("A·Bᵀ", 1, 1), ("Aᵀ·B", 0, 0), ("Aᵀ·Bᵀ", 0, 1))
+
+
+def pair_matmul_dims(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int, int, str]:
+    """(M, K, N, layout) of a 2-D matmul from its two input shapes (transpose flags are not recorded)."""
+    fits = [(name, a[1 - ka], a[ka], b[1 - kb]) for name, ka, kb in _LAYOUTS if a[ka] == b[kb]]
+    if not fits:
+        raise NotJudged(f"no dimension of {a} matches one of {b}: K unknown")
+    name, m, k, n = fits[0]
+    others = sorted({f"{other} (K={ok})" for other, om, ok, on in fits[1:] if om * ok * on != m * k * n})
+    how = f"{name}, K={k}" + (f"; also fits {', '.join(others)}" if others else "")
+    return m, k, n, how
+
+
+def _matmul(tensors, out_dtype) -> Work:
+    present = _present(tensors)
+    if len(present) < 2:
+        raise NotJudged("fewer than two input shapes")
+    (sa, da, fa), (sb, db, fb) = present[0], present[1]
+    a, b = _as_matrix(sa, fa), _as_matrix(sb, fb)
+    if len(a) < 2 or len(b) < 2:
+        raise NotJudged(f"inputs {sa} and {sb} are not matrices")
+    batch_a, batch_b = math.prod(a[:-2]), math.prod(b[:-2])
+    if batch_a > 1 and batch_b > 1 and batch_a != batch_b:
+        raise NotJudged(f"batch dims {a[:-2]} and {b[:-2]} do not broadcast")
+    batch = max(batch_a, batch_b)
+    m, k, n, how = pair_matmul_dims(a[-2:], b[-2:])
+    out_size = (out_dtype or da)[1]
+    bytes_ = _numel(sa) * da[1] + _numel(sb) * db[1] + batch * m * n * out_size
+    prefix = f"batch {batch} x " if batch > 1 else ""
+    return Work("cube", 2.0 * batch * m * n * k, bytes_, da[0],
+                f"{prefix}M={m} N={n} K={k} from the two input shapes ({how})")
+
+
+def _grouped_matmul(tensors, out_dtype) -> Work:
+    present = _present(tensors)
+    if len(present) < 2:
+        raise NotJudged("fewer than two input shapes")
+    (x, dx, _), (w, dw, _) = present[0], present[1]
+    if len(x) != 2 or len(w) != 3:
+        raise NotJudged(f"only one x [M,K] with one weight [E,K,N] is modelled, not {x} and {w}")
+    m, k = x
+    if w[1] == k:
+        n = w[2]
+    elif w[2] == k:
+        n = w[1]
+    else:
+        raise NotJudged(f"weight {w} has no dimension K={k}")
+    bytes_ = _numel(x) * dx[1] + _numel(w) * dw[1] + m * n * (out_dtype or dx)[1]
+    return Work("cube", 2.0 * m * n * k, bytes_, dx[0], f"each of M={m} rows through one of {w[0]} experts, K={k} N={n}")
+
+
+def _conv(op_type: str, tensors) -> Work:
+    name = op_type.lower()
+    if "backpropinput" not in name:
+        what = "the kernel size (filter_sizes value)" if "backpropfilter" in name else "stride and padding"
+        raise NotJudged(f"the work depends on {what}, which Input Shapes do not record")
+    four_plus = [t for t in _present(tensors) if len(t[0]) >= 4]
+    weight = next((t for t in four_plus if t[2].startswith("FRACTAL_Z")), None)
+    if weight is not None:
+        dy = next((t for t in four_plus if t is not weight and len(t[0]) == 5), None)
+        if dy is None:
+            raise NotJudged("no NC1HWC0 out_backprop beside the FRACTAL_Z filter")
+        (c1hw, n1, n0, c0), (n, co1, ho, wo, dc0) = weight[0], dy[0]
+        cout, cin_khkw = n1 * n0, c1hw * c0
+        basis = f"FRACTAL_Z filter {weight[0]}: Cin*kh*kw={cin_khkw}, Cout={cout} (channels as padded)"
+    else:
+        if len(four_plus) < 2 or len(four_plus[0][0]) != 4 or len(four_plus[1][0]) != 4:
+            raise NotJudged("filter and out_backprop are not both NCHW 4-D tensors")
+        weight, dy = four_plus[0], four_plus[1]
+        (cout, cin_g, kh, kw), (n, dcout, ho, wo) = weight[0], dy[0]
+        if cout != dcout:
+            raise NotJudged(f"filter {weight[0]} and out_backprop {dy[0]} disagree on the output channels")
+        cin_khkw = cin_g * kh * kw
+        basis = f"NCHW filter {weight[0]}, out_backprop {dy[0]}"
+    flops = 2.0 * n * ho * wo * cout * cin_khkw
+    bytes_ = _numel(weight[0]) * weight[1][1] + _numel(dy[0]) * dy[1][1]  # dx size is not recorded: a lower bound
+    return Work("cube", flops, bytes_, dy[1][0], basis)
+
+
+def _attention(op_type: str, tensors) -> Work:
+    """FLOPs = 2 x B x Sq x Sk x Hq x (1 + Hv/Hk) forward (QKᵀ and PV, grouped KV heads); Grad x 2.5."""
+    name = op_type.lower()
+    if not name.startswith("flashattentionscore"):
+        raise NotJudged(f"{op_type} layouts (BSH, BNSD, TND ...) are not recorded in the shapes")
+    present = _present(tensors)
+    if len(present) < 3:
+        raise NotJudged("fewer than three inputs (query, key, value)")
+    (q, dq, _), (k, _, _), (v, _, _) = tensors[0], tensors[1], tensors[2]
+    if not (q and k and v) or len(q) != len(k) or len(q) not in (3, 4):
+        raise NotJudged(f"query {q}, key {k}, value {v} are not 3-D or 4-D tensors of one layout")
+    b, sq, sk, hq, hk, hv, how = _attention_dims(q, k, v, tensors[3:])
+    forward = 2.0 * b * sq * sk * hq * (1 + hv / hk)
+    grad = "grad" in name
+    flops = forward * 2.5 if grad else forward
+    itemsize = dq[1]
+    io = _numel(q) + _numel(k) + _numel(v)
+    bytes_ = (2 * io + 2 * _numel(q)) * itemsize if grad else (io + _numel(q)) * itemsize
+    basis = (f"B={b} Sq={sq} Sk={sk} Hq={hq} ({how}); full attention counted (sparse_mode is not recorded: a causal "
+             f"mask does about half)" + ("; backward = 2.5 x forward" if grad else ""))
+    return Work("cube", flops, bytes_, dq[0], basis)
+
+
+def _attention_dims(q, k, v, rest) -> tuple[int, int, int, int, int, int, str]:
+    """Batch, sequence lengths and hidden sizes of q/k/v, the layout proven by the other inputs."""
+    stats = next((s for s, _, _ in rest if len(s) == 4 and s[3] == 8), None)  # softmax_max/sum [B,N,Sq,8]
+    mask = next((s for s, _, _ in rest if len(s) in (2, 4)), None)
+    if len(q) == 3:
+        seq_axis = None
+        if stats is not None:
+            seq_axis = next((i for i in (0, 1) if q[i] == stats[2] and q[1 - i] == stats[0]), None)
+            how = f"softmax statistics {stats} give B={stats[0]}, Sq={stats[2]}"
+        elif mask is not None:
+            fits = [i for i in (0, 1) if q[i] == mask[-2] and k[i] == mask[-1]]
+            seq_axis = fits[0] if len(fits) == 1 else None
+            how = f"attention mask {mask} gives Sq={mask[-2]}"
+        if seq_axis is None:
+            raise NotJudged(f"query {q}: BSH or SBH cannot be told apart (no softmax statistics or matching mask)")
+        b = q[1 - seq_axis]
+        layout = "SBH" if seq_axis == 0 else "BSH"
+        return b, q[seq_axis], k[seq_axis], q[2], k[2], v[2], f"{layout}; {how}"
+    if stats is None:
+        raise NotJudged(f"query {q}: BNSD or BSND cannot be told apart (no softmax statistics)")
+    b, heads, sq = stats[0], stats[1], stats[2]
+    if q[2] == sq and q[1] == heads:
+        seq_axis, layout = 2, "BNSD"
+    elif q[1] == sq and q[2] == heads:
+        seq_axis, layout = 1, "BSND"
+    else:
+        raise NotJudged(f"query {q} does not match the softmax statistics {stats}")
+    head_axis = 3 - seq_axis
+    return (b, sq, k[seq_axis], q[head_axis] * q[3], k[head_axis] * k[3], v[head_axis] * v[3],
+            f"{layout}; softmax statistics {stats}")
+
+
+def _bytes_bound(family: str, op_type: str, tensors, out_dtype) -> Work:
+    present = _present(tensors)
+    if not present:
+        raise NotJudged("no input shape")
+    write_only = op_type.lower().rstrip("0123456789").removesuffix("v") in WRITE_ONLY
+    read = 0.0 if write_only else sum(_numel(s) * info[1] for s, info, _ in present)
+    written = 0.0
+    if BYTES_BOUND[family] == "same":
+        largest, info, _ = max(present, key=lambda t: _numel(t[0]))
+        written = _numel(largest) * (out_dtype or info)[1]
+    if not read + written:
+        raise NotJudged("empty tensors: no data to move")
+    what = ("one output the size of the input, nothing read" if write_only else
+            "inputs read once + one output the size of the largest input" if written else "inputs read once")
+    return Work("bytes", None, read + written, present[0][1][0], f"{what} (a lower bound on traffic)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Per op type
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    """Sums over the judged launches of one (op type, unit)."""
+
+    time: float = 0.0
+    flops: float = 0.0
+    bytes: float = 0.0
+    t_compute: float = 0.0  # time the work needs on the compute roof
+    t_bound: float = 0.0  # sum over groups of max(compute time, bandwidth time)
+    t_by_roof: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)
+    dtypes: Counter = field(default_factory=Counter)
+    bases: Counter = field(default_factory=Counter)
+    reasons: Counter = field(default_factory=Counter)  # reason -> time not judged
+    source: str = "shapes"
+    has_flops: bool = True
+
+
+def compute(raw: RawProfile, profile: Profile, peaks_file: str | Path | None = None) -> Roofline:
+    """The roofline of a profile; 'cannot judge roofline' notes are also added to ``profile.notes``."""
+    peaks, notes = resolve_peaks(profile.device, peaks_file)
+    result = Roofline(peaks=peaks.as_dict(), peak_sources=dict(peaks.sources), notes=notes)
+    missing = _missing_peak_note(peaks, profile.format)
+    if missing:
+        result.notes.append(missing)
+    elif not peaks.hbm_gbps:
+        result.notes.append(f"cannot judge the bandwidth roof: no sourced HBM bandwidth for {peaks.chip or 'this chip'} "
+                            "(give hbm_gbps in --peaks FILE.yaml); bytes-bound op types are not judged, cube op types "
+                            "only against the compute roof")
+    if not missing:
+        tallies = _measured_tallies(raw, peaks) if raw.format.startswith("msopprof") else _shape_tallies(raw, profile, peaks)
+        result.rows = _rows(profile, tallies, peaks)
+    for note in result.notes:
+        if note not in profile.notes:
+            profile.notes.append(note)
+    return result
+
+
+def _unit_index(profile: Profile) -> dict[str, list[tuple[str, float]]]:
+    units: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for row in profile.op_types:
+        units[row.op_type].append((row.unit, row.time_us))
+    return units
+
+
+def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
+    """Group launches by (op type, task type, shapes, dtypes, formats); compute each group's work once."""
+    table = raw.kernels
+    n = len(table)
+    column = lambda name: getattr(table, name) if len(getattr(table, name)) == n else [""] * n  # noqa: E731
+    ops, names = column("op_type"), column("name")
+    if not any(ops):
+        ops = [op_type_from_name(x) for x in names]
+    groups: dict[tuple, list[float]] = {}
+    keys = zip(ops, column("task_type"), column("input_shapes"), column("input_dtypes"), column("input_formats"),
+               column("output_dtypes"))
+    for key, duration in zip(keys, table.duration_us):
+        acc = groups.get(key)
+        if acc is None:
+            groups[key] = [1, duration]
+        else:
+            acc[0] += 1
+            acc[1] += duration
+    tallies: dict[tuple[str, str], _Tally] = {}
+    units: dict[tuple[str, str], str] = {}
+    for (op, task, shapes, dtypes, formats, out_dtypes), (count, time_us) in groups.items():
+        unit = units.get((op, task))
+        if unit is None:
+            unit = units[(op, task)] = unit_of(task, canonical_family(op), op)
+        if unit in _SKIPPED_UNITS or not op:
+            continue
+        tally = tallies.setdefault((op, unit), _Tally())
+        if time_us < MIN_TASK_DURATION_US * count:
+            tally.reasons[SHORT_REASON] += time_us
+            continue
+        try:
+            work = _cached_work(op, shapes, dtypes, formats, out_dtypes)
+        except NotJudged as exc:
+            tally.reasons[str(exc)] += time_us
+            continue
+        _add(tally, work.kind, work.flops, work.bytes * count, count, time_us, work.dtype, work.basis, peaks)
+    return tallies
+
+
+#: Launches shorter than symptoms.MIN_TASK_DURATION_US on average are not judged (msprof-analyze's
+#: _MIN_TASK_DURATION = 20 us): their time is launch and setup, not work against a roof.
+SHORT_REASON = "kernels shorter than 20 us on average: launch overhead, not a roof, sets their time"
+
+_WORK_CACHE: dict[tuple, Work | NotJudged] = {}
+
+
+def _cached_work(*key: str) -> Work:
+    hit = _WORK_CACHE.get(key)
+    if hit is None:
+        try:
+            hit = work_of(*key)
+        except NotJudged as exc:
+            hit = exc
+        if len(_WORK_CACHE) > 100_000:
+            _WORK_CACHE.clear()
+        _WORK_CACHE[key] = hit
+    if isinstance(hit, NotJudged):
+        raise hit
+    return hit
+
+
+def _add(tally: _Tally, kind: str, flops_each: float | None, bytes_total: float, count: int, time_us: float,
+         dtype: str, basis: str, peaks: Peaks) -> None:
+    """Add ``count`` launches of one work figure to a tally, or record why they cannot be judged."""
+    compute_peak = peaks.cube_tflops.get(dtype) if kind == "cube" else None
+    if kind == "cube" and compute_peak is None:
+        tally.reasons[f"no sourced cube rate for {dtype} (give cube_tflops.{dtype} in --peaks FILE.yaml)"] += time_us
+        return
+    if kind == "bytes" and not peaks.hbm_gbps:
+        tally.reasons["no sourced HBM bandwidth for this chip (give hbm_gbps in --peaks FILE.yaml)"] += time_us
+        return
+    t_compute = (flops_each or 0.0) * count / (compute_peak * 1e12) * 1e6 if compute_peak else 0.0
+    t_bandwidth = bytes_total / (peaks.hbm_gbps * 1e9) * 1e6 if peaks.hbm_gbps else 0.0
+    tally.time += time_us
+    tally.flops += (flops_each or 0.0) * count
+    tally.bytes += bytes_total
+    tally.t_compute += t_compute
+    tally.t_bound += max(t_compute, t_bandwidth)
+    tally.t_by_roof["compute" if t_compute >= t_bandwidth else "bandwidth"] += time_us
+    tally.kinds[kind] += time_us
+    tally.dtypes[dtype] += time_us
+    tally.bases[basis] += time_us
+    tally.has_flops = tally.has_flops and kind == "cube"
+
+
+def _measured_tallies(raw: RawProfile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
+    """msOpProf: the launches' measured fops and main-memory volumes (ArithmeticUtilization, Memory)."""
+    from opprof_advisor.readers.msopprof_metrics import launch_work
+
+    detail = raw.kernel_detail or {}
+    launches = detail.get("launches") or [detail]
+    tallies: dict[tuple[str, str], _Tally] = {}
+    for launch in launches:
+        op = str(launch.get("kernel") or "")
+        unit = unit_of(str(launch.get("op_type") or ""), None, op)
+        if not op or unit in _SKIPPED_UNITS:
+            continue
+        tally = tallies.setdefault((op, unit), _Tally(source="measured"))
+        time_us = float(launch.get("task_duration_us") or 0.0)
+        if time_us < MIN_TASK_DURATION_US:
+            tally.reasons[SHORT_REASON] += time_us
+            continue
+        work = launch_work(launch["source"]) if launch.get("source") else {}
+        read, write = work.get("read_bytes"), work.get("write_bytes")
+        if read is None or write is None:
+            tally.reasons["Memory.csv (main-memory volumes) not collected (collect with msprof op --aic-metrics=Default)"] += time_us
+            continue
+        cube = work.get("cube_fops") or 0.0
+        kind, dtype = ("cube", work.get("cube_dtype") or "fp16") if cube > 0 else ("bytes", "")
+        basis = ("measured: ArithmeticUtilization aic_cube_fops, Memory.csv read/write_main_memory_datas"
+                 if kind == "cube" else "measured: Memory.csv read/write_main_memory_datas (no cube work)")
+        _add(tally, kind, cube or None, read + write, 1, time_us, dtype, basis, peaks)
+    return tallies
+
+
+def _rows(profile: Profile, tallies: dict[tuple[str, str], _Tally], peaks: Peaks) -> list[RooflineRow]:
+    compute_time = profile.compute_time_us or profile.device_time_us
+    rows = []
+    for stat in profile.op_types:
+        tally = tallies.get((stat.op_type, stat.unit))
+        hot = compute_time > 0 and stat.time_us / compute_time >= HOT_SHARE
+        if tally is None or (not tally.time and not hot):
+            continue
+        rows.append(_row(stat.op_type, stat.unit, stat.time_us, stat.share, tally, peaks, hot))
+    return rows
+
+
+def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks: Peaks, hot: bool) -> RooflineRow:
+    row = RooflineRow(op_type=op, unit=unit, time_us=round(time_us, 3), share=share, status="not_judged",
+                      work_source=tally.source)
+    if not tally.time:
+        row.reason = tally.reasons.most_common(1)[0][0] if tally.reasons else "no launch could be judged"
+        return row
+    row.judged_time_us = round(tally.time, 3)
+    row.dtype = tally.dtypes.most_common(1)[0][0]
+    row.roof = tally.t_by_roof.most_common(1)[0][0]
+    seconds = tally.time * 1e-6
+    row.bytes = tally.bytes
+    row.achieved_gbps = _round(tally.bytes / seconds / 1e9)
+    efficiency = tally.t_bound / tally.time
+    if tally.has_flops:
+        row.flops = tally.flops
+        row.achieved_tflops = _round(tally.flops / seconds / 1e12)
+        row.intensity = _round(tally.flops / tally.bytes) if tally.bytes else None
+        row.attainable_tflops = _round(row.achieved_tflops / efficiency) if efficiency else None
+    row.efficiency = _round(efficiency, 4)
+    basis = tally.bases.most_common(1)[0][0]
+    uncovered = [f"{t / time_us:.0%} of the time not judged: {r}" for r, t in tally.reasons.most_common(2)]
+    row.basis = "; ".join([basis, *uncovered])
+    if efficiency > PLAUSIBLE_MAX:
+        row.status = "implausible"
+        l2 = f" (or the data came from the {peaks.l2_mb:g} MB L2, not HBM)" if row.roof == "bandwidth" and peaks.l2_mb else ""
+        row.reason = (f"{efficiency:.0%} of attainable is above {PLAUSIBLE_MAX:.0%}: peak, shapes or units wrong{l2}; "
+                      "not a gain")
+        return row
+    row.status = "judged"
+    row.headroom_us = round(tally.time * max(0.0, 1.0 - efficiency), 3)
+    if hot:
+        _model_gain(row, efficiency, tally.time / time_us if time_us else 0.0)
+    return row
+
+
+def _model_gain(row: RooflineRow, efficiency: float, coverage: float) -> None:
+    """The model-estimate band as fractions of the op type's time (see MODEL_TARGETS)."""
+    low_target, high_target = MODEL_TARGETS
+    if efficiency >= high_target:
+        row.basis += f"; no model gain: already at {efficiency:.0%} of attainable (>= {high_target:.0%})"
+        return
+    row.model_gain_low = round(coverage * max(0.0, 1.0 - efficiency / low_target), 4)
+    row.model_gain_high = round(coverage * (1.0 - efficiency / high_target), 4)
+    row.basis += (f"; model estimate: from {efficiency:.1%} to {low_target:.0%}-{high_target:.0%} of attainable saves "
+                  f"{row.model_gain_low:.0%}-{row.model_gain_high:.0%} of its time ({MODEL_TARGET_SOURCE})")
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, digits)
+
+
+# ------------------------------------------------------------------------------------------------
+# What other modules use
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelGain:
+    """A model-estimate gain band for some op types, as fractions of their combined time."""
+
+    low: float
+    high: float
+    time_us: float  # the combined time of the op types the band is for
+    basis: str
+
+
+def model_gain_for(profile: Profile, op_types: Iterable[str]) -> ModelGain | None:
+    """The time-weighted model gain of ``op_types`` (rows without a band count as 0), or None if none has one."""
+    if profile.roofline is None:
+        return None
+    wanted = set(op_types)
+    rows = [r for r in profile.roofline.rows if r.op_type in wanted]
+    banded = [r for r in rows if r.model_gain_high is not None]
+    if not banded:
+        return None
+    total = sum(r.time_us for r in rows)
+    low = sum((r.model_gain_low or 0.0) * r.time_us for r in rows) / total
+    high = sum((r.model_gain_high or 0.0) * r.time_us for r in rows) / total
+    named = ", ".join(f"{r.op_type} at {r.efficiency:.0%}" for r in banded[:3])
+    return ModelGain(round(low, 4), round(high, 4), round(total, 3),
+                     f"model estimate: {named} of attainable; to {MODEL_TARGETS[0]:.0%}-{MODEL_TARGETS[1]:.0%} "
+                     f"({MODEL_TARGET_SOURCE})")
+
+
+def roofline_to_json(roofline: Roofline | None) -> dict[str, Any] | None:
+    """The ``roofline`` block of the profile JSON: peaks (with sources), one row per op type, notes."""
+    if roofline is None:
+        return None
+    return {
+        "peaks": dict(roofline.peaks),
+        "peak_sources": dict(roofline.peak_sources),
+        "plausible_max": PLAUSIBLE_MAX,
+        "model_targets": list(MODEL_TARGETS),
+        "op_types": [{k: v for k, v in asdict(row).items()} for row in roofline.rows],
+        "notes": list(roofline.notes),
+    }
+
+
+#: Schema of the `advisor roofline --format json` document.
+SCHEMA = "opprof-advisor/roofline/1"
+
+
+def roofline_document(profile: Profile) -> dict[str, Any]:
+    """The ``opprof-advisor/roofline/1`` document: the profile's source and times plus its roofline block."""
+    source: dict[str, Any] = {"path": profile.path, "format": profile.format, **profile.versions}
+    if profile.chip:
+        source["chip"] = profile.chip
+    block = roofline_to_json(profile.roofline) or {"peaks": {}, "peak_sources": {}, "op_types": [], "notes": []}
+    return {"schema": SCHEMA, "source": source, "device_time_us": profile.device_time_us,
+            "compute_time_us": profile.compute_time_us, "device": dict(profile.device), **block}
