@@ -736,3 +736,53 @@ def summarize_entries(entries: Sequence[Entry]) -> dict[str, Any]:
         "symptoms": symptoms,
         "uncovered_symptoms": [s for s, kinds in symptoms.items() if not (kinds["recipe"] or kinds["pattern"])],
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading an entry
+# ---------------------------------------------------------------------------------------------
+
+#: The section of each kind that says what to do: its first item is shown as the suggestion's first step.
+ACTION_SECTIONS: dict[str, str] = {"recipe": "Steps", "pattern": "What to do", "tip": "How", "case": "Fix"}
+MAX_STEP_CHARS = 300
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:\d+[.)]|[-*+])\s+(.*)$")
+
+
+def first_step(entry: Entry) -> str:
+    """The first item (or paragraph) of the entry's action section, as one line; "" when it has none."""
+    lines = _section_lines(entry.body, ACTION_SECTIONS.get(entry.kind, ""))
+    text: list[str] = []
+    code: list[str] = []  # the first code line, for a section that opens with a code block
+    in_code = False
+    for line in lines:
+        if _FENCE_OPEN.match(line):
+            if text:
+                break
+            in_code = not in_code
+            continue
+        if in_code:
+            if not code and line.strip() and not line.strip().startswith("#"):
+                code.append(f"`{line.strip()}`")
+            continue
+        item = _LIST_ITEM.match(line)
+        if item and text:
+            break  # the next item
+        if not line.strip():
+            if text:
+                break
+            continue
+        text.append(item.group(1) if item else line.strip())
+    step = " ".join(" ".join(text or code).split())
+    if len(step) > MAX_STEP_CHARS:
+        step = step[:MAX_STEP_CHARS].rsplit(" ", 1)[0] + " …"
+    return step
+
+
+def _section_lines(body: str, heading: str) -> list[str]:
+    lines = body.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip().lstrip("#").strip() == heading and line.lstrip().startswith("## "):
+            rest = lines[index + 1:]
+            end = next((i for i, l in enumerate(rest) if l.startswith("## ")), len(rest))
+            return rest[:end]
+    return []

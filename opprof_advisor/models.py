@@ -182,6 +182,8 @@ class Profile:
     path: str
     format: str  # e.g. "msopprof-device", "msopprof-simulator", "msprof-text", "msprof-db", "torch-npu-text", "torch-npu-db", "multi-rank"
     versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, ...
+    producer: str = ""  # vocabulary.PRODUCERS: msopprof, msprof, torch_npu, cluster
+    workload: str | None = None  # "training" (backward kernels ran), "inference", None when it cannot be told
     chip: str | None = None
     # What the profile says about the device: "chip", "aic" / "aiv" (core counts), "freq_mhz" (AI Core clock)
     device: dict[str, Any] = field(default_factory=dict)
@@ -202,6 +204,18 @@ class Profile:
 
     def symptom_ids(self) -> set[str]:
         return {s.id for s in self.symptoms}
+
+    @property
+    def reference_us(self) -> float:
+        """The time shares of the advice are taken of: the step's wall time where the profile has a step split,
+        else device time."""
+        stage = sum(s.stage_us for s in self.steps)
+        return stage if stage > 0 else self.device_time_us
+
+    @property
+    def reference(self) -> str:
+        """What ``reference_us`` is: "step" or "device time"."""
+        return "step" if sum(s.stage_us for s in self.steps) > 0 else "device time"
 
     def family_shares(self) -> dict[str, float]:
         """Share of device time per family (summed over units)."""

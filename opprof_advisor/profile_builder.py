@@ -8,6 +8,7 @@ explained: where the data cannot support a judgement the profile gets a note ``c
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -136,7 +137,8 @@ def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
     ctx.rows = _op_type_rows(ctx)
     ctx.ranks = _rank_summaries(raw)
     profile = Profile(
-        path=raw.path, format=raw.format, versions=dict(raw.versions), chip=raw.chip, device=device_facts(raw),
+        path=raw.path, format=raw.format, versions=dict(raw.versions), producer=ctx.producer,
+        workload=workload_of(ctx), chip=raw.chip, device=device_facts(raw),
         device_time_us=round(ctx.device_time, 3), compute_time_us=round(ctx.compute_time, 3),
         communication_time_us=round(ctx.comm_time, 3), op_types=ctx.rows, ranks=ctx.ranks,
         steps=ctx.steps, step_source=ctx.step_source,
@@ -156,6 +158,17 @@ def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
 
     profile.roofline = roofline.compute(raw, profile, peaks)
     return profile
+
+
+_BACKWARD = re.compile(r"Grad|Backprop|BackProp|^Apply(?:Adam|Momentum|Rms|Adagrad)|AdamW")
+
+
+def workload_of(ctx: Kernels) -> str | None:
+    """"training" when backward or optimizer kernels ran, "inference" when compute ran without them."""
+    if ctx.single_kernel or ctx.producer == "cluster" or not ctx.compute_time:
+        return None
+    ops = {op for op, unit in zip(ctx.op_type, ctx.unit) if unit != "communication"}
+    return "training" if any(_BACKWARD.search(op) for op in ops) else "inference"
 
 
 def device_facts(raw: RawProfile) -> dict[str, Any]:
@@ -360,7 +373,8 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
     """The ``opprof-advisor/profile/1`` JSON document of a profile (shared by CLI, suggest and reports)."""
     from opprof_advisor.roofline import roofline_to_json
 
-    source: dict[str, Any] = {"path": profile.path, "format": profile.format, **profile.versions}
+    source: dict[str, Any] = {"path": profile.path, "format": profile.format, "producer": profile.producer,
+                              "workload": profile.workload, **profile.versions}
     if profile.chip:
         source["chip"] = profile.chip
     if profile.ranks:

@@ -1,107 +1,85 @@
-"""Rank knowledge-base entries against a profile: applicability, evidence, Amdahl-bounded gains.
+"""Rank knowledge-base entries against a profile: preconditions, evidence, time at stake, expected gain.
 
 How a suggestion is made (the README section "How suggestions are ranked" says the same):
 
 1. **Query.** The profile becomes one text (``build_query``): each op family repeated
-   ``1 + round(20 × share)`` times (so device time weighs the query), each symptom id
-   ``2 + round(20 × share)`` times plus the words of its one-line meaning in
-   ``vocabulary.SYMPTOMS`` once, the units that carry ≥ 1 % of device time, the dtypes of those
-   rows, and the ``--model`` hint (4 times). ``relevance`` r is the TF-IDF cosine of that text
-   with the entry (``matcher.EntryMatcher``), 0..1.
-2. **Applicability and evidence.** An entry's *operator rows* are the profile rows whose family
-   is one of its ``operators``. One of its ``symptoms`` found in the profile *backs* it when that
-   symptom concerns one of its operator rows (or a row of unknown family, e.g. a custom kernel),
-   or the entry names no operators. The rows the fix addresses (``matched rows``) are the
-   backing symptoms' rows (restricted to the entry's operators and unknown families when it
-   names operators; AI CPU rows only for ``aicpu_fallback`` / ``nms_cpu``), or the operator rows
-   when no symptom backs it. An entry with no matched rows and no backing symptom is not
-   applicable and is never suggested. ``a`` = share of device time of the matched rows (for a
-   backing symptom without op types, its own share). An *exposure* symptom
-   (``communication_exposed``) backs an entry with all of its rows, and ``a`` is capped at the
-   symptom's own share: overlapping communication cannot save more than what is left exposed.
-   ``dynamic_shape`` counts as descriptive (tier 1 below): binary kernels report it in healthy runs.
-3. **Score.** ``score = tier + specificity × (0.5 × √a + 0.5 × r) × hardware``.
-   ``tier`` is 2 when a *defect* symptom backs the entry (``aicpu_fallback``,
-   ``transdata_overhead``, ``launch_bound`` … anything that names a waste with a known remedy),
-   1 when only *bound-class* symptoms back it (``cube_bound`` … ``no_bound``: they say which pipe
-   limits the hot kernels, not that something is wrong), 0 when only its operators are present
-   (the entry is "loosely related"). So a symptom-backed entry always outranks a loosely related
-   one, and within a tier the most time at stake and the strongest match come first.
-   ``specificity`` is 1.0 when both operators and a symptom match (or operators alone, tier 0),
-   0.85 for a symptom alone (a general entry); ``hardware`` is 0.8 when the entry's hardware or
-   CANN range excludes the profile's (stated in the notes), else 1. √a keeps time at stake
-   dominant without letting one huge family drown every other finding. Ties are broken by id.
-   Cases are not suggested unless ``kind="case"``: they are listed under similar cases.
-   Variety: at most ``MAX_SAME_EVIDENCE`` (2) suggestions backed by exactly the same symptoms
-   lead the list; the others follow, in score order, after advice about something else.
-4. **Expected gain** (Amdahl). For an ``operators``-scope gain range [lo, hi] (percent of the
-   matched operators' time), the expected gain is [lo × f, hi × f] percent of device time, where
-   f is the share of the matched rows of the entry's own operator families (all matched rows for
-   an entry that names none), and the time saved that percentage of ``device_time_us`` — never
-   more than that share. An ``end_to_end`` gain, and any figure of a case, is not an
-   expectation: the notes say "observed in that case". No gain → ``expected_gain`` is None and a note says so.
-5. **Similar cases.** ``similarity = 0.8 × cosine + 0.2 × overlap``. ``cosine`` is between the
-   profile's family-share vector and the case's ``op_mix``: an ordered list of families
-   (descending device time) whose i-th item (from 0) gets weight ``1/(i+1)``, normalised to sum
-   1. ``overlap`` is the Jaccard index of the defect symptoms (bound classes left out) of the
-   profile and of the case: two detectors with the same layers differ in *what went wrong*
-   (NMS on the AI CPU versus a host-side NMS loop), which the op mix alone cannot tell. Cases
-   below ``MIN_SIMILARITY`` (0.3) are not said to resemble the profile; a note names the closest.
+   ``1 + round(20 × share)`` times, each symptom id ``2 + round(20 × share)`` times plus the words of
+   its meaning, the units that carry >= 1 % of device time, the dtypes of those rows and the
+   ``--model`` hint. ``relevance`` r is the TF-IDF cosine of that text with the entry, 0..1.
+2. **Evidence.** An entry's *operator rows* are the profile rows of its ``operators``. A symptom of
+   its ``symptoms`` found in the profile *backs* it when it concerns one of those rows (or a custom
+   kernel of unknown family, or the entry names no operators). The rows it addresses are the backing
+   symptoms' rows (AI CPU rows only for the AI CPU symptoms), or its operator rows when no symptom
+   backs it ("loosely related"; so is an entry backed only by ``dynamic_shape``, which healthy eager
+   runs report). No rows and no backing symptom: not applicable.
+3. **Preconditions.** Every ``requires:`` item must hold (``requirements.py``); an entry with an unmet
+   requirement is never suggested (``--explain`` says which failed).
+4. **Stake.** ``stake_us`` is the time the addressed rows hold (a step-split symptom without rows
+   brings its own time, e.g. the exposed communication or the free time), capped by an exposure
+   symptom's time. ``stake_share`` is it over the reference time (the step, else device time).
+5. **Value** (``gains.py``): the expected saving in µs — the entry's sourced range over its own
+   operators' time, the calibrated range, or the roofline's model estimate for kernel-speed advice —
+   else ``stake × prior`` (problem 0.30, descriptive 0.10, loosely related 0.03; a loosely related entry
+   is ranked by its prior even when it carries a figure: nothing shows that it applies). A symptom's ceiling
+   (``Symptom.ceiling_us``) caps it. ``score = value_us × (0.8 + 0.4 × r) × hardware``: time decides
+   between problems of different size; relevance (±20 %) orders entries answering the same problem;
+   ``hardware`` is 0.8 when the entry's hardware or CANN range excludes the profile's. No tier lets a
+   small stake outrank a large one.
+6. **The top three carry no noise**: nothing under 0.5 % of the reference time at stake, no loosely
+   related entry while three evidence-backed ones exist, at most two entries backed by the very same
+   evidence. The rest follow in score order. Cases are listed under similar cases
+   (``similar_cases.py``) unless ``kind="case"``.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from opprof_advisor import gains as gainlib
 from opprof_advisor.errors import MatcherError
+from opprof_advisor.gains import ExpectedGain
+from opprof_advisor.kb import first_step
 from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
 from opprof_advisor.operators import FAMILIES
+from opprof_advisor.requirements import Check, check_requirements, unmet
+from opprof_advisor.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
+    MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
+    similar_case_text, similar_cases,
+)
 from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS, SYMPTOMS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 
-#: Weights of the ranking formula (see the module docstring).
-TIER_DEFECT = 2
-TIER_BOUND = 1
-TIER_OPERATORS = 0
-SPECIFIC = 1.0
-GENERAL = 0.85
-STAKE_WEIGHT = 0.5
-RELEVANCE_WEIGHT = 0.5
+#: Relevance moves a score by at most this much either way (0.8 .. 1.2 of the value).
+RELEVANCE_SPAN = 0.4
 HARDWARE_MISMATCH = 0.8
-
-#: Descriptive symptoms: the bound classes describe the hot kernels' limiting pipe rather than a
-#: defect, and ``dynamic_shape`` says how the run executes: with prebuilt binary kernels
-#: (jit_compile=False, the default on Atlas A2/A3, KB-SOURCES #30) operators report OP State
-#: "dynamic" in healthy runs.
+#: Descriptive symptoms: the bound classes say which pipe limits the hot kernels, ``dynamic_shape``
+#: how the run executes (binary kernels report OP State "dynamic" in healthy runs, KB-SOURCES #30).
 DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
-
-#: Symptoms that concern only the AI CPU launches of their op types (where the profile has any:
-#: float64 / int64 work elsewhere is still reported through its other rows).
+#: Symptoms that concern only the AI CPU launches of their op types (where the profile has any).
 AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu", "double_dtype"})
-#: Symptoms about how a whole class of kernels is exposed, not about single operators: every entry
-#: they back addresses all of the symptom's rows, and no more than the symptom's own share is at
-#: stake (overlapping communication cannot save more than the communication left exposed).
-EXPOSURE_SYMPTOMS = frozenset({"communication_exposed"})
-#: How many suggestions backed by the same evidence may lead the list before the others get a turn.
+#: Symptoms about how a class of time is exposed, not about single operators: an entry they back
+#: addresses all their rows, and no more than the symptom's own time is at stake (overlapping
+#: communication cannot save more than the communication left exposed).
+EXPOSURE_SYMPTOMS = frozenset({"communication_exposed", "communication_wait"})
+#: A refining symptom splits the time of the symptom it refines: communication_wait is the part of the
+#: exposed communication spent waiting. An entry backed by the general symptom but not the refining one
+#: addresses only the rest (bandwidth, buffer and algorithm advice cannot shorten a wait for a slow rank).
+REFINES: dict[str, str] = {"communication_wait": "communication_exposed"}
+#: The top three never hold: a stake under this share, a loosely related entry while three
+#: evidence-backed ones exist, or more than MAX_SAME_EVIDENCE entries backed by the same symptoms.
+NOISE_SHARE = 0.005
+TOP_CLEAN = 3
 MAX_SAME_EVIDENCE = 2
 #: Kinds suggested when no kind is asked for; cases are shown as similar cases instead.
 DEFAULT_KINDS = ("recipe", "pattern", "tip")
 MAX_EVIDENCE_ROWS = 5
-MAX_SIMILAR_CASES = 3
-#: Below this similarity a case is not said to resemble the profile (a note names the closest).
-MIN_SIMILARITY = 0.3
 
 _UNIT_WORDS = {
-    "ai_cpu": "aicpu ai_cpu cpu fallback",
-    "communication": "hccl communication",
-    "ai_vector": "vector",
-    "ai_core": "cube",
-    "mix_aic": "mix cube",
-    "mix_aiv": "mix vector",
+    "ai_cpu": "aicpu ai_cpu cpu fallback", "communication": "hccl communication", "ai_vector": "vector",
+    "ai_core": "cube", "mix_aic": "mix cube", "mix_aiv": "mix vector",
 }
 
 
@@ -116,51 +94,39 @@ class Evidence:
 
     op_type: str | None
     time_us: float
-    share: float
+    share: float  # of the profile's reference time
     why: str
 
 
 @dataclass
-class ExpectedGain:
-    """An Amdahl-bounded gain in percent of the profile's device time."""
-
-    low_pct: float
-    high_pct: float
-    saved_us_low: float
-    saved_us_high: float
-    basis: str
-
-
-@dataclass
 class Suggestion:
-    """One ranked entry with its evidence, score breakdown and expected gain."""
+    """One ranked entry with its evidence, the parts of its score and its expected gain."""
 
     entry: Entry
     score: float
     relevance: float
+    stake_us: float
     stake_share: float
-    tier: int
-    specificity: float
+    value_us: float  # what it is ranked by: expected saving, else stake × prior
+    evidence_kind: str  # problem | descriptive | loose
+    prior: float
     hardware: float
     matched_symptoms: list[str]
     matched_operators: list[str]
     evidence: list[Evidence]
     expected_gain: ExpectedGain | None
+    requirements: list[Check] = field(default_factory=list)
+    ceiling_us: float | None = None
+    first_step: str = ""
+    hardware_note: str | None = None
     rank: int = 0
     matched_terms: list[tuple[str, float]] = field(default_factory=list)
-    rows: list[OpTypeStat] = field(default_factory=list)  # every matched row (evidence shows the largest)
+    rows: list[OpTypeStat] = field(default_factory=list)  # every addressed row (evidence shows the largest)
     observed: str = ""  # "observed N times: median X % (range A–B %)" from recorded outcomes
 
-
-@dataclass
-class SimilarCase:
-    """A case study whose operator mix resembles the profile's."""
-
-    id: str
-    title: str
-    similarity: float
-    mix_cosine: float = 0.0
-    symptom_overlap: float = 0.0
+    @property
+    def gain_basis(self) -> str:
+        return self.expected_gain.kind if self.expected_gain else "none"
 
 
 @dataclass
@@ -172,6 +138,7 @@ class SuggestResult:
     similar_cases: list[SimilarCase]
     notes: list[str]
     query: str = ""
+    refused: list[tuple[str, list[Check]]] = field(default_factory=list)  # entries whose requirements failed
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,7 +152,7 @@ def build_query(profile: Profile, model: str | None = None) -> str:
     for family, share in sorted(profile.family_shares().items(), key=lambda kv: (-kv[1], kv[0])):
         words.extend([_family_words(family)] * (1 + round(20 * share)))
     for symptom in profile.symptoms:
-        words.extend([symptom.id] * (2 + round(20 * symptom.share)))
+        words.extend([symptom.id] * (2 + round(20 * min(1.0, symptom.share))))
         words.extend(_meaning_words(symptom.id))
     words.extend(_unit_words(profile.op_types))
     words.extend(_dtype_words(profile.op_types))
@@ -208,7 +175,6 @@ def _family_words(family: str) -> str:
 
 
 def _meaning_words(symptom_id: str) -> list[str]:
-    # The symptom's one-line meaning carries the words entries use in prose ("host dispatch").
     text = SYMPTOMS.get(symptom_id, "")
     return [w for w in re.findall(r"[A-Za-z0-9_]+", text.lower()) if w not in _STOP_WORDS and len(w) > 1]
 
@@ -234,13 +200,12 @@ def _dtype_words(rows: Sequence[OpTypeStat]) -> list[str]:
 
 def _model_words(model: str) -> list[str]:
     name = model.strip().lower()
-    # "yolov8s" also says "yolov8": the KB names architectures without the size suffix.
-    base = re.sub(r"(\d)[nsmlxb]$", r"\1", name)
+    base = re.sub(r"(\d)[nsmlxb]$", r"\1", name)  # "yolov8s" also says "yolov8"
     return [name] if base == name else [name, base]
 
 
 # --------------------------------------------------------------------------------------------
-# Applicability and evidence
+# Evidence and stake
 # --------------------------------------------------------------------------------------------
 
 
@@ -249,8 +214,8 @@ class _Match:
     rows: list[OpTypeStat]
     operator_rows: list[OpTypeStat]
     symptoms: list[Symptom]
-    symptom_share: float  # share from backing symptoms that name no op types
-    cap_share: float = 1.0  # the most an exposure symptom leaves at stake
+    symptom_us: float  # time from backing symptoms that name no op types
+    cap_us: float | None = None  # the most an exposure symptom leaves at stake
 
 
 def match_entry(entry: Entry, profile: Profile) -> _Match:
@@ -259,8 +224,8 @@ def match_entry(entry: Entry, profile: Profile) -> _Match:
     operator_rows = [row for row in profile.op_types if row.family in families]
     backing: list[Symptom] = []
     rows: dict[int, OpTypeStat] = {}
-    loose_share = 0.0
-    cap_share = 1.0
+    loose_us = 0.0
+    cap: float | None = None
     for symptom in profile.symptoms:
         if symptom.id not in entry.symptoms:
             continue
@@ -268,34 +233,75 @@ def match_entry(entry: Entry, profile: Profile) -> _Match:
         if symptom.id in EXPOSURE_SYMPTOMS and symptom_rows:
             if families and not any(row.family in families for row in symptom_rows):
                 continue  # about other kernels than this entry's
-            cap_share = min(cap_share, symptom.share)
+            time_us = symptom_time(symptom, profile)
+            cap = time_us if cap is None else min(cap, time_us)
         elif families:
             # A symptom that names no op types backs the entry through its own operators.
             symptom_rows = [
                 row for row in symptom_rows if row.family in families or row.family not in FAMILIES
             ] if symptom.op_types else operator_rows
-            if not symptom_rows:
+            if not symptom_rows and symptom.op_types:
                 continue  # the symptom is about other operators than this entry's
         if not symptom_rows:
-            loose_share = max(loose_share, symptom.share)
+            loose_us = max(loose_us, symptom_time(symptom, profile))
         backing.append(symptom)
         rows.update((id(row), row) for row in symptom_rows)
+    cap = _refined_cap(entry, profile, backing, cap)
     chosen = list(rows.values()) if backing else operator_rows
     chosen.sort(key=lambda row: (-row.time_us, row.op_type))
-    return _Match(chosen, operator_rows, backing, 0.0 if rows else loose_share, cap_share if backing else 1.0)
+    return _Match(chosen, operator_rows, backing, 0.0 if rows else loose_us, cap if backing else None)
+
+
+def _refined_cap(entry: Entry, profile: Profile, backing: list[Symptom], cap: float | None) -> float | None:
+    found = {s.id: s for s in profile.symptoms}
+    ids = {s.id for s in backing}
+    for refined, general in REFINES.items():
+        if general in ids and refined not in ids and refined in found and general in found:
+            rest = max(0.0, symptom_time(found[general], profile) - symptom_time(found[refined], profile))
+            cap = rest if cap is None else min(cap, rest)
+    return cap
+
+
+def symptom_time(symptom: Symptom, profile: Profile) -> float:
+    """The time a symptom concerns (µs); from its share of the reference time when it records none."""
+    return symptom.time_us or symptom.share * reference_of(profile)
+
+
+def reference_of(profile: Profile) -> float:
+    """The reference time; 1.0 for a pseudo-profile with shares but no time (``advisor scan``), so its
+    stakes are shares and rank the same way."""
+    return profile.reference_us or 1.0
+
+
+def row_time(row: OpTypeStat, profile: Profile) -> float:
+    """A row's time (µs), or its share where the profile has no time."""
+    return row.time_us if profile.reference_us else row.share
 
 
 def _symptom_rows(symptom: Symptom, rows: Sequence[OpTypeStat]) -> list[OpTypeStat]:
     names = set(symptom.op_types)
     found = [row for row in rows if row.op_type in names or row.family in names]
     if symptom.id in AI_CPU_SYMPTOMS:
-        on_cpu = [row for row in found if row.unit == "ai_cpu"]
-        found = on_cpu or found
+        found = [row for row in found if row.unit == "ai_cpu"] or found
     return found
 
 
+def stake_of(match: _Match, profile: Profile) -> float:
+    """Time at stake (µs): the addressed rows' time, or a row-less backing symptom's, capped by exposure."""
+    stake = sum(row_time(row, profile) for row in match.rows) + match.symptom_us
+    return min(stake, match.cap_us) if match.cap_us is not None else stake
+
+
+def ceiling_of(match: _Match) -> float | None:
+    """The tightest bound the backing symptoms put on what fixing them can save."""
+    bounds = [s.ceiling_us for s in match.symptoms if s.ceiling_us is not None]
+    return min(bounds) if bounds else None
+
+
 def collect_evidence(match: _Match, profile: Profile) -> list[Evidence]:
-    """Evidence items: the matched rows (largest first) and symptoms without op types."""
+    """Evidence items: the addressed rows (largest first) and the backing symptoms without op types."""
+    reference = profile.reference_us
+    share = (lambda us: us / reference) if reference else (lambda us: 0.0)
     items: list[Evidence] = []
     for row in match.rows[:MAX_EVIDENCE_ROWS]:
         launches = "launch" if row.count == 1 else "launches"
@@ -303,11 +309,11 @@ def collect_evidence(match: _Match, profile: Profile) -> list[Evidence]:
         reasons += [f"{s.id}: {s.detail}" for s in match.symptoms if _concerns(s, row)]
         if not match.symptoms:
             reasons.append("operator present; none of the entry's symptoms seen")
-        items.append(Evidence(row.op_type, round(row.time_us, 3), round(row.share, 6), "; ".join(reasons)))
+        items.append(Evidence(row.op_type, round(row.time_us, 3), round(share(row.time_us), 6), "; ".join(reasons)))
     for symptom in match.symptoms:
         if not symptom.op_types:
-            time_us = symptom.share * profile.device_time_us
-            items.append(Evidence(None, round(time_us, 3), round(symptom.share, 6), f"{symptom.id}: {symptom.detail}"))
+            time_us = symptom_time(symptom, profile)
+            items.append(Evidence(None, round(time_us, 3), round(share(time_us), 6), f"{symptom.id}: {symptom.detail}"))
     return items
 
 
@@ -315,9 +321,18 @@ def _concerns(symptom: Symptom, row: OpTypeStat) -> bool:
     return row.op_type in symptom.op_types or row.family in symptom.op_types
 
 
-def stake_share(match: _Match) -> float:
-    """Share of device time the matched rows (or a backing symptom without op types) hold, 0..1."""
-    return min(match.cap_share, sum(row.share for row in match.rows) + match.symptom_share)
+#: Symptoms that are no evidence for ranking: OP State "dynamic" is what aclnn eager calls and binary
+#: kernels report in healthy runs; ``shape_recompile`` is the evidence that dynamic shapes cost time.
+NOT_EVIDENCE = frozenset({"dynamic_shape"})
+
+
+def evidence_kind(symptoms: Sequence[Symptom]) -> str:
+    """problem (a waste with a known remedy backs it), descriptive (only bound classes), loose (nothing,
+    or only how the run executes)."""
+    ids = {s.id for s in symptoms} - NOT_EVIDENCE
+    if not ids:
+        return "loose"
+    return "descriptive" if ids <= DESCRIPTIVE_SYMPTOMS else "problem"
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,15 +341,9 @@ def stake_share(match: _Match) -> float:
 
 #: Product names -> chip-name prefixes (normalised: lower case, no spaces, ``_`` or ``-``).
 _HARDWARE_CHIPS = {
-    "atlasa2": ("ascend910b",),
-    "atlas800ta2": ("ascend910b",),
-    "atlas800ia2": ("ascend910b",),
-    "atlas900a2": ("ascend910b",),
-    "atlasa3": ("ascend91093",),
-    "atlas300i": ("ascend310p", "ascend310"),
-    "atlas300iduo": ("ascend310p",),
-    "atlas300ipro": ("ascend310p",),
-    "atlas800": ("ascend910",),
+    "atlasa2": ("ascend910b",), "atlas800ta2": ("ascend910b",), "atlas800ia2": ("ascend910b",),
+    "atlas900a2": ("ascend910b",), "atlasa3": ("ascend91093",), "atlas300i": ("ascend310p", "ascend310"),
+    "atlas300iduo": ("ascend310p",), "atlas300ipro": ("ascend310p",), "atlas800": ("ascend910",),
     "atlas900": ("ascend910",),
 }
 
@@ -392,141 +401,76 @@ def cann_matches(version: str, spec: str) -> bool | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Expected gain
+# Scoring
 # --------------------------------------------------------------------------------------------
 
 
-def expected_gain(entry: Entry, share: float, device_time_us: float, operators: Sequence[str]) -> ExpectedGain | None:
-    """Amdahl: the entry's operators-scope range × the matched share; None without such a range."""
-    gain = entry.gain
-    if gain is None or gain.scope != "operators" or share <= 0:
+def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True,
+                outcomes: list[Any] | None = None) -> Suggestion | None:
+    """Score one entry against the profile, or None when the profile shows no evidence for it."""
+    match = match_entry(entry, profile)
+    if not match.rows and not match.symptoms:
         return None
-    # A fix cannot recover more than all of the matched operators' time (Amdahl): clamp at 100 %.
-    low = min(gain.low_pct, 100.0) * share
-    high = min(gain.high_pct, 100.0) * share
-    what = ", ".join(operators) or "the matched operators"
-    basis = (
-        f"{_pct(gain.low_pct)}–{_pct(gain.high_pct)} % of {what} time ({gain.metric}, {gain.source})"
-        f" × their {share * 100:.1f} % share of device time (Amdahl)"
+    stake = stake_of(match, profile)
+    share = stake / reference_of(profile)
+    ceiling = ceiling_of(match)
+    kind = evidence_kind(match.symptoms)
+    prior = gainlib.PRIORS[kind]
+    fixed = _fixed_rows(entry, match)
+    fixed_us = min(stake, sum(row_time(r, profile) for r in fixed) + (0.0 if entry.operators else match.symptom_us))
+    op_names = _unique(row.op_type for row in fixed)
+    gain, observed = (_expected_gain(entry, match, profile, fixed_us, op_names, ceiling, outcomes)
+                      if gains and entry.kind != "case" else (None, ""))
+    # With no symptom showing the problem it fixes, a loosely related entry's figure holds only if it
+    # applies: it is shown, but the entry is ranked by its stake and prior like any entry without one.
+    value = gainlib.value_us(gain if kind != "loose" else None, stake, prior, ceiling)
+    if gain is not None and kind == "loose":
+        gain.basis += "; no symptom shows the problem this fixes, so the figure holds only if it applies"
+    mismatch = hardware_mismatch(entry, profile)
+    hardware = HARDWARE_MISMATCH if mismatch else 1.0
+    score = value * (1 - RELEVANCE_SPAN / 2 + RELEVANCE_SPAN * relevance) * hardware
+    return Suggestion(
+        entry=entry, score=round(score, 6), relevance=round(relevance, 6), stake_us=round(stake, 3),
+        stake_share=round(share, 6), value_us=round(value, 3), evidence_kind=kind, prior=prior, hardware=hardware,
+        matched_symptoms=[s.id for s in match.symptoms],
+        matched_operators=_unique(row.family for row in match.operator_rows),
+        evidence=collect_evidence(match, profile), expected_gain=gain,
+        requirements=check_requirements(entry, profile, match.rows, share), ceiling_us=ceiling,
+        hardware_note=mismatch, rows=list(match.rows), observed=observed,
     )
-    return _gain_of(low, high, device_time_us, basis)
 
 
-def _gain_of(low: float, high: float, device_time_us: float, basis: str) -> ExpectedGain:
-    """An ExpectedGain from a range in % of device time, with the time it saves."""
-    return ExpectedGain(
-        low_pct=round(low, 3),
-        high_pct=round(high, 3),
-        saved_us_low=round(low / 100 * device_time_us, 3),
-        saved_us_high=round(high / 100 * device_time_us, 3),
-        basis=basis,
-    )
+def _expected_gain(entry: Entry, match: _Match, profile: Profile, fixed_us: float, op_names: list[str],
+                   ceiling: float | None, outcomes: list[Any] | None) -> tuple[ExpectedGain | None, str]:
+    """Sourced, else calibrated, else the model estimate for kernel-speed advice; and the observed text."""
+    gain = gainlib.sourced_gain(entry, fixed_us, profile, op_names, ceiling)
+    observed = ""
+    if outcomes:
+        from opprof_advisor.outcomes import observed_text
+
+        gain = gainlib.calibrated_gain(entry, outcomes, fixed_us, profile, op_names, ceiling) or gain
+        observed = observed_text([o.matched_gain_pct for o in outcomes if o.matched_gain_pct is not None])
+    symptoms = {s.id for s in match.symptoms}
+    if gain is None and symptoms and symptoms <= gainlib.KERNEL_SYMPTOMS:
+        kernels = [row.op_type for row in match.rows]
+        gain = gainlib.model_gain(profile, kernels, ceiling)
+    return gain, observed
 
 
-def calibrated_gain(entry: Entry, outcomes: list[Any], share: float, device_time_us: float,
-                    operators: Sequence[str]) -> ExpectedGain | None:
-    """The expected gain with the entry's recorded outcomes blended in (rule: ``outcomes.calibrate``)."""
-    from opprof_advisor.outcomes import calibrate
-
-    calibration = calibrate(entry, outcomes, share)
-    if calibration.expected_low_pct is None or calibration.expected_high_pct is None or share <= 0:
-        return None
-    low, high = calibration.expected_low_pct, calibration.expected_high_pct
-    what = ", ".join(operators) or "the matched operators"
-    basis = f"{calibration.basis}; × the {share * 100:.1f} % share of device time of {what} (Amdahl)"
-    return _gain_of(low, high, device_time_us, basis)
+def _fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
+    """The addressed rows an entry's gain figure is about: those of its own operator families."""
+    if not entry.operators:
+        return match.rows
+    families = set(entry.operators)
+    return [row for row in match.rows if row.family in families]
 
 
-def _pct(value: float) -> str:
-    return f"{value:g}"
-
-
-def gain_note(entry: Entry) -> str | None:
-    """The note for an entry whose gain cannot be scaled to this profile, else None."""
-    gain = entry.gain
-    if gain is None:
-        return f"{entry.id}: no sourced gain figure, so no expected gain is given"
-    if gain.scope == "end_to_end" or entry.kind == "case":
-        where = "end to end" if gain.scope == "end_to_end" else "on its operators' time"
-        return (
-            f"{entry.id}: observed in that case: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric}"
-            f" {where} ({gain.source}); not an expected gain for this profile"
-        )
-    return None
-
-
-# --------------------------------------------------------------------------------------------
-# Similar cases
-# --------------------------------------------------------------------------------------------
-
-
-def case_mix_weights(op_mix: Any) -> dict[str, float]:
-    """Weights of a case's op mix: the i-th family (from 0, by descending time) gets 1/(i+1), normalised."""
-    if isinstance(op_mix, dict):
-        # A mapping keeps the documented rule: order by its values (descending), then weigh by rank.
-        families = [f for f, _ in sorted(op_mix.items(), key=lambda kv: -float(kv[1] or 0))]
-    else:
-        families = list(op_mix or [])
-    weights: dict[str, float] = {}
-    for i, family in enumerate(families):
-        weights.setdefault(str(family), 1.0 / (i + 1))
-    total = sum(weights.values())
-    return {f: w / total for f, w in weights.items()} if total else {}
-
-
-def cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    """Cosine similarity of two sparse non-negative vectors."""
-    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
-    na = math.sqrt(sum(v * v for v in a.values()))
-    nb = math.sqrt(sum(v * v for v in b.values()))
-    return dot / (na * nb) if na and nb else 0.0
-
-
-MIX_WEIGHT = 0.8
-SYMPTOM_WEIGHT = 0.2
-
-
-def rank_cases(profile: Profile, entries: Sequence[Entry]) -> list[SimilarCase]:
-    """Every case with an op mix, scored against the profile (op mix and defect symptoms), best first."""
-    shares = {f: s for f, s in profile.family_shares().items() if s > 0}
-    problems = {s.id for s in profile.symptoms if s.id not in DESCRIPTIVE_SYMPTOMS}
-    found = []
-    for entry in entries:
-        if entry.kind != "case" or not entry.op_mix:
-            continue
-        mix = cosine(shares, case_mix_weights(entry.op_mix))
-        if mix <= 0:
-            continue
-        overlap = jaccard(problems, {s for s in entry.symptoms if s not in DESCRIPTIVE_SYMPTOMS})
-        similarity = MIX_WEIGHT * mix + SYMPTOM_WEIGHT * overlap
-        found.append(SimilarCase(entry.id, entry.title, round(similarity, 4), round(mix, 4), round(overlap, 4)))
-    found.sort(key=lambda c: (-c.similarity, c.id))
-    return found
-
-
-def similar_cases(profile: Profile, entries: Sequence[Entry], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
-    """The cases that resemble the profile (similarity ≥ MIN_SIMILARITY), best first."""
-    return resembling(rank_cases(profile, entries), limit)
-
-
-def resembling(cases: Sequence[SimilarCase], limit: int = MAX_SIMILAR_CASES) -> list[SimilarCase]:
-    """The ranked cases that reach MIN_SIMILARITY, at most ``limit``."""
-    return [case for case in cases if case.similarity >= MIN_SIMILARITY][:limit]
-
-
-def closest_case_note(cases: Sequence[SimilarCase]) -> str | None:
-    """When no case reaches MIN_SIMILARITY, a note that says so and names the closest one."""
-    if not cases or cases[0].similarity >= MIN_SIMILARITY:
-        return None
-    best = cases[0]
-    return (f"no case study resembles this profile closely (closest: {best.id}, {best.similarity:.2f};"
-            f" shown from {MIN_SIMILARITY:.2f})")
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a ∩ b| / |a ∪ b|, 0 when both are empty."""
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
+def _unique(items: Any) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
 
 
 # --------------------------------------------------------------------------------------------
@@ -548,11 +492,10 @@ def suggest(
 ) -> SuggestResult:
     """Rank ``entries`` against ``profile``: applicable ones only, with evidence and expected gains.
 
-    ``matcher`` is a fitted ``EntryMatcher`` (``matcher.load_matcher(index)``); without one a
-    matcher is fitted on ``entries`` (imports scikit-learn). ``gains=False`` leaves every
-    ``expected_gain`` None (for pseudo-profiles without real device time). ``outcomes`` maps entry
-    ids to their recorded ``outcomes.Outcome`` list: those entries' ranges are calibrated
-    (``outcomes.calibrate``) and a note says what was observed.
+    ``matcher`` is a fitted ``EntryMatcher`` (``matcher.load_matcher(index)``); without one a matcher is
+    fitted on ``entries`` (imports scikit-learn). ``gains=False`` leaves every ``expected_gain`` None
+    (pseudo-profiles without real device time). ``outcomes`` maps entry ids to their recorded
+    ``outcomes.Outcome`` list: those entries' ranges are calibrated.
     """
     if not entries:
         raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
@@ -566,112 +509,75 @@ def suggest(
     relevance = dict(zip(matcher.entry_ids_, matcher.score(query)))
     kinds = (kind,) if kind else DEFAULT_KINDS
     notes: list[str] = list(profile.notes)
-    ranked = []
+    ranked, refused = [], []
     for entry in entries:
         if entry.kind not in kinds:
             continue
         recorded = (outcomes or {}).get(entry.id) if gains else None
         suggestion = score_entry(entry, profile, relevance.get(entry.id, 0.0), gains=gains, outcomes=recorded)
-        if suggestion is not None:
-            ranked.append(suggestion)
+        if suggestion is None:
+            continue
+        failed = unmet(suggestion.requirements)
+        if failed:
+            refused.append((entry.id, failed))
+            continue
+        ranked.append(suggestion)
     ranked.sort(key=lambda s: (-s.score, s.entry.id))
-    chosen = diversify(ranked)[: max(0, top)]
+    chosen = select(ranked)[: max(0, top)]
     for rank, suggestion in enumerate(chosen, start=1):
         suggestion.rank = rank
+        suggestion.first_step = first_step(suggestion.entry)
         if explain:
             suggestion.matched_terms = matcher.matched_terms(query, suggestion.entry.id)
-        notes.extend(_suggestion_notes(suggestion, profile, gains))
-    if profile.device_time_us <= 0:
-        notes.append("cannot judge time at stake: the profile has no device time")
+        notes.extend(_suggestion_notes(suggestion, gains))
+    if explain:
+        notes.extend(f"{entry_id}: not suggested: {'; '.join(c.text() for c in failed)}" for entry_id, failed in refused)
+    if profile.reference_us <= 0:
+        notes.append("cannot judge time at stake: the profile has no device time and no step split")
     cases = rank_cases(profile, entries)
     note = closest_case_note(cases)
     if note:
         notes.append(note)
-    return SuggestResult(profile, chosen, resembling(cases), notes, query)
+    return SuggestResult(profile, chosen, resembling(cases), notes, query, refused)
 
 
-def diversify(ranked: list[Suggestion]) -> list[Suggestion]:
-    """Let at most MAX_SAME_EVIDENCE suggestions with the same backing evidence lead the list.
+def select(ranked: list[Suggestion]) -> list[Suggestion]:
+    """The ranked list with a clean top: no noise, no loose entry while evidence exists, variety.
 
-    Several tips can answer one symptom (three dynamic-shape switches, six communication
-    patterns); the rest follow, in score order, after the advice that addresses something else.
+    The first TOP_CLEAN places go to suggestions with at least NOISE_SHARE at stake; loosely related
+    ones only when fewer than TOP_CLEAN evidence-backed ones exist; at most MAX_SAME_EVIDENCE with the
+    very same backing symptoms. Everything else follows in score order.
     """
+    backed = sum(1 for s in ranked if s.evidence_kind != "loose" and s.stake_share >= NOISE_SHARE)
+    top: list[Suggestion] = []
     seen: dict[tuple, int] = {}
-    leading, following = [], []
     for suggestion in ranked:
-        key = tuple(sorted(suggestion.matched_symptoms)) or ("ops",) + tuple(sorted(suggestion.matched_operators))
+        if len(top) == TOP_CLEAN:
+            break
+        if suggestion.stake_share < NOISE_SHARE or (suggestion.evidence_kind == "loose" and backed >= TOP_CLEAN):
+            continue
+        key = _evidence_key(suggestion)
+        if seen.get(key, 0) >= MAX_SAME_EVIDENCE:
+            continue
         seen[key] = seen.get(key, 0) + 1
-        (leading if seen[key] <= MAX_SAME_EVIDENCE else following).append(suggestion)
-    return leading + following
+        top.append(suggestion)
+    chosen = {id(s) for s in top}
+    return top + [s for s in ranked if id(s) not in chosen]
 
 
-def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True,
-                outcomes: list[Any] | None = None) -> Suggestion | None:
-    """Score one entry against the profile, or None when the profile shows no evidence for it."""
-    match = match_entry(entry, profile)
-    if not match.rows and not match.symptoms:
-        return None
-    share = stake_share(match)
-    specificity = SPECIFIC if match.operator_rows or not match.symptoms else GENERAL
-    tier = symptom_tier(match.symptoms)
-    hardware = HARDWARE_MISMATCH if hardware_mismatch(entry, profile) else 1.0
-    fit = specificity * (STAKE_WEIGHT * math.sqrt(share) + RELEVANCE_WEIGHT * relevance) * hardware
-    score = tier + fit
-    # A gain figure is about the entry's own operators: scale it by their share only, and never
-    # promise a case's result (it is shown as "observed in that case").
-    fixed = _fixed_rows(entry, match)
-    fixed_share = min(match.cap_share, sum(row.share for row in fixed) + (0.0 if entry.operators else match.symptom_share))
-    op_names = _unique(row.op_type for row in fixed)
-    promise = gains and entry.kind != "case"
-    gain = expected_gain(entry, fixed_share, profile.device_time_us, op_names) if promise else None
-    observed = ""
-    if promise and outcomes:
-        from opprof_advisor.outcomes import observed_text
-
-        gain = calibrated_gain(entry, outcomes, fixed_share, profile.device_time_us, op_names) or gain
-        observed = observed_text([o.matched_gain_pct for o in outcomes if o.matched_gain_pct is not None])
-    return Suggestion(
-        entry=entry,
-        score=round(score, 6),
-        relevance=round(relevance, 6),
-        stake_share=round(share, 6),
-        tier=tier,
-        specificity=specificity,
-        hardware=hardware,
-        matched_symptoms=[s.id for s in match.symptoms],
-        matched_operators=_unique(row.family for row in match.operator_rows),
-        evidence=collect_evidence(match, profile),
-        expected_gain=gain,
-        rows=list(match.rows),
-        observed=observed,
-    )
+def _evidence_key(suggestion: Suggestion) -> tuple:
+    return tuple(sorted(suggestion.matched_symptoms)) or ("ops",) + tuple(sorted(suggestion.matched_operators))
 
 
-def _fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
-    """The matched rows an entry's gain figure is about: those of its own operator families."""
-    if not entry.operators:
-        return match.rows
-    families = set(entry.operators)
-    return [row for row in match.rows if row.family in families]
-
-
-def symptom_tier(symptoms: Sequence[Symptom]) -> int:
-    """2 when a defect symptom backs the entry, 1 for bound-class symptoms only, 0 for none."""
-    if not symptoms:
-        return TIER_OPERATORS
-    return TIER_BOUND if all(s.id in DESCRIPTIVE_SYMPTOMS for s in symptoms) else TIER_DEFECT
-
-
-def _suggestion_notes(suggestion: Suggestion, profile: Profile, gains: bool) -> list[str]:
-    notes = []
-    mismatch = hardware_mismatch(suggestion.entry, profile)
-    if mismatch:
-        notes.append(f"{suggestion.entry.id}: {mismatch} — check that it applies")
+def _suggestion_notes(suggestion: Suggestion, gains: bool) -> list[str]:
     entry = suggestion.entry
+    notes = []
+    if suggestion.hardware_note:
+        notes.append(f"{entry.id}: {suggestion.hardware_note} — check that it applies")
     if suggestion.observed:
         notes.append(f"{entry.id}: {suggestion.observed} in your recorded outcomes")
-    elif gains:
-        note = gain_note(entry)
+    elif gains and suggestion.gain_basis != "model estimate":
+        note = gainlib.gain_note(entry)
         if note:
             notes.append(note)
         elif suggestion.expected_gain is None:
@@ -680,21 +586,13 @@ def _suggestion_notes(suggestion: Suggestion, profile: Profile, gains: bool) -> 
     return notes
 
 
-def _unique(items: Any) -> list[str]:
-    seen: list[str] = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
-
-
 # --------------------------------------------------------------------------------------------
 # The JSON document (shared by `advisor suggest --format json` and the HTML report)
 # --------------------------------------------------------------------------------------------
 
 
 def suggestion_to_json(suggestion: Suggestion) -> dict[str, Any]:
-    """One suggestion in the ``opprof-advisor/suggest/1`` shape."""
+    """One suggestion in the ``opprof-advisor/suggest/1`` shape (fields only ever added)."""
     entry = suggestion.entry
     gain = suggestion.expected_gain
     return {
@@ -709,14 +607,25 @@ def suggestion_to_json(suggestion: Suggestion) -> dict[str, Any]:
             {"op_type": e.op_type, "time_us": e.time_us, "share": e.share, "why": e.why} for e in suggestion.evidence
         ],
         "expected_gain": None if gain is None else {
-            "low_pct": gain.low_pct,
-            "high_pct": gain.high_pct,
-            "saved_us_low": gain.saved_us_low,
-            "saved_us_high": gain.saved_us_high,
-            "basis": gain.basis,
+            "low_pct": gain.low_pct, "high_pct": gain.high_pct, "saved_us_low": gain.saved_us_low,
+            "saved_us_high": gain.saved_us_high, "basis": gain.basis, "kind": gain.kind, "of": gain.reference,
         },
         "evidence_grade": entry.evidence,
         "sources": list(entry.sources),
+        "stake_us": suggestion.stake_us,
+        "stake_share": suggestion.stake_share,
+        "ceiling_us": suggestion.ceiling_us,
+        "matched_symptoms": list(suggestion.matched_symptoms),
+        "matched_operators": list(suggestion.matched_operators),
+        "requirements": [{"key": c.key, "values": list(c.values), "met": c.met, "why": c.why}
+                         for c in suggestion.requirements],
+        "gain_basis": suggestion.gain_basis,
+        "score_parts": {"value_us": suggestion.value_us, "evidence_kind": suggestion.evidence_kind,
+                        "prior": suggestion.prior, "relevance": suggestion.relevance,
+                        "hardware": suggestion.hardware},
+        "first_step": suggestion.first_step,
+        "show": f"advisor show {entry.id}",
+        "observed": suggestion.observed or None,
     }
 
 
@@ -725,9 +634,11 @@ def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
     profile = result.profile
     return {
         "schema": SUGGEST_SCHEMA,
-        "profile": {"path": profile.path, "format": profile.format, "device_time_us": profile.device_time_us},
+        "profile": {"path": profile.path, "format": profile.format, "device_time_us": profile.device_time_us,
+                    "reference": profile.reference, "reference_us": round(profile.reference_us, 3)},
         "suggestions": [suggestion_to_json(s) for s in result.suggestions],
-        "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity} for c in result.similar_cases],
+        "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity, "mix_cosine": c.mix_cosine,
+                           "symptom_overlap": c.symptom_overlap, "why": list(c.why)} for c in result.similar_cases],
         "notes": list(result.notes),
     }
 
@@ -747,64 +658,58 @@ def format_time_us(us: float) -> str:
 
 
 def gain_text(gain: ExpectedGain | None) -> str:
-    """``4.5–6.3 % (4.5–6.3 ms)``, or ``no sourced figure``."""
+    """``4.5–6.3 % (4.5–6.3 ms)``, with "model estimate" where it is one, or ``no sourced figure``."""
     if gain is None:
         return "no sourced figure"
-    return (
-        f"{gain.low_pct:.1f}–{gain.high_pct:.1f} % "
-        f"({format_time_us(gain.saved_us_low)}–{format_time_us(gain.saved_us_high)})"
-    )
+    text = (f"{gain.low_pct:.1f}–{gain.high_pct:.1f} % "
+            f"({format_time_us(gain.saved_us_low)}–{format_time_us(gain.saved_us_high)})")
+    return f"{text}, model estimate" if gain.kind == "model estimate" else text
 
 
 def evidence_text(evidence: Evidence) -> str:
-    """``NonMaxSuppressionV3 18.0 % (18.0 ms)`` for a row, the reason for a symptom."""
+    """``NonMaxSuppressionV3 18.0 % (18.0 ms)`` for a row, the symptom id for a row-less symptom."""
     what = evidence.op_type or evidence.why.split(":", 1)[0]
     return f"{what} {evidence.share * 100:.1f} % ({format_time_us(evidence.time_us)})"
 
 
 def score_breakdown(suggestion: Suggestion) -> str:
     """The ranking formula with this suggestion's numbers filled in."""
-    return (
-        f"score {suggestion.score:.3f} = tier {suggestion.tier} + specificity {suggestion.specificity:g}"
-        f" × (0.5 × √{suggestion.stake_share:.3f} + 0.5 × relevance {suggestion.relevance:.3f})"
-        f" × hardware {suggestion.hardware:g}"
-    )
-
-
-def similar_case_text(case: SimilarCase, *, explain: bool = False) -> str:
-    """``your profile resembles <id> — <title> (0.83)``; with ``explain`` the two parts too."""
-    text = f"your profile resembles {case.id} — {case.title} ({case.similarity:.2f})"
-    if explain:
-        text += f" [op mix cosine {case.mix_cosine:.2f}, symptom overlap {case.symptom_overlap:.2f}]"
-    return text
+    if suggestion.expected_gain is not None:
+        value = f"expected saving {format_time_us(suggestion.value_us)} ({suggestion.gain_basis})"
+    else:
+        value = (f"stake {format_time_us(suggestion.stake_us)} × prior {suggestion.prior:g} "
+                 f"({suggestion.evidence_kind} evidence)")
+    low = 1 - RELEVANCE_SPAN / 2
+    return (f"score {suggestion.score:,.1f} = {value} × ({low:g} + {RELEVANCE_SPAN:g} × relevance "
+            f"{suggestion.relevance:.3f}) × hardware {suggestion.hardware:g}")
 
 
 def suggestions_to_markdown(result: SuggestResult, *, explain: bool = False) -> str:
     """The result as a markdown document."""
     profile = result.profile
-    lines = [
-        f"# Suggestions for `{profile.path}`",
-        "",
-        f"Format {profile.format}, device time {format_time_us(profile.device_time_us)}.",
-        "",
-    ]
+    lines = [f"# Suggestions for `{profile.path}`", "",
+             f"Format {profile.format}, device time {format_time_us(profile.device_time_us)}.", ""]
     if not result.suggestions:
         lines += ["No entry of the knowledge base is backed by this profile.", ""]
     for s in result.suggestions:
         lines += [
             f"## {s.rank}. {s.entry.title}",
             "",
-            f"- id: `{s.entry.id}` ({s.entry.kind}), evidence grade {s.entry.evidence}, score {s.score:.3f}",
+            f"- id: `{s.entry.id}` ({s.entry.kind}), evidence grade {s.entry.evidence}, "
+            f"at stake {format_time_us(s.stake_us)} ({s.stake_share:.1%} of the {profile.reference})",
             f"- expected gain: {gain_text(s.expected_gain)}",
         ]
         if s.expected_gain:
             lines.append(f"- basis: {s.expected_gain.basis}")
+        if s.first_step:
+            lines.append(f"- first step: {s.first_step} (the rest: `advisor show {s.entry.id}`)")
         lines += [f"- evidence: {evidence_text(e)} — {e.why}" for e in s.evidence]
         lines += [f"- source: {src}" for src in s.entry.sources]
         if explain:
             lines.append(f"- {score_breakdown(s)}")
             terms = ", ".join(f"{t} {w:.3f}" for t, w in s.matched_terms)
             lines.append(f"- matched terms: {terms or 'none'}")
+            lines += [f"- requires {c.text()}" for c in s.requirements]
         lines.append("")
     if result.similar_cases:
         lines += ["## Similar cases", ""]

@@ -937,7 +937,7 @@ def scan_profile(result: ScanResult) -> Profile:
         for (op, family, unit), (count, w) in weights.items()
     ]
     op_types.sort(key=lambda row: (-row.share, row.op_type))
-    profile = Profile(path=result.root, format="static-scan", op_types=op_types)
+    profile = Profile(path=result.root, format="static-scan", producer="torch_npu", op_types=op_types)
     profile.symptoms = _scan_symptoms(result, op_types)
     profile.notes = list(result.notes)
     return profile

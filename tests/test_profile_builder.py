@@ -254,7 +254,8 @@ def test_profile_to_json_shape():
                               "op_types", "symptoms", "notes", "device", "steps", "roofline"]  # roofline appended last (issue 12)
     assert document["device"] == {"chip": "Ascend910B3"}  # no core counts or clock in this profile
     assert document["schema"] == "opprof-advisor/profile/1"
-    assert document["source"] == {"path": "p", "format": "torch-npu-text", "cann": "8.3.RC1", "chip": "Ascend910B3"}
+    assert document["source"] == {"path": "p", "format": "torch-npu-text", "producer": "torch_npu",
+                                  "workload": "inference", "cann": "8.3.RC1", "chip": "Ascend910B3"}
     assert document["op_types"][0] == {"op_type": "MatMulV2", "family": "MatMul", "unit": "ai_core", "count": 1,
                                        "time_us": 75.0, "share": 0.75, "bound": "unknown", "busiest_pipe": None,
                                        "busiest_ratio": None, "block_dim": 40,

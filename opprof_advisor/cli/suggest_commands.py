@@ -75,19 +75,24 @@ def _print_table(result, explain: bool) -> None:
     )
 
     profile = result.profile
-    console.print(f"[bold]{escape(profile.path)}[/bold]  {profile.format}, device time {format_time_us(profile.device_time_us)}")
+    console.print(f"[bold]{escape(profile.path)}[/bold]  {profile.format}, device time "
+                  f"{format_time_us(profile.device_time_us)}"
+                  + (f", step {format_time_us(profile.reference_us)}" if profile.reference == "step" else ""))
     if not result.suggestions:
         console.print("No entry of the knowledge base is backed by this profile.")
     else:
         table = Table(show_lines=True)
-        for name in ("#", "Advice", "Expected gain", "Evidence", "Grade"):
+        for name in ("#", "Advice and first step", "At stake", "Expected gain", "Evidence", "Grade"):
             table.add_column(name, overflow="fold")
         for s in result.suggestions:
             evidence = escape("\n".join(evidence_text(e) for e in s.evidence[:3]))
             symptoms = ", ".join(s.matched_symptoms)
             evidence += f"\nsymptoms: {symptoms}" if symptoms else "\nno matching symptom (loosely related)"
-            table.add_row(str(s.rank), f"{escape(s.entry.title)}\n[dim]{escape(s.entry.id)} ({s.entry.kind})[/dim]",
-                          gain_text(s.expected_gain), evidence, s.entry.evidence)
+            advice = f"{escape(s.entry.title)}\n[dim]{escape(s.entry.id)} ({s.entry.kind})[/dim]"
+            if s.first_step:
+                advice += f"\n1. {escape(s.first_step)}\n[dim]the rest: advisor show {escape(s.entry.id)}[/dim]"
+            stake = f"{format_time_us(s.stake_us)}\n{s.stake_share:.1%} of the {profile.reference}"
+            table.add_row(str(s.rank), advice, stake, gain_text(s.expected_gain), evidence, s.entry.evidence)
         console.print(table)
     if explain:
         for s in result.suggestions:
@@ -95,6 +100,8 @@ def _print_table(result, explain: bool) -> None:
             console.print(f"{s.rank}. {s.entry.id}: {score_breakdown(s)}; matched terms: {terms}", markup=False)
             if s.expected_gain:
                 console.print(f"   gain basis: {s.expected_gain.basis}", markup=False)
+            for check in s.requirements:
+                console.print(f"   requires {check.text()}", markup=False)
     for case in result.similar_cases:
         console.print(similar_case_text(case, explain=explain), markup=False)
     for note in result.notes:
