@@ -54,10 +54,10 @@ def test_suggest_json_puts_nms_first_with_scaled_gain(runner, yolo):
     assert doc["profile"] == {"path": profile.path, "format": "torch-npu-text", "device_time_us": profile.device_time_us}
     first = doc["suggestions"][0]
     assert first["id"] == "nms-on-npu" and first["rank"] == 1
-    nms_share = sum(r.share for r in profile.op_types if r.family == "NMS" and r.unit == "ai_cpu")
-    assert first["expected_gain"]["low_pct"] == pytest.approx(25 * nms_share, abs=1e-3)
-    assert first["expected_gain"]["high_pct"] == pytest.approx(35 * nms_share, abs=1e-3)
-    assert first["expected_gain"]["saved_us_high"] == pytest.approx(0.35 * nms_share * profile.device_time_us, rel=1e-4)
+    # The NMS recipe's only figure is the design card's unmeasured end-to-end estimate (kb/sources/README.md):
+    # shown as observed in that case, never scaled by the NMS share into an expected gain.
+    assert first["expected_gain"] is None
+    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
     assert first["evidence"][0]["op_type"] == "NonMaxSuppressionV3"
     assert len(doc["suggestions"]) == 3
     assert doc["similar_cases"][0]["id"] in {"yolov8s-migration", "yolov8n-nms-loop-ultralytics"}
@@ -199,8 +199,11 @@ def test_real_level2_run_puts_exposed_communication_first_and_varies_the_advice(
     top = doc["suggestions"]
     why = [" ".join(e["why"] for e in s["evidence"]) for s in top]
     assert "communication_exposed" in why[0]
-    assert sum("dynamic_shape" in w for w in why[:4]) <= 2
-    assert any("dynamic_shape" in w for w in why[:4])
+    assert sum("dynamic_shape" in w for w in why[:5]) <= 2
+    # The KB has four distinct entries for this profile's exposed and waiting communication (slow rank, wait
+    # ratio, ring-attention context parallel, bandwidth contention); the descriptive dynamic-shape advice
+    # follows them, inside the top 5.
+    assert any("dynamic_shape" in w for w in why[:5])
 
 
 def test_a_case_result_is_never_an_expected_gain(runner):
@@ -261,11 +264,11 @@ def test_yolov8_example_nms_first_amdahl_gain_and_yolov8s_case(runner, example):
     doc = run_json(runner, "--profile", str(folder))
     first = doc["suggestions"][0]
     assert first["id"] == "nms-on-npu"
-    share = nms_share_from_csv(EXAMPLES / "yolov8_torch_npu")  # the DB export holds the same launches
-    # The NMS recipe's sourced range is 25-35 % of the operator's time (kb/recipes/nms-on-npu.md).
-    assert first["expected_gain"]["low_pct"] == pytest.approx(25 * share, abs=2e-3)
-    assert first["expected_gain"]["high_pct"] == pytest.approx(35 * share, abs=2e-3)
-    assert first["expected_gain"]["high_pct"] < share * 100
+    assert nms_share_from_csv(EXAMPLES / "yolov8_torch_npu") > 0.05  # the DB export holds the same launches
+    # The NMS recipe's 25-35 % is the design card's unmeasured end-to-end estimate (kb/recipes/nms-on-npu.md):
+    # no operator-level source, so no Amdahl-scaled expected gain; the note says where the figure comes from.
+    assert first["expected_gain"] is None
+    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
     assert doc["similar_cases"][0]["id"] == "yolov8s-migration"
 
 
