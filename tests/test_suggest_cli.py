@@ -201,9 +201,11 @@ def test_real_level2_run_puts_exposed_communication_first_and_varies_the_advice(
     assert "communication_exposed" in why[0]
     assert sum("dynamic_shape" in w for w in why[:5]) <= 2
     # The KB has four distinct entries for this profile's exposed and waiting communication (slow rank, wait
-    # ratio, ring-attention context parallel, bandwidth contention); the descriptive dynamic-shape advice
-    # follows them, inside the top 5.
-    assert any("dynamic_shape" in w for w in why[:5])
+    # ratio, ring-attention context parallel, bandwidth contention); the advice still varies: the host-bound
+    # finding (device Free 19.6 % of the step) gets its own entry in the top 5, ahead of the dynamic-shape
+    # tips, which without evidence of recompilation describe the run rather than a defect.
+    assert any("host_bound" in w for w in why[:5])
+    assert not all("communication" in w for w in why[:5])
 
 
 def test_a_case_result_is_never_an_expected_gain(runner):
