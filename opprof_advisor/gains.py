@@ -9,8 +9,10 @@ ceiling). Its expected saving is ``stake × fraction``, where the fraction comes
    (``outcomes.calibrate``);
 3. **model estimate**: the roofline's band for the hot kernels (``roofline.model_gain_for``), only for
    entries that make a kernel itself faster (the pipe-bound, block-dim, balance and memory symptoms);
-4. **none**: no figure applies. The suggestion shows no gain, and is ranked by ``stake × prior``, a
-   documented prior for the kind of evidence behind it (PRIORS).
+4. **none**: no figure applies. The suggestion shows no gain, and counts DEFAULT_FRACTION of its stake.
+
+Ranked by that saving times the confidence the kind of evidence gives (CONFIDENCE): the same figure
+counts fully behind a problem symptom, a tenth behind a descriptive one, a fiftieth behind none.
 
 A symptom that bounds what fixing it can save (``Symptom.ceiling_us``: the exposed part of
 communication, idle core slots, a block against the mean …) caps the saving. Percentages are of the
@@ -24,14 +26,17 @@ from typing import Any, Sequence
 
 from opprof_advisor.models import Entry, Profile
 
-#: Fraction of the stake assumed recoverable when no figure applies, by the kind of evidence behind an
-#: entry. This project's priors, chosen so that evidence outranks its absence at equal stake and a
-#: problem symptom (a waste with a known remedy) outranks a descriptive one unless the descriptive one
-#: holds ten times the time: every kernel has a bound class, which says which pipe limits it, not that
-#: anything is wasted (and dynamic shape says how the run executes). Where the roofline can judge the
-#: kernels, its model estimate replaces the prior. Problem 0.30, descriptive 0.03, an entry whose
-#: operators merely ran 0.02.
-PRIORS: dict[str, float] = {"problem": 0.30, "descriptive": 0.03, "loose": 0.02}
+#: What a suggestion is worth is its expected saving *if it applies* times how likely the evidence says it
+#: applies. The saving if it applies is its figure (sourced, calibrated, model estimate), else
+#: DEFAULT_FRACTION of the stake. How likely, by the kind of evidence behind the entry (CONFIDENCE): a
+#: problem symptom (a waste with a known remedy) 1; a descriptive one 0.1 (every kernel has a bound class,
+#: which says which pipe limits it, not that anything is wasted); none, its operators merely ran, 0.02.
+#: This project's priors: at equal time a problem outranks a description ten to one, and a description
+#: with a figure of 6 % or more outranks an entry nothing points at. As stake × prior: problem 0.30,
+#: descriptive 0.03, loose 0.006.
+DEFAULT_FRACTION = 0.30
+CONFIDENCE: dict[str, float] = {"problem": 1.0, "descriptive": 0.1, "loose": 0.02}
+PRIORS: dict[str, float] = {kind: DEFAULT_FRACTION * weight for kind, weight in CONFIDENCE.items()}
 
 #: Symptoms whose fix makes the kernels themselves faster: for these the roofline's headroom bounds and
 #: estimates the saving where no sourced figure applies.
@@ -109,10 +114,13 @@ def calibrated_gain(entry: Entry, outcomes: list[Any], fixed_us: float, profile:
     return gain_of(low, high, profile, basis, "calibrated", ceiling_us)
 
 
-def value_us(gain: ExpectedGain | None, stake_us: float, prior: float, ceiling_us: float | None) -> float:
-    """What a suggestion is ranked by: its expected saving (mid-range), else stake × prior, capped."""
-    value = gain.mid_us if gain is not None else stake_us * prior
-    return min(value, ceiling_us) if ceiling_us is not None else value
+def value_us(gain: ExpectedGain | None, stake_us: float, kind: str, ceiling_us: float | None) -> float:
+    """What a suggestion is ranked by: its saving if it applies (mid-range, else DEFAULT_FRACTION of the
+    stake, capped by the ceiling) times the confidence its evidence gives."""
+    saving = gain.mid_us if gain is not None else stake_us * DEFAULT_FRACTION
+    if ceiling_us is not None:
+        saving = min(saving, ceiling_us)
+    return saving * CONFIDENCE[kind]
 
 
 def _pct(value: float) -> str:

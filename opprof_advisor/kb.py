@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,19 @@ GAIN_METRICS: tuple[str, ...] = ("latency", "throughput", "step_time", "op_time"
 SOURCES_SECTION = "Sources"
 #: Folder names that imply a kind (``kb/recipes/x.md`` must be a recipe).
 KIND_FOLDERS: dict[str, str] = {f"{kind}s": kind for kind in KINDS}
+
+#: The KB's page of sources that have no public copy (facts restated in our own words), linked as
+#: ``kb/sources/README.md#<anchor>``. A README, so neither the loader nor the indexer takes it for an entry.
+SOURCES_PAGE = "kb/sources/README.md"
+#: The ways a source may be written, each one a user can open (kb/README.md, "Sources").
+SOURCE_FORMS: dict[str, re.Pattern[str]] = {
+    "url": re.compile(r"^https?://[\w.-]+\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?$", re.IGNORECASE),
+    "repo": re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:[^\s:]\S*$"),
+    "package": re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*:[^\s:]\S*$"),
+    "page": re.compile(r"^" + re.escape(SOURCES_PAGE) + r"#[\w-]+$"),
+}
+_UNPINNED = re.compile(r"^https?://(?:www\.)?(?:github|gitcode|gitee|gitlab)\.com/[^/]+/[^/]+/(?:-/)?"
+                       r"(?:blob|tree|raw)/(?:master|main|develop|dev|HEAD)(?:[/?#]|$)", re.IGNORECASE)
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -412,7 +425,75 @@ def _check_sources(parsed: ParsedFile) -> list[Problem]:
     value = parsed.data.get("sources")
     if isinstance(value, list) and not value:
         return [_problem(parsed, "sources", "sources is empty: list at least one link or path")]
-    return []
+    problems = []
+    for index, source in _string_items(parsed, "sources"):
+        message = source_problem(source)
+        if message:
+            problems.append(_problem(parsed, ("sources", index), message))
+    return problems
+
+
+def classify_source(source: str) -> str | None:
+    """How a user opens ``source``: ``url``, ``repo`` (pinned commit), ``package`` (pinned wheel), ``page``
+    (the KB's own sources page), or None when it cannot be opened as written."""
+    text = source.strip()
+    for kind, pattern in SOURCE_FORMS.items():
+        if pattern.match(text):
+            return kind
+    return None
+
+
+def source_problem(source: str) -> str | None:
+    """Why ``source`` is not a source a user can open, or None when it is."""
+    kind = classify_source(source)
+    if kind is None:
+        return (f"source {source!r} cannot be opened by a user: write an http(s) URL, owner/repo@<commit>:<path>, "
+                f"package==version:<path in the wheel>, or {SOURCES_PAGE}#<anchor>")
+    if kind == "page":
+        anchor = source.strip().partition("#")[2]
+        if anchor not in sources_page_anchors():
+            return f"source {source!r}: {SOURCES_PAGE} has no heading with the anchor #{anchor}"
+    return None
+
+
+def unpinned_source(source: str) -> bool:
+    """True for a repository link that follows a moving branch (``blob/master``, ``tree/main`` …)."""
+    return bool(_UNPINNED.match(source.strip()))
+
+
+def sources_page_anchors() -> frozenset[str]:
+    """The anchors (GitHub heading slugs) of the KB sources page, empty when the page is missing."""
+    from opprof_advisor.paths import builtin_kb_dir
+
+    return _page_anchors(builtin_kb_dir() / SOURCES_PAGE.removeprefix("kb/"))
+
+
+@lru_cache(maxsize=4)
+def _page_anchors(path: Path) -> frozenset[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return frozenset()
+    return frozenset(heading_anchor(line.lstrip("#")) for line in text.splitlines() if re.match(r"^#{1,6}\s", line))
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def check_warnings(paths: Iterable[Path | str]) -> list[Problem]:
+    """Warnings that do not fail `kb check`: sources that follow a moving branch instead of a commit."""
+    warnings = []
+    for path in find_kb_files(paths):
+        parsed = parse_file(Path(path))
+        for index, source in _string_items(parsed, "sources"):
+            if unpinned_source(source):
+                message = (f"warning: source {source!r} follows a moving branch: pin it to a commit "
+                           "(owner/repo@<commit>:<path> or a /blob/<commit>/ link)")
+                warnings.append(_problem(parsed, ("sources", index), message))
+    return warnings
 
 
 def _check_gain(parsed: ParsedFile) -> list[Problem]:
@@ -714,27 +795,55 @@ def suggest_close(word: str, choices: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+#: Every vocabulary symptom needs at least this many entries that answer it (`kb stats`, tests).
+MIN_ANSWERS = 2
+
+
+def answers_symptom(entry: Entry, symptom: str) -> bool:
+    """True when ``entry`` is advice (not a case) listing ``symptom`` whose ``requires`` can hold when it fires.
+
+    Every ``symptom`` requirement must name it (a list is "any of"); the other requirements (operators,
+    units, dtypes, producer ...) are facts of the profile that the symptom does not rule out.
+    """
+    if entry.kind == "case" or symptom not in entry.symptoms:
+        return False
+    return all(symptom in item["symptom"] for item in entry.requires if "symptom" in item)
+
+
 def summarize_entries(entries: Sequence[Entry]) -> dict[str, Any]:
-    """Counts by kind, evidence and origin, and per-symptom coverage (uncovered = no recipe or pattern)."""
+    """Counts by kind, evidence and origin, and the coverage table.
+
+    ``answering``: symptom -> ids of the entries that answer it (``answers_symptom``); ``uncovered_symptoms``:
+    symptoms with fewer than ``MIN_ANSWERS`` of them; ``families``: operator family -> ids of the entries
+    about it; ``symptoms``: symptom -> entries listing it, by kind.
+    """
+    from opprof_advisor.operators import FAMILIES
+
     def count(values: Iterable[str], order: Iterable[str] = ()) -> dict[str, int]:
         counts = {name: 0 for name in order}
         for value in values:
             counts[value] = counts.get(value, 0) + 1
         return counts
 
+    ordered = sorted(entries, key=lambda e: e.id)
     symptoms = {symptom: {kind: 0 for kind in KINDS} for symptom in SYMPTOMS}
-    for entry in entries:
+    for entry in ordered:
         for symptom in entry.symptoms:
             if symptom in symptoms:
                 symptoms[symptom][entry.kind] += 1
+    answering = {symptom: [e.id for e in ordered if answers_symptom(e, symptom)] for symptom in SYMPTOMS}
+    families = {family: [e.id for e in ordered if family in e.operators] for family in FAMILIES}
     return {
         "entries": len(entries),
         "by_kind": count((e.kind for e in entries), KINDS),
         "by_evidence": count((e.evidence for e in entries), EVIDENCE_GRADES),
         "by_origin": count(e.origin for e in entries),
         "with_gain": sum(1 for e in entries if e.gain is not None),
+        "min_answers": MIN_ANSWERS,
         "symptoms": symptoms,
-        "uncovered_symptoms": [s for s, kinds in symptoms.items() if not (kinds["recipe"] or kinds["pattern"])],
+        "answering": answering,
+        "uncovered_symptoms": [s for s, ids in answering.items() if len(ids) < MIN_ANSWERS],
+        "families": families,
     }
 
 

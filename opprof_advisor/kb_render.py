@@ -85,6 +85,42 @@ def entries_table(entries: Sequence[Entry], width: int) -> Table:
     return table
 
 
+def symptom_coverage_table(stats: dict[str, Any]) -> Table:
+    """Symptom -> the entries that answer it (see kb.answers_symptom), with how many list it per kind."""
+    from rich.table import Table
+    from rich.text import Text
+
+    kinds = list(next(iter(stats["symptoms"].values()), {}))
+    table = Table(box=None, pad_edge=False, header_style="bold", title="symptom coverage (entries that answer it)",
+                  title_justify="left")
+    table.add_column("symptom", no_wrap=True)
+    table.add_column("answers", justify="right", no_wrap=True)
+    for kind in kinds:
+        table.add_column(kind, justify="right", no_wrap=True)
+    table.add_column("answered by", overflow="fold")
+    for symptom, ids in stats["answering"].items():
+        short = len(ids) < stats["min_answers"]
+        count = Text(str(len(ids)), style="bold red" if short else "")
+        table.add_row(symptom, count, *(str(stats["symptoms"][symptom][kind]) for kind in kinds),
+                      Text(", ".join(ids)))
+    return table
+
+
+def family_coverage_table(stats: dict[str, Any]) -> Table:
+    """Operator family -> the entries about it (families no entry names included, so gaps show)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, header_style="bold", title="operator-family coverage",
+                  title_justify="left")
+    table.add_column("family", no_wrap=True)
+    table.add_column("entries", justify="right", no_wrap=True)
+    table.add_column("ids", overflow="fold")
+    for family, ids in stats["families"].items():
+        table.add_row(family, str(len(ids)), Text(", ".join(ids)))
+    return table
+
+
 def describe_gain(entry: Entry) -> str:
     """One line for an entry's gain range, saying what it is a fraction of and who states it."""
     gain = entry.gain

@@ -123,12 +123,31 @@ def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
         for alias, family in index.items():
             if alias.startswith("hcom") and key.startswith(alias):
                 return family
+    prefixed = _leading_alias(key)
+    if prefixed is not None:
+        return prefixed
     if not fuzzy or len(key) < 4:
         return None
     from rapidfuzz import fuzz, process
 
     best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=88)
     return index[best[0]] if best else None
+
+
+#: Shortest alias a custom kernel's name may start with to inherit its family (shorter ones, such as
+#: "add" or "mul", begin too many unrelated names).
+MIN_PREFIX_ALIAS = 5
+
+
+@lru_cache(maxsize=1)
+def _prefix_aliases() -> list[tuple[str, str]]:
+    return sorted(((alias, family) for alias, family in _alias_index().items() if len(alias) >= MIN_PREFIX_ALIAS),
+                  key=lambda item: -len(item[0]))
+
+
+def _leading_alias(key: str) -> str | None:
+    """The family of the longest alias a custom kernel's name starts with (``MatmulLeakyRelu`` -> MatMul)."""
+    return next((family for alias, family in _prefix_aliases() if key.startswith(alias)), None)
 
 
 def family_or_self(op_type: str) -> str:

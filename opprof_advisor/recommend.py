@@ -17,12 +17,14 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
 4. **Stake.** ``stake_us`` is the time the addressed rows hold (a step-split symptom without rows
    brings its own time, e.g. the exposed communication or the free time), capped by an exposure
    symptom's time. ``stake_share`` is it over the reference time (the step, else device time).
-5. **Value** (``gains.py``): the expected saving in µs — the entry's sourced range over its own
-   operators' time, the calibrated range, or the roofline's model estimate for kernel-speed advice —
-   else ``stake × prior`` (problem 0.30, descriptive 0.10, loosely related 0.03; a loosely related entry
-   is ranked by its prior even when it carries a figure: nothing shows that it applies). A symptom's ceiling
-   (``Symptom.ceiling_us``) caps it. ``score = value_us × (0.8 + 0.4 × r) × hardware``: time decides
-   between problems of different size; relevance (±20 %) orders entries answering the same problem;
+5. **Value** (``gains.py``): the saving if the entry applies, in µs — the entry's sourced range over
+   its own operators' time, the calibrated range, or the roofline's model estimate for kernel-speed
+   advice, else 30 % of the stake — capped by a symptom's ceiling (``Symptom.ceiling_us``), times the
+   confidence its evidence gives: 1 for a problem symptom, 0.1 for a descriptive one, 0.02 for none
+   (as stake × prior without a figure: problem 0.30, descriptive 0.03, loosely related 0.006). ``score = value_us × (0.8 + 0.4 × r × specificity) × hardware``
+   (specificity 0.85 for an entry backed by a symptom but naming none of its rows' operators, else 1):
+   time decides between problems of different size; relevance (±20 %) orders entries answering the same
+   problem;
    ``hardware`` is 0.8 when the entry's hardware or CANN range excludes the profile's. No tier lets a
    small stake outrank a large one.
 6. **The top three carry no noise**: nothing under 0.5 % of the reference time at stake, no loosely
@@ -52,8 +54,12 @@ from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS, SYMPTOMS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 
-#: Relevance moves a score by at most this much either way (0.8 .. 1.2 of the value).
+#: Relevance moves a score by at most this much either way (0.8 .. 1.2 of the value): time decides
+#: between problems of different size, relevance among the entries answering the same problem. An entry
+#: backed by a symptom but naming none of the addressed rows' operators is general: its relevance counts
+#: GENERAL of an entry written for those operators.
 RELEVANCE_SPAN = 0.4
+GENERAL = 0.85
 HARDWARE_MISMATCH = 0.8
 #: Descriptive symptoms: the bound classes say which pipe limits the hot kernels, ``dynamic_shape``
 #: how the run executes (binary kernels report OP State "dynamic" in healthy runs, KB-SOURCES #30).
@@ -107,10 +113,11 @@ class Suggestion:
     relevance: float
     stake_us: float
     stake_share: float
-    value_us: float  # what it is ranked by: expected saving, else stake × prior
+    value_us: float  # what it is ranked by: saving if it applies × the confidence of its evidence
     evidence_kind: str  # problem | descriptive | loose
     prior: float
     hardware: float
+    specificity: float  # 1.0 when the entry names the addressed rows' operators (or none backs it), else GENERAL
     matched_symptoms: list[str]
     matched_operators: list[str]
     evidence: list[Evidence]
@@ -421,17 +428,17 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     op_names = _unique(row.op_type for row in fixed)
     gain, observed = (_expected_gain(entry, match, profile, fixed_us, op_names, ceiling, outcomes)
                       if gains and entry.kind != "case" else (None, ""))
-    # With no symptom showing the problem it fixes, a loosely related entry's figure holds only if it
-    # applies: it is shown, but the entry is ranked by its stake and prior like any entry without one.
-    value = gainlib.value_us(gain if kind != "loose" else None, stake, prior, ceiling)
+    value = gainlib.value_us(gain, stake, kind, ceiling)
     if gain is not None and kind == "loose":
         gain.basis += "; no symptom shows the problem this fixes, so the figure holds only if it applies"
     mismatch = hardware_mismatch(entry, profile)
     hardware = HARDWARE_MISMATCH if mismatch else 1.0
-    score = value * (1 - RELEVANCE_SPAN / 2 + RELEVANCE_SPAN * relevance) * hardware
+    specificity = 1.0 if not match.symptoms or match.operator_rows else GENERAL
+    score = value * (1 - RELEVANCE_SPAN / 2 + RELEVANCE_SPAN * relevance * specificity) * hardware
     return Suggestion(
         entry=entry, score=round(score, 6), relevance=round(relevance, 6), stake_us=round(stake, 3),
         stake_share=round(share, 6), value_us=round(value, 3), evidence_kind=kind, prior=prior, hardware=hardware,
+        specificity=specificity,
         matched_symptoms=[s.id for s in match.symptoms],
         matched_operators=_unique(row.family for row in match.operator_rows),
         evidence=collect_evidence(match, profile), expected_gain=gain,
@@ -622,6 +629,7 @@ def suggestion_to_json(suggestion: Suggestion) -> dict[str, Any]:
         "gain_basis": suggestion.gain_basis,
         "score_parts": {"value_us": suggestion.value_us, "evidence_kind": suggestion.evidence_kind,
                         "prior": suggestion.prior, "relevance": suggestion.relevance,
+                        "specificity": suggestion.specificity,
                         "hardware": suggestion.hardware},
         "first_step": suggestion.first_step,
         "show": f"advisor show {entry.id}",
@@ -675,13 +683,16 @@ def evidence_text(evidence: Evidence) -> str:
 def score_breakdown(suggestion: Suggestion) -> str:
     """The ranking formula with this suggestion's numbers filled in."""
     if suggestion.expected_gain is not None:
-        value = f"expected saving {format_time_us(suggestion.value_us)} ({suggestion.gain_basis})"
+        confidence = gainlib.CONFIDENCE[suggestion.evidence_kind]
+        saving = min(suggestion.expected_gain.mid_us, suggestion.ceiling_us or float("inf"))
+        value = (f"saving if it applies {format_time_us(saving)} ({suggestion.gain_basis}) × confidence "
+                 f"{confidence:.2g} ({suggestion.evidence_kind} evidence)")
     else:
         value = (f"stake {format_time_us(suggestion.stake_us)} × prior {suggestion.prior:g} "
                  f"({suggestion.evidence_kind} evidence)")
     low = 1 - RELEVANCE_SPAN / 2
     return (f"score {suggestion.score:,.1f} = {value} × ({low:g} + {RELEVANCE_SPAN:g} × relevance "
-            f"{suggestion.relevance:.3f}) × hardware {suggestion.hardware:g}")
+            f"{suggestion.relevance:.3f} × specificity {suggestion.specificity:g}) × hardware {suggestion.hardware:g}")
 
 
 def suggestions_to_markdown(result: SuggestResult, *, explain: bool = False) -> str:

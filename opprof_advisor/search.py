@@ -25,6 +25,10 @@ WEIGHT_FUZZY = 0.25
 FUZZY_FLOOR = 60.0
 #: A hit needs at least this score unless full-text search found it.
 FUZZY_ONLY_MIN = 75.0
+#: The query run together (``flashattention``) against titles run together: a partial match of a short
+#: query inside a long title (4 of 5 letters somewhere in it) is noise in a KB of 150+ titles, so this
+#: comparison needs a near-exact substring.
+JOINED_TITLE_MIN = 90.0
 KIND_ORDER = {"recipe": 0, "pattern": 1, "case": 2, "tip": 3}
 #: A small prior for actionable kinds: with equal evidence of relevance, the recipe comes before the case.
 KIND_PRIOR = {"recipe": 0.04, "pattern": 0.03, "tip": 0.02, "case": 0.0}
@@ -274,8 +278,9 @@ def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, 
 
     best: dict[int, float] = {}
 
-    def take(query: str, choices: list[str], scorer, owners: list[int] | None = None) -> None:
-        for _, score, position in process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=FUZZY_FLOOR):
+    def take(query: str, choices: list[str], scorer, owners: list[int] | None = None,
+             cutoff: float = FUZZY_FLOOR) -> None:
+        for _, score, position in process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=cutoff):
             owner = owners[position] if owners is not None else position
             if score > best.get(owner, 0.0):
                 best[owner] = score
@@ -286,7 +291,8 @@ def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, 
     take(text, titles, fuzz.token_set_ratio)
     take(slug, ids, fuzz.partial_ratio if len(joined) >= 3 else fuzz.ratio)
     if len(joined) >= 5:
-        take(joined, [re.sub(r"[^a-z0-9]+", "", title) for title in titles], fuzz.partial_ratio)
+        take(joined, [re.sub(r"[^a-z0-9]+", "", title) for title in titles], fuzz.partial_ratio,
+             cutoff=JOINED_TITLE_MIN)
     labels, owners = [], []
     for position, entry in enumerate(candidates):
         for label in (*entry.tags, *entry.models):

@@ -83,7 +83,10 @@ def test_every_gain_is_amdahl_bounded(kb):
             assert s.expected_gain.high_pct == pytest.approx(s.entry.gain.high_pct * share, abs=1e-3)
             assert s.entry.gain.scope == "operators"
             checked += 1
-    assert checked >= 8  # enough scenarios carry a scaled gain for the check to mean something
+    # Enough suggestions carry a scaled gain for the check to mean something. Only operator-level sourced
+    # figures are scaled (CATLASS's measured re-tiling cases on block-dim and MatMul tiling advice); the design
+    # card's unmeasured estimates are end-to-end figures now and never scaled, so fewer suggestions qualify.
+    assert checked >= 5
 
 
 def test_healthy_profile_promises_no_large_gain(report):

@@ -8,7 +8,6 @@ import pytest
 
 import loop_examples
 from opprof_advisor.cli import app
-from opprof_advisor.outcomes import PRIOR_WEIGHT
 
 
 def _nms_suggestion(runner, profile):
@@ -23,8 +22,9 @@ def test_a_recorded_outcome_changes_the_expected_gain_of_its_recipe(runner, tmp_
     before, after = loop_examples.write_pair(tmp_path)
     plain, notes = _nms_suggestion(runner, before)
     share = plain["evidence"][0]["share"]
-    assert plain["expected_gain"]["low_pct"] == pytest.approx(25 * share, abs=1e-3)  # the KB range alone
-    assert not any("observed" in n for n in notes if n.startswith("nms-on-npu"))
+    # The KB's NMS figure is the design card's end-to-end estimate, not an operator-scope range: no prior.
+    assert plain["expected_gain"] is None
+    assert not any("observed 1 time" in n for n in notes if n.startswith("nms-on-npu"))
 
     recorded = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"])
     assert recorded.exit_code == 0, recorded.output
@@ -32,11 +32,10 @@ def test_a_recorded_outcome_changes_the_expected_gain_of_its_recipe(runner, tmp_
     saved = (nms_old - loop_examples.NMS_AFTER_US) / nms_old * 100  # measured on the NMS kernels
 
     calibrated, notes = _nms_suggestion(runner, before)
-    weight = 1 / (1 + PRIOR_WEIGHT)  # one outcome against a KB range worth PRIOR_WEIGHT outcomes
-    low = (1 - weight) * 25 + weight * saved
-    high = (1 - weight) * 35 + weight * saved
-    assert calibrated["expected_gain"]["low_pct"] == pytest.approx(low * share, abs=1e-3)
-    assert calibrated["expected_gain"]["high_pct"] == pytest.approx(high * share, abs=1e-3)
+    # Without an operator-scope KB range the recorded outcome is the whole basis (weight 1).
+    assert calibrated["expected_gain"]["low_pct"] == pytest.approx(saved * share, abs=1e-3)
+    assert calibrated["expected_gain"]["high_pct"] == pytest.approx(saved * share, abs=1e-3)
+    assert "no operator-scope KB range" in calibrated["expected_gain"]["basis"]
     assert calibrated["expected_gain"]["high_pct"] <= share * 100  # still Amdahl-bounded
     assert "observed 1 time" in calibrated["expected_gain"]["basis"]
     assert f"nms-on-npu: observed 1 time: median {saved:.0f} % (range {saved:.0f}–{saved:.0f} %) in your recorded outcomes" in notes

@@ -135,7 +135,7 @@ def test_add_broken_file_lists_every_problem_and_changes_nothing(runner, tmp_pat
     db = advisor_home / "advisor.db"
     before = db.read_bytes()
     source = write_text(tmp_path, "broken.md", "---\nkind: case\ntitle: t\nsummary: s\nevidence: E\n"
-                        "sources: [a]\nsymptoms: [zzq]\n---\n\n## Symptoms\n")
+                        "sources: [https://example.org/a]\nsymptoms: [zzq]\n---\n\n## Symptoms\n")
     result = invoke(runner, "add", source)
     assert result.exit_code == 1
     sections = "(sections: Symptoms, Diagnosis, Fix, Result, Sources)"
@@ -215,6 +215,7 @@ def test_kb_check_dangling_related_and_json(runner, tmp_path):
     assert json.loads(result.stdout) == {
         "schema": "opprof-advisor/kb-check/1", "files": 1,
         "problems": [{"path": str(path), "line": 7, "message": "related id 'nowhere-at-all' names no entry"}],
+        "warnings": [],
     }
 
 
@@ -270,8 +271,9 @@ def test_kb_stats(runner, tmp_path):
     assert document["by_origin"] == {"builtin": len(SHIPPED_FILES), "user": 1}
     assert sum(document["by_kind"].values()) == document["entries"]
     table = invoke(runner, "kb", "stats").stdout
-    assert "symptom coverage" in table
-    assert ("every symptom has a recipe or pattern" in table) == (document["uncovered_symptoms"] == [])
+    assert "symptom coverage" in table and "operator-family coverage" in table
+    assert document["answering"]["nms_cpu"][-1:] == ["mine"] or "mine" in document["answering"]["nms_cpu"]
+    assert ("every symptom has at least 2 answering entries" in table) == (document["uncovered_symptoms"] == [])
 
 
 @pytest.mark.parametrize("command", [["search"], ["show"], ["add"], ["kb"], ["kb", "check"], ["kb", "build"],

@@ -89,12 +89,12 @@ def test_unknown_operator(tmp_path):
 
 
 def test_bad_kind(tmp_path):
-    path = write_text(tmp_path, "x.md", "---\nkind: howto\ntitle: t\nsummary: s\nevidence: C\nsources: [a]\n---\nb\n")
+    path = write_text(tmp_path, "x.md", "---\nkind: howto\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n---\nb\n")
     assert problems_of(path) == [f"{path}:2: kind 'howto' is not one of case, recipe, pattern, tip"]
 
 
 def test_kind_must_match_its_folder(tmp_path):
-    path = write_text(tmp_path, "cases/x.md", "---\nkind: tip\ntitle: t\nsummary: s\nevidence: C\nsources: [a]\n---\n\n"
+    path = write_text(tmp_path, "cases/x.md", "---\nkind: tip\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n---\n\n"
                       + body_for("tip"))
     assert problems_of(path) == [f"{path}:2: kind 'tip' but the file is in cases/: move it to tips/ or fix the kind"]
 
@@ -155,7 +155,7 @@ def test_tags_must_be_lower_case(tmp_path):
 
 def test_duplicate_yaml_key(tmp_path):
     path = write_text(tmp_path, "recipes/x.md", "---\nkind: recipe\ntitle: a\ntitle: b\nsummary: s\nevidence: C\n"
-                      "sources: [a]\n---\n\n" + body_for("recipe"))
+                      "sources: [https://example.org/a]\n---\n\n" + body_for("recipe"))
     assert problems_of(path) == [f"{path}:4: key 'title' appears twice"]
 
 
@@ -238,14 +238,20 @@ def test_load_entries_raises_with_every_problem(tmp_path):
     assert caught.value.problems == [Problem(bad, 5, "evidence 'Z' is not one of A, B, C, D")]
 
 
-def test_summarize_entries_reports_uncovered_symptoms(tmp_path):
+def test_summarize_entries_counts_only_advice_whose_requirements_can_hold(tmp_path):
     write_entry(tmp_path, "a", symptoms=["nms_cpu"])
-    write_entry(tmp_path, "b", kind="case", symptoms=["launch_bound"], body=body_for("case"))
+    write_entry(tmp_path, "b", symptoms=["nms_cpu", "dynamic_shape"], requires=[{"symptom": "nms_cpu"}])
+    write_entry(tmp_path, "c", kind="case", symptoms=["launch_bound"], body=body_for("case"))
+    write_entry(tmp_path, "d", kind="tip", symptoms=["launch_bound"], requires=[{"symptom": "shape_recompile"}],
+                body=body_for("tip"))
     stats = kb.summarize_entries(kb.load_entries([tmp_path]))
-    assert stats["by_kind"] == {"case": 1, "recipe": 1, "pattern": 0, "tip": 0}
-    assert stats["symptoms"]["launch_bound"] == {"case": 1, "recipe": 0, "pattern": 0, "tip": 0}
-    assert "launch_bound" in stats["uncovered_symptoms"]  # a case alone does not cover a symptom
-    assert "nms_cpu" not in stats["uncovered_symptoms"]
+    assert stats["by_kind"] == {"case": 1, "recipe": 2, "pattern": 0, "tip": 1}
+    assert stats["symptoms"]["launch_bound"] == {"case": 1, "recipe": 0, "pattern": 0, "tip": 1}
+    assert stats["answering"]["nms_cpu"] == ["a", "b"]
+    assert stats["answering"]["dynamic_shape"] == []  # b requires nms_cpu: it never fires on dynamic shape alone
+    assert stats["answering"]["launch_bound"] == []  # a case, and a tip that requires another symptom
+    assert "launch_bound" in stats["uncovered_symptoms"] and "nms_cpu" not in stats["uncovered_symptoms"]
+    assert stats["families"]["NMS"] == []
 
 
 def test_the_shipped_kb_readme_example_is_valid(tmp_path):

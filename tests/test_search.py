@@ -127,3 +127,47 @@ def test_query_symptoms_need_every_word_of_the_symptom():
 
 def test_a_symptom_query_finds_the_entry_about_that_symptom(index):
     assert ids(search(index, "launch bound"))[0] == "task-queue"
+
+
+# What engineers type, and the entry that must come first for it (the shipped KB, through the CLI).
+ENGINEER_QUERIES = {
+    "kv cache": "kv-cache-memory-budget",
+    "paged attention": "kv-cache-memory-budget",
+    "w8a8": "w8a8-static-vs-dynamic",
+    "quantization": "quantization-when-it-pays",
+    "fp8": "mxfp8-qwen35-sglang",
+    "torchair": "torchair-reduce-overhead",
+    "torch.compile": "torchair-reduce-overhead",
+    "double buffer": "double-buffering",
+    "bank conflict": "ub-bank-conflict",
+    "ub bank": "ub-bank-conflict",
+    "out of memory": "oom-first-checks",
+    "oom": "oom-first-checks",
+    "recompute": "recompute-memory-tradeoff",
+    "moe": "moe-alltoall-overlap",
+    "eplb": "moe-eplb-serving",
+    "long sequence": "ring-attention-context-parallel",
+    "ring attention": "ring-attention-context-parallel",
+    "vllm": "vllm-ascend-serving-env",
+    "ttft": "prefill-decode-ttft-tpot",
+    "tpot": "prefill-decode-ttft-tpot",
+    "speculative decoding": "suffix-speculative-decoding",
+    "l2 cache": "l2-cache-tiling",
+    "512B alignment": "gm-512b-alignment",
+    "grouped matmul": "moe-grouped-matmul",
+    "rdma": "hccl-rdma-tc-sl",
+    "slow link": "slow-link-bandwidth-gap",
+    "slow rank": "communication-wait-slow-rank",
+    "fsdp2": "fsdp2-tuning-targets",
+    "ai core frequency": "aicore-frequency-drop",
+    "mfu": "mfu-bands",
+    "recompile": "shape-recompile-evidence",
+    "gelu": "fast-gelu",
+    "layernorm": "add-layer-norm-fused",
+    "task queue": "task-queue-enable",
+}
+
+
+@pytest.mark.parametrize("query, expected", sorted(ENGINEER_QUERIES.items()))
+def test_shipped_kb_puts_the_right_entry_first_for_what_engineers_type(runner, shipped, query, expected):
+    assert first_hit(runner, *query.split()) == expected

@@ -57,10 +57,11 @@ def test_suggest_json_puts_nms_first_with_scaled_gain(runner, yolo):
     first = doc["suggestions"][0]
     assert first["id"] == "nms-on-npu" and first["rank"] == 1
     nms_us = sum(r.time_us for r in profile.op_types if r.family == "NMS" and r.unit == "ai_cpu")
-    assert first["expected_gain"]["low_pct"] == pytest.approx(25 * nms_us / step, abs=1e-3)
-    assert first["expected_gain"]["high_pct"] == pytest.approx(35 * nms_us / step, abs=1e-3)
-    assert first["expected_gain"]["saved_us_high"] == pytest.approx(0.35 * nms_us, rel=1e-4)
-    assert first["expected_gain"]["of"] == "step" and first["stake_us"] == pytest.approx(nms_us)
+    assert first["stake_us"] == pytest.approx(nms_us)
+    # The NMS recipe's only figure is the design card's unmeasured end-to-end estimate (kb/sources/README.md):
+    # shown as observed in that case, never scaled by the NMS share into an expected gain.
+    assert first["expected_gain"] is None
+    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
     assert first["evidence"][0]["op_type"] == "NonMaxSuppressionV3"
     assert len(doc["suggestions"]) == 3
     assert doc["similar_cases"][0]["id"] in {"yolov8s-migration", "yolov8n-nms-loop-ultralytics"}
@@ -72,7 +73,8 @@ def test_suggest_table_shows_gain_evidence_and_cases(runner, yolo):
     out = result.stdout
     assert "Run NMS" in out and "nms-on-npu (recipe)" in out
     assert "NonMaxSuppressionV3 " in out and "% of the step" in out
-    assert "1. Find the NMS call site" in out and "the rest: advisor show nms-on-npu" in out  # how to fix
+    assert "1. Replace the per-image NMS call with one batched NPU call" in out  # how to fix, in the output
+    assert "the rest: advisor show nms-on-npu" in out
     assert "your profile resembles" in out
     assert "note:" in out  # gainless suggestions and unjudged data are said, not hidden
 
@@ -81,7 +83,9 @@ def test_suggest_explain_shows_breakdown_and_terms(runner, yolo):
     result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--top", "1", "--explain"])
     assert result.exit_code == 0, result.output
     assert "1. nms-on-npu: score " in result.stdout
-    assert "= expected saving " in result.stdout and "(sourced) × (0.8 + 0.4 × relevance" in result.stdout
+    # the NMS recipe's only figure is end to end: ranked by 30 % of its stake, a problem symptom behind it
+    assert "= stake 4.2 ms × prior 0.3 (problem evidence) × (0.8 + 0.4 × relevance" in result.stdout
+    assert "requires symptom nms_cpu: met (found nms_cpu)" in result.stdout
     assert "matched terms: nms" in result.stdout
 
 
@@ -207,6 +211,12 @@ def test_real_level2_run_puts_exposed_communication_first_and_varies_the_advice(
     assert "communication_exposed" in why[0]
     # every kernel is "dynamic" (aclnn eager) and nothing recompiles: no dynamic-shape advice leads
     assert not any(s["matched_symptoms"] == ["dynamic_shape"] for s in top[:3])
+    # The KB has four distinct entries for this profile's exposed and waiting communication (slow rank, wait
+    # ratio, ring-attention context parallel, bandwidth contention); the advice still varies: the host-bound
+    # finding (device Free 19.6 % of the step) gets its own entry in the top 5, ahead of the dynamic-shape
+    # tips, which without evidence of recompilation describe the run rather than a defect.
+    assert any("host_bound" in w for w in why[:5])
+    assert not all("communication" in w for w in why[:5])
 
 
 def test_a_case_result_is_never_an_expected_gain(runner):
@@ -220,13 +230,15 @@ def test_a_case_result_is_never_an_expected_gain(runner):
                for n in doc["notes"])
 
 
-def test_a_gain_is_not_scaled_over_kernels_of_another_family(runner, real_profiles):
-    # The catlass GEMV kernel has no MatMul family: the MatMul tiling figure does not apply to it.
-    doc = run_json(runner, "--profile", str(real_profiles / "catlass-msprof-op/device/02_fp32_cm_gemv_aiv"), "--top", "5")
-    tiling = [s for s in doc["suggestions"] if s["id"] == "matmul-tiling"]
-    # not its sourced MatMul figure: at most the roofline's model estimate for the kernel itself
-    assert tiling and tiling[0]["gain_basis"] in ("model estimate", "none")
-    assert "MatMul" not in (tiling[0]["expected_gain"] or {}).get("basis", "").split(" time")[0]
+def test_advice_for_another_family_is_not_suggested(runner, real_profiles):
+    # The catlass GEMV kernel is no MatMul: the MatMul tiling recipe requires MatMul kernels, so it is not
+    # suggested at all, and --explain says which requirement failed.
+    doc = run_json(runner, "--profile", str(real_profiles / "catlass-msprof-op/device/02_fp32_cm_gemv_aiv"), "--top", "5",
+                   "--explain")
+    assert "matmul-tiling" not in [s["id"] for s in doc["suggestions"]]
+    assert ("matmul-tiling: not suggested: operator MatMul, GroupedMatMul: not met (none of them ran)"
+            in doc["notes"])
+    assert doc["suggestions"][0]["id"] == "per-block-imbalance"
 
 
 def test_real_2023_fallback_evidence_is_the_ai_cpu_casts_only(runner, real_profiles):
@@ -268,12 +280,12 @@ def test_yolov8_example_nms_first_amdahl_gain_and_yolov8s_case(runner, example):
     doc = run_json(runner, "--profile", str(folder))
     first = doc["suggestions"][0]
     assert first["id"] == "nms-on-npu"
-    share = nms_share_from_csv(EXAMPLES / "yolov8_torch_npu")  # the DB export holds the same launches
     assert doc["profile"]["reference"] == "step"
-    # The NMS recipe's sourced range is 25-35 % of the operator's time (kb/recipes/nms-on-npu.md).
-    assert first["expected_gain"]["low_pct"] == pytest.approx(25 * share, abs=2e-3)
-    assert first["expected_gain"]["high_pct"] == pytest.approx(35 * share, abs=2e-3)
-    assert first["expected_gain"]["high_pct"] < share * 100
+    assert nms_share_from_csv(EXAMPLES / "yolov8_torch_npu") > 0.05  # the DB export holds the same launches
+    # The NMS recipe's 25-35 % is the design card's unmeasured end-to-end estimate (kb/recipes/nms-on-npu.md):
+    # no operator-level source, so no Amdahl-scaled expected gain; the note says where the figure comes from.
+    assert first["expected_gain"] is None
+    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
     assert doc["similar_cases"][0]["id"] == "yolov8s-migration"
 
 

@@ -142,9 +142,11 @@ def check_command(
     ] = None,
     output: FormatOption = TableOrJson.table,
 ) -> None:
-    """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, unsourced figures.
+    """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, sources, unsourced figures.
 
-    Every problem is printed as `path:line: message`; exit code 1 when there is any.
+    Every problem is printed as `path:line: message`; exit code 1 when there is any. A source must be one a
+    user can open (an http(s) URL, owner/repo@<commit>:<path>, package==version:<path>, or the KB sources
+    page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
     from opprof_advisor import kb, paths
 
@@ -164,17 +166,23 @@ def check_command(
         files = [path for group in per_root for path in group]
         all_ids = {path.stem for path in files}
         problems = [problem for group in per_root for problem in kb.check_paths(group, known_ids=all_ids)]
+    warnings = kb.check_warnings(files)
     if output is TableOrJson.json:
         emit_json({
             "schema": "opprof-advisor/kb-check/1",
             "files": len(files),
             "problems": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in problems],
+            "warnings": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in warnings],
         })
     else:
         for problem in problems:
             typer.echo(str(problem))
+        for warning in warnings:
+            err_console.print(str(warning), markup=False)
         bad = len({p.path for p in problems})
         found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
+        if warnings:
+            found += f", {len(warnings)} warning(s)"
         err_console.print(f"{len(files)} file(s) checked: {found}", markup=False)
     if problems:
         raise typer.Exit(1)
@@ -237,27 +245,29 @@ def stats_command(
     output: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
-    """Count entries by kind, evidence and origin; show which symptoms no recipe or pattern covers."""
+    """Count entries by kind, evidence and origin; print the coverage table (symptom and family -> entries).
+
+    A symptom is answered by a recipe, pattern or tip that lists it and whose `requires:` can hold when it
+    fires; every symptom needs at least two.
+    """
     from opprof_advisor.kb import summarize_entries
 
     stats = summarize_entries(_open_index(db).entries())
     if output is TableOrJson.json:
-        emit_json({"schema": "opprof-advisor/kb-stats/1", **stats})
+        emit_json({"schema": "opprof-advisor/kb-stats/2", **stats})
         return
-    from rich.table import Table
+    from opprof_advisor.kb_render import family_coverage_table, symptom_coverage_table
 
-    console.print(f"{stats['entries']} entries", markup=False)
-    for title, key in (("kind", "by_kind"), ("evidence", "by_evidence"), ("origin", "by_origin")):
+    console.print(f"{stats['entries']} entries, {stats['with_gain']} with a sourced gain", markup=False)
+    for title, key in (("kind", "by_kind"), ("evidence grade", "by_evidence"), ("origin", "by_origin")):
         console.print(f"  by {title}: " + ", ".join(f"{name} {count}" for name, count in stats[key].items()),
                       markup=False)
-    table = Table(box=None, pad_edge=False, header_style="bold", title="symptom coverage", title_justify="left")
-    for column in ("symptom", *KINDS):
-        table.add_column(column, justify="left" if column == "symptom" else "right")
-    for symptom, counts in stats["symptoms"].items():
-        table.add_row(symptom, *(str(counts[kind]) for kind in KINDS))
-    console.print(table)
+    console.print()
+    console.print(symptom_coverage_table(stats))
+    console.print()
+    console.print(family_coverage_table(stats))
     uncovered = stats["uncovered_symptoms"]
     if uncovered:
-        console.print("no recipe or pattern for: " + ", ".join(uncovered), markup=False)
+        console.print(f"fewer than {stats['min_answers']} answering entries: " + ", ".join(uncovered), markup=False)
     else:
-        console.print("every symptom has a recipe or pattern", markup=False)
+        console.print(f"every symptom has at least {stats['min_answers']} answering entries", markup=False)
