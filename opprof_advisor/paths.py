@@ -42,3 +42,27 @@ def default_db_path() -> Path:
     if env:
         return Path(env).expanduser()
     return home_dir() / "advisor.db"
+
+
+def _data_dir(name: str) -> Path:
+    source_tree = _PACKAGE_DIR.parent / "data" / name
+    return source_tree if source_tree.is_dir() else _PACKAGE_DIR / "_data" / name
+
+
+def bench_dir() -> Path:
+    """The synthetic quality bench: ``data/bench`` of a source checkout, else the wheel copy."""
+    return _data_dir("bench")
+
+
+def real_labels_path() -> Path:
+    """The labels of the real-profile bench (``data/real_bench/labels.yaml``, or the wheel copy)."""
+    return _data_dir("real_bench") / "labels.yaml"
+
+
+def real_profiles_dir() -> Path:
+    """Where the labelled real profiles are by default: ``../shared/real-profiles`` beside a source checkout
+    (``ADVISOR_REAL_PROFILES`` overrides it)."""
+    env = os.environ.get("ADVISOR_REAL_PROFILES")
+    if env:
+        return Path(env).expanduser()
+    return _PACKAGE_DIR.parent.parent / "shared" / "real-profiles"

@@ -15,8 +15,7 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
 3. **Preconditions.** Every ``requires:`` item must hold (``requirements.py``); an entry with an unmet
    requirement is never suggested (``--explain`` says which failed).
 4. **Stake.** ``stake_us`` is the time the addressed rows hold (a step-split symptom without rows
-   brings its own time, e.g. the exposed communication or the free time), capped by an exposure
-   symptom's time. ``stake_share`` is it over the reference time (the step, else device time).
+   brings its own time, e.g. the free time); behind an exposure symptom it is the exposed time itself. ``stake_share`` is it over the reference time (the step, else device time).
 5. **Value** (``gains.py``): the saving if the entry applies, in µs — the entry's sourced range over
    its own operators' time, the calibrated range, or the roofline's model estimate for kernel-speed
    advice, else 30 % of the stake — capped by a symptom's ceiling (``Symptom.ceiling_us``), times the
@@ -294,9 +293,11 @@ def _symptom_rows(symptom: Symptom, rows: Sequence[OpTypeStat]) -> list[OpTypeSt
 
 
 def stake_of(match: _Match, profile: Profile) -> float:
-    """Time at stake (µs): the addressed rows' time, or a row-less backing symptom's, capped by exposure."""
-    stake = sum(row_time(row, profile) for row in match.rows) + match.symptom_us
-    return min(stake, match.cap_us) if match.cap_us is not None else stake
+    """Time at stake (µs): the addressed rows' time, or a row-less backing symptom's; for an exposure symptom
+    its own time (the step split says how much communication is left exposed, whatever the kernels sum to)."""
+    if match.cap_us is not None:
+        return match.cap_us
+    return sum(row_time(row, profile) for row in match.rows) + match.symptom_us
 
 
 def ceiling_of(match: _Match) -> float | None:

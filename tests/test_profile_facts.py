@@ -110,14 +110,14 @@ def _raw(kernels: list[tuple[str, str, float, float]], **extra) -> RawProfile:
 
 
 def test_free_time_is_host_bound_when_spread_over_many_gaps():
-    kernels = [("Add", "AI_VECTOR_CORE", 100.0 * i, 70.0) for i in range(20)]  # 30 us idle after each
+    kernels = [("Add" if i % 2 else "Mul", "AI_VECTOR_CORE", 100.0 * i, 70.0) for i in range(20)]  # 30 us idle after each
     profile = build_profile(_raw(kernels))
     host = next(s for s in profile.symptoms if s.id == "host_bound")
     assert host.share == pytest.approx(570.0 / 1970.0, abs=1e-6)
 
 
 def test_one_long_gap_is_a_pause_or_an_excerpt_not_dispatch():
-    kernels = [("Add", "AI_VECTOR_CORE", 0.0, 50.0), ("Add", "AI_VECTOR_CORE", 60.0, 50.0),
+    kernels = [("Add", "AI_VECTOR_CORE", 0.0, 50.0), ("Mul", "AI_VECTOR_CORE", 60.0, 50.0),
                ("Add", "AI_VECTOR_CORE", 100_000.0, 50.0)]
     profile = build_profile(_raw(kernels))
     assert "host_bound" not in profile.symptom_ids()
@@ -228,3 +228,11 @@ def test_numpy_and_python_splits_agree(monkeypatch):
     vectorised = steps.from_intervals(starts, durations, comm)
     for field in ("computing_us", "communication_us", "exposed_us", "free_us", "stage_us", "largest_gap_us"):
         assert getattr(vectorised[0], field) == pytest.approx(getattr(python[0], field), rel=1e-9, abs=1e-9), field
+
+
+def test_one_operator_launched_in_a_loop_is_a_benchmark_not_host_bound():
+    kernels = [("main_kernel", "MIX_AIC", 100.0 * i, 70.0) for i in range(11)]  # a benchmark harness's gaps
+    profile = build_profile(_raw(kernels))
+    assert "host_bound" not in profile.symptom_ids()
+    assert any(n.startswith("the device is idle 28.0% of the window between launches of one operator "
+                            "(main_kernel x11): a benchmark loop") for n in profile.notes)

@@ -109,33 +109,43 @@ def _print_table(result, explain: bool) -> None:
 
 
 def eval_command(
-    bench_dir: Annotated[Optional[Path], typer.Argument(help="Bench folder with scenarios.json (default: data/bench).")] = None,
+    bench_dir: Annotated[Optional[Path], typer.Argument(help="Bench folder with scenarios.json (default: the shipped "
+                                                             "synthetic bench).", metavar="DIR")] = None,
+    real_profiles: Annotated[Optional[Path], typer.Option("--real-profiles", metavar="DIR",
+                                                          help="Folder of the labelled real profiles (default: "
+                                                               "../shared/real-profiles beside a source checkout; "
+                                                               "skipped when absent).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
-    """Score the recommender on labelled scenarios: hit@1, hit@3 and MRR per scenario and overall."""
+    """Score the recommender: hit@1, hit@3 and MRR on the labelled synthetic scenarios and real profiles."""
+    from opprof_advisor import paths
     from opprof_advisor.evaluation import evaluate_bench, report_to_json
+    from opprof_advisor.real_bench import evaluate_real, real_report_to_json
 
-    folder = bench_dir or _default_bench_dir()
+    folder = bench_dir or paths.bench_dir()
     index, entries, matcher = _open(db)
     report = evaluate_bench(folder, entries, matcher)
+    root = real_profiles or paths.real_profiles_dir()
+    real = None
+    if real_profiles is not None or root.is_dir():
+        real = evaluate_real(paths.real_labels_path(), root, entries, matcher)
     if fmt is TableOrJson.json:
-        emit_json(report_to_json(report))
+        document = report_to_json(report)
+        document["real_profiles"] = real_report_to_json(real) if real is not None else None
+        emit_json(document)
         return
     _print_eval(report)
-
-
-def _default_bench_dir() -> Path:
-    local = Path("data/bench")
-    if local.is_dir():
-        return local
-    return Path(__file__).resolve().parents[2] / "data" / "bench"
+    if real is not None:
+        _print_real(real)
+    else:
+        console.print(f"real profiles: not found at {root} (give --real-profiles DIR)", markup=False)
 
 
 def _print_eval(report) -> None:
     from rich.table import Table
 
-    table = Table()
+    table = Table(title="synthetic scenarios", title_justify="left")
     for name in ("scenario", "format", "expected", "rank", "hit@1", "hit@3", "RR", "top 3"):
         table.add_column(name, overflow="fold")
     for r in report.results:
@@ -148,6 +158,21 @@ def _print_eval(report) -> None:
     errors = [r for r in report.results if r.error]
     for r in errors:
         err_console.print(f"error: {r.scenario.name}: {r.error}")
+
+
+def _print_real(report) -> None:
+    from rich.table import Table
+
+    table = Table(title="real profiles", title_justify="left")
+    for name in ("profile", "hit@1", "hit@3", "RR", "top 3", "missing / forbidden"):
+        table.add_column(name, overflow="fold")
+    for r in report.results:
+        problems = r.error or ", ".join([f"missing {m}" for m in r.missing] + [f"forbidden {f}" for f in r.forbidden])
+        top3 = ", ".join(r.top_ids[:3]) if r.top_ids else ("refused as expected" if r.label.error else "none")
+        table.add_row(r.label.path, _yes(r.hit1), _yes(r.hit3), f"{r.reciprocal_rank:.2f}", top3, problems or "")
+    console.print(table)
+    console.print(f"real profiles: {len(report.results)} labelled, hit@1 {report.hit1:.3f}, hit@3 {report.hit3:.3f}, "
+                  f"MRR {report.mrr:.3f}")
 
 
 def _yes(flag: bool) -> str:
