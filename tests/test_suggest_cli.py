@@ -302,3 +302,30 @@ def test_suggest_output_without_html_is_usage_error(runner, yolo, tmp_path):
     result = runner.invoke(app, ["suggest", "--profile", str(yolo), "--output", str(tmp_path / "x.html")])
     assert result.exit_code == 2
     assert "--output is only used with --format html" in result.stderr
+
+
+FLOAT32_TAGS = {"amp", "hf32", "fp32", "mixed-precision"}
+
+
+def _float32_advice(doc: dict) -> list[str]:
+    return [s["id"] for s in doc["suggestions"]
+            if "fp32_compute" in s["matched_symptoms"] or FLOAT32_TAGS & set(s["tags"])]
+
+
+def test_half_precision_runs_get_no_float32_advice(runner, tmp_path):
+    from opprof_advisor.synthetic import KernelSpec, write_torch_npu_text
+
+    # a healthy BF16 CNN: cube-bound convolutions, bf16 inputs
+    cnn = write_torch_npu_text(tmp_path, [
+        KernelSpec("Conv2D", task_type="AI_CORE", duration_us=180.0, count=40, block_dim=24, input_dtypes="DT_BF16",
+                   pipe={"aic_cube": 0.9, "aic_mte2": 0.4}),
+        KernelSpec("Conv2DBackpropInput", task_type="AI_CORE", duration_us=200.0, count=40, block_dim=24,
+                   input_dtypes="DT_BF16", pipe={"aic_cube": 0.88}),
+        KernelSpec("Relu", task_type="AI_VECTOR_CORE", duration_us=25.0, count=40, block_dim=48, input_dtypes="DT_BF16"),
+    ], level="Level1")
+    for profile in (cnn, EXAMPLES / "yolov8_torch_npu", bench_path("bert-int64-cast-aicpu")):
+        doc = run_json(runner, "--profile", str(profile), "--top", "50")
+        assert _float32_advice(doc) == [], profile
+    # and a float32 run does get it first among its precision advice
+    vit = run_json(runner, "--profile", str(bench_path("vit-fp32-cube")), "--top", "3")
+    assert _float32_advice(vit)[:1] == [vit["suggestions"][0]["id"]]
