@@ -683,7 +683,8 @@ def suggest_verdict(suggestions: list[dict], profile: dict | None) -> str:
         ceiling = matched_share(first)
         bound = f" At most {format_share(ceiling)}: the share of the operators it fixes." if ceiling > 0 else ""
         saving = (
-            f'<p>Expected to save <span class="big">{esc(pct)}</span> of device time'
+            f'<p>Expected to save <span class="big">{esc(pct)}</span> '
+            f'{"of the step" if first.get("expected_gain", {}).get("of") == "step" else "of device time"}'
             f'{(" (" + esc(saved) + ")") if saved else ""}.<span class="small muted">{esc(bound)}</span></p>'
         )
     else:
@@ -724,7 +725,13 @@ def op_unit_class(profile: dict | None, op_type: Any) -> str:
 
 
 def matched_share(suggestion: dict) -> float:
-    """The share of device time of the suggestion's evidence operators (the Amdahl ceiling), 0..1."""
+    """The share of the reference time at stake (the Amdahl ceiling the recommender holds), 0..1.
+
+    Documents older than the ``stake_share`` field fall back to the evidence rows they list.
+    """
+    stake = as_float(suggestion.get("stake_share"))
+    if stake is not None:
+        return min(stake, 1.0)
     shares: dict[str, float] = {}
     for row in suggestion.get("evidence") or []:
         shares[str(row.get("op_type"))] = as_float(row.get("share")) or 0.0
@@ -787,7 +794,7 @@ def render_card(sug: dict, *, first: bool, static: bool) -> str:
         f'<div class="card-head"><div class="titles"><p class="rank">#{esc(rank)}{" · fix first" if first else ""}</p>'
         f'<h3 id="{key}-t">{esc(sug.get("title") or sug.get("id"))}</h3>{badges}</div>'
         f"{gain_box(sug.get('expected_gain'), static=static)}</div>"
-        f"{gain_basis(sug.get('expected_gain'))}"
+        f"{gain_basis(sug.get('expected_gain'))}{first_step(sug)}"
         f"<h4>Evidence</h4>{evidence}{extra}"
         f"<h4>Sources</h4>{render_sources(sug.get('sources') or [])}</article>"
     )
@@ -815,8 +822,19 @@ def gain_box(gain: dict | None, *, static: bool) -> str:
     if not pct:
         text = "no gain claimed from a static scan" if static else "no sourced gain figure"
         return f'<div class="gain-box"><p class="figure none">{esc(text)}</p></div>'
-    sub = '<p class="sub">of device time</p>' + (f'<p class="sub">{esc(saved)} saved</p>' if saved else "")
+    of = "of the step" if (gain or {}).get("of") == "step" else "of device time"
+    sub = f'<p class="sub">{of}</p>' + (f'<p class="sub">{esc(saved)} saved</p>' if saved else "")
     return f'<div class="gain-box"><p class="figure">{esc(pct)}</p>{sub}</div>'
+
+
+def first_step(sug: dict) -> str:
+    """How to start the fix, and where the rest of the steps are."""
+    step = sug.get("first_step")
+    if not step:
+        return ""
+    return (f'<p class="first-step"><strong>First step:</strong> {esc(step)} '
+            f'<span class="muted small">The rest: <code>{esc(sug.get("show") or "advisor show " + str(sug.get("id")))}'
+            "</code></span></p>")
 
 
 def gain_basis(gain: dict | None) -> str:

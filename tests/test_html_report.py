@@ -704,3 +704,27 @@ def test_colours_meet_contrast_minimums():
     header_bg = re.search(r"\.page-header \{[^}]*background: (#[0-9a-f]{6})", css).group(1)
     for fg in re.findall(r"\.page-header[^{]*\{[^}]*?color: (#[0-9a-f]{6})", css):
         assert contrast(fg, header_bg) >= 4.5, fg
+
+
+def test_the_ceiling_is_the_recommenders_stake_even_beyond_five_evidence_rows():
+    from opprof_advisor.matcher import fit_matcher
+    from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
+    from opprof_advisor.recommend import suggest, suggestions_to_json
+
+    device = 100_000.0
+    rows = [OpTypeStat(f"Mul{i}", f"Mul{i}", "ai_vector", 10, 13_000.0 + i, (13_000.0 + i) / device) for i in range(6)]
+    rows.append(OpTypeStat("Conv2D", "Conv2D", "ai_core", 10, 100_000 - sum(r.time_us for r in rows),
+                           0.2, dtypes=["FLOAT16"]))
+    symptom = Symptom("small_kernels", [r.op_type for r in rows[:6]], 0.78, "six chains", time_us=78_015.0)
+    profile = Profile("p", "torch-npu-text", device_time_us=device, op_types=rows, symptoms=[symptom])
+    entry = Entry(id="fuse-small", kind="recipe", title="Fuse the small kernels", summary="Fuse.",
+                  symptoms=["small_kernels"], evidence="C", sources=["https://example.org/f"],
+                  gain=Gain(10, 20, "op_time", "operators", "https://example.org/f"),
+                  body="## Steps\n\n1. Fuse them.\n")
+    doc = suggestions_to_json(suggest(profile, [entry], matcher=fit_matcher([entry])))
+    (first,) = doc["suggestions"]
+    assert len(first["evidence"]) == 5 and first["stake_share"] == pytest.approx(0.78015)
+    page = render_suggest(doc)
+    # the evidence lists five rows (65 %), the recommender holds six (78 %): the page draws what it holds
+    assert re.search(r"At most 78\.0\s%", page) and "At most 65.0" not in page
+    assert "First step:</strong> Fuse them." in page
