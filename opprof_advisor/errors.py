@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warnings
 
+from opprof_advisor.terminal import one_line
+
 _DEFAULT_FORMAT = warnings.formatwarning
 
 
@@ -119,5 +121,17 @@ class AdvisorWarning(UserWarning):
 def format_warning(message, category, filename, lineno, line=None) -> str:
     """``warnings`` formatter: an AdvisorWarning is one line, ``warning: <message>``; others as usual."""
     if issubclass(category, AdvisorWarning):
-        return f"warning: {message}\n"
+        return f"warning: {one_line(message)}\n"
     return _DEFAULT_FORMAT(message, category, filename, lineno, line)
+
+
+def error_lines(exc: BaseException) -> list[str]:
+    """What an entry point prints for ``exc``: ``error: ...`` lines, one per problem, each on one line.
+
+    An exception that is not an AdvisorError is a bug: one "internal error" line asks for a report.
+    """
+    if isinstance(exc, EntryValidationError):
+        return [f"error: {one_line(problem)}" for problem in exc.problems]
+    if isinstance(exc, AdvisorError):
+        return [f"error: {one_line(exc)}"]
+    return [f"error: internal error ({exc.__class__.__name__}: {one_line(exc)}) — rerun with --debug and report it"]

@@ -14,7 +14,6 @@ importing that package imports Typer.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -73,12 +72,12 @@ def run(argv: list[str]) -> int | None:
     options = parse_search_args(argv)
     if options is None or os.environ.get("ADVISOR_DEBUG"):
         return None
-    from opprof_advisor.errors import AdvisorError
+    from opprof_advisor.errors import AdvisorError, error_lines
 
     try:
         search_and_print(options)
     except AdvisorError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write("".join(line + "\n" for line in error_lines(exc)))
         return 1
     except BrokenPipeError:
         return 0  # `advisor search x | head`: the reader has what it wanted
@@ -87,14 +86,13 @@ def run(argv: list[str]) -> int | None:
 
 def search_and_print(options: dict[str, Any]) -> None:
     """Search and print, exactly as the Typer command `advisor search` does."""
-    from rich.console import Console
-
     from opprof_advisor import kb_render
     from opprof_advisor.search import run_search
     from opprof_advisor.store import open_index
+    from opprof_advisor.terminal import dumps_json, safe_console
 
-    console = Console(highlight=False, soft_wrap=False)
-    err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = safe_console(highlight=False, soft_wrap=False)
+    err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
     text = " ".join(options["words"])
     index = open_index(Path(options["db"]) if options["db"] else None)
     warning = kb_render.problems_warning(index.problems)
@@ -102,8 +100,7 @@ def search_and_print(options: dict[str, Any]) -> None:
         err_console.print(warning, markup=False)
     result = run_search(index, text, kind=options["kind"], operator=options["operator"], top=options["top"])
     if options["format"] == "json":
-        sys.stdout.write(json.dumps(kb_render.search_document(text, result.hits), indent=2, ensure_ascii=False,
-                                    default=str) + "\n")
+        sys.stdout.write(dumps_json(kb_render.search_document(text, result.hits)) + "\n")
         sys.stdout.flush()
         if not result.hits:
             err_console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)

@@ -134,8 +134,13 @@ def describe_gain(entry: Entry) -> str:
 
 
 def entry_facts(entry: Entry) -> Table:
-    """The front matter of an entry as a two-column grid (empty fields left out)."""
+    """The front matter of an entry as a two-column grid (empty fields left out).
+
+    Every value is Rich ``Text``: an entry's words are shown as written, never read as markup (a
+    ``[link=...]`` in a summary would otherwise hide its address behind harmless words).
+    """
     from rich.table import Table
+    from rich.text import Text
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -158,5 +163,5 @@ def entry_facts(entry: Entry) -> Table:
     ]
     for name, value in rows:
         if value:
-            grid.add_row(name, value)
+            grid.add_row(name, Text(value))
     return grid

@@ -15,17 +15,13 @@ import typer
 from typer.core import TyperGroup
 
 from opprof_advisor import __version__
-from opprof_advisor.errors import AdvisorError, EntryValidationError, format_warning
+from opprof_advisor.errors import AdvisorError, error_lines, format_warning
 
 _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 
 
-def _print_error(exc: AdvisorError) -> None:
-    if isinstance(exc, EntryValidationError):
-        for problem in exc.problems:
-            sys.stderr.write(f"error: {problem}\n")
-        return
-    sys.stderr.write(f"error: {exc}\n")
+def _print_error(exc: BaseException) -> None:
+    sys.stderr.write("".join(line + "\n" for line in error_lines(exc)))
 
 
 class AdvisorGroup(TyperGroup):
@@ -48,9 +44,7 @@ class AdvisorGroup(TyperGroup):
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if _state["debug"] or exc.__class__.__module__.startswith(("click", "typer")):
                 raise
-            sys.stderr.write(
-                f"error: internal error ({exc.__class__.__name__}: {exc}) — rerun with --debug and report it\n"
-            )
+            _print_error(exc)
             raise typer.Exit(1) from None
 
 

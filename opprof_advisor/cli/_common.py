@@ -5,7 +5,6 @@ Only the CLI package imports typer and prints; the core raises named errors.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from enum import Enum
@@ -13,13 +12,14 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
+from opprof_advisor.terminal import dumps_json, printable, safe_console
 from opprof_advisor.vocabulary import KINDS
 
-# A wide default keeps Rich from wrapping table cells in tests and pipes.
-console = Console(highlight=False, soft_wrap=False)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# A wide default keeps Rich from wrapping table cells in tests and pipes. Both consoles drop the
+# control characters of whatever text they print (profile, KB and file-name text is not trusted).
+console = safe_console(highlight=False, soft_wrap=False)
+err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
 
 
 #: The knowledge-base entry kinds as a --kind choice.
@@ -74,7 +74,7 @@ class DelayedProgress:
                 return
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
                                 TimeElapsedColumn(), console=err_console, transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=total)
@@ -92,6 +92,11 @@ def _can_show_progress() -> bool:
 
 def emit_json(document: Any) -> None:
     """Print a JSON document on stdout, unwrapped and unstyled (for scripts)."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    sys.stdout.write(dumps_json(document))
     sys.stdout.write("\n")
     sys.stdout.flush()
+
+
+def echo(text: str) -> None:
+    """Print plain text (markdown, a path) on stdout, without its control characters."""
+    typer.echo(printable(text))

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.terminal import one_line
 from opprof_advisor.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -95,13 +96,15 @@ def show_command(
         emit_json({"schema": "opprof-advisor/entry/1", "entry": entry.to_dict()})
         return
     from rich.markdown import Markdown
+    from rich.text import Text
 
     from opprof_advisor.kb_render import entry_facts
 
-    console.print(Markdown(f"# {entry.title}"))
+    console.print(Text(entry.title, style="bold"))  # the title is text: no markup, no markdown link
     console.print(entry_facts(entry))
     console.print()
-    console.print(Markdown(entry.body))
+    # Links in the body are shown with their address: a terminal hyperlink would hide where it goes.
+    console.print(Markdown(entry.body, hyperlinks=False))
 
 
 def add_command(
@@ -176,9 +179,9 @@ def check_command(
         })
     else:
         for problem in problems:
-            typer.echo(str(problem))
+            echo(one_line(problem))  # one problem, one line, whatever the file name holds
         for warning in warnings:
-            err_console.print(str(warning), markup=False)
+            err_console.print(one_line(warning), markup=False)
         bad = len({p.path for p in problems})
         found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
         if warnings:

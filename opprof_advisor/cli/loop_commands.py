@@ -15,7 +15,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from opprof_advisor.cli._common import DbOption, TableJsonHtml, TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.terminal import printable
 
 if TYPE_CHECKING:
     from opprof_advisor.compare import Comparison
@@ -117,14 +118,14 @@ def collect_command(
     for extra in result.extra_dirs:
         err_console.print(f"note: the run also wrote {extra}", markup=False)
     if no_suggest:
-        typer.echo(str(result.opprof_dir))
+        echo(str(result.opprof_dir))
         return
     _run_suggest(ctx, result.opprof_dir)
 
 
 def _echo_profiler_line(line: str) -> None:
     # Plain write: profiler lines carry "[INFO]"-style brackets that Rich would take as markup.
-    sys.stderr.write(line + "\n")
+    sys.stderr.write(printable(line) + "\n")
     sys.stderr.flush()
 
 
@@ -134,7 +135,7 @@ def _print_tail(exc) -> None:
     name = Path(exc.command[0]).name if exc.command else "profiler"
     sys.stderr.write(f"--- last {len(exc.tail)} line(s) of {name} (exit code {exc.exit_code}) ---\n")
     for line in exc.tail:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(printable(line) + "\n")
 
 
 def _run_suggest(ctx: typer.Context, profile: Path) -> None:
@@ -193,7 +194,7 @@ def compare_command(
     elif output is TableJsonHtml.html:
         from opprof_advisor.html_report import render_compare, write_report
 
-        typer.echo(f"wrote {write_report(render_compare(compare.comparison_to_json(comparison)), report)}")
+        echo(f"wrote {write_report(render_compare(compare.comparison_to_json(comparison)), report)}")
     else:
         _print_comparison(comparison)
     if recorded is not None:
@@ -352,7 +353,7 @@ def export_command(
     else:
         text = outcomes.outcomes_to_markdown(rows)
     if to is None:
-        sys.stdout.write(text)
+        sys.stdout.write(printable(text))
         return
     to.write_text(text, encoding="utf-8")
     err_console.print(f"{len(rows)} outcome(s) written to {to}", markup=False)

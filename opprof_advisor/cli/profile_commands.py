@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, emit_json, err_console
+from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, echo, emit_json, err_console
 from opprof_advisor.cli.roofline_commands import PeaksOption, efficiency_cell
 from opprof_advisor.steps import total as step_total
 
@@ -65,7 +65,7 @@ def profile_command(
     elif fmt is TableJsonHtml.html:
         from opprof_advisor.html_report import render_profile, write_report
 
-        typer.echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")
+        echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")
     else:
         _print_profile(profile, top)
 

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.cli._common import ReportFormat, console, emit_json
+from opprof_advisor.cli._common import ReportFormat, console, echo, emit_json
 
 _SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}
 
@@ -53,11 +53,11 @@ def scan_command(
     if fmt is ReportFormat.json:
         emit_json(document)
     elif fmt is ReportFormat.markdown:
-        typer.echo(scan_to_markdown(document))
+        echo(scan_to_markdown(document))
     elif fmt is ReportFormat.html:
         from opprof_advisor.html_report import render_scan, write_report
 
-        typer.echo(f"wrote {write_report(render_scan(document), output)}")  # plain: a long path must not wrap
+        echo(f"wrote {write_report(render_scan(document), output)}")  # plain: a long path must not wrap
     else:
         _print_tables(document)
 

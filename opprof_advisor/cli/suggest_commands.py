@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, DelayedProgress, Kind, ReportFormat, TableOrJson, console, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, DelayedProgress, Kind, ReportFormat, TableOrJson, console, echo, emit_json, err_console
 
 
 def _open(db: Optional[Path]):
@@ -52,7 +52,7 @@ def suggest_command(
     elif fmt is ReportFormat.html:
         _write_html(result, output)
     elif fmt is ReportFormat.markdown:
-        typer.echo(suggestions_to_markdown(result, explain=explain))
+        echo(suggestions_to_markdown(result, explain=explain))
     else:
         _print_table(result, explain)
 
@@ -63,7 +63,7 @@ def _write_html(result, output: Optional[Path]) -> None:
     from opprof_advisor.recommend import suggestions_to_json
 
     page = render_suggest(suggestions_to_json(result), profile_to_json(result.profile))
-    typer.echo(f"wrote {write_report(page, output)}")
+    echo(f"wrote {write_report(page, output)}")
 
 
 def _print_table(result, explain: bool) -> None:

@@ -1,0 +1,89 @@
+"""Text that is safe to put on a terminal: what profiles, KB files and file names say, never escape codes.
+
+Op names, KB titles, notes and scanned file names come from files anyone can write. A terminal
+takes ESC, CSI and OSC sequences in them as commands (retitle the window, clear the screen, hide a
+hyperlink behind harmless text), so every printed string loses its C0 and C1 control characters
+(and DEL) except newline and tab. Two ways in, so no call site can forget it:
+
+* ``safe_console()`` — a Rich console that cleans every segment of text it renders (table cells,
+  Markdown, plain strings) before Rich adds its own styling codes;
+* ``printable()`` / ``one_line()`` — for the few plain ``write`` calls (markdown to stdout, the
+  ``error:`` and ``warning:`` lines, which must also stay on one line).
+
+Rich is imported only inside ``safe_console`` so that ``opprof_advisor.errors`` may use this module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: C0 controls except TAB (0x09) and LF (0x0a), DEL, and the C1 controls.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: The same plus TAB, LF and the Unicode line separators: what may not appear inside one line.
+_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: Characters json.dumps(ensure_ascii=False) leaves raw although a terminal may act on them.
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: object) -> str:
+    """``text`` without control characters (newline and tab are kept)."""
+    text = str(text)
+    return _CONTROLS.sub("", text) if _CONTROLS.search(text) else text
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: control characters, newlines and tabs shown escaped (``\\n``, ``\\x1b``)."""
+    text = str(text)
+    if not _LINE_BREAKERS.search(text):
+        return text
+    return _LINE_BREAKERS.sub(_escaped, text)
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match) -> str:
+    char = match.group()
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def dumps_json(document: Any) -> str:
+    """``document`` as indented JSON with every control character escaped (``\\u009b`` too)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    # Outside strings JSON has no such characters, so escaping them everywhere stays valid JSON.
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_CONSOLE_CLASS = None
+
+
+def safe_console(**options):
+    """A ``rich.console.Console`` (same options) that never prints a control character of the text it is given."""
+    global _CONSOLE_CLASS
+    if _CONSOLE_CLASS is None:
+        _CONSOLE_CLASS = _make_console_class()
+    return _CONSOLE_CLASS(**options)
+
+
+def _make_console_class():
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        """Cleans the text of every rendered segment; Rich's own control segments (cursor moves) pass."""
+
+        def render(self, renderable, options=None):
+            for segment in super().render(renderable, options):
+                text = segment.text
+                if segment.control is None and _CONTROLS.search(text):
+                    # Rich measures control characters as zero width, so removing them keeps tables aligned.
+                    segment = Segment(_CONTROLS.sub("", text), segment.style, None)
+                yield segment
+
+    return SafeConsole
+
