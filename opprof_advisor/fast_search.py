@@ -72,15 +72,21 @@ def run(argv: list[str]) -> int | None:
     options = parse_search_args(argv)
     if options is None or os.environ.get("ADVISOR_DEBUG"):
         return None
-    from opprof_advisor.errors import AdvisorError, error_lines
+    from opprof_advisor.errors import error_lines
+    from opprof_advisor.terminal import detach_closed_stdout
 
+    # The same last line of defence as the Typer app's (cli.AdvisorGroup): one line, never a traceback.
     try:
         search_and_print(options)
-    except AdvisorError as exc:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        detach_closed_stdout()
+        return 0  # `advisor search x | head`: the reader has what it wanted
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - no traceback for users (--debug takes the Typer path)
         sys.stderr.write("".join(line + "\n" for line in error_lines(exc)))
         return 1
-    except BrokenPipeError:
-        return 0  # `advisor search x | head`: the reader has what it wanted
     return 0
 
 

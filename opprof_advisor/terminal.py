@@ -15,6 +15,7 @@ Rich is imported only inside ``safe_console`` so that ``opprof_advisor.errors`` 
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from typing import Any
@@ -85,5 +86,28 @@ def _make_console_class():
                     segment = Segment(_CONTROLS.sub("", text), segment.style, None)
                 yield segment
 
+        def on_broken_pipe(self) -> None:
+            # Rich exits with code 1 here; a reader that stopped reading (`| head`) is not a failure,
+            # so hand the error to the entry point, which exits quietly with 0.
+            detach_closed_stdout()
+            raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
+
     return SafeConsole
 
+
+def detach_closed_stdout() -> None:
+    """After the reader of a pipe went away (``advisor ... | head``): send what is left to /dev/null.
+
+    Python flushes stdout once more at exit; on a closed pipe that flush fails with "Exception
+    ignored ... BrokenPipeError" and exit code 120. Pointing the descriptor at /dev/null makes the
+    exit quiet, as the reader has what it wanted.
+    """
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a real file (a test runner's buffer): nothing will be flushed to a pipe

@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 
 from opprof_advisor import __version__
 from opprof_advisor.errors import AdvisorError, error_lines, format_warning
+from opprof_advisor.terminal import detach_closed_stdout
 
 _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 
@@ -29,7 +30,9 @@ class AdvisorGroup(TyperGroup):
 
     def invoke(self, ctx):  # noqa: D401 - click API
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe fails here, inside the handler, not at exit
+            return result
         except AdvisorError as exc:
             if _state["debug"]:
                 raise
@@ -39,7 +42,7 @@ class AdvisorGroup(TyperGroup):
             raise
         except BrokenPipeError:
             # `advisor ... | head`: the reader has what it wanted; exit quietly.
-            sys.stderr.close()
+            detach_closed_stdout()
             raise typer.Exit(0) from None
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if _state["debug"] or exc.__class__.__module__.startswith(("click", "typer")):
