@@ -90,6 +90,14 @@ class EntryExists(KnowledgeBaseError):
     """An entry with that id already exists (use --replace)."""
 
 
+class StoreNotWritable(KnowledgeBaseError):
+    """The index or the outcomes database cannot be written there: read-only or full disk, or no lock file."""
+
+
+class OutcomesError(AdvisorError):
+    """The outcomes database cannot be read or written, or an outcome id is unknown."""
+
+
 class ProfileError(AdvisorError):
     """A profile path cannot be read."""
 

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor import paths
-from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem
+from opprof_advisor.errors import (
+    EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable,
+)
 from opprof_advisor.models import Entry, Gain
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
@@ -185,17 +187,22 @@ def read_meta(db_path: Path) -> dict[str, str] | None:
     return snapshot[1]
 
 
-def _open_snapshot(db_path: Path) -> tuple[sqlite3.Connection, dict[str, str]] | None:
+#: Metadata every index of this build version has; one missing means the index is damaged.
+_REQUIRED_META = ("app", "build_version", "sources", "stat_signature", "signed_at_ns", "content_hash")
+
+
+def _open_snapshot(db_path: Path, *, immutable: bool = False) -> tuple[sqlite3.Connection, dict[str, str]] | None:
     """A read-only connection to a valid index and its metadata, read through that same connection.
 
     Holding the connection keeps the metadata and the rows consistent even if another process
-    replaces the file meanwhile (the connection keeps reading the file it opened).
+    replaces the file meanwhile (the connection keeps reading the file it opened). ``immutable``
+    reads the file as it is, ignoring a journal beside it (for a stale index that cannot be repaired).
     """
     if not db_path.is_file():
         return None
     conn = None
     try:
-        conn = _connect_readonly(db_path)
+        conn = _connect_readonly(db_path, immutable=immutable)
         meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
         applied = [row[0] for row in conn.execute(
             "select name from _sqlite_migrations where migration_set = ? order by rowid", (MIGRATION_SET,))]
@@ -204,18 +211,25 @@ def _open_snapshot(db_path: Path) -> tuple[sqlite3.Connection, dict[str, str]] |
             conn.close()
         return None
     valid = meta.get("app") == APP_ID and meta.get("build_version") == BUILD_VERSION
-    if not valid or tuple(applied) != MIGRATION_NAMES:  # foreign, or built by another version of the schema
+    valid = valid and all(key in meta for key in _REQUIRED_META)
+    if not valid or tuple(applied) != MIGRATION_NAMES:  # foreign, damaged, or built by another schema version
         conn.close()
         return None
     return conn, meta
 
 
-def _connect_readonly(db_path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+def _connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Connection:
+    # Never opened for writing: readers must not change the live index (a kill in the middle of a
+    # write would leave a journal that every later read-only open trips over).
+    flags = "?mode=ro&immutable=1" if immutable else "?mode=ro"
+    return sqlite3.connect(f"{db_path.resolve().as_uri()}{flags}", uri=True)
 
 
-def _is_fresh(db_path: Path, meta: dict[str, str], sources, files, scanned_at: int) -> bool:
-    """True when ``meta`` describes the current sources; refreshes the stat signature if only stats moved.
+FRESH, SAME_CONTENT, STALE = "fresh", "same content", "stale"
+
+
+def _freshness(meta: dict[str, str], sources, files) -> str:
+    """FRESH when ``meta`` describes the current sources; SAME_CONTENT when only file stats moved; else STALE.
 
     A file modified within RACY_WINDOW_NS of the last signature may have changed without changing
     its size or mtime (coarse timestamps), so its content is hashed rather than trusted.
@@ -224,28 +238,32 @@ def _is_fresh(db_path: Path, meta: dict[str, str], sources, files, scanned_at: i
     signed_at = int(meta.get("signed_at_ns", "0"))
     racy = any(f.mtime_ns >= signed_at - RACY_WINDOW_NS for f in files)
     if meta.get("stat_signature") == signature and not racy:
-        return True
+        return FRESH
     if meta.get("sources") != _sources_json(sources):
-        return False
+        return STALE
     if content_hash(files, file_digests(files)) != meta.get("content_hash"):
-        return False
-    _store_signature(db_path, signature, scanned_at)  # same content, new stats (e.g. touched, checked out again)
-    return True
+        return STALE
+    return SAME_CONTENT  # e.g. touched, or checked out again
 
 
 def _sources_json(sources: Sequence[KbSource]) -> str:
     return json.dumps([[str(s.root.resolve()), s.origin] for s in sources])
 
 
-def _store_signature(db_path: Path, signature: str, scanned_at: int) -> None:
+def _refresh_signature(db_path: Path, sources, files, scanned_at: int) -> None:
+    """Record the new file stats so the next open need not hash the files; skipped when busy or read-only.
+
+    Written like any build (temporary copy, then a rename), never into the live file.
+    """
+    lock = _lock(db_path)
+    if not lock.try_acquire():
+        return
     try:
-        conn = sqlite3.connect(db_path, timeout=5)
-        with conn:
-            conn.executemany("insert or replace into meta (key, value) values (?, ?)",
-                             [("stat_signature", signature), ("signed_at_ns", str(scanned_at))])
-        conn.close()
-    except sqlite3.Error:
+        _write_index(db_path, sources, files, scanned_at, base=db_path)
+    except KnowledgeBaseError:
         pass  # an optimisation only: the next open hashes the files again
+    finally:
+        lock.release()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,11 +287,12 @@ class EntrySummary:
 class Index:
     """A read-only view of one built index file (a consistent snapshot while it is open)."""
 
-    def __init__(self, db_path: Path, conn: sqlite3.Connection, meta: dict[str, str]):
+    def __init__(self, db_path: Path, conn: sqlite3.Connection, meta: dict[str, str], *, immutable: bool = False):
         self.db_path = db_path
         self.content_hash: str = meta["content_hash"]
         self._meta = meta
         self._conn: sqlite3.Connection | None = conn
+        self._immutable = immutable  # a stale index read as it is (see open_index)
         self._summaries: list[EntrySummary] | None = None
 
     def __repr__(self) -> str:
@@ -282,11 +301,10 @@ class Index:
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         try:
             if self._conn is None:
-                self._conn = _connect_readonly(self.db_path)
+                self._conn = _connect_readonly(self.db_path, immutable=self._immutable)
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise KnowledgeBaseError(f"the knowledge-base index is unreadable ({exc})", path=self.db_path,
-                                     hint="run `advisor kb build --rebuild`") from exc
+            raise _damaged(self.db_path, str(exc)) from exc
 
     def close(self) -> None:
         """Close the connection (the next query reopens the file, which may be a newer build)."""
@@ -298,7 +316,7 @@ class Index:
         """All entries (of one kind if given), ordered by kind then id."""
         where, params = ("where kind = ?", (kind,)) if kind else ("", ())
         rows = self._query(f"select {_ENTRY_SELECT} from entries {where} order by kind, id", params)
-        return [_row_to_entry(row) for row in rows]
+        return [self._entry(row) for row in rows]
 
     def ids(self) -> list[str]:
         """Every entry id, sorted."""
@@ -308,8 +326,14 @@ class Index:
         """The entry with this id; raise EntryNotFound with close ids as suggestions."""
         rows = self._query(f"select {_ENTRY_SELECT} from entries where id = ?", (entry_id,))
         if rows:
-            return _row_to_entry(rows[0])
+            return self._entry(rows[0])
         raise EntryNotFound(entry_id, suggest_ids(entry_id, self.ids()))
+
+    def _entry(self, row: tuple) -> Entry:
+        try:
+            return _row_to_entry(row)
+        except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+            raise _damaged(self.db_path, f"entry {row[0]!r}: {exc}") from exc
 
     def summaries(self) -> list[EntrySummary]:
         """Id, kind, title, operators, symptoms, tags and models of every entry (for search), sorted by id.
@@ -319,7 +343,10 @@ class Index:
         """
         if self._summaries is None:
             rows = self._query("select value from meta where key = 'summaries'")
-            self._summaries = [EntrySummary(*item) for item in json.loads(rows[0][0] if rows else "[]")]
+            try:
+                self._summaries = [EntrySummary(*item) for item in json.loads(rows[0][0] if rows else "[]")]
+            except (ValueError, TypeError) as exc:
+                raise _damaged(self.db_path, f"the search summaries: {exc}") from exc
         return self._summaries
 
     def fts_scores(self, match: str, limit: int = 500) -> dict[str, float]:
@@ -340,14 +367,22 @@ class Index:
     def problems(self) -> list[Problem]:
         """Problems found while building: invalid files (not indexed), duplicate ids, dangling related ids."""
         rows = self._query("select path, problems from files where problems is not null order by source, path")
-        found = [Problem(path, line, message) for path, problems in rows for line, message in json.loads(problems)]
-        found.extend(Problem(*item) for item in json.loads(self._meta.get("problems", "[]")))
+        try:
+            found = [Problem(path, line, message) for path, problems in rows for line, message in json.loads(problems)]
+            found.extend(Problem(*item) for item in json.loads(self._meta.get("problems", "[]")))
+        except (ValueError, TypeError) as exc:
+            raise _damaged(self.db_path, f"the list of problems: {exc}") from exc
         return found
 
     @property
     def file_count(self) -> int:
         """Number of source files the index was built from."""
         return self._query("select count(*) from files")[0][0]
+
+
+def _damaged(db_path: Path, detail: str) -> KnowledgeBaseError:
+    return KnowledgeBaseError(f"the knowledge-base index is damaged ({detail})", path=db_path,
+                              hint="run `advisor kb build --rebuild`, which builds it again from the KB files")
 
 
 _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
@@ -387,9 +422,11 @@ def suggest_ids(word: str, ids: Iterable[str], limit: int = 3) -> list[str]:
 
 
 def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | str] | None = None) -> Index:
-    """Open the index, (re)building it first when a KB file changed or the file is missing or foreign.
+    """Open the index, (re)building it first when a KB file changed or the file is missing or damaged.
 
-    ``kb_dirs`` replaces the default sources (built-in KB, then the user KB folder).
+    ``kb_dirs`` replaces the default sources (built-in KB, then the user KB folder). When the index
+    is out of date but cannot be rebuilt there (read-only or full disk), the old one is used as it
+    is, with a warning.
     """
     db = Path(db_path) if db_path else paths.default_db_path()
     sources = kb_sources(kb_dirs)
@@ -397,96 +434,207 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
     files = scan_files(sources)
     snapshot = _open_snapshot(db)
     if snapshot is not None:
-        if _is_fresh(db, snapshot[1], sources, files, scanned_at):
+        state = _freshness(snapshot[1], sources, files)
+        if state == SAME_CONTENT:
+            _refresh_signature(db, sources, files, scanned_at)
+        if state != STALE:
             return Index(db, *snapshot)
         snapshot[0].close()
-    return build_index(db, kb_dirs=kb_dirs)
+    try:
+        return build_index(db, kb_dirs=kb_dirs)
+    except StoreNotWritable as exc:
+        stale = _open_snapshot(db) or _open_snapshot(db, immutable=True)
+        if stale is None:
+            raise
+        _warn(f"{db}: the index is out of date and cannot be rebuilt ({exc.message}); using it as it is,"
+              " without the latest KB changes — make the folder writable or point ADVISOR_DB at a writable file")
+        return Index(db, *stale, immutable=True)
 
 
 def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | str] | None = None,
                 rebuild: bool = False) -> Index:
     """Bring the index up to date (parse only changed files); ``rebuild`` starts from an empty file."""
     db = Path(db_path) if db_path else paths.default_db_path()
+    check_index_target(db)  # refuse another program's file before writing anything beside it (the lock)
     sources = kb_sources(kb_dirs)
     _make_parent(db)
     with _lock(db):
+        _remove_stale_temp_files(db)
+        damaged = check_index_target(db) == "damaged"
+        if damaged:
+            _set_aside(db)
+        # Nothing of ours writes the live file, so a journal beside it was left by a writer that was
+        # killed: the file cannot be trusted (and every read-only open fails on a hot journal).
+        journal_left = _remove_journals(db)
         scanned_at = time.time_ns()
         files = scan_files(sources)
-        snapshot = _open_snapshot(db)
-        if snapshot is not None and not rebuild and _is_fresh(db, snapshot[1], sources, files, scanned_at):
+        snapshot = None if journal_left else _open_snapshot(db)
+        if snapshot is not None and not rebuild and _freshness(snapshot[1], sources, files) == FRESH:
             return Index(db, *snapshot)
         if snapshot is not None:
             snapshot[0].close()
-        elif db.is_file() and db.stat().st_size and not _is_our_index(db):
-            _set_aside(db)
-        _remove_stale_temp_files(db)
         _write_index(db, sources, files, scanned_at, base=None if rebuild or snapshot is None else db)
         return Index(db, *(_open_snapshot(db) or _unreadable(db)))
 
 
-def _is_our_index(db_path: Path) -> bool:
-    """True when the file is an index this tool wrote (any schema version), even an outdated one."""
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_index_target(db_path: Path) -> str:
+    """What lies at the index path: "missing" (or empty), "ours", or "damaged" (kept aside, then rebuilt).
+
+    Raise KnowledgeBaseError for another program's SQLite database (a profile DB, the outcomes
+    database, a user's own file given to --db by mistake): it is never renamed or written.
+    """
     try:
-        conn = _connect_readonly(db_path)
+        if not db_path.is_file() or db_path.stat().st_size == 0:
+            return "missing"
+        with db_path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError:
+        return "missing"  # not a regular file: writing there fails with a clear line
+    if header != SQLITE_HEADER:
+        return "damaged"
+    try:
+        # immutable: readable even with a journal left beside it by a killed writer
+        conn = _connect_readonly(db_path, immutable=True)
         try:
-            row = conn.execute("select value from meta where key = 'app'").fetchone()
+            tables = [row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")]
+            app = conn.execute("select value from meta where key = 'app'").fetchone() if "meta" in tables else None
         finally:
             conn.close()
     except sqlite3.Error:
-        return False
-    return bool(row) and row[0] == APP_ID
+        return "damaged"
+    if app and app[0] == APP_ID:
+        return "ours"
+    if not tables and not _journals(db_path):
+        return "missing"  # an empty database
+    raise _foreign_database(db_path, tables)  # (no tables but a journal: the data may all be in its -wal)
 
 
-def _set_aside(db_path: Path) -> Path:
-    """Keep a corrupt or foreign file at the index path under a new name instead of overwriting it."""
+def _foreign_database(db_path: Path, tables: list[str]) -> KnowledgeBaseError:
+    if "outcomes" in tables:
+        what = "the database of recorded outcomes"
+        hint = f"give --db the index it belongs to ({db_path.name.replace('.outcomes.db', '')}.sqlite or advisor.db)"
+    else:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        what = f"an SQLite database of another program (tables {shown})"
+        hint = "point --db or ADVISOR_DB at a new file or at an advisor index"
+    return KnowledgeBaseError(f"not an opprof-advisor index: {what}; it was left untouched", path=db_path,
+                              hint=hint)
+
+
+def _warn(message: str) -> None:
     import warnings
 
     from opprof_advisor.errors import AdvisorWarning
 
+    warnings.warn(message, AdvisorWarning, stacklevel=3)
+
+
+def _set_aside(db_path: Path) -> Path:
+    """Keep a corrupt file at the index path (and its journals) under a new name instead of overwriting it."""
     kept = db_path.with_name(f"{db_path.name}.not-an-index-{time.strftime('%Y%m%d-%H%M%S')}")
-    os.replace(db_path, kept)
-    warnings.warn(f"{db_path} was not an opprof-advisor index (corrupt or another program's file);"
-                  f" kept it as {kept.name} and built a new index", AdvisorWarning, stacklevel=3)
+    try:
+        os.replace(db_path, kept)
+        for side in _journals(db_path):  # a journal left here would be applied to the new index
+            os.replace(side, kept.with_name(kept.name + side.name[len(db_path.name):]))
+    except OSError as exc:
+        raise StoreNotWritable(f"cannot move the damaged index aside: {exc.strerror or exc}", path=db_path,
+                               hint="point --db or ADVISOR_DB at a writable file") from exc
+    _warn(f"{db_path} was not an opprof-advisor index (corrupt or another program's file); kept it as {kept.name} and"
+          " built a new index")
     return kept
+
+
+_JOURNAL_SUFFIXES = ("-journal", "-wal", "-shm")
+
+
+def _journals(db_path: Path) -> list[Path]:
+    """The SQLite journal files beside ``db_path``."""
+    sides = (db_path.with_name(db_path.name + suffix) for suffix in _JOURNAL_SUFFIXES)
+    return [side for side in sides if os.path.lexists(side)]
+
+
+def _remove_journals(db_path: Path) -> bool:
+    """Delete SQLite journals left beside the index (under the lock); True when there was one."""
+    found = False
+    for side in _journals(db_path):
+        try:
+            side.unlink()
+            found = True
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreNotWritable(f"cannot remove a journal left beside the index: {exc.strerror or exc}",
+                                   path=side, hint="remove it by hand, or point ADVISOR_DB at a writable file") from exc
+    return found
 
 
 def _write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
                  base: Path | None) -> None:
     import tempfile
 
-    import sqlite_utils
-
-    handle, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
+    try:
+        handle, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _not_writable(db_path, exc.strerror or str(exc)) from exc
     os.close(handle)
     tmp = Path(tmp_name)
     try:
-        if base is not None:
-            _copy_database(base, tmp)
-        db = sqlite_utils.Database(tmp)
+        _fill_index(tmp, sources, files, scanned_at, base)
+        os.replace(tmp, db_path)
+    except OSError as exc:
+        raise _not_writable(db_path, exc.strerror or str(exc)) from exc
+    except sqlite3.OperationalError as exc:  # disk full, read-only folder, cannot open the file
+        raise _not_writable(db_path, str(exc)) from exc
+    finally:
+        _remove_with_journals(tmp)
+
+
+def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None) -> None:
+    import sqlite_utils
+
+    if base is not None and not _copy_database(base, tmp):
+        tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
+    db = sqlite_utils.Database(tmp)
+    try:
         migrations().apply(db)
         digests = file_digests(files)
         with db.atomic():
             _sync_files(db, files, digests)
             problems = _sync_entries(db, sources)
             _write_meta(db, sources, files, digests, problems, scanned_at)
-        db.close()
-        os.replace(tmp, db_path)
-    except OSError as exc:
-        raise KnowledgeBaseError(f"cannot write the knowledge-base index: {exc.strerror or exc}", path=db_path,
-                                 hint="point --db or ADVISOR_DB at a writable file") from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        db.close()
 
 
-def _copy_database(source: Path, target: Path) -> None:
+def _not_writable(db_path: Path, reason: str) -> StoreNotWritable:
+    return StoreNotWritable(f"cannot write the knowledge-base index: {reason}", path=db_path,
+                            hint="free some disk space, or point --db or ADVISOR_DB at a file in a writable folder")
+
+
+def _copy_database(source: Path, target: Path) -> bool:
+    """Copy ``source`` into ``target`` with the backup API; False when ``source`` cannot be read."""
     # The backup API copies a consistent snapshot even while another process reads the file.
-    src = sqlite3.connect(source)
+    try:
+        src = _connect_readonly(source)
+    except sqlite3.Error:
+        return False
     dst = sqlite3.connect(target)
     try:
         src.backup(dst)
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+            raise  # the target side: cannot write here
+        return False
+    except sqlite3.DatabaseError:
+        return False
     finally:
         dst.close()
         src.close()
+    return True
 
 
 def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> None:
@@ -562,14 +710,22 @@ def _make_parent(db_path: Path) -> None:
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise KnowledgeBaseError(f"cannot create the index folder: {exc.strerror or exc}", path=db_path.parent,
-                                 hint="point --db or ADVISOR_DB at a writable location") from exc
+        raise StoreNotWritable(f"cannot create the index folder: {exc.strerror or exc}", path=db_path.parent,
+                               hint="point --db or ADVISOR_DB at a writable location") from exc
 
 
 def _remove_stale_temp_files(db_path: Path) -> None:
     # Called under the lock: a temporary file present now belongs to a build that was interrupted.
     for stale in db_path.parent.glob(f".{db_path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
+        _remove_with_journals(stale)
+
+
+def _remove_with_journals(path: Path) -> None:
+    for name in (path.name, *(path.name + suffix for suffix in _JOURNAL_SUFFIXES)):
+        try:
+            path.with_name(name).unlink(missing_ok=True)
+        except OSError:
+            pass  # left for the next build to remove
 
 
 _LOCKS: dict[str, Any] = {}
@@ -599,11 +755,29 @@ class _Locked:
             raise KnowledgeBaseError("the knowledge-base index is locked by another advisor process",
                                      path=self.db_path, hint="wait for it to finish, or remove the .lock file "
                                                              "if no advisor is running") from None
+        except OSError as exc:  # read-only folder, no permission, a folder at the lock path
+            hint = ("remove that folder: advisor keeps its lock file there" if isinstance(exc, IsADirectoryError)
+                    else "point --db or ADVISOR_DB at a file in a writable folder")
+            raise StoreNotWritable(f"cannot create the lock file: {exc.strerror or exc}", path=self.lock.lock_file,
+                                   hint=hint) from None
         return self
 
     def __exit__(self, *exc_info):
         self.lock.release()
         return False
+
+    def try_acquire(self) -> bool:
+        """Take the lock only if that needs no waiting (and is possible at all)."""
+        from filelock import Timeout
+
+        try:
+            self.lock.acquire(timeout=0)
+        except (Timeout, OSError):
+            return False
+        return True
+
+    def release(self) -> None:
+        self.lock.release()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,31 +797,69 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     source = Path(path)
     entry = load_entry(source, origin="user", require_stem_id=False)
     db = Path(db_path) if db_path else paths.default_db_path()
-    target_dir = (user_dir or paths.user_kb_dir()) / f"{entry.kind}s"
+    user_root = user_dir or paths.user_kb_dir()
+    target = user_root / f"{entry.kind}s" / f"{entry.id}.md"
+    check_index_target(db)
     _make_parent(db)
     with _lock(db):
-        index = open_index(db, kb_dirs=kb_dirs)
-        ids = set(index.ids())
-        index.close()
+        ids = set(build_index(db, kb_dirs=kb_dirs).ids())
         problems = check_related([entry], ids)
         if problems:
             raise EntryValidationError(problems)
         if entry.id in ids and not replace:
             raise EntryExists(f"an entry with id {entry.id!r} already exists", path=source,
                               hint="use --replace to overwrite it, or choose another id")
-        target = _copy_atomically(source, target_dir / f"{entry.id}.md")
-        _remove_other_copies(user_dir or paths.user_kb_dir(), entry.id, keep=target)
-        build_index(db, kb_dirs=kb_dirs)
+        # All or nothing: an entry that cannot be indexed (full disk ...) does not stay in the KB
+        # folder, so the next command does not trip over a half-done add.
+        previous = _read_copies(user_root, entry.id, target)
+        try:
+            _copy_atomically(source, target)
+            _remove_other_copies(user_root, entry.id, keep=target)
+            build_index(db, kb_dirs=kb_dirs)
+        except BaseException:
+            _restore_copies(previous, target)
+            raise
     entry.path = str(target)
     return entry
 
 
+def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes]:
+    """The current bytes of every user-KB file an add of ``entry_id`` may replace or remove."""
+    found = {}
+    for path in {target, *user_dir.glob(f"*/{entry_id}.md")}:
+        try:
+            found[path] = path.read_bytes()
+        except OSError:
+            continue
+    return found
+
+
+def _restore_copies(previous: dict[Path, bytes], target: Path) -> None:
+    try:
+        if target not in previous:
+            target.unlink(missing_ok=True)
+        for path, data in previous.items():
+            if not path.is_file() or path.read_bytes() != data:
+                _write_atomically(path, data)
+    except (OSError, KnowledgeBaseError):
+        pass  # best effort: the error being raised says what failed
+
+
 def _copy_atomically(source: Path, target: Path) -> Path:
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot read the entry: {exc.strerror or exc}", path=source) from exc
+    _write_atomically(target, data)
+    return target
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
     import tempfile
 
+    tmp_name = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = source.read_bytes()
         handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -655,9 +867,10 @@ def _copy_atomically(source: Path, target: Path) -> Path:
             os.fsync(out.fileno())
         os.replace(tmp_name, target)
     except OSError as exc:
-        raise KnowledgeBaseError(f"cannot copy the entry into the user KB: {exc.strerror or exc}", path=target,
-                                 hint="check that ADVISOR_HOME is writable") from exc
-    return target
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+        raise StoreNotWritable(f"cannot copy the entry into the user KB: {exc.strerror or exc}", path=target,
+                               hint="check that ADVISOR_HOME is writable") from exc
 
 
 def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:

@@ -104,16 +104,22 @@ def test_fts_follows_upserts_and_deletes(tmp_path, kb_dir):
     assert index.ids() == ["alpha", "beta"]
 
 
-def test_unchanged_kb_is_not_rebuilt_and_touching_a_file_is_not_a_change(tmp_path, kb_dir):
+def test_unchanged_kb_is_not_rebuilt_and_touching_a_file_is_not_a_change(tmp_path, kb_dir, monkeypatch):
     db = tmp_path / "i.db"
+    old = time.time() - 60  # files edited a minute ago: their stats can be trusted (not within the racy window)
+    for path in kb_dir.rglob("*.md"):
+        os.utime(path, (old, old))
     first = store.build_index(db, kb_dirs=[kb_dir])
-    inode = db.stat().st_ino
+    parsed, hashed = [], []
+    original_validate, original_digests = kb.validate_file, store.file_digests
+    monkeypatch.setattr(kb, "validate_file", lambda path, **kw: parsed.append(path.name) or original_validate(path, **kw))
+    monkeypatch.setattr(store, "file_digests", lambda files: hashed.append(len(files)) or original_digests(files))
+    os.utime(kb_dir / "recipes" / "alpha.md", (old + 30, old + 30))
     assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
-    assert db.stat().st_ino == inode  # no rebuild: the file was not replaced
-    later = time.time() + 5
-    os.utime(kb_dir / "recipes" / "alpha.md", (later, later))
+    assert parsed == [] and len(hashed) >= 1  # stats moved: the files were hashed, none parsed again
+    hashed.clear()
     assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
-    assert db.stat().st_ino == inode
+    assert hashed == []  # the new stats were recorded: the next open trusts them
 
 
 def test_changed_content_changes_the_content_hash(tmp_path, kb_dir):
@@ -155,17 +161,20 @@ def test_corrupt_index_file_is_kept_aside_and_rebuilt(tmp_path, kb_dir):
     assert kept.read_bytes() == b"not a database at all" * 100  # nothing is lost
 
 
-def test_foreign_sqlite_file_is_kept_aside_and_rebuilt(tmp_path, kb_dir):
+def test_foreign_sqlite_file_is_refused_and_left_untouched(tmp_path, kb_dir):
+    # A profile DB, the outcomes DB or a user's database given to --db by mistake is not renamed.
     db = tmp_path / "i.db"
     conn = sqlite3.connect(db)
     conn.execute("create table meta (key text, value text)")
     conn.execute("insert into meta values ('app', 'someone-else')")
     conn.commit()
     conn.close()
-    with pytest.warns(AdvisorWarning):
-        assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
-    [kept] = _kept_aside(tmp_path)
-    assert sqlite3.connect(kept).execute("select value from meta").fetchone() == ("someone-else",)
+    before = db.read_bytes()
+    with pytest.raises(KnowledgeBaseError, match=r"not an opprof-advisor index: an SQLite database of another "
+                                                 r"program \(tables meta\); it was left untouched"):
+        store.open_index(db, kb_dirs=[kb_dir])
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.db", "kb"]  # not even a lock file beside it
 
 
 def test_an_outdated_index_of_ours_is_replaced_without_a_copy(tmp_path, kb_dir):
