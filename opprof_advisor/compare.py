@@ -96,6 +96,7 @@ class Comparison:
     kernel_rows: list[KernelRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     overlap: float = 1.0  # time-weighted share of families both profiles have
+    jaccard: float = 1.0  # share of the family names both profiles have
     pct_refused: bool = False  # no % deltas: a simulator side's kernel time is incomplete
 
     @property
@@ -127,14 +128,14 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
     alias = _single_kernel_alias(before, after)
     families = _family_deltas(before, after, alias)
     overlap, jaccard = _family_overlap(before, after, alias)
-    comparison = Comparison(before=before, after=after, families=families, overlap=overlap)
+    comparison = Comparison(before=before, after=after, families=families, overlap=overlap, jaccard=jaccard)
     gap = _incomplete_simulation(before, after)
     if gap:
         comparison.pct_refused = True
         for row in families:
             row.pct_refused = True
     comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel, with_change=not gap)
-    comparison.notes = _notes(comparison, jaccard)
+    comparison.notes = _notes(comparison)
     if gap:
         comparison.notes.append(f"cannot judge the speed-up: {gap} — no percentage change is given")
     if alias:
@@ -330,16 +331,12 @@ def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None,
 # --------------------------------------------------------------------------------------------
 
 
-def _notes(comparison: Comparison, jaccard: float) -> list[str]:
+def _notes(comparison: Comparison) -> list[str]:
     before, after = comparison.before, comparison.after
     notes = []
-    single_kernels = bool(before.kernel and after.kernel)  # two kernels get their own note below
-    if not single_kernels and (comparison.overlap < MIN_FAMILY_OVERLAP or jaccard < MIN_FAMILY_JACCARD):
-        notes.append(
-            f"the profiles look like different workloads: only {comparison.overlap:.0%} of the time is in "
-            f"operator families both have ({jaccard:.0%} of the families are shared) — the deltas compare "
-            "different models, not one change"
-        )
+    workloads = _different_workloads(comparison)
+    if workloads:
+        notes.append(f"{workloads} — the deltas compare different models, not one change")
     notes.extend(_context_notes(before, after))
     for row in comparison.families:
         if row.unit_changed:
@@ -360,10 +357,9 @@ def _notes(comparison: Comparison, jaccard: float) -> list[str]:
                                               for r in vanished))
     notes.extend(_missing_bound_notes(comparison))
     if before.kernel and after.kernel:
-        old = before.kernel.get("kernel") or before.kernel.get("name")
-        new = after.kernel.get("kernel") or after.kernel.get("name")
-        if old and new and old != new:
-            notes.append(f"the two msOpProf runs profiled different kernels ({old} vs {new})")
+        kernels = _different_kernels(before, after)
+        if kernels:
+            notes.append(kernels)
     elif before.kernel or after.kernel:
         side = "BEFORE" if before.kernel else "AFTER"
         notes.append(
@@ -371,6 +367,42 @@ def _notes(comparison: Comparison, jaccard: float) -> list[str]:
             "(collect both with `advisor collect`)"
         )
     return notes
+
+
+def _different_workloads(comparison: Comparison) -> str | None:
+    if comparison.before.kernel and comparison.after.kernel:
+        return None  # two single-kernel runs: judged by their kernel names (_different_kernels)
+    if comparison.overlap >= MIN_FAMILY_OVERLAP and comparison.jaccard >= MIN_FAMILY_JACCARD:
+        return None
+    return (f"the profiles look like different workloads: only {comparison.overlap:.0%} of the time is in "
+            f"operator families both have ({comparison.jaccard:.0%} of the families are shared)")
+
+
+def _different_kernels(before: Profile, after: Profile) -> str | None:
+    old = before.kernel.get("kernel") or before.kernel.get("name")
+    new = after.kernel.get("kernel") or after.kernel.get("name")
+    if old and new and old != new:
+        return f"the two msOpProf runs profiled different kernels ({old} vs {new})"
+    return None
+
+
+def not_like_for_like(comparison: Comparison) -> str | None:
+    """Why the comparison does not measure one change of one workload on one chip, or None when it does.
+
+    A measured outcome is only worth recording from such a comparison: two different models, two
+    chips or two kernels would credit the entry with a difference it did not make.
+    """
+    before, after = comparison.before, comparison.after
+    if profile_fingerprint(before) == profile_fingerprint(after):
+        return "BEFORE and AFTER are the same profile (same operators and times): there is no change to measure"
+    workloads = _different_workloads(comparison)
+    if workloads:
+        return workloads
+    if before.kernel and after.kernel and _different_kernels(before, after):
+        return _different_kernels(before, after)
+    if before.chip and after.chip and before.chip != after.chip:
+        return f"the profiles come from different chips ({before.chip} vs {after.chip})"
+    return None
 
 
 def _context_notes(before: Profile, after: Profile) -> list[str]:

@@ -38,14 +38,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from opprof_advisor.compare import Comparison, profile_fingerprint
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.compare import Comparison, not_like_for_like, profile_fingerprint
+from opprof_advisor.errors import OutcomesError
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.operators import family_or_self
 
 OUTCOMES_SCHEMA = "opprof-advisor/outcomes/1"
 
-class OutcomeRefused(AdvisorError):
+class OutcomeRefused(OutcomesError):
     """The comparison cannot support a measured outcome."""
 
 
@@ -128,17 +128,25 @@ def matched_families(entry: Entry, profile: Profile) -> list[str]:
     return found
 
 
-def build_outcome(entry: Entry, comparison: Comparison, note: str = "", now: datetime | None = None) -> Outcome:
+def build_outcome(entry: Entry, comparison: Comparison, note: str = "", now: datetime | None = None, *,
+                  force: bool = False) -> Outcome:
     """Turn a before/after comparison into the outcome of applying ``entry``.
 
     Raises OutcomeRefused when the comparison gives no trustworthy percentage (an incomplete
-    simulated kernel time): a wrong outcome would skew every later calibration.
+    simulated kernel time), or, unless ``force``, when it is not like for like (two workloads,
+    chips or kernels: ``compare.not_like_for_like``): a wrong outcome would skew every later
+    calibration of the entry.
     """
     if comparison.pct_refused:
         raise OutcomeRefused(
             f"no outcome of {entry.id} recorded: the comparison gives no percentage change "
             "(a simulated kernel time is incomplete)",
             hint="record outcomes from two device profiles (msprof op, msprof or torch_npu)")
+    reason = not_like_for_like(comparison)
+    if reason and not force:
+        raise OutcomeRefused(
+            f"no outcome of {entry.id} recorded: {reason}",
+            hint="compare two profiles of one workload, before and after one change (--force records it anyway)")
     before, after = comparison.before, comparison.after
     families = matched_families(entry, before)
     rows = [comparison.family(name) for name in families]
@@ -245,12 +253,23 @@ def observed_text(gains: list[float]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def record_outcome(outcome: Outcome, db_path: Path | None = None) -> Outcome:
-    """Store an outcome beside the index database ``db_path``; returns it with its id."""
+def record_outcome(outcome: Outcome, db_path: Path | None = None, *, force: bool = False) -> Outcome:
+    """Store an outcome beside the index database ``db_path``; returns it with its id.
+
+    A pair of profiles is recorded once (store.DuplicateOutcome); ``force`` only lets another
+    entry record a pair that is already recorded.
+    """
     from opprof_advisor import store
 
-    outcome.id = store.record_outcome(_to_row(outcome), path=db_path)
+    outcome.id = store.record_outcome(_to_row(outcome), path=db_path, force=force)
     return outcome
+
+
+def remove_outcomes(ids: Iterable[int], db_path: Path | None = None) -> list[Outcome]:
+    """Delete recorded outcomes by id and return them (an unknown id removes nothing: OutcomesError)."""
+    from opprof_advisor import store
+
+    return [Outcome.from_dict(row) for row in store.remove_outcomes(list(ids), path=db_path)]
 
 
 def list_outcomes(entry_id: str | None = None, db_path: Path | None = None) -> list[Outcome]:
@@ -348,4 +367,5 @@ __all__ = [
     "outcomes_to_json",
     "outcomes_to_markdown",
     "record_outcome",
+    "remove_outcomes",
 ]

@@ -13,6 +13,7 @@ from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.readers import read_profile
 from opprof_advisor.outcomes import (
+    OutcomeRefused,
     PRIOR_WEIGHT,
     Outcome,
     build_outcome,
@@ -224,8 +225,8 @@ def _record_many(args):
     for i in range(count):
         store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
                               "matched_families": ["NMS"], "matched_gain_pct": 80.0, "e2e_before_us": 1.0,
-                              "e2e_after_us": 1.0, "before_fingerprint": "b", "after_fingerprint": "a",
-                              "note": f"worker {worker} #{i}"}, path=db)
+                              "e2e_after_us": 1.0, "before_fingerprint": f"b{worker}-{i}",
+                              "after_fingerprint": "a", "note": f"worker {worker} #{i}"}, path=db)
 
 
 def _rebuild_many(args):
@@ -303,3 +304,145 @@ def test_a_recorded_outcome_changes_what_suggest_prints_for_the_recipe(runner, y
     table = runner.invoke(app, ["suggest", "--profile", str(before)])
     assert table.exit_code == 0, table.output
     assert f"nms-on-npu: {observed}" in table.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Like for like, once per pair, removal (outcomes must not poison the calibration)
+# --------------------------------------------------------------------------------------------
+
+
+def test_outcomes_of_unlike_comparisons_are_refused_with_the_reason():
+    before = make_profile(BEFORE, chip="Ascend910B3")
+    other_model = make_profile([("MatMul", "MatMul", "ai_core", 9000.0), ("Softmax", "Softmax", "ai_vector", 1000.0)])
+    other_chip = make_profile(AFTER, chip="Ascend310P3")
+    cases = [
+        (other_model, "the profiles look like different workloads: only 0% of the time is in operator families"),
+        (other_chip, "the profiles come from different chips (Ascend910B3 vs Ascend310P3)"),
+        (make_profile(BEFORE, chip="Ascend910B3"), "BEFORE and AFTER are the same profile"),
+    ]
+    for after, reason in cases:
+        with pytest.raises(OutcomeRefused) as refused:
+            build_outcome(nms_recipe(), compare_profiles(before, after), now=NOW)
+        assert str(refused.value).startswith(f"no outcome of nms-on-npu recorded: {reason}")
+        assert "--force records it anyway" in str(refused.value)
+        assert build_outcome(nms_recipe(), compare_profiles(before, after), now=NOW, force=True).entry_id == "nms-on-npu"
+
+
+def test_cli_refuses_an_outcome_of_two_workloads_and_records_nothing(runner, yolo_runs):
+    from conftest import ROOT
+
+    before, _ = yolo_runs
+    other = ROOT / "data" / "examples" / "system_msprof"
+    result = runner.invoke(app, ["compare", str(before), str(other), "--applied", "flash-attention"])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: no outcome of flash-attention recorded: the profiles look like different workloads")
+    assert _listed(runner) == []
+    forced = runner.invoke(app, ["compare", str(before), str(other), "--applied", "flash-attention", "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert [o["entry_id"] for o in _listed(runner)] == ["flash-attention"]
+
+
+def test_a_pair_of_profiles_is_recorded_once(runner, yolo_runs):
+    before, after = yolo_runs
+    assert runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"]).exit_code == 0
+    again = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu", "--force"])
+    assert again.exit_code == 1
+    assert again.stderr.strip() == ("error: not recorded: outcome #1 of nms-on-npu already measures this pair of "
+                                    "profiles, and one measured change counts once — see `advisor outcomes list`; "
+                                    "`advisor outcomes remove 1` takes it back")
+    swapped = runner.invoke(app, ["compare", str(after), str(before), "--applied", "index-ops-to-ai-core"])
+    assert swapped.exit_code == 1
+    assert "(with BEFORE and AFTER the other way round)" in swapped.stderr and "--force records it" in swapped.stderr
+    assert [o["id"] for o in _listed(runner)] == [1]
+
+
+def test_outcomes_remove_takes_outcomes_back_by_id(runner, yolo_runs):
+    before, after = yolo_runs
+    assert runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"]).exit_code == 0
+    listed = runner.invoke(app, ["outcomes", "list"]).stdout.splitlines()
+    assert listed[0].split()[0] == "#" and listed[2].split()[:3] == ["1", "│", listed[2].split()[2]]
+    assert "nms-on-npu" in listed[2]
+    unknown = runner.invoke(app, ["outcomes", "remove", "1", "7"])
+    assert unknown.exit_code == 1 and "no recorded outcome #7; nothing was removed" in unknown.stderr
+    assert [o["id"] for o in _listed(runner)] == [1]
+    removed = runner.invoke(app, ["outcomes", "remove", "1"])
+    assert removed.exit_code == 0, removed.output
+    assert removed.stdout.startswith("removed outcome #1 of nms-on-npu (recorded ")
+    assert _listed(runner) == []
+    # removed, the pair can be recorded again
+    assert runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"]).exit_code == 0
+
+
+def test_a_duplicate_survives_the_trip_through_a_process_pool():
+    import pickle
+
+    from opprof_advisor.store import DuplicateOutcome
+
+    error = DuplicateOutcome("not recorded", outcome_id=3, entry_id="x", hint="h")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.outcome_id, copy.entry_id) == ("not recorded — h", 3, "x")
+
+
+def _after_variant(tmp_path, n: int):
+    """The AFTER example with one kernel made n % slower: another measured run of the same change."""
+    import csv
+    import shutil
+
+    target = tmp_path / f"after{n}"
+    shutil.copytree(loop_examples.EXAMPLE_AFTER, target)
+    [path] = target.rglob("kernel_details.csv")
+    rows = list(csv.reader(path.open(encoding="utf-8")))
+    column = rows[0].index("Duration(us)")
+    rows[1][column] = f"{float(rows[1][column]) * (1 + n / 100):.3f}"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    return target
+
+
+def _recorders(afters, env):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    rebuilding = subprocess.Popen(
+        [sys.executable, "-c", "from opprof_advisor import store\nfor _ in range(4): store.build_index(rebuild=True)"],
+        cwd=ROOT, env=env)
+    recorders = [subprocess.Popen([sys.executable, "-m", "opprof_advisor", "compare", str(loop_examples.EXAMPLE),
+                                   str(after), "--applied", "nms-on-npu"], cwd=ROOT, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for after in afters]
+    results = [(process.wait(timeout=120), process.stderr.read()) for process in recorders]
+    for process in recorders:
+        process.stderr.close()
+    assert rebuilding.wait(timeout=120) == 0
+    return results
+
+
+def test_five_concurrent_recorders_during_rebuilds_keep_every_outcome_and_count_a_pair_once(tmp_path, advisor_home):
+    import os
+
+    from opprof_advisor import store
+
+    env = {**os.environ, "ADVISOR_HOME": str(advisor_home)}
+    store.build_index()
+    results = _recorders([_after_variant(tmp_path, n) for n in range(1, 6)], env)
+    assert [code for code, _ in results] == [0] * 5, results
+    assert len(store.list_outcomes()) == 5
+    same = _recorders([_after_variant(tmp_path, 9)] * 5, env)
+    assert sorted(code for code, _ in same) == [0, 1, 1, 1, 1]
+    assert all("already measures this pair of profiles" in err for code, err in same if code)
+    assert len(store.list_outcomes()) == 6
+
+
+def test_suggest_still_advises_when_the_outcomes_database_is_damaged(runner, yolo_runs, advisor_home):
+    before, _ = yolo_runs
+    assert runner.invoke(app, ["kb", "build"]).exit_code == 0
+    damaged = advisor_home / "advisor.outcomes.db"
+    damaged.write_bytes(b"not a database")
+    result = runner.invoke(app, ["suggest", "--profile", str(before)])
+    assert result.exit_code == 0, result.output
+    assert "nms-on-npu" in result.stdout
+    assert result.stderr.strip() == (f"warning: {damaged}: the outcomes database is unreadable (file is not a "
+                                     "database); the gains below are not calibrated by recorded outcomes")
+    assert damaged.read_bytes() == b"not a database"

@@ -312,7 +312,8 @@ def test_add_uses_the_front_matter_id_for_the_copy(tmp_path, advisor_home):
 def outcome_row(entry_id, gain):
     return {"entry_id": entry_id, "matched_families": ["NMS"], "matched_before_us": 100.0,
             "matched_after_us": 100 - gain, "matched_gain_pct": gain, "matched_share": 0.3,
-            "e2e_before_us": 1000.0, "e2e_after_us": 990.0, "e2e_gain_pct": 1.0, "before_fingerprint": "a", "after_fingerprint": "b", "before_path": "p1",
+            "e2e_before_us": 1000.0, "e2e_after_us": 990.0, "e2e_gain_pct": 1.0, "before_fingerprint": "a",
+            "after_fingerprint": f"b-{entry_id}", "before_path": "p1",
             "after_path": "p2", "chip": None, "cann": "8.0", "recorded_at": "2026-01-01T00:00:00Z", "note": ""}
 
 

@@ -35,7 +35,7 @@ class ExportFormat(str, Enum):
 
 outcomes_app = typer.Typer(
     name="outcomes",
-    help="List and export the measured outcomes recorded with `advisor compare --applied`.",
+    help="List, export and remove the measured outcomes recorded with `advisor compare --applied`.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -171,12 +171,18 @@ def compare_command(
         typer.Option("--applied", help="Record the result as an outcome of this KB entry id.", show_default=False),
     ] = None,
     note: Annotated[str, typer.Option("--note", help="Free text stored with the outcome.")] = "",
+    force: Annotated[bool, typer.Option("--force", help="Record the outcome although the profiles are not like for "
+                                                        "like (different workloads, chips or kernels), or for a "
+                                                        "second entry; replace an --output file advisor did not "
+                                                        "write.")] = False,
     db: DbOption = None,
 ) -> None:
     """Compare two profiles per operator family: time, share, unit and bound changes, total change.
 
     With --applied ID the measured gain (on the entry's operators and end to end) is stored as an
-    outcome of that entry; `advisor suggest` then shows it next to the entry's expected gain.
+    outcome of that entry; `advisor suggest` then shows it next to the entry's expected gain. An
+    outcome is recorded only from a like-for-like comparison (one workload on one chip, before and
+    after one change), and once per pair of profiles.
 
     Example: advisor compare before/ after/ --applied nms-on-npu --note "torchvision batched_nms"
     """
@@ -187,8 +193,8 @@ def compare_command(
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
-    outcome = outcomes.build_outcome(entry, comparison, note=note) if entry is not None else None
-    recorded = outcomes.record_outcome(outcome, db_path=db) if outcome is not None else None
+    outcome = outcomes.build_outcome(entry, comparison, note=note, force=force) if entry is not None else None
+    recorded = outcomes.record_outcome(outcome, db_path=db, force=force) if outcome is not None else None
     if output is TableJsonHtml.json:
         emit_json(compare.comparison_to_json(comparison))
     elif output is TableJsonHtml.html:
@@ -223,11 +229,9 @@ def _load_entry(entry_id: str, db: Path | None):
 
 def _outcome_line(outcome: Outcome) -> str:
     ops = ", ".join(outcome.matched_families) or "no matched operators"
-    matched = "-" if outcome.matched_gain_pct is None else f"{outcome.matched_gain_pct:.1f} %"
-    e2e = "-" if outcome.e2e_gain_pct is None else f"{outcome.e2e_gain_pct:.1f} %"
     return (
-        f"recorded outcome #{outcome.id} of {outcome.entry_id}: time saved on {ops} {matched}, "
-        f"end to end {e2e}"
+        f"recorded outcome #{outcome.id} of {outcome.entry_id}: time saved on {ops} {_gain(outcome.matched_gain_pct)}, "
+        f"end to end {_gain(outcome.e2e_gain_pct)}"
     )
 
 
@@ -323,13 +327,31 @@ def list_command(
     for name in ("#", "date", "entry", "operators", "operators gain", "end-to-end gain", "chip", "note"):
         table.add_column(name, no_wrap=name != "note")
     for o in rows:
-        table.add_row(
-            str(o.id), o.recorded_at[:10], o.entry_id, ", ".join(o.matched_families) or "-",
-            "-" if o.matched_gain_pct is None else f"{o.matched_gain_pct:.1f} %",
-            "-" if o.e2e_gain_pct is None else f"{o.e2e_gain_pct:.1f} %",
-            o.chip or "-", Text(o.note or "-"),
-        )
+        cells = (str(o.id), o.recorded_at[:10], o.entry_id, ", ".join(o.matched_families) or "-",
+                 _gain(o.matched_gain_pct), _gain(o.e2e_gain_pct), o.chip or "-", o.note or "-")
+        table.add_row(*map(Text, cells))  # op families, chips and notes come from files: text, not markup
     console.print(table)
+
+
+@outcomes_app.command("remove", no_args_is_help=True)
+def remove_command(
+    ids: Annotated[list[int], typer.Argument(metavar="ID...", help="Ids of the outcomes to remove (the # column of "
+                                                                   "`advisor outcomes list`).", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Remove recorded outcomes (a wrong comparison, a mistyped --applied); unknown ids remove nothing.
+
+    Example: advisor outcomes remove 3 4
+    """
+    from opprof_advisor import outcomes
+
+    for removed in outcomes.remove_outcomes(ids, db_path=db):
+        console.print(f"removed outcome #{removed.id} of {removed.entry_id} (recorded {removed.recorded_at[:10]}, "
+                      f"{_gain(removed.matched_gain_pct)} on its operators)", markup=False)
+
+
+def _gain(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} %"
 
 
 @outcomes_app.command("export")

@@ -20,10 +20,19 @@ def _open(db: Optional[Path]):
 
 
 def _recorded_outcomes(index) -> dict:
-    """Outcomes recorded with `advisor compare --applied`, by entry id (empty when none)."""
+    """Outcomes recorded with `advisor compare --applied`, by entry id (empty when none or unreadable)."""
+    from opprof_advisor.errors import OutcomesError
     from opprof_advisor.outcomes import list_outcomes, outcomes_by_entry
+    from opprof_advisor.terminal import one_line
 
-    return outcomes_by_entry(list_outcomes(db_path=index.db_path))
+    try:
+        return outcomes_by_entry(list_outcomes(db_path=index.db_path))
+    except OutcomesError as exc:
+        # The advice does not need them: suggest with the KB ranges alone rather than not at all.
+        where = f"{exc.location()}: " if exc.location() else ""
+        err_console.print(f"warning: {one_line(where + exc.message)}; the gains below are not calibrated by "
+                          "recorded outcomes", markup=False)
+        return {}
 
 
 def suggest_command(
