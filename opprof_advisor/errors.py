@@ -114,6 +114,10 @@ class PeaksError(AdvisorError):
     """A --peaks file or the user peaks.yaml is unreadable or holds an invalid figure."""
 
 
+class OutputError(AdvisorError):
+    """An output file (report, export) cannot or may not be written there."""
+
+
 class MatcherError(AdvisorError):
     """The recommender cannot be fitted or queried (e.g. empty knowledge base)."""
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import html
 import math
-import os
 import re
-import tempfile
 import zlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -1549,31 +1547,26 @@ def default_report_path(folder: Path, now: datetime | None = None) -> Path:
     return candidate
 
 
-def write_report(html_text: str, output: Path | None = None) -> Path:
-    """Write the page atomically to ``output`` (default: advisor-report-<timestamp>.html here); return its path."""
+#: In the head of every report: how a file is recognised as an earlier report (replaceable without --force).
+GENERATOR_MARKER = b'<meta name="generator" content="opprof-advisor'
+
+
+def is_report(path: Path) -> bool:
+    """True when ``path`` is an HTML report written by this tool."""
+    from opprof_advisor.outputs import head_contains
+
+    return head_contains(path, GENERATOR_MARKER)
+
+
+def write_report(html_text: str, output: Path | None = None, *, force: bool = False,
+                 inputs: Iterable[Path | str] = ()) -> Path:
+    """Write the page atomically to ``output`` (default: advisor-report-<timestamp>.html here); return its path.
+
+    An existing ``output`` is replaced only when it is an earlier report or with ``force``; a path
+    inside one of ``inputs`` (the profiles read) is refused.
+    """
+    from opprof_advisor.outputs import write_text
+
     target = Path(output) if output is not None else default_report_path(Path.cwd())
-    target = target.absolute()
-    if target.is_dir():
-        raise AdvisorError("is a folder, not a file", path=target, hint="pass a file name such as report.html to --output")
-    if not target.parent.is_dir():
-        raise AdvisorError("folder does not exist", path=target.parent, hint="create it first or choose another --output")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise AdvisorError(f"cannot write the report: {exc.strerror}", path=target, hint="choose a writable --output") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(html_text)
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; a report is meant to be shared
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise AdvisorError(f"cannot write the report: {exc.strerror}", path=target, hint="choose a writable --output") from exc
-    return target
-
-
-def current_umask() -> int:
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    return write_text(target.absolute(), html_text, what="an HTML report", is_ours=is_report, force=force,
+                      inputs=tuple(inputs))

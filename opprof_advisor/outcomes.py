@@ -314,11 +314,24 @@ def outcomes_to_json(outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
+#: Last line of the markdown export (invisible once rendered): how an earlier export is recognised.
+MARKDOWN_MARKER = "<!-- written by opprof-advisor: advisor outcomes export -->"
+
+
+def is_outcomes_export(path: Path) -> bool:
+    """True when ``path`` is a markdown or JSON export of ``advisor outcomes export``."""
+    from opprof_advisor.outputs import head_contains, tail_contains
+
+    return (tail_contains(path, MARKDOWN_MARKER.encode()) or
+            head_contains(path, f'"schema": "{OUTCOMES_SCHEMA}"'.encode(), size=256))
+
+
 def outcomes_to_markdown(outcomes: list[Outcome]) -> str:
     """Markdown for contributing measured results back to ``kb/`` (one section per entry)."""
     lines = ["# Observed outcomes", ""]
     if not outcomes:
-        return "\n".join(lines + ["No outcome recorded yet (`advisor compare BEFORE AFTER --applied ID`).", ""])
+        return "\n".join(lines + ["No outcome recorded yet (`advisor compare BEFORE AFTER --applied ID`).", "",
+                                  MARKDOWN_MARKER, ""])
     for entry_id, rows in sorted(outcomes_by_entry(outcomes).items()):
         gains = [o.matched_gain_pct for o in rows if o.matched_gain_pct is not None]
         lines += [f"## {entry_id}", ""]
@@ -331,7 +344,7 @@ def outcomes_to_markdown(outcomes: list[Outcome]) -> str:
         ]
         lines += [_markdown_row(o) for o in rows]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + [MARKDOWN_MARKER, ""])
 
 
 def _markdown_row(o: Outcome) -> str:

@@ -571,12 +571,25 @@ def test_default_name_does_not_overwrite_an_earlier_report(tmp_path):
     assert (first.name, second.name) == ("advisor-report-20261130-040506.html", "advisor-report-20261130-040506-2.html")
 
 
-def test_write_report_to_output_replaces_atomically(tmp_path):
+def test_write_report_to_output_replaces_an_earlier_report_atomically(tmp_path):
     target = tmp_path / "report.html"
-    target.write_text("old")
+    earlier = render_profile(yolo_profile_doc())
+    target.write_text(earlier)
     assert write_report("<!DOCTYPE html><p>new</p>", target) == target
     assert target.read_text() == "<!DOCTYPE html><p>new</p>"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_write_report_leaves_a_file_it_did_not_write_unless_forced(tmp_path):
+    target = tmp_path / "notes.html"
+    target.write_text("my own page")
+    with pytest.raises(AdvisorError) as refused:
+        write_report("<!DOCTYPE html><p>new</p>", target)
+    assert str(refused.value) == (f"{target}: exists and is not an HTML report written by advisor; it was left "
+                                  "untouched — choose another --output, or add --force to replace it")
+    assert target.read_text() == "my own page"
+    write_report("<!DOCTYPE html><p>new</p>", target, force=True)
+    assert target.read_text() == "<!DOCTYPE html><p>new</p>"
 
 
 def test_write_report_errors_name_the_path(tmp_path):
@@ -593,7 +606,7 @@ def test_write_report_unwritable_folder(tmp_path):
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        with pytest.raises(AdvisorError, match="cannot write the report"):
+        with pytest.raises(AdvisorError, match="cannot write: Permission denied"):
             write_report("x", locked / "r.html")
     finally:
         locked.chmod(0o700)

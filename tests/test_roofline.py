@@ -213,7 +213,8 @@ def test_cli_roofline_json_and_output_refuses_to_overwrite(tmp_path):
     target = tmp_path / "roof.json"
     target.write_text("mine", encoding="utf-8")
     refused = runner.invoke(app, ["roofline", str(tmp_path / "run_ascend_pt"), "-f", "json", "-o", str(target)])
-    assert refused.exit_code == 1 and "file exists" in refused.output and target.read_text() == "mine"
+    assert refused.exit_code == 1 and "exists and is not a JSON document written by advisor" in refused.output
+    assert target.read_text() == "mine"
     forced = runner.invoke(app, ["roofline", str(tmp_path / "run_ascend_pt"), "-f", "json", "-o", str(target),
                                  "--force", "--peaks", str(peaks)])
     assert forced.exit_code == 0 and json.loads(target.read_text())["schema"] == "opprof-advisor/roofline/1"

@@ -55,6 +55,12 @@ DbOption = Annotated[
 ]
 
 
+#: `--force` of the commands that write a report or an export.
+ForceOption = Annotated[bool, typer.Option(
+    "--force", help="Replace an --output / --export file that advisor did not write (a file inside the profile read "
+                    "is never written).")]
+
+
 class DelayedProgress:
     """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
 

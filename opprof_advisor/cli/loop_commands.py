@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from opprof_advisor.cli._common import DbOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console
 from opprof_advisor.terminal import printable
 
 if TYPE_CHECKING:
@@ -200,7 +200,8 @@ def compare_command(
     elif output is TableJsonHtml.html:
         from opprof_advisor.html_report import render_compare, write_report
 
-        echo(f"wrote {write_report(render_compare(compare.comparison_to_json(comparison)), report)}")
+        page = render_compare(compare.comparison_to_json(comparison))
+        echo(f"wrote {write_report(page, report, force=force, inputs=[before, after])}")
     else:
         _print_comparison(comparison)
     if recorded is not None:
@@ -362,12 +363,17 @@ def export_command(
         typer.Option("--output", "-o", help="Write to this file instead of stdout.", dir_okay=False,
                      show_default=False),
     ] = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
-    """Export every recorded outcome as markdown (to contribute back to kb/) or JSON."""
+    """Export every recorded outcome as markdown (to contribute back to kb/) or JSON.
+
+    An existing --output file is replaced only when it is an earlier export (or with --force).
+    """
     import json
 
     from opprof_advisor import outcomes
+    from opprof_advisor.outputs import write_text
 
     rows = outcomes.list_outcomes(None, db_path=db)
     if output is ExportFormat.json:
@@ -377,5 +383,6 @@ def export_command(
     if to is None:
         sys.stdout.write(printable(text))
         return
-    to.write_text(text, encoding="utf-8")
-    err_console.print(f"{len(rows)} outcome(s) written to {to}", markup=False)
+    written = write_text(to, printable(text), what="an outcomes export", is_ours=outcomes.is_outcomes_export,
+                         force=force)
+    err_console.print(f"{len(rows)} outcome(s) written to {written}", markup=False)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json, err_console
 from opprof_advisor.cli.roofline_commands import PeaksOption, efficiency_cell
 from opprof_advisor.steps import total as step_total
 
@@ -40,6 +40,7 @@ def profile_command(
                                                                           "default advisor-report-<time>.html here).",
                                                    show_default=False)] = None,
     peaks: PeaksOption = None,
+    force: ForceOption = False,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 
@@ -55,8 +56,8 @@ def profile_command(
     if export is not None:
         from opprof_advisor.profile_export import export_profile
 
-        counts = export_profile(export, raw, profile)
-        err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {export}",
+        written, counts = export_profile(export, raw, profile, force=force, inputs=[path])
+        err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {written}",
                           markup=False)
     if fmt is TableJsonHtml.json:
         document = profile_to_json(profile)
@@ -65,7 +66,7 @@ def profile_command(
     elif fmt is TableJsonHtml.html:
         from opprof_advisor.html_report import render_profile, write_report
 
-        echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output)}")
+        echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output, force=force, inputs=[path])}")
     else:
         _print_profile(profile, top)
 

@@ -7,13 +7,13 @@ efficiency cell that `advisor profile` shares.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, TableJsonHtml, console, emit_json
+from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json
+from opprof_advisor.terminal import dumps_json
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Profile, RooflineRow
@@ -39,7 +39,7 @@ def roofline_command(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the JSON or HTML here instead of "
                                                                           "stdout (HTML default: advisor-report-<time>.html "
                                                                           "here).", dir_okay=False, show_default=False)] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing --output file.")] = False,
+    force: ForceOption = False,
 ) -> None:
     """Show how far each op type is from the chip's roofs: achieved TFLOP/s and GB/s, efficiency, headroom.
 
@@ -50,10 +50,6 @@ def roofline_command(
     """
     if output is not None and fmt is TableJsonHtml.table:
         raise typer.BadParameter("--output needs --format json or html", param_hint="--output")
-    if output is not None and output.exists() and not force:
-        from opprof_advisor.errors import AdvisorError
-
-        raise AdvisorError("file exists", path=output, hint="pass --force to replace it, or choose another --output")
     from opprof_advisor.readers import load_profile
     from opprof_advisor.roofline import roofline_document
 
@@ -64,13 +60,15 @@ def roofline_command(
         if output is None:
             emit_json(document)
         else:
-            from opprof_advisor.html_report import write_report  # atomic: temp file + os.replace
+            from opprof_advisor.outputs import is_json_document, write_text
 
-            typer.echo(f"wrote {write_report(json.dumps(document, indent=2, ensure_ascii=False) + chr(10), output)}")
+            written = write_text(output, dumps_json(document) + "\n", what="a JSON document", is_ours=is_json_document,
+                                 force=force, inputs=[path])
+            echo(f"wrote {written}")
     elif fmt is TableJsonHtml.html:
         from opprof_advisor.html_report import render_roofline, write_report
 
-        typer.echo(f"wrote {write_report(render_roofline(document), output)}")
+        echo(f"wrote {write_report(render_roofline(document), output, force=force, inputs=[path])}")
     else:
         print_roofline(profile)
 

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.cli._common import ReportFormat, console, echo, emit_json
+from opprof_advisor.cli._common import ForceOption, ReportFormat, console, echo, emit_json
 
 _SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}
 
@@ -35,6 +35,7 @@ def scan_command(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="With --format html: the report file "
                                                    "(default: advisor-report-<timestamp>.html here).",
                                                    dir_okay=False, show_default=False)] = None,
+    force: ForceOption = False,
 ) -> None:
     """Find compute-heavy operators, CPU-fallback risks, CUDA-only code and fusion candidates in model source.
 
@@ -57,7 +58,7 @@ def scan_command(
     elif fmt is ReportFormat.html:
         from opprof_advisor.html_report import render_scan, write_report
 
-        echo(f"wrote {write_report(render_scan(document), output)}")  # plain: a long path must not wrap
+        echo(f"wrote {write_report(render_scan(document), output, force=force)}")  # plain: a long path must not wrap
     else:
         _print_tables(document)
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, DelayedProgress, Kind, ReportFormat, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, DelayedProgress, ForceOption, Kind, ReportFormat, TableOrJson, console, echo, emit_json, err_console
 
 
 def _open(db: Optional[Path]):
@@ -43,6 +43,7 @@ def suggest_command(
     fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.table,
     explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
+    force: ForceOption = False,
     db: DbOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
@@ -59,20 +60,20 @@ def suggest_command(
     if fmt is ReportFormat.json:
         emit_json(suggestions_to_json(result))
     elif fmt is ReportFormat.html:
-        _write_html(result, output)
+        _write_html(result, output, force=force, inputs=[profile])
     elif fmt is ReportFormat.markdown:
         echo(suggestions_to_markdown(result, explain=explain))
     else:
         _print_table(result, explain)
 
 
-def _write_html(result, output: Optional[Path]) -> None:
+def _write_html(result, output: Optional[Path], *, force: bool, inputs: list[Path]) -> None:
     from opprof_advisor.html_report import render_suggest, write_report
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.recommend import suggestions_to_json
 
     page = render_suggest(suggestions_to_json(result), profile_to_json(result.profile))
-    echo(f"wrote {write_report(page, output)}")
+    echo(f"wrote {write_report(page, output, force=force, inputs=inputs)}")
 
 
 def _print_table(result, explain: bool) -> None:
