@@ -239,12 +239,48 @@ def _headings(tokens) -> list[tuple[str, int]]:
     return headings
 
 
+#: Front matter larger than this is refused before it is parsed (an entry's facts take a few KB;
+#: 10,000 operator names still fit).
+MAX_FRONT_MATTER_BYTES = 256 * 1024
+#: An entry file larger than this is refused (the largest shipped entry is ~7 KB; a huge body makes
+#: every matcher refit and `advisor show` slow for nothing). The index does not even parse one.
+MAX_ENTRY_BYTES = 1024 * 1024
+
+
+def entry_too_big(path: Path, size: int) -> Problem | None:
+    """The problem of an entry file of ``size`` bytes, or None when it is within MAX_ENTRY_BYTES."""
+    if size <= MAX_ENTRY_BYTES:
+        return None
+    return Problem(path, 1, f"entry file is {size:,} bytes, over the {MAX_ENTRY_BYTES:,}-byte limit: keep an entry "
+                            "to its advice and link to longer material")
+
+
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     import yaml
 
+    try:
+        file_size = parsed.path.stat().st_size
+    except OSError:
+        file_size = len(parsed.body.encode("utf-8")) + len(source.encode("utf-8"))
+    too_big = entry_too_big(parsed.path, file_size)
+    if too_big:
+        parsed.problems.append(too_big)
+        return
+    size = len(source.encode("utf-8"))
+    if size > MAX_FRONT_MATTER_BYTES:
+        parsed.problems.append(Problem(parsed.path, first_line, f"front matter is {size:,} bytes, over the "
+                                       f"{MAX_FRONT_MATTER_BYTES:,}-byte limit: keep facts short, prose in the body"))
+        return
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)
     try:
+        anchor = _first_anchor(source, loader_class)
+        if anchor is not None:
+            # An alias repeats a subtree without writing it out: nine nested aliases make 9^9
+            # values from 300 bytes ("billion laughs"). An entry's facts never need one.
+            parsed.problems.append(Problem(parsed.path, first_line + anchor[0], f"YAML {anchor[1]} is not "
+                                           "allowed in front matter: write the value out"))
+            return
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -265,6 +301,18 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     parsed.data = data
     parsed.lines = _key_lines(node, first_line)
     parsed.problems.extend(_duplicate_keys(parsed.path, node, first_line))
+
+
+def _first_anchor(source: str, loader_class) -> tuple[int, str] | None:
+    """(line offset, what) of the first anchor or alias in ``source``; YAML errors propagate."""
+    import yaml
+
+    for event in yaml.parse(source, Loader=loader_class):
+        if isinstance(event, yaml.AliasEvent):
+            return event.start_mark.line, f"alias *{event.anchor}"
+        if getattr(event, "anchor", None):
+            return event.start_mark.line, f"anchor &{event.anchor}"
+    return None
 
 
 def _key_lines(node, first_line: int) -> dict[Any, int]:

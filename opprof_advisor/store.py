@@ -639,7 +639,7 @@ def _copy_database(source: Path, target: Path) -> bool:
 
 def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> None:
     """Parse new and changed files into the ``files`` table; drop rows of removed files."""
-    from opprof_advisor.kb import validate_file
+    from opprof_advisor.kb import entry_too_big, validate_file
 
     known = {row["path"]: row["sha256"] for row in db.query("select path, sha256 from files")}
     current = {str(f.path) for f in files}
@@ -649,7 +649,8 @@ def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> Non
         digest = digests[str(f.path)]
         if known.get(str(f.path)) == digest:
             continue
-        entry, problems = validate_file(f.path, origin=f.origin)
+        too_big = entry_too_big(f.path, f.size)  # not even parsed
+        entry, problems = (None, [too_big]) if too_big else validate_file(f.path, origin=f.origin)
         db["files"].upsert({
             "path": str(f.path), "source": f.source, "origin": f.origin, "sha256": digest,
             "entry_id": entry.id if entry else None,
@@ -792,9 +793,12 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     Raises EntryValidationError (every problem, nothing written) or EntryExists (unless ``replace``).
     The copy is ``<user kb>/<kind>s/<id>.md``; the id may differ from the source file's name.
     """
-    from opprof_advisor.kb import check_related, load_entry
+    from opprof_advisor.kb import check_related, entry_too_big, load_entry
 
     source = Path(path)
+    too_big = entry_too_big(source, source.stat().st_size if source.is_file() else 0)
+    if too_big:
+        raise EntryValidationError([too_big])
     entry = load_entry(source, origin="user", require_stem_id=False)
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
