@@ -32,14 +32,19 @@ Output: ``DIR/OPPROF_{YYYYMMDDhhmmss}_{16 uppercase letters}/`` [doc msopprof_us
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
+import selectors
 import shutil
+import signal
 import subprocess
+import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from opprof_advisor.errors import AdvisorError, ToolNotFound
 
@@ -50,6 +55,16 @@ OPPROF_DIR = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
 
 #: How many trailing lines of the profiler's output are repeated when it fails.
 TAIL_LINES = 20
+
+#: Default of ``advisor collect --timeout`` (seconds): a safety net for a hung profiler or operator,
+#: long enough for a simulator run of a big kernel. 0 means no limit.
+DEFAULT_TIMEOUT_S = 3600.0
+#: How long the profiler's process group has to exit after SIGTERM (or SIGINT) before SIGKILL.
+KILL_GRACE_S = 5.0
+#: After the profiler exited, output still arriving from what it left behind is read this long.
+DRAIN_S = 0.5
+#: A line longer than this is passed on in pieces (a profiler writing without newlines).
+MAX_LINE_CHARS = 1 << 20
 
 INSTALL_HINT = (
     "install the CANN toolkit (it ships msprof and msopprof) and run "
@@ -91,6 +106,26 @@ class ProfilerFailed(CollectError):
             f"{name} exited with code {exit_code}",
             hint="see its last lines above; fix the application or the options and rerun",
         )
+
+
+class ProfilerTimedOut(ProfilerFailed):
+    """The profiler ran longer than the timeout and was stopped (with everything it started)."""
+
+    def __init__(self, command: Sequence[str], timeout: float, tail: Sequence[str]):
+        super().__init__(command, -int(signal.SIGTERM), tail)
+        name = Path(self.command[0]).name if self.command else "the profiler"
+        self.timeout = timeout
+        self.message = f"{name} did not finish within {timeout:g} s; it was stopped, with what it started"
+        self.hint = "raise --timeout (0 = no limit), or see its last lines above for what it waits for"
+
+
+class ProfilerInterrupted(CollectError):
+    """advisor was interrupted (Ctrl-C) or told to stop (SIGTERM, SIGHUP) while the profiler ran."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        super().__init__(f"stopped by {name}; the profiler and what it started were stopped too")
 
 
 @dataclass(frozen=True)
@@ -215,31 +250,145 @@ def list_opprof_dirs(output: Path) -> set[Path]:
     return {child for child in output.iterdir() if child.is_dir() and OPPROF_DIR.match(child.name)}
 
 
-def run_profiler(command: Sequence[str], on_line: Callable[[str], None] | None = None, cwd: Path | None = None) -> None:
-    """Run the profiler, streaming each output line to ``on_line``; raise ProfilerFailed on non-zero exit."""
+def run_profiler(command: Sequence[str], on_line: Callable[[str], None] | None = None, cwd: Path | None = None,
+                 timeout: float | None = DEFAULT_TIMEOUT_S) -> None:
+    """Run the profiler, streaming each output line to ``on_line``; raise ProfilerFailed on non-zero exit.
+
+    The profiler runs in its own process group, which is stopped (SIGTERM, then SIGKILL) on timeout,
+    on Ctrl-C / SIGTERM / SIGHUP to advisor, on any error, and once the profiler has exited (a helper
+    it left behind is not waited for: its output is read for DRAIN_S more, then it is stopped).
+    """
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    try:
-        process = subprocess.Popen(
-            list(command),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            bufsize=1,
-            cwd=cwd,
-        )
-    except OSError as exc:
-        raise CollectError(f"cannot start the profiler: {exc.strerror or exc}", path=command[0],
-                           hint=INSTALL_HINT) from None
-    for line in process.stdout or ():
-        line = line.rstrip("\r\n")
+
+    def emit(line: str) -> None:
         tail.append(line)
         if on_line is not None:
             on_line(line)
-    code = process.wait()
-    if code != 0:
-        raise ProfilerFailed(command, code, tail)
+
+    try:
+        process = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
+    except OSError as exc:
+        raise CollectError(f"cannot start the profiler: {exc.strerror or exc}", path=command[0],
+                           hint=INSTALL_HINT) from None
+    deadline = time.monotonic() + timeout if timeout else None
+    stop_with = signal.SIGTERM
+    try:
+        with _signals_raise_interrupted():
+            _stream_output(process, deadline, emit)
+            _wait(process, deadline)
+    except ProfilerInterrupted as exc:
+        stop_with = signal.SIGINT if exc.signum == signal.SIGINT else signal.SIGTERM
+        raise
+    except _Deadline:
+        raise ProfilerTimedOut(command, timeout, tail) from None
+    finally:
+        _stop_group(process, stop_with)
+    if process.returncode != 0:
+        raise ProfilerFailed(command, process.returncode, tail)
+
+
+class _Deadline(Exception):
+    """The timeout passed."""
+
+
+def _stream_output(process: subprocess.Popen, deadline: float | None, emit: Callable[[str], None]) -> None:
+    """Pass each output line on until EOF, or until DRAIN_S after the profiler exited (a helper may hold the pipe)."""
+    stream = process.stdout
+    fd = stream.fileno()
+    os.set_blocking(fd, False)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    exited_at = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at >= DRAIN_S:
+                break
+            if deadline is not None and now >= deadline:
+                raise _Deadline
+            if not selector.select(timeout=0.1):
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break  # EOF: nothing holds the pipe open any more
+            pending = _emit_lines(pending + decoder.decode(chunk), emit)
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        emit(pending.rstrip("\r"))
+    stream.close()
+
+
+def _emit_lines(text: str, emit: Callable[[str], None]) -> str:
+    """Pass on every complete line of ``text``; return the unfinished rest (cut when it gets too long)."""
+    *lines, rest = text.split("\n")
+    for line in lines:
+        emit(line.rstrip("\r"))
+    while len(rest) > MAX_LINE_CHARS:
+        emit(rest[:MAX_LINE_CHARS])
+        rest = rest[MAX_LINE_CHARS:]
+    return rest
+
+
+def _wait(process: subprocess.Popen, deadline: float | None) -> None:
+    # The profiler may close its output and keep running: the timeout still holds.
+    while True:
+        try:
+            process.wait(timeout=0.1)
+            return
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise _Deadline from None
+
+
+def _stop_group(process: subprocess.Popen, first: int = signal.SIGTERM) -> None:
+    """Stop the profiler's process group: ``first``, then SIGKILL after KILL_GRACE_S; never raises."""
+    if process.poll() is None:
+        _signal_group(process.pid, first)
+        try:
+            process.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    # Whatever is left in the group (the profiler, or a helper of a profiler that has exited) goes.
+    _signal_group(process.pid, signal.SIGKILL)
+    if process.poll() is None:
+        process.wait()
+    if process.stdout is not None and not process.stdout.closed:
+        process.stdout.close()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already
+
+
+@contextmanager
+def _signals_raise_interrupted() -> Iterator[None]:
+    """While the profiler runs, Ctrl-C, SIGTERM and SIGHUP raise ProfilerInterrupted (so it gets stopped)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def interrupted(signum, frame):
+        raise ProfilerInterrupted(signum)
+
+    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, interrupted) for signum in wanted}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def collect(
@@ -253,8 +402,9 @@ def collect(
     soc_version: str | None = None,
     on_line: Callable[[str], None] | None = None,
     profiler: Profiler | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
 ) -> CollectResult:
-    """Profile ``application`` and return the new ``OPPROF_*`` folder it produced."""
+    """Profile ``application`` and return the new ``OPPROF_*`` folder it produced (``timeout`` 0/None: no limit)."""
     profiler = profiler or find_profiler()
     check_application(application)
     output = (output or Path.cwd()).expanduser().resolve()
@@ -264,7 +414,7 @@ def collect(
         kernel_name=kernel_name, launch_count=launch_count, soc_version=soc_version,
     )
     before = list_opprof_dirs(output)
-    run_profiler(command, on_line=on_line)
+    run_profiler(command, on_line=on_line, timeout=timeout)
     new = sorted(list_opprof_dirs(output) - before, key=lambda path: path.name)
     if not new:
         raise CollectError(

@@ -222,3 +222,124 @@ def test_collect_then_suggest_prints_advice_for_the_new_folder(runner, msprof, m
     advice = result.stdout
     assert "per-block-imbalance (recipe)" in advice
     assert f"{produced}  msopprof-device" in advice  # the advice is about the new folder
+
+
+# --------------------------------------------------------------------------------------------
+# A profiler that hangs, leaves helpers behind, or outlives advisor: stopped, never waited for
+# --------------------------------------------------------------------------------------------
+
+
+def _alive(pid: int, grace: float = 3.0) -> bool:
+    """True when ``pid`` still runs ``grace`` seconds from now (a signal takes a moment to land)."""
+    import time
+
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            os.kill(pid, 0)
+            status = Path(f"/proc/{pid}/stat").read_text()
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+        if status.rsplit(")", 1)[1].split()[0] == "Z":
+            return False  # a zombie is dead for our purposes (its new parent has not reaped it yet)
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
+
+
+def _pid_from(path: Path, timeout: float = 10.0) -> int:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < deadline, "the stand-in never started"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def _fake_profiler(tmp_path, monkeypatch, script: str) -> Path:
+    folder = tmp_path / "fake-bin"
+    folder.mkdir()
+    _executable(folder / "msopprof", "#!/bin/sh\n" + script)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    return folder
+
+
+def test_the_cli_default_timeout_is_the_core_default():
+    import inspect
+
+    from opprof_advisor.cli.loop_commands import collect_command
+
+    assert inspect.signature(collect_command).parameters["timeout"].default == collect.DEFAULT_TIMEOUT_S
+
+
+def test_a_hung_profiler_is_stopped_at_the_timeout_with_what_it_started(runner, tmp_path, monkeypatch, workdir):
+    import time
+
+    pids = tmp_path / "pids"
+    _fake_profiler(tmp_path, monkeypatch, f"echo working\n(sleep 600) & echo $! > {pids}\nsleep 600\n")
+    started = time.monotonic()
+    result = runner.invoke(app, ["collect", "--timeout", "1", "--", "./my_operator"])
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == ("error: msopprof did not finish within 1 s; it was stopped, with what "
+                                              "it started — raise --timeout (0 = no limit), or see its last lines "
+                                              "above for what it waits for")
+    assert "--- last 1 line(s) of msopprof (stopped after 1 s) ---" in result.stderr
+    assert not _alive(_pid_from(pids))
+
+
+def test_a_helper_left_holding_the_output_is_not_waited_for(runner, tmp_path, monkeypatch, workdir):
+    import time
+
+    pids = tmp_path / "pids"
+    _fake_profiler(tmp_path, monkeypatch, f"(sleep 30) &\necho $! > {pids}\nexit 0\n")
+    started = time.monotonic()
+    result = runner.invoke(app, ["collect", "--", "./my_operator"])
+    assert time.monotonic() - started < 5
+    assert "finished but wrote no OPPROF_* folder" in result.stderr
+    assert not _alive(_pid_from(pids))
+
+
+def test_a_profiler_that_ignores_sigterm_is_killed(tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setattr(collect, "KILL_GRACE_S", 0.5)
+    script = _executable(tmp_path / "stubborn", "#!/bin/sh\ntrap '' TERM\necho $$ > pid\nwhile :; do sleep 1; done\n")
+    started = time.monotonic()
+    with pytest.raises(collect.ProfilerTimedOut):
+        collect.run_profiler([str(script)], cwd=tmp_path, timeout=1)
+    assert time.monotonic() - started < 5
+    assert not _alive(_pid_from(tmp_path / "pid"))
+
+
+@pytest.mark.parametrize("signum, code", [(15, 143), (2, 130), (1, 129)])
+def test_a_signal_to_advisor_stops_the_profiler_too(tmp_path, workdir, signum, code):
+    import subprocess
+    import time
+
+    from conftest import ROOT
+
+    pids = tmp_path / "pids"
+    folder = tmp_path / "fake-bin"
+    folder.mkdir()
+    _executable(folder / "msopprof", f"#!/bin/sh\necho $$ > {pids}\nsleep 600\n")
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor", "collect", "--", "./my_operator"],
+                               cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # like a batch scheduler's kill of one pid
+    profiler = _pid_from(pids)
+    process.send_signal(signum)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=20)
+    assert time.monotonic() - started < 10
+    assert process.returncode == code, err
+    assert err.splitlines()[-1].startswith(f"error: stopped by SIG")
+    assert not _alive(profiler)
+
+
+def test_a_line_without_end_is_passed_on_in_pieces():
+    pieces = []
+    rest = collect._emit_lines("a\r\nb\n" + "x" * (collect.MAX_LINE_CHARS * 2 + 5), pieces.append)
+    assert pieces == ["a", "b", "x" * collect.MAX_LINE_CHARS, "x" * collect.MAX_LINE_CHARS]
+    assert rest == "xxxxx"

@@ -89,6 +89,11 @@ def collect_command(
         Optional[str],
         typer.Option("--soc-version", help="Simulator chip, e.g. Ascend910B1 (simulator mode).", show_default=False),
     ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", min=0, help="Stop the profiler (and everything it started) after this many "
+                                              "seconds; 0 = no limit."),
+    ] = 3600.0,
     no_suggest: Annotated[bool, typer.Option("--no-suggest", help="Only collect; do not print advice.")] = False,
 ) -> None:
     """Run the operator profiler on APP, then advise on what it wrote.
@@ -110,10 +115,15 @@ def collect_command(
             launch_count=launch_count,
             soc_version=soc_version,
             on_line=_echo_profiler_line,
+            timeout=timeout,
         )
     except collect.ProfilerFailed as exc:
         _print_tail(exc)
         raise
+    except collect.ProfilerInterrupted as exc:
+        # The conventional exit code of a process stopped by a signal (130 for Ctrl-C, 143 for SIGTERM).
+        err_console.print(f"error: {exc}", markup=False)
+        raise typer.Exit(128 + exc.signum) from None
     err_console.print(f"profile written to {result.opprof_dir}", markup=False)
     for extra in result.extra_dirs:
         err_console.print(f"note: the run also wrote {extra}", markup=False)
@@ -133,7 +143,8 @@ def _print_tail(exc) -> None:
     if not exc.tail:
         return
     name = Path(exc.command[0]).name if exc.command else "profiler"
-    sys.stderr.write(f"--- last {len(exc.tail)} line(s) of {name} (exit code {exc.exit_code}) ---\n")
+    how = f"stopped after {exc.timeout:g} s" if hasattr(exc, "timeout") else f"exit code {exc.exit_code}"
+    sys.stderr.write(f"--- last {len(exc.tail)} line(s) of {name} ({how}) ---\n")
     for line in exc.tail:
         sys.stderr.write(printable(line) + "\n")
 
