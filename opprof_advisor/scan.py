@@ -161,53 +161,70 @@ def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
 
 
 def _walk_dir(walk: _Walk, dir_real: str, rel_dir: str) -> None:
+    """Visit a folder and everything below it, depth first in name order.
+
+    A loop over a stack of listings, not recursion: a tree 1,000 folders deep is a valid input.
+    """
+    pending = [iter(_list_dir(walk, dir_real, rel_dir))]
+    while pending:
+        item = next(pending[-1], None)
+        if item is None:
+            pending.pop()
+            continue
+        below = _visit_entry(walk, *item)
+        if below is not None:
+            pending.append(iter(_list_dir(walk, *below)))
+
+
+def _list_dir(walk: _Walk, dir_real: str, rel_dir: str) -> list[tuple[os.DirEntry, str]]:
+    """The entries of one folder to visit, with their relative paths (none for a loop or a virtualenv)."""
     if dir_real in walk.seen_dirs:
         walk.skip("symlinked folders already visited (loops)")
-        return
+        return []
     walk.seen_dirs.add(dir_real)
     try:
         with os.scandir(dir_real) as entries:
             listing = sorted(entries, key=lambda e: e.name)
     except OSError as exc:
         walk.failed.append((rel_dir or ".", f"cannot list folder: {exc.strerror or exc}"))
-        return
+        return []
     if rel_dir and any(e.name == "pyvenv.cfg" for e in listing):
         walk.skip("virtual environments")
-        return
-    for entry in listing:
-        _visit_entry(walk, entry, f"{rel_dir}/{entry.name}" if rel_dir else entry.name)
+        return []
+    return [(entry, f"{rel_dir}/{entry.name}" if rel_dir else entry.name) for entry in listing]
 
 
-def _visit_entry(walk: _Walk, entry: os.DirEntry, rel: str) -> None:
+def _visit_entry(walk: _Walk, entry: os.DirEntry, rel: str) -> tuple[str, str] | None:
+    """Record a file; for a folder to descend into, return its (real path, relative path)."""
     name = entry.name
     if _excluded(rel, name, walk.exclude):
         walk.skip("paths matching --exclude")
-        return
+        return None
     try:
         is_link = entry.is_symlink()
         is_dir = entry.is_dir()
         is_file = not is_dir and entry.is_file()
     except OSError:
         walk.skip("broken or looping symlinks")
-        return
+        return None
     if is_link and not walk.following_links:
         walk.deferred.append((entry, rel))
-        return
+        return None
     real = os.path.realpath(entry.path) if is_link else entry.path
     if is_link and not _inside(real, walk.root_real):
         walk.skip("symlinks pointing outside PATH")
-        return
+        return None
     if is_dir:
         if name in SKIP_DIRS or name.endswith(".egg-info"):
             walk.skip(f"{name}/ folders" if name in SKIP_DIRS else "*.egg-info folders")
-            return
-        _walk_dir(walk, real, rel)
-        return
+            return None
+        return real, rel
     if not is_file:
         if is_link:
             walk.skip("broken or looping symlinks")
-        return
+        return None
     _add_file(walk, name, rel, real)
+    return None
 
 
 def _add_file(walk: _Walk, name: str, rel: str, real: str) -> None:
@@ -233,7 +250,9 @@ def collect_files(root: Path, exclude: tuple[str, ...] = ()) -> _Walk:
     while walk.deferred:  # following a link may defer more links below it
         pending, walk.deferred = walk.deferred, []
         for entry, rel in pending:
-            _visit_entry(walk, entry, rel)
+            below = _visit_entry(walk, entry, rel)
+            if below is not None:
+                _walk_dir(walk, *below)
     return walk
 
 
@@ -761,6 +780,8 @@ def scan_path(path: str | os.PathLike, exclude: tuple[str, ...] | list[str] = ()
         raise ScanError("no such file or folder", path=root, hint="check the path and try again")
     if root.is_symlink() and not root.exists():
         raise ScanError("broken or looping symlink", path=root, hint="point advisor scan at a real folder")
+    if not root.is_dir() and not root.is_file():  # a FIFO, a device, a socket
+        raise ScanError("not a Python file or a folder", path=root, hint="give a folder or a .py file")
     table = load_support_table()
     if root.is_file():
         return _scan_single_file(root, table)

@@ -76,11 +76,13 @@ class Snapshot:
 
     def _take(self) -> dict[str, tuple]:
         found: dict[str, tuple] = {}
-        for folder in self.folders:
-            for dirpath, dirnames, filenames in os.walk(folder):
-                for name in dirnames + filenames:
-                    path = os.path.join(dirpath, name)
-                    found[path] = _state(path)
+        pending = [str(folder) for folder in self.folders]
+        while pending:  # a loop, not os.walk's recursion: a hostile tree may be 1,000 folders deep
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    found[entry.path] = _state(entry.path)
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
         return found
 
     def changes(self, *allowed: Path) -> dict[str, tuple]:
