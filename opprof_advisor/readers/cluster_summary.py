@@ -18,7 +18,6 @@ ranks and the collectives.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.sidefile import read_json
 
 FORMAT = "cluster-summary"
 CLUSTER_DIR = "cluster_analysis_output"
@@ -111,7 +111,7 @@ def _summary(rank: str, split: StepSplit, path: Path) -> dict:
 def read_communication(path: Path, notes: list[str]) -> tuple[dict[str, float], dict[str, dict[str, list[float]]]]:
     """(time fields summed + "ops", {transport: {rank: [size MB, time ms]}}); empty when unreadable."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        document = read_json(path)
     except (OSError, ValueError) as exc:
         notes.append(f"ignored {path}: not readable JSON ({exc})")
         return {}, {}

@@ -48,6 +48,7 @@ from typing import Any, Iterator
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
+from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_bytes, read_text
 
 FORMAT = "msopprof-device"
 
@@ -62,6 +63,8 @@ _SKIP_DIRS = frozenset({"dump", "simulator", "ASCEND_PROFILER_OUTPUT", "FRAMEWOR
                         "mindstudio_profiler_log", "logs", "host", "sqlite", "timeline", "summary"})
 #: Folders looked into at most while searching (detection must stay cheap on big trees).
 MAX_DIRS = 400
+#: A msOpProf CSV holds one row per launch or per (block, sub-core): a few MB at most. Larger is refused.
+MAX_MSOPPROF_CSV_BYTES = 512 * 1024 * 1024
 _MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
 _PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 #: A side (cube or vector sub-cores) counts as working when its slowest sub-core is busy for at least
@@ -159,9 +162,16 @@ def read_launch(basic: Path) -> list[dict[str, Any]]:
 def _read_msopprof_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and (line, cells) rows; the trailing comma's empty cell is dropped."""
     try:
-        raw = path.read_bytes()
+        # the head first: a 3 GB sparse file is refused as binary without being read whole
+        with open_regular(path, limit=1 << 62) as handle:
+            if b"\x00" in handle.read(65536):
+                raise MalformedProfile("binary data, not a CSV text file", path=path,
+                                       hint="point at the OPPROF_* folder written by `msprof op`")
+        raw = read_bytes(path, MAX_MSOPPROF_CSV_BYTES)
     except OSError as exc:
         raise MalformedProfile(f"cannot read: {exc.strerror or exc}", path=path) from None
+    except SideFileError as exc:
+        raise MalformedProfile(str(exc), path=path, hint="point at the OPPROF_* folder written by `msprof op`") from None
     if not raw.strip():
         raise MalformedProfile("empty file (0 bytes)" if not raw else "empty file", path=path,
                                hint="the msprof op run did not finish; run it again")
@@ -196,7 +206,7 @@ def _companions(basic: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for p in sorted(basic.parent.iterdir()):
         m = _METRIC.match(p.name)
-        if not m or p == basic or m.group(1) == "OpBasicInfo":
+        if not m or p == basic or m.group(1) == "OpBasicInfo" or not p.is_file():  # a FIFO would block
             continue
         exact = p.name.endswith(suffix)
         if exact or m.group(1) not in found:
@@ -215,8 +225,8 @@ def _find_basic_info_txt(folder: Path) -> dict[str, str]:
 
 def _read_basic_info_txt(path: Path) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_text(path, errors="replace")
+    except (OSError, ValueError):  # absent, or a FIFO / device / oversized file
         return {}
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
     return {k.strip(): v.strip() for k, v in pairs}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from opprof_advisor.readers.sidefile import read_text
+
 _MISSING = frozenset({"", "N/A", "NA", "nan", "NaN"})
 _FOPS = ("aic_cube_fops", "aiv_vec_fops", "aic_cube_fp16_ratio", "aic_cube_int8_ratio")
 _VOLUMES = ("read_main_memory_datas(KB)", "write_main_memory_datas(KB)")
@@ -53,8 +55,8 @@ def _column_sums(path: Path | None, columns: tuple[str, ...]) -> dict[str, float
     if path is None:
         return {}
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = read_text(path, errors="replace").splitlines()
+    except (OSError, ValueError):  # SideFileError: a FIFO, a device, an oversized file
         return {}
     if not lines:
         return {}

@@ -62,13 +62,17 @@ latency), AI CPU use and communication.
 from __future__ import annotations
 
 import csv
-import json
+import io
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
+
+#: trace.json and *_instr_exe.csv above this are refused (json.load needs several times the size in memory).
+MAX_TRACE_BYTES = 1024 ** 3
 
 FORMAT = "msopprof-simulator"
 HOT_INSTRUCTIONS = 10
@@ -149,11 +153,10 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
 
 def _load_json(path: Path) -> Any:
     try:
-        with path.open("rb") as fh:
-            return json.load(fh)
+        return read_json(path, limit=MAX_TRACE_BYTES)
     except OSError as exc:
         raise MalformedProfile(f"cannot read: {exc.strerror or exc}", path=path) from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # SideFileError included: not a regular file, too large, too deep, NaN
         raise MalformedProfile(f"not valid JSON ({exc})", path=path,
                                hint="the simulator was interrupted; run `msprof op simulator` again") from None
 
@@ -256,9 +259,9 @@ def _read_instr(folder: Path) -> list[dict[str, Any]]:
         return []
     path = files[0]
     try:
-        with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-            rows = list(csv.DictReader(fh))
-    except (OSError, csv.Error) as exc:
+        with open_regular(path, MAX_TRACE_BYTES) as fh:
+            rows = list(csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")))
+    except (OSError, csv.Error, SideFileError) as exc:
         raise MalformedProfile(f"cannot read instruction CSV ({exc})", path=path) from None
     out = []
     for n, row in enumerate(rows, start=2):
@@ -278,8 +281,8 @@ def read_summary_logs(dump: Path) -> list[dict[str, int]]:
     sections: list[dict[str, int]] = []
     for log in sorted(dump.glob("core*_summary_log")):
         try:
-            text = log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = read_text(log, errors="replace")
+        except (OSError, ValueError):
             continue
         ticks = None
         for line in text.splitlines():
@@ -306,8 +309,8 @@ def clock_mhz(cores: dict[str, dict[str, Any]]) -> float | None:
 def _block_dim(dump: Path) -> int | None:
     for log in sorted(dump.glob("core*_summary_log")):
         try:
-            m = _BLOCK_DIM.search(log.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+            m = _BLOCK_DIM.search(read_text(log, errors="replace"))
+        except (OSError, ValueError):
             continue
         if m:
             return int(m.group(1))

@@ -8,13 +8,13 @@ Core counts come from ``device_*/info.json.<N>`` (``ai_core_num``, ``aiv_num``).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.sidefile import dig, read_json, small_int
 
 _SUMMARY = re.compile(r"^op_summary(?:_slice_(\d+))?(?:_[\d_]+)?\.csv$")
 _PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
@@ -106,17 +106,17 @@ def read_device_info(root: Path) -> tuple[dict[str, int], float | None]:
     """Core counts and the AI Core clock (MHz) from the first ``info.json.*`` that names a core count."""
     for info in _info_files(root):
         try:
-            document = json.loads(info.read_text(encoding="utf-8-sig"))
-            device = (document.get("DeviceInfo") or [{}])[0]
-        except (OSError, ValueError, AttributeError, IndexError):
+            devices = dig(read_json(info), "DeviceInfo")
+        except (OSError, ValueError):
             continue
+        device = devices[0] if isinstance(devices, list) and devices else None
         if not isinstance(device, dict):
             continue
         counts = {}
         for key, name in (("ai_core_num", "aic"), ("aiv_num", "aiv")):
-            value = device.get(key)
-            if isinstance(value, (int, str)) and str(value).isdigit():
-                counts[name] = int(value)
+            value = small_int(device.get(key))
+            if value is not None:
+                counts[name] = value
         if counts.get("aic"):
             return counts, _positive(device.get("aic_frequency"))
     return {}, None

@@ -8,7 +8,6 @@ collectives' time splits into transit, wait and idle), ``op_statistic.csv`` and
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from opprof_advisor import steps
@@ -17,6 +16,7 @@ from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
+from opprof_advisor.readers.sidefile import dig, read_json
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 KERNEL_FILE = "kernel_details.csv"
@@ -71,7 +71,7 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
     versions: dict[str, str] = {}
     for info in sorted(root.glob("profiler_info*.json")):
         try:
-            document = json.loads(info.read_text(encoding="utf-8-sig"))
+            document = read_json(info)
         except (OSError, ValueError) as exc:
             notes.append(f"ignored {info}: not readable JSON ({exc})")
             continue
@@ -80,11 +80,11 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
         for key in ("torch_npu_version", "cann_version", "rank_id"):
             if document.get(key) not in (None, ""):
                 versions[key.replace("_version", "")] = str(document[key])
-        config = (document.get("config") or {}).get("experimental_config") or {}
+        config = dig(document, "config", "experimental_config")
         for key, name in _CONFIG_KEYS.items():
-            value = config.get(key)
+            value = dig(config, key)
             if value not in (None, "", []):
-                versions[name] = ",".join(value) if isinstance(value, list) else str(value)
+                versions[name] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         break
     return versions
 
@@ -130,7 +130,7 @@ def read_communication(path: Path, notes: list[str]) -> dict[str, float]:
     if not path.is_file():
         return {}
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        document = read_json(path)
     except (OSError, ValueError) as exc:
         notes.append(f"ignored {path}: not readable JSON ({exc})")
         return {}
