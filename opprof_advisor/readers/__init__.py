@@ -114,8 +114,12 @@ def _unknown(path: Path) -> UnknownFormat:
 
 def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
     """Detect the format of ``path`` and parse it, without normalising (used per rank)."""
+    from opprof_advisor.readers.sidefile import check_durations
+
     reader, where = _detect(Path(path))
-    return reader.read(where, progress)
+    raw = reader.read(where, progress)
+    check_durations(raw.kernels.duration_us, raw.kernels.name, raw.path)  # whatever the reader, no inf device time
+    return raw
 
 
 def load_profile(path: str | Path, progress: Progress | None = None,

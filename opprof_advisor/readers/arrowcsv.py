@@ -21,6 +21,7 @@ from typing import Callable
 
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
+from opprof_advisor.readers.sidefile import MAX_DURATION_US
 
 #: Files smaller than this are read by the stdlib reader (importing pyarrow costs ~0.3 s).
 ARROW_MIN_BYTES = 32 * 1024 * 1024
@@ -119,8 +120,10 @@ class _Converter:
         n = batch.num_rows
         column = lambda field: batch.column(f"c{self.fields[field]}")  # noqa: E731
         durations = column("duration_us")
-        if durations.null_count or (n and pc.min(durations).as_py() < 0):
+        if durations.null_count or (n and (pc.min(durations).as_py() < 0 or pc.max(durations).as_py() > MAX_DURATION_US)):
             return False
+        if not self._all_finite(batch):
+            return False  # inf / nan / 1e400 somewhere: the stdlib reader names the line
         for field in _TEXT:
             values = _mapped(column(field), self.text) if field in self.fields else [""] * n
             getattr(table, field).extend(values)
@@ -140,6 +143,17 @@ class _Converter:
         table.duration_us.extend(durations.to_pylist())
         for key in table.pipe:
             table.pipe[key].extend(_mapped(column("pipe:" + key), self.floats))
+        return True
+
+
+    def _all_finite(self, batch) -> bool:
+        import pyarrow.compute as pc
+        import pyarrow.types as pt
+
+        for index in self.fields.values():
+            array = batch.column(f"c{index}")
+            if pt.is_floating(array.type) and pc.any(pc.invert(pc.is_finite(array))).as_py():
+                return False
         return True
 
 

@@ -7,6 +7,7 @@ column order and membership drift with tool version, chip, ``--aic-metrics`` and
 
 from __future__ import annotations
 
+import math
 import re
 
 from opprof_advisor.operators import COMMUNICATION_FAMILIES
@@ -93,17 +94,16 @@ def parse_float(value: str) -> float | None:
     if text in MISSING_VALUES:
         return None
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None  # inf / NaN: the CSV reader reports the cell
 
 
 def parse_int(value: str) -> int | None:
-    """An integer (``24``, ``24.0``), or None for missing or unparsable values."""
+    """An integer (``24``, ``24.0``), or None for missing, unparsable or non-finite values."""
     number = parse_float(value)
-    if number is None or number != number:  # NaN
-        return None
-    return int(number)
+    return None if number is None else int(number)
 
 
 def clean_text(value: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import csv
 import math
+import os
 from functools import partial
 from itertools import islice
 from operator import itemgetter
@@ -23,6 +24,7 @@ from typing import Callable, Iterator
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
+from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular
 
 #: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
 SNIFF_BYTES = 64 * 1024
@@ -52,9 +54,11 @@ class _Interned(dict):
 def read_head(path: Path, count: int = SNIFF_BYTES) -> tuple[int, bytes]:
     """Size and first ``count`` bytes of a profiler file; MalformedProfile when unreadable or empty."""
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path, limit=1 << 62) as handle:  # a FIFO or device is refused, not waited on
+            size = os.fstat(handle.fileno()).st_size
             head = handle.read(count)
+    except SideFileError as exc:
+        raise MalformedProfile(str(exc), path=path, hint="point advisor at the profiler's output files") from None
     except OSError as exc:
         raise MalformedProfile(f"cannot open: {exc.strerror or exc}", path=path,
                                hint="check the path and its permissions") from None
@@ -67,10 +71,22 @@ def read_head(path: Path, count: int = SNIFF_BYTES) -> tuple[int, bytes]:
 def sniff_file(path: Path) -> bytes:
     """Return the first bytes of a CSV after checking it is non-empty text; raise MalformedProfile otherwise."""
     size, head = read_head(path)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _looks_utf16(head):
+        raise MalformedProfile("UTF-16 text (a spreadsheet's \"Unicode text\"), not UTF-8", path=path,
+                               hint="re-save the file as UTF-8 CSV")
     if b"\x00" in head:
         raise MalformedProfile(f"binary data, not a CSV text file ({_human(size)})", path=path,
                                hint="point advisor at the profiler's CSV output")
     return head
+
+
+def _looks_utf16(head: bytes) -> bool:
+    # ASCII text in UTF-16 without a BOM: every other byte is NUL, the others are not
+    sample = head[:512]
+    if len(sample) < 8:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return (odd.count(0) == len(odd) and 0 not in even) or (even.count(0) == len(even) and 0 not in odd)
 
 
 def _encoding_of(head: bytes) -> str:
@@ -240,7 +256,7 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
             header = _strip_trailing(header)
             mapping = columns.map_header(header)
             _check_required(path, mapping, required)
-            builder = _ColumnBuilder(path, encoding, mapping, len(header))
+            builder = _ColumnBuilder(path, encoding, mapping, len(header), header)
             pick, width, seen = builder.pick, len(header), 0
             rows: list[tuple[str, ...]] = []
             append = rows.append
@@ -272,6 +288,12 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
     if progress is not None:
         progress(total, total)
     if not len(builder.table):
+        if skipped:  # rows are there, but none has the header's field count
+            counts = sorted({fields for _, fields in skipped})
+            raise MalformedProfile(f"no row has the header's {width} fields ({len(skipped)} row(s) have "
+                                   f"{', '.join(map(str, counts[:3]))})", path=path,
+                                   line=_line_of_record(path, encoding, skipped[0][0]),
+                                   hint="the file was edited or joined from two exports; re-export the profile")
         raise MalformedProfile("no data rows (header only)", path=path, line=1,
                                hint="the profiled run launched no kernels, or the export was cut short")
     if skipped:
@@ -324,8 +346,9 @@ _NOT_KEPT: frozenset[str] = frozenset()
 class _ColumnBuilder:
     """Turns chunks of raw rows into the typed, de-duplicated columns of a KernelTable."""
 
-    def __init__(self, path: Path, encoding: str, mapping: dict[str, int], width: int):
+    def __init__(self, path: Path, encoding: str, mapping: dict[str, int], width: int, header: list[str] = ()):
         self.path, self.encoding, self.width = path, encoding, width
+        self.column_names = {field: header[index] for field, index in mapping.items() if index < len(header)}
         fields = [f for f in mapping if f not in _NOT_KEPT]
         # Only the needed cells of each row are kept (itemgetter), in this order:
         self.slot = {field: position for position, field in enumerate(fields)}
@@ -341,8 +364,8 @@ class _ColumnBuilder:
         self.rows_done = 0
         self.text = _Interned(columns.clean_text)
         self.optional = _Interned(columns.clean_optional)
-        self.ints = _Interned(columns.parse_int)
-        self.floats = _Interned(columns.parse_float)
+        self.ints = _Interned(_finite_or_missing(columns.parse_int))
+        self.floats = _Interned(_finite_or_missing(columns.parse_float))
 
     def add(self, rows: list[tuple[str, ...]]) -> None:
         if not rows:
@@ -358,20 +381,27 @@ class _ColumnBuilder:
         table.op_state.extend([None] * n if state is None else map(self.optional.__getitem__, raw[state]))
         for field in ("block_dim", "mix_block_dim"):
             index = slot(field)
-            getattr(table, field).extend([None] * n if index is None else map(self.ints.__getitem__, raw[index]))
+            getattr(table, field).extend([None] * n if index is None else self._column(raw[index], self.ints, field))
         wait = slot("wait_us")
-        table.wait_us.extend([None] * n if wait is None else _floats_or_none(raw[wait]))
-        for field, parse in (("start_us", _floats_or_none), ("device_id", partial(map, self.ints.__getitem__)),
+        table.wait_us.extend([None] * n if wait is None else self._column(raw[wait], _floats_or_none, "wait_us"))
+        for field, parse in (("start_us", _floats_or_none), ("device_id", self.ints),
                              ("step_id", partial(map, self.optional.__getitem__)),
-                             ("aic_time_us", partial(map, self.floats.__getitem__)),
-                             ("aiv_time_us", partial(map, self.floats.__getitem__))):
+                             ("aic_time_us", self.floats), ("aiv_time_us", self.floats)):
             index = slot(field)
             if index is not None:
-                getattr(table, field).extend(parse(raw[index]))
+                getattr(table, field).extend(self._column(raw[index], parse, field))
         table.duration_us.extend(self._durations(raw[slot("duration_us")]))
         for key in self.pipe_keys:
-            table.pipe[key].extend(map(self.floats.__getitem__, raw[slot("pipe:" + key)]))
+            table.pipe[key].extend(self._column(raw[slot("pipe:" + key)], self.floats, key))
         self.rows_done += n
+
+    def _column(self, cells: tuple[str, ...], parse, what: str):
+        """``cells`` parsed by ``parse`` (an _Interned table or a function); a non-finite number is refused with its line."""
+        try:
+            return list(map(parse.__getitem__, cells)) if isinstance(parse, _Interned) else parse(cells)
+        except _NotFinite as exc:
+            name = self.column_names.get(what) or self.column_names.get(f"pipe:{what}") or what
+            raise self._fail(cells.index(exc.cell), f"{name} {exc.cell.strip()!r} is not a finite number") from None
 
     def _fail(self, index: int, message: str) -> MalformedProfile:
         line = line_of_row(self.path, self.encoding, self.rows_done + index, self.width)
@@ -389,15 +419,49 @@ class _ColumnBuilder:
                     raise self._fail(index, f"duration {cell.strip()!r} is not a number") from None
                 values.append(value)
         total = sum(values)
-        if not math.isfinite(total) or min(values) < 0:
+        if not math.isfinite(total) or min(values) < 0 or max(values) > MAX_DURATION_US:
             for index, value in enumerate(values):
                 if not math.isfinite(value) or value < 0:
                     raise self._fail(index, f"duration {value:g} us is negative or not finite")
+                if value > MAX_DURATION_US:
+                    raise self._fail(index, f"duration {value:g} us is longer than any task runs "
+                                            f"(over {MAX_DURATION_US:g} us)")
         return values
+
+
+class _NotFinite(Exception):
+    """A cell holds a number that is not finite (``inf``, ``nan``, ``1e400``); the builder names its line."""
+
+    def __init__(self, cell: str):
+        super().__init__(cell)
+        self.cell = cell
+
+
+def _finite_or_missing(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse``, but a cell that is a number yet not a finite one raises _NotFinite instead of reading as missing."""
+    def checked(cell: str) -> object:
+        value = parse(cell)
+        if value is None:
+            try:
+                number = float(cell.strip().strip('"'))
+            except ValueError:
+                return None  # N/A, empty, text: missing
+            if not math.isfinite(number):
+                raise _NotFinite(cell)
+        return value
+
+    return checked
+
+
+_checked_float = _finite_or_missing(columns.parse_float)
 
 
 def _floats_or_none(cells: tuple[str, ...]) -> list[float | None]:
     try:
-        return list(map(float, cells))
+        values = list(map(float, cells))
     except ValueError:
-        return list(map(columns.parse_float, cells))
+        return list(map(_checked_float, cells))
+    if not math.isfinite(sum(values)):  # C speed when all is well; find the culprit otherwise
+        worst = max(range(len(values)), key=lambda i: abs(values[i]) if math.isfinite(values[i]) else math.inf)
+        raise _NotFinite(cells[worst])
+    return values
