@@ -7,11 +7,13 @@ the size is enforced again while writing, since a zip header can lie about sizes
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, TypeVar
@@ -41,15 +43,32 @@ def max_bytes() -> int:
 @contextmanager
 def extracted(path: Path) -> Iterator[Path]:
     """Extract ``path`` into a temporary folder, yield it, and remove it afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="advisor-archive-"))
     try:
-        if path.name.lower().endswith(".zip"):
-            _extract_zip(path, folder)
-        else:
-            _extract_tar(path, folder)
+        folder = Path(tempfile.mkdtemp(prefix="advisor-archive-"))
+    except OSError as exc:
+        raise _cannot_extract(path, exc) from None
+    try:
+        try:
+            if path.name.lower().endswith(".zip"):
+                _extract_zip(path, folder)
+            else:
+                _extract_tar(path, folder)
+        except OSError as exc:  # a member that is both a file and a folder, a full temporary folder
+            raise _cannot_extract(path, exc) from None
+        except (EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, ValueError) as exc:
+            raise ProfileError(f"damaged archive ({exc})", path=path,
+                               hint="the archive is cut or corrupt; create it again") from None
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cannot_extract(archive: Path, exc: OSError) -> ProfileError:
+    if exc.errno == errno.ENOSPC:
+        return ProfileError("no space left in the temporary folder to extract the archive", path=archive,
+                            hint="extract it yourself and point advisor at the folder, or set TMPDIR to a roomier place")
+    return ProfileError(f"cannot extract the archive: {exc.strerror or exc} ({Path(exc.filename or '').name or '?'})",
+                        path=archive, hint="a member is both a file and a folder, or unsafe; re-create the archive")
 
 
 def relabel(archive: Path, root: Path, read: Callable[[], T]) -> T:
@@ -71,6 +90,9 @@ def relabel(archive: Path, root: Path, read: Callable[[], T]) -> T:
 
 def _check_name(archive: Path, name: str) -> PurePosixPath:
     member = PurePosixPath(name.replace("\\", "/"))
+    if not member.parts and not name.endswith("/"):  # "." or "": a file that would be the folder itself
+        raise ProfileError(f"unsafe member path {name!r} in archive (no file name)", path=archive,
+                           hint="re-create the archive with relative paths")
     if member.is_absolute() or ".." in member.parts or (member.parts and ":" in member.parts[0]):
         raise ProfileError(f"unsafe member path {name!r} in archive (absolute or '..')", path=archive,
                            hint="re-create the archive with relative paths")
