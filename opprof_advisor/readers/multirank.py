@@ -36,11 +36,28 @@ SAME_JOB_GAP_S = 60.0
 
 
 def rank_dirs(path: Path) -> list[Path]:
-    """The ``*_ascend_pt`` children of ``path`` (sorted by name)."""
+    """The ``*_ascend_pt`` children of ``path`` (sorted by name), each real folder once.
+
+    A symlinked child is one more name for a folder: a ``latest_ascend_pt`` link to a rank beside it
+    would count that rank twice, and a link to the parent (or above) would read the parent as its
+    own rank, again and again. Real folders win over links to them; links to the parent are not ranks.
+    """
+    children = _rank_names(path)
+    parent = os.path.realpath(path)
+    chosen: dict[str, Path] = {}
+    for child in sorted(children, key=lambda p: (p.is_symlink(), p.name)):
+        real = os.path.realpath(child)
+        if real == parent or parent.startswith(real.rstrip(os.sep) + os.sep):
+            continue
+        chosen.setdefault(real, child)
+    return sorted(chosen.values())
+
+
+def _rank_names(path: Path) -> list[Path]:
     if not path.is_dir():
         return []
     try:
-        return sorted(p for p in path.iterdir() if p.is_dir() and RANK_DIR.search(p.name))
+        return [p for p in path.iterdir() if p.is_dir() and RANK_DIR.search(p.name)]
     except OSError:
         return []
 
@@ -82,10 +99,15 @@ class MultiRankReader:
     name = "multi-rank"
 
     def detect(self, path: Path) -> bool:
-        return len(rank_dirs(path)) >= 2
+        # two or more ranks, or one rank under two or more names (links): read once
+        return len(rank_dirs(path)) >= 2 or (len(rank_dirs(path)) == 1 and len(_rank_names(path)) >= 2)
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         ranks = rank_dirs(path)
+        if len(ranks) == 1:
+            from opprof_advisor.readers import read_raw
+
+            return read_raw(ranks[0], progress)
         results = self._read_all(ranks, progress)
         summaries, notes = [], []
         readable = [(rank, raw) for rank, (raw, _) in zip(ranks, results) if raw is not None]
