@@ -20,9 +20,9 @@ A file that is not SQLite, or lacks ``TASK`` / ``COMPUTE_TASK_INFO`` / ``STRING_
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
+from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
+from opprof_advisor.readers.sidefile import dig, read_json, small_int
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
@@ -112,22 +113,63 @@ def read_msprof_db(path: Path, progress: Progress | None = None) -> RawProfile:
 
 def read_db_file(path: Path) -> RawProfile:
     """Read one DB export file."""
-    con = _connect(path)
-    try:
-        tables = _tables(con)
-        missing = [t for t in REQUIRED_TABLES if t not in tables]
-        if missing:
-            raise MalformedProfile(f"not a profiler DB export: table(s) {', '.join(missing)} missing", path=path,
-                                   hint="export with `msprof --export=on --type=db` or torch_npu export_type=db")
-        return _read_tables(con, path, tables)
-    except sqlite3.DatabaseError as exc:
-        raise MalformedProfile(f"unreadable SQLite database ({exc})", path=path,
-                               hint="the file is damaged or still being written; export it again") from None
-    finally:
-        con.close()
+    with _with_journal_applied(path) as (copy, note):
+        con = _connect(path, copy)
+        try:
+            tables = _tables(con)
+            missing = [t for t in REQUIRED_TABLES if t not in tables]
+            if missing:
+                raise MalformedProfile(f"not a profiler DB export: table(s) {', '.join(missing)} missing", path=path,
+                                       hint="export with `msprof --export=on --type=db` or torch_npu export_type=db")
+            raw = _read_tables(con, path, tables)
+        except sqlite3.DatabaseError as exc:
+            raise MalformedProfile(f"unreadable SQLite database ({exc})", path=path,
+                                   hint="the file is damaged or still being written; export it again") from None
+        except (TypeError, ValueError, OverflowError) as exc:  # text or a huge number in a numeric column
+            raise MalformedProfile(f"a numeric column holds something else ({exc})", path=path,
+                                   hint="the DB was edited or damaged; export it again") from None
+        finally:
+            con.close()
+    if note:
+        raw.notes.append(note)
+    return raw
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+@contextmanager
+def _with_journal_applied(path: Path):
+    """(None, None) for a DB alone; for one with a ``-wal`` or hot ``-journal`` beside it, (a temporary
+    copy with that journal applied, a note saying so).
+
+    The reader opens profiles immutable (nothing may be written into a profile folder), and an
+    immutable open ignores the journal: committed data still in a ``-wal`` (a profile copied while
+    its writer had it open) would be silently missing. SQLite applies a journal only on a writable
+    open, so that happens on a copy in the temporary folder.
+    """
+    journals = [side for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-journal"))
+                if side.is_file() and side.stat().st_size > 0]
+    if not journals:
+        yield None, None
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="advisor-db-") as folder:
+        copy = Path(folder) / path.name
+        try:
+            shutil.copyfile(path, copy)
+            for side in journals:
+                shutil.copyfile(side, Path(folder) / side.name)
+        except OSError as exc:
+            raise MalformedProfile(f"cannot copy the DB to read its {journals[0].name[len(path.name):]} "
+                                   f"({exc.strerror or exc})", path=path,
+                                   hint="free space in the temporary folder (TMPDIR), or checkpoint the DB") from None
+        kind = journals[0].name[len(path.name):]
+        what = ("committed changes not yet checkpointed into the DB" if kind == "-wal" else
+                "an interrupted write, rolled back")
+        yield copy, f"{path.name}{kind} beside the DB held {what}; read from a temporary copy with it applied"
+
+
+def _connect(path: Path, copy: Path | None = None) -> sqlite3.Connection:
     try:
         with path.open("rb") as fh:
             head = fh.read(16)
@@ -137,7 +179,8 @@ def _connect(path: Path) -> sqlite3.Connection:
         what = "empty file (0 bytes)" if not head else "not an SQLite database"
         raise MalformedProfile(what, path=path, hint="point at the msprof_*.db / ascend_pytorch_profiler*.db export")
     # read-only and immutable: profile folders are often read-only, and nothing may be written there
-    uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+    # (a temporary copy is opened writable, so that SQLite applies the journal copied beside it)
+    uri = copy.resolve().as_uri() if copy is not None else path.resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         return sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
@@ -556,12 +599,12 @@ def _profiler_info(db: Path) -> dict[str, str]:
     root = db.parent.parent if db.parent.name == "ASCEND_PROFILER_OUTPUT" else db.parent
     for info in sorted(root.glob("profiler_info*.json")):
         try:
-            data = json.loads(info.read_text(encoding="utf-8"))
+            data = read_json(info)
         except (OSError, ValueError):
             continue
-        config = (data.get("config") or {}).get("experimental_config") or {}
-        found = {"torch_npu": data.get("torch_npu_version"), "cann": data.get("cann_version"),
-                 "profiler_level": config.get("_profiler_level"), "aic_metrics": config.get("_aic_metrics")}
+        config = dig(data, "config", "experimental_config")
+        found = {"torch_npu": dig(data, "torch_npu_version"), "cann": dig(data, "cann_version"),
+                 "profiler_level": dig(config, "_profiler_level"), "aic_metrics": dig(config, "_aic_metrics")}
         return {k: str(v) for k, v in found.items() if v}
     return {}
 
@@ -572,9 +615,9 @@ def _core_counts(db: Path) -> dict[str, int]:
         if info.name.endswith(".done"):
             continue
         try:
-            device = json.loads(info.read_text(encoding="utf-8"))["DeviceInfo"][0]
+            device = read_json(info)["DeviceInfo"][0]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             continue
-        counts = {"aic": device.get("ai_core_num"), "aiv": device.get("aiv_num")}
-        return {k: int(v) for k, v in counts.items() if isinstance(v, int) and v > 0}
+        counts = {"aic": small_int(dig(device, "ai_core_num")), "aiv": small_int(dig(device, "aiv_num"))}
+        return {k: v for k, v in counts.items() if v}
     return {}
