@@ -258,6 +258,8 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     import yaml
 
+    from opprof_advisor.plain_yaml import first_anchor
+
     try:
         file_size = parsed.path.stat().st_size
     except OSError:
@@ -274,7 +276,7 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)
     try:
-        anchor = _first_anchor(source, loader_class)
+        anchor = first_anchor(source)
         if anchor is not None:
             # An alias repeats a subtree without writing it out: nine nested aliases make 9^9
             # values from 300 bytes ("billion laughs"). An entry's facts never need one.
@@ -301,18 +303,6 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     parsed.data = data
     parsed.lines = _key_lines(node, first_line)
     parsed.problems.extend(_duplicate_keys(parsed.path, node, first_line))
-
-
-def _first_anchor(source: str, loader_class) -> tuple[int, str] | None:
-    """(line offset, what) of the first anchor or alias in ``source``; YAML errors propagate."""
-    import yaml
-
-    for event in yaml.parse(source, Loader=loader_class):
-        if isinstance(event, yaml.AliasEvent):
-            return event.start_mark.line, f"alias *{event.anchor}"
-        if getattr(event, "anchor", None):
-            return event.start_mark.line, f"anchor &{event.anchor}"
-    return None
 
 
 def _key_lines(node, first_line: int) -> dict[Any, int]:

@@ -107,17 +107,11 @@ class Peaks:
 
 def load_peaks_file(path: str | Path) -> dict[str, Any]:
     """Read and check a peaks YAML file; raise PeaksError naming the file and the bad key."""
-    import yaml
+    from opprof_advisor.plain_yaml import load_file
 
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PeaksError(f"cannot read: {exc.strerror or exc}", path=path, hint="check the --peaks path") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise PeaksError("not valid YAML", path=path, line=line + 1 if line is not None else None,
-                         hint="see the README section on advisor roofline for the format") from None
+    # without anchors and aliases, from a regular file: a 'billion laughs' file must not hang every profile
+    data = load_file(path, PeaksError, hint="see the README section on advisor roofline for the format")
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -70,3 +70,16 @@ def test_oversized_front_matter_is_refused_before_parsing(tmp_path):
                     encoding="utf-8")
     checked = advisor("kb", "check", path)
     assert checked.code == 1 and "over the 262,144-byte limit: keep facts short, prose in the body" in checked.stdout
+
+
+def test_a_peaks_file_with_aliases_is_refused_with_its_line(tmp_path, advisor_home):
+    from conftest import ROOT
+
+    anchors, last = laughs()
+    peaks = advisor_home / "peaks.yaml"  # read by every command that builds a profile
+    peaks.write_text(f"{anchors}aic: *{last}\n", encoding="utf-8")
+    example = ROOT / "data" / "examples" / "yolov8_torch_npu"
+    started = time.monotonic()
+    for args in (("profile", example), ("roofline", example, "--peaks", peaks)):
+        assert_one_error_line(advisor(*args), f"{peaks}:1", "YAML anchor &a is not allowed: write the value out")
+    assert time.monotonic() - started < 15
