@@ -1566,7 +1566,9 @@ def write_report(html_text: str, output: Path | None = None, *, force: bool = Fa
     inside one of ``inputs`` (the profiles read) is refused.
     """
     from opprof_advisor.outputs import write_text
+    from opprof_advisor.terminal import printable
 
     target = Path(output) if output is not None else default_report_path(Path.cwd())
-    return write_text(target.absolute(), html_text, what="an HTML report", is_ours=is_report, force=force,
-                      inputs=tuple(inputs))
+    # Control characters from profile text are harmless in a browser, but `cat report.html` replays them.
+    return write_text(target.absolute(), printable(html_text), what="an HTML report", is_ours=is_report,
+                      force=force, inputs=tuple(inputs))

@@ -112,3 +112,11 @@ def test_kb_check_problems_stay_one_line_per_problem(tmp_path):
     assert run.code == 1
     assert len(run.stdout.splitlines()) == 1 and clean(run.stdout)
     assert "no front matter" in run.stdout
+
+
+def test_an_html_report_holds_no_control_characters(evil_profile, tmp_path):
+    report = tmp_path / "report.html"
+    run = advisor("profile", evil_profile, "--top", "200", "--format", "html", "--output", report)
+    assert run.code == 0, run.stderr
+    text = report.read_text(encoding="utf-8")
+    assert "Evil]0;pwned[2J" in text and clean(text)
