@@ -83,3 +83,13 @@ def test_a_peaks_file_with_aliases_is_refused_with_its_line(tmp_path, advisor_ho
     for args in (("profile", example), ("roofline", example, "--peaks", peaks)):
         assert_one_error_line(advisor(*args), f"{peaks}:1", "YAML anchor &a is not allowed: write the value out")
     assert time.monotonic() - started < 15
+
+
+def test_a_fifo_given_as_an_entry_is_refused_without_waiting(tmp_path):
+    import os
+
+    fifo = tmp_path / "entry.md"
+    os.mkfifo(fifo)
+    checked = advisor("kb", "check", fifo)
+    assert (checked.code, checked.stdout) == (1, f"{fifo}:1: not a regular file (a FIFO, device or socket)\n")
+    assert_one_error_line(advisor("add", fifo), fifo, "not a regular file")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.errors import Problem
 from opprof_advisor.terminal import one_line
 from opprof_advisor.vocabulary import KINDS
 
@@ -123,6 +124,9 @@ def add_command(
 
     if file.is_dir():
         raise KnowledgeBaseError("is a folder", path=file, hint="give the path of one markdown entry (FILE.md)")
+    if file.exists() and not _is_regular(file):
+        raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=file,
+                                 hint="give the path of a markdown entry")
     if not file.is_file():
         raise KnowledgeBaseError("no such file", path=file, hint="give the path of a markdown entry")
     if file.suffix.lower() != ".md":
@@ -160,8 +164,12 @@ def check_command(
         if missing:
             raise typer.Exit(1)
         files = kb.find_kb_files(dirs)
-        problems = kb.check_paths(files, known_ids=_installed_ids(exclude=files))
+        odd = [path for path in files if not _is_regular(path)]  # a FIFO would block the read for good
+        files = [path for path in files if path not in odd]
+        problems = [Problem(path, 1, "not a regular file (a FIFO, device or socket)") for path in odd]
+        problems += kb.check_paths(files, known_ids=_installed_ids(exclude=files))
     else:
+        odd = []
         # The user KB may override built-in ids on purpose (`advisor add --replace`): check each
         # folder for duplicates on its own, and let `related` point into the other one.
         roots = [root for root in (paths.builtin_kb_dir(), paths.user_kb_dir()) if root.is_dir()]
@@ -173,7 +181,7 @@ def check_command(
     if output is TableOrJson.json:
         emit_json({
             "schema": "opprof-advisor/kb-check/1",
-            "files": len(files),
+            "files": len(files) + len(odd),
             "problems": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in problems],
             "warnings": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in warnings],
         })
@@ -186,9 +194,18 @@ def check_command(
         found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
         if warnings:
             found += f", {len(warnings)} warning(s)"
-        err_console.print(f"{len(files)} file(s) checked: {found}", markup=False)
+        err_console.print(f"{len(files) + len(odd)} file(s) checked: {found}", markup=False)
     if problems:
         raise typer.Exit(1)
+
+
+def _is_regular(path: Path) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True  # missing or unreadable: the loader names the problem
 
 
 def _installed_ids(exclude: list[Path]) -> set[str]:
