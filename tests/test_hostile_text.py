@@ -120,3 +120,14 @@ def test_an_html_report_holds_no_control_characters(evil_profile, tmp_path):
     assert run.code == 0, run.stderr
     text = report.read_text(encoding="utf-8")
     assert "Evil]0;pwned[2J" in text and clean(text)
+
+
+def test_rank_folder_names_are_printed_as_written(tmp_path):
+    parent = tmp_path / "ranks"
+    for name in ("[red]a_ascend_pt", "[bold]b_ascend_pt"):
+        copy_example("yolov8_torch_npu", parent / name)
+    run = advisor("profile", parent)
+    assert run.code == 0, run.stderr
+    cells = [line.split()[0] for line in run.stdout.splitlines() if "│" in line]
+    table = [cell for cell in cells if cell.endswith("_ascend_pt")]
+    assert table == ["[bold]b_ascend_pt", "[red]a_ascend_pt"]

@@ -97,6 +97,7 @@ def _bound_text(row) -> str:
 
 def _print_ranks(profile: Profile) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_edge=False, pad_edge=False, title="ranks, slowest computation first", title_justify="left")
     for column in ("rank", "computing", "exposed comm", "free", "device time"):
@@ -104,11 +105,11 @@ def _print_ranks(profile: Profile) -> None:
     ordered = sorted(profile.ranks, key=lambda r: -(r.computing_us if r.computing_us is not None else -1.0))
     for rank in ordered:
         if rank.error:
-            table.add_row(rank.rank, f"not read: {rank.error}", "", "", "")
+            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "")  # folder names: text, not markup
             continue
         cells = [_format_us(v) if v is not None else "—" for v in (rank.computing_us, rank.exposed_us, rank.free_us,
                                                                   rank.device_time_us)]
-        table.add_row(rank.rank, *cells)
+        table.add_row(Text(rank.rank), *cells)
     console.print(table)
 
 
