@@ -15,7 +15,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from opprof_advisor.cli._common import DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import (
+    DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console,
+)
 from opprof_advisor.terminal import printable
 
 if TYPE_CHECKING:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import (
+    DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json, err_console,
+)
 from opprof_advisor.cli.roofline_commands import PeaksOption, efficiency_cell
 from opprof_advisor.steps import total as step_total
 
@@ -105,7 +107,8 @@ def _print_ranks(profile: Profile) -> None:
     ordered = sorted(profile.ranks, key=lambda r: -(r.computing_us if r.computing_us is not None else -1.0))
     for rank in ordered:
         if rank.error:
-            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "")  # folder names: text, not markup
+            # folder names and errors: text, not markup
+            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "")
             continue
         cells = [_format_us(v) if v is not None else "—" for v in (rank.computing_us, rank.exposed_us, rank.free_us,
                                                                   rank.device_time_us)]
