@@ -44,6 +44,19 @@ def advisor(*args: object, env: dict | None = None, timeout: float = DEADLINE_S,
     return Run(done.returncode, done.stdout, done.stderr)
 
 
+def advisor_here(*args: object, env: dict | None = None) -> Run:
+    """Run the Typer app in this process: no interpreter start-up, for inputs that cannot hang it.
+
+    Not for the fast search path, signals or anything that reads TMPDIR (tempfile caches it).
+    """
+    from typer.testing import CliRunner
+
+    from opprof_advisor.cli import app
+
+    result = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", **(env or {})}).invoke(app, [str(a) for a in args])
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
 def assert_one_error_line(run: Run, *names: object, code: int = 1) -> str:
     """The run failed with ``code`` and printed one ``error:`` line that names each of ``names``.
 

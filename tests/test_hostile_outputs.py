@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import ROOT
-from hostile import Snapshot, advisor, assert_one_error_line, copy_example
+from hostile import Snapshot, advisor_here as advisor, assert_one_error_line, copy_example
 from opprof_advisor.cli import app
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"

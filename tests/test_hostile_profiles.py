@@ -15,21 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from hostile import Snapshot, advisor, assert_one_error_line, copy_example
+from hostile import Snapshot, advisor, advisor_here, assert_one_error_line, copy_example
 
 HARDWARE = '{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}}'
 
 
-def device_time(path) -> float:
-    run = advisor("profile", path, "--format", "json")
-    assert run.code == 0, run.stderr
-    return json.loads(run.stdout)["device_time_us"]
+def profile_json(path, run=advisor_here) -> dict:
+    done = run("profile", path, "--format", "json")
+    assert done.code == 0, done.stderr
+    return json.loads(done.stdout)
 
 
-def profile_json(path) -> dict:
-    run = advisor("profile", path, "--format", "json")
-    assert run.code == 0, run.stderr
-    return json.loads(run.stdout)
+def device_time(path, run=advisor_here) -> float:
+    return profile_json(path, run)["device_time_us"]
 
 
 @pytest.fixture
@@ -118,7 +116,7 @@ def test_a_fifo_in_place_of_a_side_file_does_not_hang(torch_run, opprof_run, pro
     side.unlink(missing_ok=True)
     os.mkfifo(side)
     started = time.monotonic()
-    assert device_time(root) == expected
+    assert device_time(root, run=advisor) == expected  # a subprocess: a regression must not hang pytest
     assert time.monotonic() - started < 10
 
 
@@ -142,7 +140,7 @@ def test_a_non_finite_number_in_a_kernel_csv_is_refused_with_its_line(torch_run,
         rows[3][rows[0].index(column)] = value
 
     rewrite_csv(path, change)
-    line = assert_one_error_line(advisor("profile", torch_run), f"{path}:4", message)
+    line = assert_one_error_line(advisor_here("profile", torch_run), f"{path}:4", message)
     assert "inf s" not in line
 
 
@@ -154,7 +152,7 @@ def test_durations_that_overflow_their_sum_are_refused(torch_run):
         rows[4][column] = rows[6][column] = "1e308"  # each finite; their sum is inf
 
     rewrite_csv(path, change)
-    assert_one_error_line(advisor("profile", torch_run), f"{path}:5", "longer than any task runs")
+    assert_one_error_line(advisor_here("profile", torch_run), f"{path}:5", "longer than any task runs")
 
 
 @pytest.mark.parametrize("update", ["update COMPUTE_TASK_INFO set blockDim='abc' where rowid=1",
@@ -165,7 +163,7 @@ def test_text_in_a_numeric_db_column_is_one_line(db_run, update):
     conn.execute(update)
     conn.commit()
     conn.close()
-    assert_one_error_line(advisor("profile", db_run), database, "a numeric column holds something else")
+    assert_one_error_line(advisor_here("profile", db_run), database, "a numeric column holds something else")
 
 
 @pytest.mark.parametrize("events, message", [
@@ -182,7 +180,7 @@ def test_a_hostile_timeline_is_one_line(tmp_path, events, message):
     folder.mkdir(parents=True)
     path = folder / "trace_view.json"
     path.write_text(events, encoding="utf-8")
-    assert_one_error_line(advisor("profile", tmp_path / "tl_ascend_pt"), path, message)
+    assert_one_error_line(advisor_here("profile", tmp_path / "tl_ascend_pt"), path, message)
 
 
 def test_event_args_of_the_wrong_type_are_taken_as_absent(tmp_path):
@@ -309,7 +307,7 @@ def test_a_huge_sparse_csv_is_refused_without_being_read(opprof_run):
 def test_a_utf16_csv_is_named_as_such(torch_run, encoding):
     path = torch_run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     path.write_bytes(path.read_text(encoding="utf-8").encode(encoding))
-    line = assert_one_error_line(advisor("profile", torch_run), path, "UTF-16 text")
+    line = assert_one_error_line(advisor_here("profile", torch_run), path, "UTF-16 text")
     assert line.endswith("re-save the file as UTF-8 CSV")
 
 
@@ -318,5 +316,5 @@ def test_rows_that_all_have_extra_fields_are_named_as_such(torch_run):
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join([lines[0]] + [line + ",x,y" for line in lines[1:]]) + "\n", encoding="utf-8")
     width = len(lines[0].split(","))
-    assert_one_error_line(advisor("profile", torch_run), f"{path}:2",
+    assert_one_error_line(advisor_here("profile", torch_run), f"{path}:2",
                           f"no row has the header's {width} fields ({len(lines) - 1} row(s) have {width + 2})")

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from hostile import Snapshot, advisor, assert_one_error_line, copy_example
+from hostile import Snapshot, advisor, advisor_here, assert_one_error_line, copy_example
 from opprof_advisor.terminal import dumps_json, one_line, printable
 
 #: Retitle the window, clear the screen, a C1 CSI, a bell: what a hostile string carries.
@@ -80,7 +80,7 @@ def test_op_names_from_a_profile_are_printed_without_control_characters(evil_pro
         "suggest": ("suggest", "--profile", evil_profile),
     }[command]
     snapshot = Snapshot(evil_profile)
-    run = advisor(*args)
+    run = advisor_here(*args)
     assert run.code == 0, run.stderr
     if command in ("profile", "compare"):
         assert "Evil]0;pwned" in run.stdout
@@ -93,7 +93,7 @@ def test_scanned_file_names_are_printed_without_control_characters(tmp_path):
     tree.mkdir()
     (tree / f"{EVIL}.py").write_text("import torch\nx = torch.nonzero(y)\n", encoding="utf-8")
     for extra in ((), ("--format", "markdown")):
-        run = advisor("scan", tree, "--top", "0", *extra)
+        run = advisor_here("scan", tree, "--top", "0", *extra)
         assert run.code == 0, run.stderr
         assert "Evil]0;pwned" in run.stdout and clean(run.stdout)
 
@@ -116,7 +116,7 @@ def test_kb_check_problems_stay_one_line_per_problem(tmp_path):
 
 def test_an_html_report_holds_no_control_characters(evil_profile, tmp_path):
     report = tmp_path / "report.html"
-    run = advisor("profile", evil_profile, "--top", "200", "--format", "html", "--output", report)
+    run = advisor_here("profile", evil_profile, "--top", "200", "--format", "html", "--output", report)
     assert run.code == 0, run.stderr
     text = report.read_text(encoding="utf-8")
     assert "Evil]0;pwned[2J" in text and clean(text)
@@ -126,7 +126,7 @@ def test_rank_folder_names_are_printed_as_written(tmp_path):
     parent = tmp_path / "ranks"
     for name in ("[red]a_ascend_pt", "[bold]b_ascend_pt"):
         copy_example("yolov8_torch_npu", parent / name)
-    run = advisor("profile", parent)
+    run = advisor_here("profile", parent)
     assert run.code == 0, run.stderr
     cells = [line.split()[0] for line in run.stdout.splitlines() if "│" in line]
     table = [cell for cell in cells if cell.endswith("_ascend_pt")]
