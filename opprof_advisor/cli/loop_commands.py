@@ -18,7 +18,7 @@ from rich.text import Text
 from opprof_advisor.cli._common import (
     DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console,
 )
-from opprof_advisor.terminal import printable
+from opprof_advisor.terminal import dumps_json, printable
 
 if TYPE_CHECKING:
     from opprof_advisor.compare import Comparison
@@ -295,7 +295,7 @@ def _print_kernel_rows(comparison: Comparison) -> None:
     for name in ("metric", "before", "after"):
         table.add_column(name, no_wrap=True)
     for row in comparison.kernel_rows:
-        table.add_row(row.metric, _value(row.before), _value(row.after))
+        table.add_row(row.metric, Text(_value(row.before)), Text(_value(row.after)))  # kernel names: text
     console.print(table)
 
 
@@ -383,14 +383,12 @@ def export_command(
 
     An existing --output file is replaced only when it is an earlier export (or with --force).
     """
-    import json
-
     from opprof_advisor import outcomes
     from opprof_advisor.outputs import write_text
 
     rows = outcomes.list_outcomes(None, db_path=db)
     if output is ExportFormat.json:
-        text = json.dumps(outcomes.outcomes_to_json(rows), indent=2, ensure_ascii=False) + "\n"
+        text = dumps_json(outcomes.outcomes_to_json(rows)) + "\n"
     else:
         text = outcomes.outcomes_to_markdown(rows)
     if to is None:

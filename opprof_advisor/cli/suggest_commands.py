@@ -102,7 +102,7 @@ def _print_table(result, explain: bool) -> None:
             if s.first_step:
                 advice += f"\n1. {escape(s.first_step)}\n[dim]the rest: advisor show {escape(s.entry.id)}[/dim]"
             stake = f"{format_time_us(s.stake_us)}\n{s.stake_share:.1%} of the {profile.reference}"
-            table.add_row(str(s.rank), advice, stake, gain_text(s.expected_gain), evidence, s.entry.evidence)
+            table.add_row(str(s.rank), advice, stake, escape(gain_text(s.expected_gain)), evidence, s.entry.evidence)
         console.print(table)
     if explain:
         for s in result.suggestions:
