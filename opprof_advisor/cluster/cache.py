@@ -67,7 +67,7 @@ def load(key: str) -> dict[str, Any] | None:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        table = pq.ParquetFile(path).read(use_threads=False)  # a small file: threads and datasets cost more
         summary = json.loads(table.schema.metadata[_META_KEY])
     except Exception:  # noqa: BLE001 - a damaged cache file is a miss, never an error
         return None
