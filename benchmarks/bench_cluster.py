@@ -34,19 +34,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_profile import _WRAPPER  # noqa: E402  (runs the CLI and reports its VmHWM)
 
 from opprof_advisor.synthetic import KernelSpec, write_torch_npu_job  # noqa: E402
 
 SLOW_FACTOR = 1.5
-_WRAPPER = (
-    "import atexit, re, runpy, sys\n"
-    "def _peak():\n"
-    "    text = open('/proc/self/status').read()\n"
-    "    sys.stderr.write('\\nVmHWM_KB=' + re.search(r'VmHWM:\\s+(\\d+)', text).group(1) + '\\n')\n"
-    "atexit.register(_peak)\n"
-    "sys.argv = ['advisor', *sys.argv[1:]]\n"
-    "runpy.run_module('opprof_advisor', run_name='__main__')\n"
-)
 
 
 def kernels(launches: int) -> list[KernelSpec]:
