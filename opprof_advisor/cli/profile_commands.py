@@ -106,6 +106,7 @@ RANK_ROWS = 20
 def print_ranks(profile: Profile) -> None:
     """The rank table, slowest computation first, with a bar of each rank's computing against the slowest's."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_edge=False, pad_edge=False, title="ranks, slowest computation first", title_justify="left")
     for column in ("rank", "computing", "", "exposed comm", "free", "device time"):
@@ -118,12 +119,13 @@ def print_ranks(profile: Profile) -> None:
             table.add_row("…", f"{len(ordered) - RANK_ROWS + 1} more ranks (--format json lists all)", "", "", "", "")
             continue
         if rank.error:
-            table.add_row(rank.rank, f"not read: {rank.error}", "", "", "", "")
+            # folder names and errors: text, not markup
+            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "", "")
             continue
         cells = [_format_us(v) if v is not None else "—" for v in (rank.computing_us, rank.exposed_us, rank.free_us,
                                                                   rank.device_time_us)]
         bar = _bar(rank.computing_us / slowest) if rank.computing_us is not None and slowest else ""
-        table.add_row(rank.rank, cells[0], bar, *cells[1:])
+        table.add_row(Text(rank.rank), cells[0], bar, *cells[1:])
     console.print(table)
 
 
