@@ -110,6 +110,10 @@ class MalformedProfile(ProfileError):
     """A profile file exists but its content is broken (missing column, bad number, bad encoding...)."""
 
 
+class ClusterError(AdvisorError):
+    """A folder of ranks cannot be mapped as asked: Dask is not installed, or its scheduler cannot be reached."""
+
+
 class PeaksError(AdvisorError):
     """A --peaks file or the user peaks.yaml is unreadable or holds an invalid figure."""
 

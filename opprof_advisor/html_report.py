@@ -516,7 +516,7 @@ def profile_summary_section(source: dict, profile: dict | None) -> str:
             body += "<h3>Symptoms found</h3>" + render_symptoms(profile.get("symptoms") or [])
     ranks = source.get("ranks") or (profile or {}).get("ranks")
     if isinstance(ranks, list) and ranks:
-        body += "<h3>Ranks</h3>" + rank_table(ranks)
+        body += "<h3>Ranks</h3>" + rank_chart(ranks) + rank_table(ranks)
     path = source.get("path")
     if path:
         body += f'<p class="small muted">Profile: <span class="mono">{esc(path)}</span></p>'
@@ -945,19 +945,67 @@ def op_type_table(op_types: list[dict]) -> str:
     return render_table(head, rows, caption)
 
 
+#: Ranks drawn in the rank chart and listed in the rank table (the slowest and the fastest; JSON has all).
+MAX_RANK_ROWS = 20
+
+
+def _rank_key(rank: dict) -> float:
+    computing = as_float(rank.get("computing_us"))
+    return -(computing if computing is not None else -1.0)
+
+
+def shown_ranks(ranks: list[dict]) -> tuple[list[dict], int]:
+    """Ranks sorted by computation (slowest first), cut to the slowest and fastest; and how many are left out."""
+    ordered = sorted(ranks, key=_rank_key)
+    if len(ordered) <= MAX_RANK_ROWS:
+        return ordered, 0
+    return ordered[:MAX_RANK_ROWS - 5] + ordered[-5:], len(ordered) - MAX_RANK_ROWS
+
+
+def rank_chart(ranks: list[dict]) -> str:
+    """Per-rank step split (computing, exposed communication, free) as stacked bars, slowest computation first."""
+    shown, hidden = shown_ranks([r for r in ranks if as_float(r.get("computing_us")) is not None])
+    if len(shown) < 2:
+        return ""
+    rows, largest = [], 0.0
+    for rank in shown:
+        parts = [(as_float(rank.get(key)) or 0.0, css, label) for key, css, label in (
+            ("computing_us", "u-core", "computing"), ("exposed_us", "u-comm", "exposed communication"),
+            ("free_us", "u-unknown", "free"))]
+        segments, start = [], 0.0
+        for value, css, label in parts:
+            if value > 0:
+                segments.append(Segment(start, start + value, css, f"{label}: {format_us(value)}"))
+                start += value
+        largest = max(largest, start)
+        rows.append(BarRow(str(rank.get("rank")), [segments], f"computing {format_us(parts[0][0])}"))
+    caption = "Per rank: computing (blue), exposed communication (purple) and free time (grey), sorted by computing."
+    if hidden:
+        caption += f" {hidden} ranks between the slowest and the fastest are not drawn; the JSON output has all."
+    return render_chart(Chart(rows, largest, lambda v: format_us(v), "Ranks by computation", caption))
+
+
 def rank_table(ranks: list[dict]) -> str:
-    """Per-rank device time of a multi-rank profile: the slowest rank marked, unreadable ranks named."""
-    times = [as_float(r.get("device_time_us")) for r in ranks]
-    slowest = max((t for t in times if t is not None), default=None)
+    """The rank table sorted by computation: the slowest rank marked, unreadable ranks named."""
+    shown, hidden = shown_ranks(ranks)
+    slowest = max((as_float(r.get("computing_us")) for r in ranks if as_float(r.get("computing_us")) is not None),
+                  default=None)
     rows = []
-    for r, t in zip(ranks, times):
-        mark = ' <span class="badge unit-change">slowest</span>' if t is not None and t == slowest and len(ranks) > 1 else ""
-        problem = r.get("error") or ""
-        rows.append(
-            f'<tr><td class="mono">{esc(r.get("rank"))}{mark}</td><td class="num">{esc(format_us(t))}</td>'
-            f'<td>{esc(problem)}</td><td class="mono small">{esc(r.get("path"))}</td></tr>'
-        )
-    return render_table([("Rank", False), ("Device time", True), ("Not read because", False), ("Path", False)], rows)
+    for r in shown:
+        computing = as_float(r.get("computing_us"))
+        mark = ' <span class="badge unit-change">slowest</span>' if computing is not None and computing == slowest \
+            and len(ranks) > 1 else ""
+        cells = "".join(f'<td class="num">{esc(format_us(as_float(r.get(key))))}</td>'
+                        for key in ("computing_us", "exposed_us", "free_us", "device_time_us"))
+        rows.append(f'<tr><td class="mono">{esc(r.get("rank"))}{mark}</td>{cells}'
+                    f'<td>{esc(r.get("error") or "")}</td><td class="mono small">{esc(r.get("path"))}</td></tr>')
+    caption = "Sorted by computing: in a data-parallel job the fast ranks wait in collectives, so device time is " \
+              "nearly equal and computing names the slow rank."
+    if hidden:
+        caption += f" Showing the {MAX_RANK_ROWS - 5} slowest and the 5 fastest of {len(ranks)} ranks; the JSON output has all."
+    head = [("Rank", False), ("Computing", True), ("Exposed comm", True), ("Free", True), ("Device time", True),
+            ("Not read because", False), ("Path", False)]
+    return render_table(head, rows, caption)
 
 
 def kernel_facts(kernel: dict) -> str:

@@ -198,6 +198,8 @@ class Profile:
     step_source: str = ""  # which table or method the step split came from
     kernel: dict[str, Any] | None = None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
     roofline: Roofline | None = None  # op types against the chip's roofs (opprof_advisor/roofline.py)
+    # A folder of ranks: slow / fast rank, per-op-type dispersion, links (opprof_advisor/cluster/reduce.py)
+    cluster: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -132,9 +132,24 @@ def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
     """Normalise a RawProfile: op-type rows, totals, the step split, device facts, symptoms, notes, roofline.
 
     ``peaks``: a --peaks YAML file over the profile's own device facts (opprof_advisor/roofline.py).
+    A folder of ranks is read as per-rank summaries (opprof_advisor/cluster): its profile is their reduction.
     """
-    ctx = Kernels(raw)
-    ctx.rows = _op_type_rows(ctx)
+    if raw.extra.get("job") is not None:
+        from opprof_advisor.cluster.reduce import build_job_profile
+
+        return build_job_profile(raw, peaks)
+    return profile_from_context(Kernels(raw), peaks)
+
+
+def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=symptoms.CHECKS,
+                         roofline: bool = True) -> Profile:
+    """The Profile of derived kernels (``build_profile`` without deriving them again).
+
+    Op-type rows already set on ``ctx`` are kept (a job's, summed over its ranks); ``checks`` are the
+    symptom checks to run, in order.
+    """
+    raw = ctx.raw
+    ctx.rows = ctx.rows or _op_type_rows(ctx)
     ctx.ranks = _rank_summaries(raw)
     profile = Profile(
         path=raw.path, format=raw.format, versions=dict(raw.versions), producer=ctx.producer,
@@ -149,14 +164,15 @@ def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
     if ctx.derived and len(raw.kernels) and not ctx.timeline and not ctx.single_kernel:
         ctx.notes.append("op types were derived from kernel names: the Type column is not recorded "
                          f"({ctx.remedy('level1')})")
-    for check in symptoms.CHECKS:
+    for check in checks:
         check(ctx)
     _note_unjudged(ctx)
     profile.symptoms = ctx.symptoms
     profile.notes = list(dict.fromkeys(ctx.notes))
-    from opprof_advisor import roofline
+    if roofline:
+        from opprof_advisor import roofline as roofs
 
-    profile.roofline = roofline.compute(raw, profile, peaks)
+        profile.roofline = roofs.compute(raw, profile, peaks)
     return profile
 
 
@@ -384,7 +400,7 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
              "stage_us": r.stage_us}
             for r in profile.ranks
         ]
-    return {
+    document = {
         "schema": SCHEMA,
         "source": source,
         "device_time_us": profile.device_time_us,
@@ -404,3 +420,6 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
         "steps": steps_to_json(profile),
         "roofline": roofline_to_json(profile.roofline),
     }
+    if profile.cluster is not None:
+        document["cluster"] = profile.cluster  # a folder of ranks: slow / fast rank, dispersion, links
+    return document

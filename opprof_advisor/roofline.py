@@ -221,6 +221,11 @@ def collect_hint(fmt: str) -> str:
     return "msprof, keeping PROF_*/device_*/info.json.* (ai_core_num, aic_frequency)"
 
 
+def has_roofs(device: dict[str, Any], peaks_file: str | Path | None = None) -> bool:
+    """True when the compute roof of ``device`` is known (SoC table, cores and clock, or a peaks file)."""
+    return _missing_peak_note(resolve_peaks(device, peaks_file)[0], "") is None
+
+
 def _missing_peak_note(peaks: Peaks, fmt: str) -> str | None:
     if peaks.cube_tflops:
         return None  # computed from cores and clock, or given as measured figures

@@ -4,6 +4,7 @@ Tests, benchmarks and ``data/make_examples.py`` describe a workload as a list of
 (or plain dicts with the same keys) and write it as any producer would have:
 
 * ``write_torch_npu_text(dir, kernels, level="Level2")``  ``*_ascend_pt/ASCEND_PROFILER_OUTPUT/``
+* ``write_torch_npu_job(dir, kernels, ranks=8, slow_rank=3)`` a data-parallel job: one ``*_ascend_pt`` per rank
 * ``write_torch_npu_db(dir, kernels)``                     ``*_ascend_pt/.../ascend_pytorch_profiler_<rank>.db``
 * ``write_op_summary(dir, kernels)``                       system msprof ``PROF_*`` tree
 * ``write_msprof_db(path, kernels)``                       ``PROF_*/msprof_<ts>.db``
@@ -445,6 +446,61 @@ def _write_profiler_info(root: Path, rank: int | None, level: str, pmu: bool, va
     name = "profiler_info.json" if rank is None else f"profiler_info_{rank}.json"
     _write_json(root / name, info)
     _write_json(root / "profiler_metadata.json", {"ENV_VARIABLES": {"ASCEND_LAUNCH_BLOCKING": ""}})
+
+
+def write_torch_npu_job(out: Path | str, kernels: Iterable[KernelSpec | Mapping[str, Any]], *, ranks: int = 8,
+                        slow_rank: int | None = None, slow_factor: float = 1.5, allreduce_us: float = 200.0,
+                        allreduces: int = 4, transfer_mb: float = 64.0, level: str = "Level1",
+                        variant: str = "2025-11", seed: int = 0) -> list[Path]:
+    """Write a data-parallel job: one torch_npu ``*_ascend_pt`` folder per rank under ``out`` (returned in rank order).
+
+    Every rank runs the same compute ``kernels`` followed, ``allreduces`` times a step, by an AllReduce of
+    ``transfer_mb`` that takes ``allreduce_us`` to transfer. ``slow_rank`` computes ``slow_factor`` x longer;
+    its peers wait for it inside the AllReduce (their AllReduce lasts the difference longer), so device
+    time is nearly equal on every rank and only computing tells the slow rank. Each rank also gets the
+    communication.json torch_npu writes at Level1 (transit / wait / idle per op, HCCS bandwidth).
+    """
+    out = Path(out)
+    specs = [s for s in as_specs(kernels) if not s.is_communication]
+    compute = sum(s.count * s.duration_us for s in specs)
+    slowest = compute * (slow_factor if slow_rank is not None else 1.0)
+    rng = _rng(seed, "torch_npu_job")
+    stamp = _stamp(_BASE_NS, 17)
+    folders = []
+    for rank in range(ranks):
+        factor = slow_factor if rank == slow_rank else 1.0
+        wait_us = (slowest - compute * factor) / allreduces
+        scaled = [replace(s, duration_us=s.duration_us * factor) for s in specs]
+        comm = KernelSpec(name="hcom_allReduce__586_0_1", op_type="hcom_allReduce_", task_type="HCCL",
+                          duration_us=allreduce_us + wait_us, count=allreduces, block_dim=0)
+        root = out / f"node{rank // 8}_{rng.randint(10000, 4000000)}_{stamp}_ascend_pt"
+        write_torch_npu_text(root, scaled + [comm], level=level, variant=variant, rank=rank, device_id=rank % 8,
+                             seed=seed)
+        _write_communication(root / "ASCEND_PROFILER_OUTPUT" / "communication.json", allreduces, allreduce_us,
+                             wait_us, transfer_mb)
+        folders.append(root)
+    return folders
+
+
+def _write_communication(path: Path, ops: int, transfer_us: float, wait_us: float, transfer_mb: float) -> None:
+    """communication.json of one step (FORMATS.md §4.4): each AllReduce's time split and its HCCS bandwidth."""
+    transit_ms, wait_ms = transfer_us / 1000, wait_us / 1000
+    link = {"Transit Size(MB)": transfer_mb, "Transit Time(ms)": transit_ms,
+            "Bandwidth(GB/s)": round(transfer_mb / transit_ms, 4) if transit_ms else 0,
+            "Large Packet Ratio": 0.0, "Size Distribution": {}}
+    empty = {"Transit Size(MB)": 0, "Transit Time(ms)": 0, "Bandwidth(GB/s)": 0, "Large Packet Ratio": 0,
+             "Size Distribution": {}}
+    collective = {
+        f"hcom_allReduce__586_{i}_1@17522688603477080586": {
+            "Communication Time Info": {
+                "Start Timestamp(us)": _BASE_NS / 1000, "Elapse Time(ms)": transit_ms + wait_ms,
+                "Transit Time(ms)": transit_ms, "Wait Time(ms)": wait_ms, "Synchronization Time(ms)": wait_ms,
+                "Idle Time(ms)": 0.0, "Wait Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4),
+                "Synchronization Time Ratio": round(wait_ms / (wait_ms + transit_ms), 4)},
+            "Communication Bandwidth Info": {"RDMA": dict(empty), "HCCS": dict(link), "PCIE": dict(empty),
+                                             "SDMA": dict(link), "SIO": dict(empty)}}
+        for i in range(ops)}
+    _write_json(path, {"step1": {"p2p": {}, "collective": collective}})
 
 
 # ------------------------------------------------------------------------------------------------

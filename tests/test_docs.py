@@ -48,3 +48,9 @@ def test_the_readme_main_command_runs_on_a_bundled_example():
     main_command = re.search(r"^# 1\..*\n(.+)$", README, re.M).group(1)
     example = re.search(r"--profile (\S+)", main_command).group(1)
     assert (ROOT / example).is_dir()
+
+
+def test_the_folder_of_ranks_options_are_documented():
+    for option in ("--executor auto|serial|processes|dask", "--scheduler ADDRESS", "opprof-advisor[cluster]",
+                   "benchmarks/bench_cluster.py"):
+        assert option in README

@@ -400,19 +400,25 @@ def test_multi_rank_profile_names_the_slowest_and_the_unreadable_rank():
     versions = doc["source"].pop("versions")
     doc["source"].update(versions)
     doc["source"]["ranks"] = [
-        {"rank": "rank0", "path": "run/rank0_ascend_pt", "device_time_us": 48_250.0, "error": None},
-        {"rank": "rank1", "path": "run/rank1_ascend_pt", "device_time_us": 51_900.0, "error": None},
+        {"rank": "rank0", "path": "run/rank0_ascend_pt", "device_time_us": 51_900.0, "error": None,
+         "computing_us": 30_000.0, "exposed_us": 20_000.0, "free_us": 1_900.0},
+        {"rank": "rank1", "path": "run/rank1_ascend_pt", "device_time_us": 51_800.0, "error": None,
+         "computing_us": 45_000.0, "exposed_us": 5_000.0, "free_us": 1_800.0},
         {"rank": "rank2", "path": "run/rank2_ascend_pt", "device_time_us": None, "error": "kernel_details.csv: truncated last line"},
     ]
-    root = parse(render_profile(doc))
+    page = render_profile(doc)
+    root = parse(page)
     summary = section(root, "profile")
     assert profile_facts(root)["CANN"] == "8.0.RC2" and profile_facts(root)["Profiler level"] == "Level1"
     rows = [[td.text().strip() for td in tr.find_all("td")] for tr in summary.find_all("table")[0].find_all("tr")[1:]]
+    # sorted by computing: the peers wait in collectives, so device time does not name the slow rank
     assert rows == [
-        ["rank0", "48.2 ms", "", "run/rank0_ascend_pt"],
-        ["rank1 slowest", "51.9 ms", "", "run/rank1_ascend_pt"],
-        ["rank2", "—", "kernel_details.csv: truncated last line", "run/rank2_ascend_pt"],
+        ["rank1 slowest", "45.0 ms", "5.00 ms", "1.80 ms", "51.8 ms", "", "run/rank1_ascend_pt"],
+        ["rank0", "30.0 ms", "20.0 ms", "1.90 ms", "51.9 ms", "", "run/rank0_ascend_pt"],
+        ["rank2", "—", "—", "—", "—", "kernel_details.csv: truncated last line", "run/rank2_ascend_pt"],
     ]
+    # each readable rank's split as a bar, the slowest computation first
+    assert "<title id=\"" in page and "rank1: computing 45.0\u00a0ms; rank0: computing 30.0\u00a0ms</desc>" in page
 
 
 def test_compare_report_shows_nms_delta_unit_change_and_total():

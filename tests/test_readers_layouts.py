@@ -8,7 +8,7 @@ import pytest
 from profile_fixtures import OP_SUMMARY_HEADER, as_op_summary, kernel, write_ascend_pt, write_csv
 
 from opprof_advisor.readers import detect_format, read_profile
-from opprof_advisor.readers import multirank
+from opprof_advisor.cluster import executors
 
 PROF = "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
 
@@ -69,8 +69,8 @@ def test_renamed_lone_csv_is_detected_by_its_header(tmp_path):
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_ranks_read_serially_and_in_a_process_pool(tmp_path, monkeypatch, parallel):
-    monkeypatch.setattr(multirank, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 40)
-    monkeypatch.setattr(multirank, "MAX_WORKERS", 2)
+    monkeypatch.setattr(executors, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 40)
+    monkeypatch.setattr(executors, "MAX_WORKERS", 2)
     for rank, duration in ((0, 100.0), (1, 160.0), (2, 120.0)):
         write_ascend_pt(tmp_path, [kernel("MatMulV2", "MatMulV2", "AI_CORE", duration), kernel("Add", "Add", "AI_VECTOR_CORE", 10.0)],
                         step_trace={"Computing": duration + 10.0, "Communication(Not Overlapped)": 40.0, "Free": 0.0,

@@ -61,6 +61,39 @@ ForceOption = Annotated[bool, typer.Option(
                     "is never written).")]
 
 
+class ExecutorName(str, Enum):
+    auto = "auto"
+    serial = "serial"
+    processes = "processes"
+    dask = "dask"
+
+
+#: `--executor` and `--scheduler` of the commands that read a profile (used by a folder of ranks).
+ExecutorOption = Annotated[
+    ExecutorName,
+    typer.Option("--executor", help="Where a folder of ranks is summarised rank by rank: auto (worker processes "
+                                    "when the ranks are big enough), serial, processes, or dask (a local Dask "
+                                    "cluster, or --scheduler; pip install 'opprof-advisor[cluster]')."),
+]
+SchedulerOption = Annotated[
+    Optional[str],
+    typer.Option("--scheduler", metavar="ADDRESS", help="Run the per-rank map on this Dask scheduler (e.g. "
+                                                        "tcp://host:8786; its workers must see the rank folders at "
+                                                        "the same paths). Implies --executor dask.",
+                 show_default=False),
+]
+
+
+def executor_choice(executor: ExecutorName, scheduler: Optional[str]):
+    """The core's ExecutorChoice for the two options (a --scheduler with a non-Dask executor is a usage error)."""
+    from opprof_advisor.cluster.executors import ExecutorChoice
+
+    if scheduler and executor not in (ExecutorName.auto, ExecutorName.dask):
+        raise typer.BadParameter(f"runs the map on Dask, not with --executor {executor.value}",
+                                 param_hint="--scheduler")
+    return ExecutorChoice(name=executor.value, scheduler=scheduler or None)
+
+
 class DelayedProgress:
     """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json, err_console,
+    DelayedProgress, ExecutorName, ExecutorOption, ForceOption, SchedulerOption, TableJsonHtml, console, echo,
+    emit_json, err_console, executor_choice,
 )
 from opprof_advisor.cli.roofline_commands import PeaksOption, efficiency_cell
 from opprof_advisor.steps import total as step_total
@@ -43,6 +44,8 @@ def profile_command(
                                                    show_default=False)] = None,
     peaks: PeaksOption = None,
     force: ForceOption = False,
+    executor: ExecutorOption = ExecutorName.auto,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 
@@ -53,8 +56,9 @@ def profile_command(
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.readers import load_profile
 
+    choice = executor_choice(executor, scheduler)
     with DelayedProgress(f"reading {path.name}") as progress:
-        raw, profile = load_profile(path, progress, peaks=peaks)
+        raw, profile = load_profile(path, progress, peaks=peaks, executor=choice)
     if export is not None:
         from opprof_advisor.profile_export import export_profile
 
@@ -74,8 +78,7 @@ def profile_command(
 
 
 def _share_bar(share: float) -> str:
-    filled = round(max(0.0, min(1.0, share)) * _BAR_WIDTH)
-    return f"{share:6.1%} " + "█" * filled + "·" * (_BAR_WIDTH - filled)
+    return f"{share:6.1%} " + _bar(share)
 
 
 def _format_us(value: float) -> str:
@@ -97,23 +100,39 @@ def _bound_text(row) -> str:
     return f"{row.bound} ({pipe} {row.busiest_ratio:.2f})"
 
 
-def _print_ranks(profile: Profile) -> None:
+#: A rank table longer than this shows the slowest and the fastest ranks (the JSON has every rank).
+RANK_ROWS = 20
+
+
+def print_ranks(profile: Profile) -> None:
+    """The rank table, slowest computation first, with a bar of each rank's computing against the slowest's."""
     from rich.table import Table
     from rich.text import Text
 
     table = Table(show_edge=False, pad_edge=False, title="ranks, slowest computation first", title_justify="left")
-    for column in ("rank", "computing", "exposed comm", "free", "device time"):
-        table.add_column(column, justify="left" if column == "rank" else "right", no_wrap=True)
+    for column in ("rank", "computing", "", "exposed comm", "free", "device time"):
+        table.add_column(column, justify="left" if column in ("rank", "") else "right", no_wrap=True)
     ordered = sorted(profile.ranks, key=lambda r: -(r.computing_us if r.computing_us is not None else -1.0))
-    for rank in ordered:
+    slowest = max((r.computing_us for r in ordered if r.computing_us is not None), default=0.0)
+    shown = ordered if len(ordered) <= RANK_ROWS else ordered[:RANK_ROWS - 5] + [None] + ordered[-5:]
+    for rank in shown:
+        if rank is None:
+            table.add_row("…", f"{len(ordered) - RANK_ROWS + 1} more ranks (--format json lists all)", "", "", "", "")
+            continue
         if rank.error:
             # folder names and errors: text, not markup
-            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "")
+            table.add_row(Text(rank.rank), Text(f"not read: {rank.error}"), "", "", "", "")
             continue
         cells = [_format_us(v) if v is not None else "—" for v in (rank.computing_us, rank.exposed_us, rank.free_us,
                                                                   rank.device_time_us)]
-        table.add_row(Text(rank.rank), *cells)
+        bar = _bar(rank.computing_us / slowest) if rank.computing_us is not None and slowest else ""
+        table.add_row(Text(rank.rank), cells[0], bar, *cells[1:])
     console.print(table)
+
+
+def _bar(fraction: float) -> str:
+    filled = round(max(0.0, min(1.0, fraction)) * _BAR_WIDTH)
+    return "█" * filled + "·" * (_BAR_WIDTH - filled)
 
 
 def _print_profile(profile: Profile, top: int) -> None:
@@ -149,7 +168,7 @@ def _print_profile(profile: Profile, top: int) -> None:
     if hidden > 0:
         console.print(f"... {hidden} more op type(s) (use --top)", highlight=False)
     if profile.ranks:
-        _print_ranks(profile)
+        print_ranks(profile)
     console.print("[bold]symptoms[/bold]" if profile.symptoms else "[bold]symptoms[/bold]: none found")
     for symptom in profile.symptoms:
         console.print(f"  {symptom.id} ({symptom.share:.1%}): {symptom.detail}", markup=False, highlight=False)

@@ -7,7 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, DelayedProgress, ForceOption, Kind, ReportFormat, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import (
+    DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, ReportFormat, SchedulerOption,
+    TableOrJson, console, echo, emit_json, err_console, executor_choice,
+)
 
 
 def _open(db: Optional[Path]):
@@ -45,6 +48,8 @@ def suggest_command(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
     force: ForceOption = False,
     db: DbOption = None,
+    executor: ExecutorOption = ExecutorName.auto,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
     if output is not None and fmt is not ReportFormat.html:
@@ -52,8 +57,9 @@ def suggest_command(
     from opprof_advisor.readers import read_profile
     from opprof_advisor.recommend import suggest, suggestions_to_json, suggestions_to_markdown
 
+    choice = executor_choice(executor, scheduler)
     with DelayedProgress(f"reading {profile.name}") as progress:
-        parsed = read_profile(profile, progress)
+        parsed = read_profile(profile, progress, executor=choice)
     index, entries, matcher = _open(db)
     result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
                      matcher=matcher, explain=explain, outcomes=_recorded_outcomes(index))
@@ -112,6 +118,10 @@ def _print_table(result, explain: bool) -> None:
                 console.print(f"   gain basis: {s.expected_gain.basis}", markup=False)
             for check in s.requirements:
                 console.print(f"   requires {check.text()}", markup=False)
+    if profile.ranks:
+        from opprof_advisor.cli.profile_commands import print_ranks
+
+        print_ranks(profile)
     for case in result.similar_cases:
         console.print(similar_case_text(case, explain=explain), markup=False)
     for note in result.notes:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from opprof_advisor.errors import ProfileError, UnknownFormat
 
 if TYPE_CHECKING:
+    from opprof_advisor.cluster.executors import ExecutorChoice
     from opprof_advisor.models import Profile
     from opprof_advisor.readers.base import Progress, RawProfile, Reader
 
@@ -112,21 +113,27 @@ def _unknown(path: Path) -> UnknownFormat:
     return UnknownFormat("not a profiler output file", path=path, hint=hint)
 
 
-def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
-    """Detect the format of ``path`` and parse it, without normalising (used per rank)."""
+def read_raw(path: str | Path, progress: Progress | None = None, executor: ExecutorChoice | None = None) -> RawProfile:
+    """Detect the format of ``path`` and parse it, without normalising (used per rank).
+
+    ``executor`` says where a folder of ranks is mapped (opprof_advisor/cluster); other formats ignore it.
+    """
     from opprof_advisor.readers.sidefile import check_durations
 
     reader, where = _detect(Path(path))
+    if executor is not None and reader.name == "multi-rank":
+        return reader.read(where, progress, executor=executor)
     raw = reader.read(where, progress)
     check_durations(raw.kernels.duration_us, raw.kernels.name, raw.path)  # whatever the reader, no inf device time
     return raw
 
 
-def load_profile(path: str | Path, progress: Progress | None = None,
-                 peaks: str | Path | None = None) -> tuple[RawProfile, Profile]:
+def load_profile(path: str | Path, progress: Progress | None = None, peaks: str | Path | None = None,
+                 executor: ExecutorChoice | None = None) -> tuple[RawProfile, Profile]:
     """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile.
 
-    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/roofline.py).
+    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/roofline.py). A folder of ranks
+    gives a RawProfile without kernels (its ranks are summarised; see opprof_advisor/cluster).
     """
     from opprof_advisor import profile_builder
     from opprof_advisor.readers import archive
@@ -134,12 +141,13 @@ def load_profile(path: str | Path, progress: Progress | None = None,
     path = Path(path)
     if archive.is_archive(path):
         with archive.extracted(path) as root:
-            raw = archive.relabel(path, root, lambda: read_raw(root, progress))
-    else:
-        raw = read_raw(path, progress)
+            raw = archive.relabel(path, root, lambda: read_raw(root, progress, executor))
+            return raw, profile_builder.build_profile(raw, peaks)  # a job's roofline re-reads a rank
+    raw = read_raw(path, progress, executor)
     return raw, profile_builder.build_profile(raw, peaks)
 
 
-def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:
+def read_profile(path: str | Path, progress: Progress | None = None,
+                 executor: ExecutorChoice | None = None) -> Profile:
     """Read any supported profiler output (folder, file or archive) into the normalised Profile."""
-    return load_profile(path, progress)[1]
+    return load_profile(path, progress, executor=executor)[1]

@@ -1,16 +1,17 @@
-"""A parent folder of several ranks (``*_ascend_pt`` children, or several profiles): read in parallel.
+"""A parent folder of several ranks (``*_ascend_pt`` children, or several profiles).
 
-Each rank is read by its own reader in a process pool (CSV parsing is CPU bound and the GIL would
-serialise threads); the kernel tables are concatenated so op types and symptoms cover the whole
-job. Every rank keeps its own summary: device time and its step split (computing, exposed
-communication, free), so the slow rank can be named by what it *computes* — in a data-parallel job
-the fast ranks wait inside AllReduce, so device time is nearly equal everywhere. Ranks are labelled
-``rank<rank_id>`` from profiler_info*.json, else by their folder name. A rank that cannot be read is
-named with its error; the readable ranks are still reported.
+Each rank is mapped to a compact summary and the summaries are reduced to the job's profile
+(``opprof_advisor.cluster``): memory stays that of one rank per worker however many ranks the job
+has, and summaries are cached. Every rank keeps its own summary: device time and its step split
+(computing, exposed communication, free), so the slow rank can be named by what it *computes* — in
+a data-parallel job the fast ranks wait inside AllReduce, so device time is nearly equal everywhere.
+Ranks are labelled ``rank<rank_id>`` from profiler_info*.json, else by their folder name. A rank that
+cannot be read is named with its error; the readable ranks are still reported.
 
 Ranks of different jobs are refused with one line naming them: the ranks of one job profile the same
 steps at the same time, so their task windows overlap (``SAME_JOB_GAP_S``). One op_summary holding
-several Device_id values (a multi-device PROF folder) is split into one rank per device too.
+several Device_id values (a multi-device PROF folder) is split into one rank per device too
+(``merge_ranks``: that file is in memory already).
 """
 
 from __future__ import annotations
@@ -20,16 +21,12 @@ import re
 from pathlib import Path
 
 from opprof_advisor import steps
-from opprof_advisor.errors import AdvisorError, MalformedProfile, ProfileError
+from opprof_advisor.errors import ProfileError
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 
 RANK_DIR = re.compile(r"_ascend_(?:pt|ms)$")
-#: Below this many bytes of kernel CSVs in total, starting worker processes costs more than it saves.
-PARALLEL_MIN_BYTES = 8 * 1024 * 1024
-#: Worker processes (the target machines have few cores; each worker holds one rank in memory).
-MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
 #: Two ranks whose task windows are further apart than this belong to different runs (hosts of one
 #: job agree on the time to far better than a minute; separate runs are hours or days apart).
 SAME_JOB_GAP_S = 60.0
@@ -62,35 +59,13 @@ def _rank_names(path: Path) -> list[Path]:
         return []
 
 
-def _rank_name(path: Path, raw: RawProfile | None = None) -> str:
+def rank_label(path: Path, raw: RawProfile | None = None) -> str:
+    """``rank<rank_id>`` from the rank's profiler_info, else from a ``rank_N`` folder name, else the folder name."""
     rank_id = (raw.versions.get("rank_id") if raw is not None else None) or ""
     if rank_id.strip().lstrip("-").isdigit() and int(rank_id) >= 0:
         return f"rank{int(rank_id)}"
     match = re.search(r"rank_?(\d+)", path.name)
     return f"rank{match.group(1)}" if match else path.name
-
-
-def _read_rank(path: str) -> tuple[RawProfile | None, str | None]:
-    from opprof_advisor.readers import read_raw
-
-    try:
-        return read_raw(path), None
-    except AdvisorError as exc:
-        # where and what, without the hint: it is repeated once per rank in the output
-        return None, f"{exc.location()}: {exc.message}" if exc.location() else exc.message
-    except Exception as exc:  # noqa: BLE001 - one broken rank must not hide the others
-        return None, f"{path}: {exc.__class__.__name__}: {exc}"
-
-
-def _kernel_bytes(ranks: list[Path]) -> int:
-    total = 0
-    for rank in ranks:
-        for file in rank.glob("ASCEND_PROFILER_OUTPUT/*.csv"):
-            try:
-                total += file.stat().st_size
-            except OSError:
-                pass
-    return total
 
 
 class MultiRankReader:
@@ -102,54 +77,16 @@ class MultiRankReader:
         # two or more ranks, or one rank under two or more names (links): read once
         return len(rank_dirs(path)) >= 2 or (len(rank_dirs(path)) == 1 and len(_rank_names(path)) >= 2)
 
-    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+    def read(self, path: Path, progress: Progress | None = None, executor=None) -> RawProfile:
+        """The job's ranks mapped and reduced; ``executor`` is a ``cluster.executors.ExecutorChoice``."""
         ranks = rank_dirs(path)
-        if len(ranks) == 1:
+        if len(ranks) == 1:  # one rank under several names (links): read once, as itself
             from opprof_advisor.readers import read_raw
 
             return read_raw(ranks[0], progress)
-        results = self._read_all(ranks, progress)
-        summaries, notes = [], []
-        readable = [(rank, raw) for rank, (raw, _) in zip(ranks, results) if raw is not None]
-        for rank, (raw, error) in zip(ranks, results):
-            if raw is None:
-                summaries.append({"rank": _rank_name(rank), "path": str(rank), "device_time_us": None, "error": error})
-                notes.append(f"rank {_rank_name(rank)} not read: {error}")
-        if not readable:
-            raise MalformedProfile(f"none of the {len(ranks)} ranks could be read ({notes[0]})", path=path)
-        check_same_job(path, [(str(rank), raw) for rank, raw in readable])
-        for rank, raw in readable:
-            summaries.append(rank_summary(_rank_name(rank, raw), str(rank), raw))
-        labels = [s["rank"] for s in summaries]
-        duplicates = sorted({label for label in labels if labels.count(label) > 1})
-        if duplicates:
-            notes.append(f"several folders report the same rank ({', '.join(duplicates)}): each is shown by its "
-                         "folder")
-            for summary in summaries:
-                if summary["rank"] in duplicates:
-                    summary["rank"] = Path(summary["path"]).name
-        merged = merge_ranks(path, [raw for _, raw in readable], summaries, notes)
-        merged.versions["ranks"] = str(len(ranks))
-        return merged
+        from opprof_advisor.cluster.job import read_job
 
-    def _read_all(self, ranks: list[Path], progress: Progress | None) -> list[tuple[RawProfile | None, str | None]]:
-        names = [str(r) for r in ranks]
-        if len(ranks) < 2 or MAX_WORKERS < 2 or _kernel_bytes(ranks) < PARALLEL_MIN_BYTES:
-            results = []
-            for done, name in enumerate(names):
-                results.append(_read_rank(name))
-                if progress is not None:
-                    progress(done + 1, len(names))
-            return results
-        from concurrent.futures import ProcessPoolExecutor  # only here: importing it costs start-up time
-
-        with ProcessPoolExecutor(max_workers=min(MAX_WORKERS, len(ranks))) as pool:
-            results = []
-            for done, result in enumerate(pool.map(_read_rank, names)):
-                results.append(result)
-                if progress is not None:
-                    progress(done + 1, len(names))
-            return results
+        return read_job(path, ranks, progress, executor)
 
 
 def merge_ranks(path: Path, raws: list[RawProfile], summaries: list[dict], notes: list[str]) -> RawProfile:
@@ -226,18 +163,21 @@ def rank_summary(label: str, path: str, raw: RawProfile) -> dict:
             "exposed_us": exposed, "free_us": free, "stage_us": stage}
 
 
-def check_same_job(path: Path, ranks: list[tuple[str, RawProfile]]) -> None:
-    """Refuse ranks whose task windows are far apart: they come from different runs."""
-    windows = []
-    for name, raw in ranks:
-        starts = raw.kernels.column("start_us")
-        if starts is None or not starts or any(s is None for s in starts):
-            continue
-        ends = [s + d for s, d in zip(starts, raw.kernels.duration_us)]
-        windows.append((min(starts), max(ends), name))
+def task_window(raw: RawProfile) -> list[float] | None:
+    """[first task start, last task end] in µs, or None when the rank has no start times."""
+    starts = raw.kernels.column("start_us")
+    if starts is None or not starts or any(s is None for s in starts):
+        return None
+    return [min(starts), max(s + d for s, d in zip(starts, raw.kernels.duration_us))]
+
+
+def check_windows(path: Path, ranks: list[tuple[str, list[float] | None]]) -> None:
+    """Refuse ranks whose task windows (name, [start, end] µs) are far apart: they come from different runs.
+
+    Ranks without a window are not judged."""
+    windows = sorted((window[0], window[1], name) for name, window in ranks if window is not None)
     if len(windows) < 2:
         return
-    windows.sort()
     latest_end, latest_name = windows[0][1], windows[0][2]
     for start, end, name in windows[1:]:
         if start - latest_end > SAME_JOB_GAP_S * 1e6:

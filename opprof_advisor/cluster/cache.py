@@ -1,0 +1,110 @@
+"""Rank summaries kept as Parquet under the advisor home, keyed by the rank's file fingerprints.
+
+The key is a hash of the summary schema, the advisor version, the rank folder's absolute path and
+(relative path, size, mtime_ns) of every file under it: a warm run stats the files and re-reads
+nothing that did not change; a rewritten or touched file, a new file or a new advisor version maps
+the rank again. One file per rank: the op-type rows are the Parquet table, the rest of the summary
+(kilobytes of plain values) is JSON in the file's metadata. Writes are atomic (temporary file +
+os.replace); a cache that cannot be written only costs the next run its speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor.cluster.summary import OP_COLUMNS, SCHEMA
+
+CACHE_DIR = "rank-summaries"
+_META_KEY = b"opprof_advisor.summary"
+
+
+def cache_dir() -> Path:
+    """``<advisor home>/rank-summaries``."""
+    from opprof_advisor.paths import home_dir
+
+    return home_dir() / CACHE_DIR
+
+
+def fingerprint(rank: Path) -> tuple[str, int]:
+    """(cache key, bytes of the rank's files) from path, size and mtime_ns of every file under ``rank``."""
+    from opprof_advisor import __version__
+
+    files, total = [], 0
+    for folder, dirs, names in os.walk(rank):
+        dirs.sort()
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            try:
+                stat = os.stat(full)
+            except OSError:
+                continue
+            files.append((os.path.relpath(full, rank), stat.st_size, stat.st_mtime_ns))
+            total += stat.st_size
+    text = json.dumps([SCHEMA, __version__, os.path.abspath(rank), files])
+    return hashlib.sha256(text.encode()).hexdigest(), total
+
+
+def _ops_schema():
+    import pyarrow as pa
+
+    types = {"busiest_ratio": pa.float64(), "count": pa.int64(), "time_us": pa.float64(), "p50_us": pa.float64(),
+             "p95_us": pa.float64(), "max_us": pa.float64(), "wait_us": pa.float64(), "block_dim": pa.int64(),
+             "dtypes": pa.list_(pa.string()), "formats": pa.list_(pa.string())}
+    return pa.schema([(name, types.get(name, pa.string())) for name in OP_COLUMNS])
+
+
+def load(key: str) -> dict[str, Any] | None:
+    """The cached summary under ``key``, or None (absent, or not readable: mapped again)."""
+    path = cache_dir() / key[:2] / f"{key}.parquet"
+    if not path.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(path).read(use_threads=False)  # a small file: threads and datasets cost more
+        summary = json.loads(table.schema.metadata[_META_KEY])
+    except Exception:  # noqa: BLE001 - a damaged cache file is a miss, never an error
+        return None
+    summary["ops"] = table.to_pylist()
+    return summary
+
+
+def store(key: str, summary: dict[str, Any]) -> None:
+    """Keep ``summary`` under ``key`` (atomic); a failure warns once and is otherwise ignored."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = cache_dir() / key[:2]
+    rest = {k: v for k, v in summary.items() if k != "ops"}
+    table = pa.Table.from_pylist(summary.get("ops") or [], schema=_ops_schema())
+    table = table.replace_schema_metadata({_META_KEY: json.dumps(rest).encode()})
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+        os.close(handle)
+        try:
+            pq.write_table(table, temporary)
+            os.replace(temporary, folder / f"{key}.parquet")
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    except OSError as exc:
+        _warn_once(f"rank summaries are not cached ({cache_dir()}: {exc.strerror or exc}): the next run reads the "
+                   "ranks again")
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    from opprof_advisor.errors import AdvisorWarning
+
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, AdvisorWarning, stacklevel=3)

@@ -1,0 +1,41 @@
+"""Read a folder of ranks: fingerprint each rank, map the ones not cached, reduce them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor.cluster import cache
+from opprof_advisor.cluster.executors import ExecutorChoice, run_map
+from opprof_advisor.cluster.reduce import job_raw
+from opprof_advisor.cluster.summary import summarize_rank
+from opprof_advisor.readers.base import Progress, RawProfile
+
+
+def read_job(path: Path, ranks: list[Path], progress: Progress | None = None,
+             executor: ExecutorChoice | None = None) -> RawProfile:
+    """The job of the rank folders ``ranks`` under ``path`` (see ``reduce.job_raw``); progress counts ranks."""
+    summaries = map_ranks([str(rank) for rank in ranks], progress, executor or ExecutorChoice())
+    return job_raw(path, summaries)
+
+
+def map_ranks(names: list[str], progress: Progress | None, choice: ExecutorChoice) -> list[dict[str, Any]]:
+    """Each rank's summary, from the cache where its files did not change, else mapped on ``choice``."""
+    keys, sizes = zip(*(cache.fingerprint(Path(name)) for name in names)) if names else ((), ())
+    summaries: list[dict[str, Any] | None] = [cache.load(key) for key in keys]
+    missing = [i for i, summary in enumerate(summaries) if summary is None]
+    done = [len(names) - len(missing)]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(names))
+
+    if progress is not None:
+        progress(done[0], len(names))
+    mapped = run_map(summarize_rank, [names[i] for i in missing], choice, sum(sizes[i] for i in missing), tick)
+    for index, summary in zip(missing, mapped):
+        summaries[index] = summary
+        if summary["error"] is None:
+            cache.store(keys[index], summary)  # an unreadable rank is tried again next time
+    return summaries  # type: ignore[return-value]

@@ -1,0 +1,177 @@
+"""The map: one rank folder → a compact summary (a dict of plain values, kilobytes).
+
+The rank is read by its own reader and profiled by the same builder as a single profile, so its
+bound classes, symptoms and notes are judged exactly as they would be alone. What leaves the
+function is only the summary below; the rank's kernel rows are garbage once it returns, so a
+worker holds one rank at a time whatever the size of the job.
+
+Summary keys (``SCHEMA``): ``path``, ``label`` (``rank<rank_id>``), ``error`` (why the rank could not be
+read, else None), ``figures`` (the rank table row: device time, computing, exposed, free, stage),
+``window`` (first task start, last task end, µs: ranks of one job overlap), ``split`` (the rank's step
+split summed over steps), ``ops`` (one row per op type × unit with its bound class: count, total,
+p50 / p95 / max launch), ``symptoms`` (the kernel-level ones; the job-level ones are judged again on
+the job), ``notes``, ``communication`` (communication.json time totals), ``transports`` ({transport:
+[MB, ms]}), ``matrix`` (communication_matrix.json links summed: [src, dst, transport, MB, ms]), and
+the rank's device facts and versions.
+
+The per-op-type group-by runs in pyarrow compute (benchmarks/bench_cluster.py --engines measures it
+against DuckDB): pyarrow is already a dependency, and on a 400k-launch rank both take milliseconds
+beside the seconds of parsing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor import steps
+from opprof_advisor.errors import AdvisorError
+
+SCHEMA = "opprof-advisor/rank-summary/1"
+#: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
+#: computation and links); a rank's own are not carried over.
+JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link"})
+#: Side files of collectives larger than this are not read (a summary must stay cheap).
+SIDE_FILE_MAX_BYTES = 256 * 1024 * 1024
+OP_COLUMNS = ("op_type", "family", "unit", "bound", "busiest_pipe", "busiest_ratio", "bound_why", "count", "time_us",
+              "p50_us", "p95_us", "max_us", "wait_us", "block_dim", "dtypes", "formats")
+
+
+def summarize_rank(path: str) -> dict[str, Any]:
+    """The summary of the rank folder at ``path``; a rank that cannot be read gets ``error`` and no figures."""
+    from opprof_advisor.readers import multirank
+
+    try:
+        return _summarize(path)
+    except AdvisorError as exc:
+        # where and what, without the hint: it is repeated once per rank in the output
+        error = f"{exc.location()}: {exc.message}" if exc.location() else exc.message
+    except Exception as exc:  # noqa: BLE001 - one broken rank must not hide the others
+        error = f"{path}: {exc.__class__.__name__}: {exc}"
+    return {"schema": SCHEMA, "path": path, "label": multirank.rank_label(Path(path)), "error": error}
+
+
+def _summarize(path: str) -> dict[str, Any]:
+    from opprof_advisor.profile_builder import Kernels, profile_from_context
+    from opprof_advisor.readers import multirank, read_raw
+
+    raw = read_raw(path)
+    label = multirank.rank_label(Path(path), raw)
+    split = steps.total(multirank.rank_steps(raw))
+    ctx = Kernels(raw)
+    profile = profile_from_context(ctx)
+    figures = multirank.rank_summary(label, path, raw)
+    return {
+        "schema": SCHEMA, "path": path, "label": label, "error": None, "figures": figures,
+        "window": multirank.task_window(raw), "split": None if split is None else asdict(split),
+        "format": raw.format, "producer": profile.producer, "workload": profile.workload,
+        "versions": {k: v for k, v in raw.versions.items() if k != "rank_id"}, "rank_id": raw.versions.get("rank_id"),
+        "chip": raw.chip, "core_counts": dict(raw.core_counts), "freq_mhz": raw.freq_mhz, "device": profile.device,
+        "device_time_us": profile.device_time_us, "compute_time_us": profile.compute_time_us,
+        "communication_time_us": profile.communication_time_us,
+        "ops": op_rows(ctx, profile),
+        "symptoms": [{"id": s.id, "op_types": list(s.op_types), "share": s.share, "detail": s.detail,
+                      "time_us": s.time_us, "ceiling_us": s.ceiling_us}
+                     for s in profile.symptoms if s.id not in JOB_SYMPTOMS],
+        "notes": list(profile.notes),
+        "communication": dict(raw.extra.get("communication") or {}),
+        **collectives(Path(path)),
+    }
+
+
+def op_rows(ctx, profile) -> list[dict[str, Any]]:
+    """The rank's op-type rows with launch percentiles (grouped in pyarrow; t-digest p50 / p95)."""
+    percentiles = _launch_percentiles(ctx)
+    rows = []
+    for row in profile.op_types:
+        p50, p95, longest = percentiles.get((row.op_type, row.unit), (None, None, None))
+        rows.append({"op_type": row.op_type, "family": row.family, "unit": row.unit, "bound": row.bound,
+                     "busiest_pipe": row.busiest_pipe, "busiest_ratio": row.busiest_ratio,
+                     "bound_why": row.bound_why, "count": row.count, "time_us": row.time_us,
+                     "p50_us": p50, "p95_us": p95, "max_us": longest, "wait_us": row.wait_us,
+                     "block_dim": row.block_dim, "dtypes": list(row.dtypes), "formats": list(row.formats)})
+    return rows
+
+
+def _launch_percentiles(ctx) -> dict[tuple[str, str], tuple[float, float, float]]:
+    if not len(ctx.duration):
+        return {}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.table({"op_type": pa.array([op or "(unknown)" for op in ctx.op_type], pa.string()),
+                      "unit": pa.array(ctx.unit, pa.string()),
+                      "duration_us": pa.array(ctx.duration, pa.float64())})
+    grouped = table.group_by(["op_type", "unit"]).aggregate([
+        ("duration_us", "tdigest", pc.TDigestOptions(q=[0.5, 0.95])), ("duration_us", "max")])
+    found = {}
+    for op, unit, digest, longest in zip(*(grouped[c].to_pylist() for c in (
+            "op_type", "unit", "duration_us_tdigest", "duration_us_max"))):
+        found[(op, unit)] = (round(digest[0], 3), round(digest[1], 3), round(longest, 3))
+    return found
+
+
+# ----------------------------------------------------------------------------------------------
+# Collectives: communication.json bandwidth per transport, communication_matrix.json links
+# ----------------------------------------------------------------------------------------------
+
+
+def collectives(rank: Path) -> dict[str, Any]:
+    """``transports`` {transport: [MB, ms]} and ``matrix`` [[src, dst, transport, MB, ms]] of a rank folder."""
+    folder = rank / "ASCEND_PROFILER_OUTPUT"
+    return {"transports": _transports(_load_json(folder / "communication.json")),
+            "matrix": _matrix(_load_json(folder / "communication_matrix.json"))}
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        if not path.is_file() or path.stat().st_size > SIDE_FILE_MAX_BYTES:
+            return None
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None  # the rank reader already noted an unreadable communication.json
+
+
+def _ops(document: Any):
+    """(op name, op dict) of every collective / p2p op of every step (FORMATS.md §4.4)."""
+    for step in document.values() if isinstance(document, dict) else ():
+        for kind in step.values() if isinstance(step, dict) else ():
+            for name, op in kind.items() if isinstance(kind, dict) else ():
+                if isinstance(op, dict):
+                    yield str(name), op
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _transports(document: Any) -> dict[str, list[float]]:
+    from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
+
+    totals: dict[str, list[float]] = {}
+    for name, op in _ops(document):
+        if name == TOTAL_OP_INFO:
+            continue  # repeats the sum of the ops beside it
+        for transport, link in (op.get("Communication Bandwidth Info") or {}).items():
+            if isinstance(link, dict):
+                pair = totals.setdefault(str(transport), [0.0, 0.0])
+                pair[0] += _number(link.get("Transit Size(MB)"))
+                pair[1] += _number(link.get("Transit Time(ms)"))
+    return {t: [round(size, 6), round(ms, 6)] for t, (size, ms) in sorted(totals.items()) if size or ms}
+
+
+def _matrix(document: Any) -> list[list]:
+    links: dict[tuple[str, str, str], list[float]] = {}
+    for _, op in _ops(document):
+        for pair, link in op.items():
+            src, _, dst = str(pair).partition("-")
+            if not isinstance(link, dict) or not dst:
+                continue
+            key = (src, dst, str(link.get("Transport Type") or ""))
+            totals = links.setdefault(key, [0.0, 0.0])
+            totals[0] += _number(link.get("Transit Size(MB)"))
+            totals[1] += _number(link.get("Transit Time(ms)"))
+    return [[src, dst, transport, round(size, 6), round(ms, 6)]
+            for (src, dst, transport), (size, ms) in sorted(links.items())]

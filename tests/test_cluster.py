@@ -1,0 +1,175 @@
+"""Folders of ranks as map → cache → reduce: the slow rank, identical results on every executor, the cache, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import pytest
+
+from opprof_advisor.cli import app
+from opprof_advisor.cluster import cache, executors, job
+from opprof_advisor.cluster.executors import ExecutorChoice
+from opprof_advisor.cluster.summary import summarize_rank
+from opprof_advisor.errors import ClusterError, ProfileError
+from opprof_advisor.profile_builder import profile_to_json
+from opprof_advisor.readers import read_profile, read_raw
+from opprof_advisor.readers.multirank import rank_summary
+from opprof_advisor.synthetic import KernelSpec, write_torch_npu_job
+
+LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
+LEVEL2 = "msinsight-torch-npu/text/level2/rank0_ascend_pt"
+KERNELS = [KernelSpec("MatMulV2", "MatMulV2", "AI_CORE", 150.0, 6, block_dim=24),
+           KernelSpec("Add", "Add", "AI_VECTOR_CORE", 30.0, 8, block_dim=48),
+           KernelSpec("Cast", "Cast", "AI_CPU", 50.0, 2)]
+
+
+def _job(tmp_path, ranks: int, slow: int | None = 5):
+    folders = write_torch_npu_job(tmp_path / "job", KERNELS, ranks=ranks, slow_rank=slow, slow_factor=1.5)
+    return tmp_path / "job", folders
+
+
+def _json(path, executor: str) -> dict:
+    return profile_to_json(read_profile(path, executor=ExecutorChoice(name=executor, workers=2)))
+
+
+def test_a_128_rank_job_names_the_rank_that_computes_longest(tmp_path):
+    path, _ = _job(tmp_path, 128, slow=77)
+    profile = read_profile(path, executor=ExecutorChoice(name="serial"))
+    assert len(profile.ranks) == 128 and profile.versions["ranks"] == "128"
+    # device time is equal on every rank (the peers wait in AllReduce); computing names the slow rank
+    assert len({r.device_time_us for r in profile.ranks}) == 1
+    slow = next(s for s in profile.symptoms if s.id == "slow_rank")
+    compute = 6 * 150.0 + 8 * 30.0 + 2 * 50.0
+    assert slow.detail.startswith(f"the slowest rank by computation, rank77 ({1.5 * compute:.1f} us of computing")
+    assert slow.time_us == pytest.approx(0.5 * compute)
+    assert "its extra computation is in MatMulV2 (+450.0 us over the median rank)" in slow.detail
+    assert profile.cluster["slow_rank"] == "rank77" and profile.cluster["fast_rank"] == "rank0"
+    top = profile.cluster["dispersion"][0]
+    assert (top["op_type"], top["max_rank"], top["slow_excess_us"]) == ("MatMulV2", "rank77", 450.0)
+    # op types summed over ranks, as the concatenated kernels were
+    matmul = next(r for r in profile.op_types if r.op_type == "MatMulV2")
+    assert (matmul.count, matmul.time_us) == (128 * 6, pytest.approx(127 * 900.0 + 1350.0))
+
+
+def test_a_balanced_job_has_no_slow_rank(tmp_path):
+    path, _ = _job(tmp_path, 4, slow=None)
+    profile = read_profile(path)
+    assert "slow_rank" not in profile.symptom_ids()
+    assert any(n.startswith("computation is balanced across 4 ranks") for n in profile.notes)
+
+
+def test_serial_processes_and_a_two_worker_local_dask_cluster_give_the_same_json(tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    path, _ = _job(tmp_path, 6)
+    monkeypatch.setattr(cache, "store", lambda key, summary: None)  # every executor maps every rank
+    serial = _json(path, "serial")
+    assert serial["cluster"]["slow_rank"] == "rank5"
+    assert _json(path, "processes") == serial
+    assert _json(path, "dask") == serial
+
+
+def test_a_warm_run_reads_no_rank_and_a_changed_rank_is_read_again(tmp_path, monkeypatch):
+    path, folders = _job(tmp_path, 4)
+    cold = _json(path, "serial")
+    mapped = []
+    monkeypatch.setattr(job, "summarize_rank", lambda name: mapped.append(name) or summarize_rank(name))
+    assert _json(path, "serial") == cold and mapped == []
+    step_trace = folders[2] / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"
+    os.utime(step_trace, ns=(1, 1))
+    assert _json(path, "serial") == cold and mapped == [str(folders[2])]
+    assert len(list(cache.cache_dir().rglob("*.parquet"))) == 5  # the touched rank under its new fingerprint
+
+
+def test_an_unwritable_cache_warns_and_the_job_is_still_read(tmp_path, monkeypatch):
+    path, _ = _job(tmp_path, 2)
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("")
+    monkeypatch.setattr(cache, "cache_dir", lambda: blocker / "rank-summaries")
+    with pytest.warns(UserWarning, match="rank summaries are not cached"):
+        profile = read_profile(path)
+    assert len(profile.ranks) == 2
+
+
+def test_a_real_rank_summarised_keeps_its_figures_and_op_types(real_profiles):
+    source = real_profiles / LEVEL1
+    summary = summarize_rank(str(source))
+    alone = read_profile(source)
+    assert summary["error"] is None and summary["label"] == "rank0"
+    assert summary["figures"] == rank_summary("rank0", str(source), read_raw(source))
+    assert [(r["op_type"], r["unit"], r["count"], r["time_us"], r["bound"]) for r in summary["ops"]] == [
+        (r.op_type, r.unit, r.count, r.time_us, r.bound) for r in alone.op_types]
+    # communication.json: HCCS bandwidth per rank for the slow-link check
+    size, time_ms = summary["transports"]["HCCS"]
+    assert size > 0 and time_ms > 0
+    assert summary["matrix"] and {link[2] for link in summary["matrix"]} >= {"HCCS"}
+
+
+def test_real_ranks_of_different_runs_are_refused(tmp_path, real_profiles):
+    for name, source in (("rank0_ascend_pt", LEVEL1), ("rank1_ascend_pt", LEVEL2)):
+        (tmp_path / name).symlink_to(real_profiles / source, target_is_directory=True)  # read in place
+    with pytest.raises(ProfileError, match="the rank folders come from different runs"):
+        read_profile(tmp_path)
+
+
+def test_dask_not_installed_says_how_to_install_it(tmp_path, runner, monkeypatch):
+    path, _ = _job(tmp_path, 2)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails as if absent
+    result = runner.invoke(app, ["profile", str(path), "--executor", "dask"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "error: --executor dask needs Dask, which is not installed — pip install 'opprof-advisor[cluster]'"]
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_1(tmp_path, runner, monkeypatch):
+    pytest.importorskip("distributed")
+    path, _ = _job(tmp_path, 2)
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1.0)
+    result = runner.invoke(app, ["profile", str(path), "--scheduler", "tcp://127.0.0.1:9"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
+
+
+def test_a_scheduler_with_another_executor_is_a_usage_error(tmp_path, runner):
+    result = runner.invoke(app, ["profile", str(tmp_path), "--executor", "serial", "--scheduler", "tcp://x:1"])
+    assert result.exit_code == 2 and "runs the map on Dask" in result.output
+    with pytest.raises(ClusterError, match="--scheduler runs the map on Dask"):
+        ExecutorChoice(name="processes", scheduler="tcp://x:1")
+
+
+def test_auto_uses_processes_only_when_it_pays(monkeypatch):
+    monkeypatch.setattr(executors, "MAX_WORKERS", 2)
+    auto = ExecutorChoice()
+    assert auto.resolve(128, executors.PARALLEL_MIN_BYTES) == "processes"
+    assert auto.resolve(128, executors.PARALLEL_MIN_BYTES - 1) == "serial"
+    assert auto.resolve(1, 1 << 40) == "serial"
+    assert ExecutorChoice(scheduler="tcp://h:8786").resolve(2, 0) == "dask"
+
+
+def test_profile_and_suggest_show_the_rank_table_slowest_first_and_cut_long_jobs(tmp_path, runner):
+    path, _ = _job(tmp_path, 24, slow=9)
+    shown = runner.invoke(app, ["profile", str(path)])
+    assert shown.exit_code == 0, shown.output
+    rows = [line.split()[0] for line in shown.output.splitlines() if re.match(r"rank\d+ ", line)]
+    assert rows[0] == "rank9" and rows.count("rank9") == 1 and len(rows) == 20  # 15 slowest, 5 fastest
+    assert "5 more ranks (--format json lists all)" in shown.output
+    assert "██████████" in next(line for line in shown.output.splitlines() if line.startswith("rank9 "))
+    suggested = runner.invoke(app, ["suggest", "-p", str(path), "--top", "1"])
+    assert suggested.exit_code == 0 and "ranks, slowest computation first" in suggested.output
+    report = tmp_path / "report.html"
+    assert runner.invoke(app, ["profile", str(path), "-f", "html", "-o", str(report)]).exit_code == 0
+    html = report.read_text()
+    assert "Ranks by computation" in html and "Showing the 15 slowest and the 5 fastest of 24 ranks" in html
+    assert html.index(">rank9") < html.index(">rank0")
+
+
+def test_the_json_carries_the_cluster_block_and_a_single_profile_has_none(tmp_path, runner, real_profiles):
+    path, _ = _job(tmp_path, 3, slow=1)
+    document = json.loads(runner.invoke(app, ["profile", str(path), "-f", "json"]).output)
+    assert document["cluster"]["slow_rank"] == "rank1"
+    assert [link["transport"] for link in document["cluster"]["links"]] == ["HCCS", "SDMA"]
+    single = json.loads(runner.invoke(app, ["profile", str(real_profiles / LEVEL1), "-f", "json"]).output)
+    assert "cluster" not in single
