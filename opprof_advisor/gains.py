@@ -132,6 +132,9 @@ def gain_note(entry: Entry) -> str | None:
     gain = entry.gain
     if gain is None:
         return f"{entry.id}: no sourced gain figure, so no expected gain is given"
+    if gain.estimate:
+        return (f"{entry.id}: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric} is an unmeasured estimate "
+                f"({gain.source}); not an expected gain for this profile")
     if gain.scope == "end_to_end" or entry.kind == "case":
         where = "end to end" if gain.scope == "end_to_end" else "on its operators' time"
         return (f"{entry.id}: observed in that case: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric}"

@@ -29,6 +29,8 @@ KEYS: tuple[str, ...] = (
 ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
 REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources")
 GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
+#: Optional gain keys: ``measured_on`` lists the operator families the source measured the figure on.
+GAIN_OPTIONAL_KEYS: tuple[str, ...] = ("measured_on", "estimate")
 GAIN_METRICS: tuple[str, ...] = ("latency", "throughput", "step_time", "op_time", "kernel_time", "memory")
 #: Section every entry ends with, whatever its kind.
 SOURCES_SECTION = "Sources"
@@ -542,8 +544,8 @@ def _check_gain(parsed: ParsedFile) -> list[Problem]:
         return [_problem(parsed, "gain", "gain must be a mapping with low_pct, high_pct, metric, scope, source")]
     problems = []
     for key in gain:
-        if key not in GAIN_KEYS:
-            hint = suggest_close(str(key), GAIN_KEYS)
+        if key not in GAIN_KEYS + GAIN_OPTIONAL_KEYS:
+            hint = suggest_close(str(key), GAIN_KEYS + GAIN_OPTIONAL_KEYS)
             problems.append(_problem(parsed, ("gain", key), f"unknown gain key {key!r}{hint}"))
     for key in GAIN_KEYS:
         if key not in gain:
@@ -579,7 +581,27 @@ def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
     sources = parsed.data.get("sources")
     if "source" in gain and isinstance(sources, list) and gain["source"] not in sources:
         problems.append(_problem(parsed, ("gain", "source"), f"gain source {gain['source']!r} is not among `sources`"))
+    problems.extend(_check_measured_on(parsed, gain))
+    if "estimate" in gain and not isinstance(gain["estimate"], bool):
+        problems.append(_problem(parsed, ("gain", "estimate"), "gain estimate must be true or false"))
     return problems
+
+
+def _check_measured_on(parsed: ParsedFile, gain: dict) -> list[Problem]:
+    """``measured_on``: a list of the entry's own operator families (the ones the figure was measured on)."""
+    from opprof_advisor.operators import canonical_family
+
+    if "measured_on" not in gain:
+        return []
+    measured = gain["measured_on"]
+    if not isinstance(measured, list) or not all(isinstance(name, str) for name in measured) or not measured:
+        return [_problem(parsed, ("gain", "measured_on"), "gain measured_on must be a list of operator families")]
+    own = {canonical_family(str(name), fuzzy=False) for name in parsed.data.get("operators") or []}
+    outside = [name for name in measured if canonical_family(name, fuzzy=False) not in own]
+    if outside:
+        return [_problem(parsed, ("gain", "measured_on"), f"gain measured_on {', '.join(outside)} is not among the "
+                                                          "entry's `operators`")]
+    return []
 
 
 def _check_cann(parsed: ParsedFile) -> list[Problem]:
@@ -797,7 +819,11 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
 
 
 def _build_gain(gain: dict[str, Any]) -> Gain:
-    return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"])
+    from opprof_advisor.operators import canonical_family
+
+    measured_on = _unique(canonical_family(name, fuzzy=False) for name in gain.get("measured_on") or [])
+    return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"],
+                measured_on, gain.get("estimate") is True)
 
 
 def op_mix_weights(families: Sequence[str]) -> dict[str, float]:

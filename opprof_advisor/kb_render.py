@@ -127,6 +127,8 @@ def describe_gain(entry: Entry) -> str:
     if gain is None:
         return "no sourced figure"
     span = f"{gain.low_pct:g}–{gain.high_pct:g} %" if gain.low_pct != gain.high_pct else f"{gain.low_pct:g} %"
+    if gain.estimate:
+        return f"{span} {gain.metric}, an unmeasured estimate in its source (not a measurement) — {gain.source}"
     if gain.scope == "end_to_end":
         return (f"{span} {gain.metric}, observed end to end in that case (not a promise for your model)"
                 f" — {gain.source}")

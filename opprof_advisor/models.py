@@ -28,6 +28,11 @@ class Gain:
     metric: str  # e.g. "latency", "throughput", "op_time", "step_time", "kernel_time"
     scope: str  # "operators" | "end_to_end"
     source: str  # the source that states the figure
+    #: operator families the source measured the figure on (default: the entry's own operators); an
+    #: operators-scope figure is applied only to the time of these families' rows
+    measured_on: list[str] = field(default_factory=list)
+    #: the source states the range as an estimate, not a measurement (shown as such, never as observed)
+    estimate: bool = False
 
 
 @dataclass

@@ -451,7 +451,12 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
 def _expected_gain(entry: Entry, match: _Match, profile: Profile, fixed_us: float, op_names: list[str],
                    ceiling: float | None, outcomes: list[Any] | None) -> tuple[ExpectedGain | None, str]:
     """Sourced, else calibrated, else the model estimate for kernel-speed advice; and the observed text."""
-    gain = gainlib.sourced_gain(entry, fixed_us, profile, op_names, ceiling)
+    measured = _measured_rows(entry, match)
+    if measured is None:
+        gain = gainlib.sourced_gain(entry, fixed_us, profile, op_names, ceiling)
+    else:  # the figure holds only for the families the source measured
+        measured_us = min(fixed_us, sum(row_time(r, profile) for r in measured))
+        gain = gainlib.sourced_gain(entry, measured_us, profile, _unique(r.op_type for r in measured), ceiling)
     observed = ""
     if outcomes:
         from opprof_advisor.outcomes import observed_text
@@ -470,6 +475,14 @@ def _fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
     if not entry.operators:
         return match.rows
     families = set(entry.operators)
+    return [row for row in match.rows if row.family in families]
+
+
+def _measured_rows(entry: Entry, match: _Match) -> list[OpTypeStat] | None:
+    """The addressed rows of the families the entry's gain figure was measured on; None when it names none."""
+    if entry.gain is None or not entry.gain.measured_on:
+        return None
+    families = set(entry.gain.measured_on)
     return [row for row in match.rows if row.family in families]
 
 

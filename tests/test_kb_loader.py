@@ -133,6 +133,21 @@ def test_gain_with_missing_and_unknown_keys(tmp_path):
                                  f"{path}:7: gain is missing 'low_pct'"]
 
 
+def test_gain_measured_on_must_be_the_entrys_own_operators_and_estimate_a_flag(tmp_path):
+    path = write_entry(tmp_path, "x", operators=["MatMul", "Add"],
+                       gain={"low_pct": 13, "high_pct": 57, "metric": "kernel_time", "scope": "operators",
+                             "source": "https://example.org/guide", "measured_on": ["MatMul", "Conv2D"],
+                             "estimate": "yes"})
+    lines = path.read_text().splitlines()
+    measured, estimate = (next(n for n, line in enumerate(lines, 1) if key in line) for key in ("measured_on", "estimate"))
+    assert problems_of(path) == [f"{path}:{measured}: gain measured_on Conv2D is not among the entry's `operators`",
+                                 f"{path}:{estimate}: gain estimate must be true or false"]
+    good = write_entry(tmp_path, "y", operators=["MatMul", "Add"],
+                       gain={"low_pct": 13, "high_pct": 57, "metric": "kernel_time", "scope": "operators",
+                             "source": "https://example.org/guide", "measured_on": ["MatMul"]})
+    assert problems_of(good) == []
+
+
 def test_bad_evidence_grade(tmp_path):
     path = write_entry(tmp_path, "x", evidence="E")
     assert problems_of(path) == [f"{path}:5: evidence 'E' is not one of A, B, C, D"]

@@ -330,3 +330,36 @@ def test_similar_case_blends_op_mix_and_defect_symptoms():
     assert found[0].mix_cosine == found[1].mix_cosine
     assert (found[0].symptom_overlap, found[1].symptom_overlap) == (pytest.approx(1 / 2), 0.0)
     assert found[0].similarity == pytest.approx(0.8 * found[0].mix_cosine + 0.2 * 0.5, abs=1e-4)
+
+
+def test_an_operators_gain_applies_only_to_the_families_it_was_measured_on():
+    """A figure measured on MatMul kernels is not applied to Add kernels the entry also matches."""
+    measured = Gain(57, 57, "kernel_time", "operators", "https://example.org/catlass", measured_on=["MatMul"])
+    entries = [Entry(id="low-parallelism", kind="pattern", title="Kernels on one or two blocks",
+                     operators=["MatMul", "Elementwise"], symptoms=["low_parallelism"], gain=measured,
+                     evidence="C", sources=["https://example.org/catlass"], body="Block dim 1.")]
+    matcher = EntryMatcher().fit(entries)
+    device = 100_000.0
+    rows = [row("Add", "Elementwise", "ai_vector", 60_000, device, 600),
+            row("MatMulV2", "MatMul", "ai_core", 10_000, device, 100)]
+    profile = Profile("p", "torch-npu-text", device_time_us=device, op_types=rows,
+                      symptoms=[Symptom("low_parallelism", ["Add", "MatMulV2"], 0.7, "block dim 1 on 24 cores")])
+    (s,) = suggest(profile, entries, matcher=matcher).suggestions
+    # 57 % of the 10 ms of MatMul, not of the 70 ms of MatMul and Add
+    assert s.expected_gain.saved_us_high == pytest.approx(5_700.0)
+    assert "MatMulV2" in s.expected_gain.basis and "Add" not in s.expected_gain.basis
+    only_add = Profile("p", "torch-npu-text", device_time_us=device, op_types=rows[:1],
+                       symptoms=[Symptom("low_parallelism", ["Add"], 0.6, "block dim 1 on 24 cores")])
+    (s,) = suggest(only_add, entries, matcher=matcher).suggestions
+    assert s.expected_gain is None  # no measured figure for vector kernels: ranked by the prior
+    assert s.value_us == pytest.approx(60_000 * 0.3)
+
+
+def test_an_estimate_is_never_called_observed():
+    from opprof_advisor.gains import gain_note
+    from opprof_advisor.kb_render import describe_gain
+
+    card = Entry(id="conv2d-tuning", kind="recipe", title="Conv2D", operators=["Conv2D"], evidence="D",
+                 gain=Gain(5, 10, "latency", "end_to_end", SEED, estimate=True), sources=[SEED])
+    assert "unmeasured estimate" in gain_note(card) and "observed" not in gain_note(card)
+    assert "unmeasured estimate" in describe_gain(card) and "observed" not in describe_gain(card)

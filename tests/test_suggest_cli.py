@@ -59,9 +59,9 @@ def test_suggest_json_puts_nms_first_with_scaled_gain(runner, yolo):
     nms_us = sum(r.time_us for r in profile.op_types if r.family == "NMS" and r.unit == "ai_cpu")
     assert first["stake_us"] == pytest.approx(nms_us)
     # The NMS recipe's only figure is the design card's unmeasured end-to-end estimate (kb/sources/README.md):
-    # shown as observed in that case, never scaled by the NMS share into an expected gain.
+    # shown as an unmeasured estimate (never as observed), never scaled by the NMS share into an expected gain.
     assert first["expected_gain"] is None
-    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
+    assert any(note.startswith("nms-on-npu: 25–35 % latency is an unmeasured estimate") for note in doc["notes"])
     assert first["evidence"][0]["op_type"] == "NonMaxSuppressionV3"
     assert len(doc["suggestions"]) == 3
     assert doc["similar_cases"][0]["id"] in {"yolov8s-migration", "yolov8n-nms-loop-ultralytics"}
@@ -285,7 +285,7 @@ def test_yolov8_example_nms_first_amdahl_gain_and_yolov8s_case(runner, example):
     # The NMS recipe's 25-35 % is the design card's unmeasured end-to-end estimate (kb/recipes/nms-on-npu.md):
     # no operator-level source, so no Amdahl-scaled expected gain; the note says where the figure comes from.
     assert first["expected_gain"] is None
-    assert any(note.startswith("nms-on-npu: observed in that case: 25–35 % latency end to end") for note in doc["notes"])
+    assert any(note.startswith("nms-on-npu: 25–35 % latency is an unmeasured estimate") for note in doc["notes"])
     assert doc["similar_cases"][0]["id"] == "yolov8s-migration"
 
 
