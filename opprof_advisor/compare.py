@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from opprof_advisor.families import family_totals
 from opprof_advisor.models import Profile
 from opprof_advisor.vocabulary import UNIT_CLASS
 
@@ -42,10 +43,6 @@ class FamilyDelta:
     bound_before: str | None
     bound_after: str | None
     pct_refused: bool = False  # a simulated side's time is only a lower bound
-
-    @property
-    def delta_us(self) -> float:
-        return self.after_us - self.before_us
 
     @property
     def delta_pct(self) -> float | None:
@@ -174,47 +171,22 @@ def _single_kernel_alias(before: Profile, after: Profile) -> dict[str, str]:
     return {next(iter(new_families)): next(iter(old_families))}
 
 
-def _summarise_families(profile: Profile, alias: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
-    """family -> {time_us, share, unit (most time), bound (of its longest row with a known bound)}."""
-    summary: dict[str, dict[str, Any]] = {}
-    alias = alias or {}
-    for row in profile.op_types:
-        family = alias.get(row.family, row.family)
-        item = summary.setdefault(family, {"time_us": 0.0, "share": 0.0, "units": {}, "bounds": {}})
-        item["time_us"] += row.time_us
-        item["share"] += row.share
-        item["units"][row.unit] = item["units"].get(row.unit, 0.0) + row.time_us
-        if row.bound and row.bound != "unknown":
-            item["bounds"][row.bound] = item["bounds"].get(row.bound, 0.0) + row.time_us
-    for item in summary.values():
-        item["unit"] = _heaviest(item["units"])
-        item["bound"] = _heaviest(item["bounds"]) or "unknown"
-    return summary
-
-
-def _heaviest(times: dict[str, float]) -> str | None:
-    if not times:
-        return None
-    # Ties break by name so the result does not depend on row order.
-    return max(sorted(times), key=lambda key: times[key])
-
-
 def _family_deltas(before: Profile, after: Profile, alias: dict[str, str]) -> list[FamilyDelta]:
-    old, new = _summarise_families(before), _summarise_families(after, alias)
+    old, new = family_totals(before.op_types), family_totals(after.op_types, alias)
     rows = []
     for name in set(old) | set(new):
         was, now = old.get(name), new.get(name)
         rows.append(
             FamilyDelta(
                 family=name,
-                before_us=was["time_us"] if was else 0.0,
-                after_us=now["time_us"] if now else 0.0,
-                before_share=was["share"] if was else 0.0,
-                after_share=now["share"] if now else 0.0,
-                unit_before=was["unit"] if was else None,
-                unit_after=now["unit"] if now else None,
-                bound_before=was["bound"] if was else None,
-                bound_after=now["bound"] if now else None,
+                before_us=was.time_us if was else 0.0,
+                after_us=now.time_us if now else 0.0,
+                before_share=was.share if was else 0.0,
+                after_share=now.share if now else 0.0,
+                unit_before=was.unit if was else None,
+                unit_after=now.unit if now else None,
+                bound_before=was.bound if was else None,
+                bound_after=now.bound if now else None,
             )
         )
     rows.sort(key=lambda row: (-max(row.before_us, row.after_us), row.family))
@@ -503,12 +475,19 @@ def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
                 "delta_pct": _round(row.delta_pct),
                 "unit_before": row.unit_before,
                 "unit_after": row.unit_after,
+                "before_share": _round(row.before_share, 6),
+                "after_share": _round(row.after_share, 6),
+                "bound_before": row.bound_before,
+                "bound_after": row.bound_after,
+                "status": row.status,
             }
             for row in comparison.families
         ],
         "notes": list(comparison.notes),
+        "kernel_rows": [{"metric": row.metric, "before": row.before, "after": row.after}
+                        for row in comparison.kernel_rows],
     }
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)

@@ -122,6 +122,10 @@ class OutputError(AdvisorError):
     """An output file (report, export) cannot or may not be written there."""
 
 
+class DocumentError(AdvisorError):
+    """A saved JSON document cannot be read back or rendered in the format asked for."""
+
+
 class MatcherError(AdvisorError):
     """The recommender cannot be fitted or queried (e.g. empty knowledge base)."""
 

@@ -400,23 +400,19 @@ def render_segment(seg: Segment, top: float, scale: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def summarise_families(op_types: list[dict]) -> list[tuple[str, dict[str, float], float]]:
-    """(family, {unit class: share}, time µs) per family, largest share first."""
-    shares: dict[str, dict[str, float]] = {}
-    times: dict[str, float] = {}
-    for row in op_types:
-        family = str(row.get("family") or row.get("op_type") or "?")
-        by_class = shares.setdefault(family, {})
-        cls = unit_class(row.get("unit"))
-        by_class[cls] = by_class.get(cls, 0.0) + (as_float(row.get("share")) or 0.0)
-        times[family] = times.get(family, 0.0) + (as_float(row.get("time_us")) or 0.0)
-    ordered = sorted(shares, key=lambda f: (-sum(shares[f].values()), f))
-    return [(f, shares[f], times[f]) for f in ordered]
+def family_rows(profile: dict) -> list[tuple[str, dict[str, float], float]]:
+    """(family, {unit class: share}, time µs) of the document's ``families``, largest share first."""
+    rows = []
+    for item in profile.get("families") or []:
+        if isinstance(item, dict):
+            shares = {str(k): as_float(v) or 0.0 for k, v in (item.get("class_shares") or {}).items()}
+            rows.append((str(item.get("family") or "?"), shares, as_float(item.get("time_us")) or 0.0))
+    return rows
 
 
 def family_chart(profile: dict) -> str:
     """The horizontal bar chart of the top operator families by share of device time."""
-    families = summarise_families(profile.get("op_types") or [])
+    families = family_rows(profile)
     if not families:
         return '<p class="muted">The profile lists no operators.</p>'
     top, rest = families[:TOP_FAMILIES], families[TOP_FAMILIES:]
@@ -723,17 +719,8 @@ def op_unit_class(profile: dict | None, op_type: Any) -> str:
 
 
 def matched_share(suggestion: dict) -> float:
-    """The share of the reference time at stake (the Amdahl ceiling the recommender holds), 0..1.
-
-    Documents older than the ``stake_share`` field fall back to the evidence rows they list.
-    """
-    stake = as_float(suggestion.get("stake_share"))
-    if stake is not None:
-        return min(stake, 1.0)
-    shares: dict[str, float] = {}
-    for row in suggestion.get("evidence") or []:
-        shares[str(row.get("op_type"))] = as_float(row.get("share")) or 0.0
-    return min(sum(shares.values()), 1.0)
+    """The share of the reference time at stake (the Amdahl ceiling the recommender holds), 0..1."""
+    return min(as_float(suggestion.get("stake_share")) or 0.0, 1.0)
 
 
 def gain_chart(suggestions: list[dict]) -> str:
@@ -908,7 +895,7 @@ def render_profile(doc: dict) -> str:
 
 def profile_verdict(doc: dict) -> str:
     """The top box of a profile report: the biggest family and the symptom count."""
-    families = summarise_families(doc.get("op_types") or [])
+    families = family_rows(doc)
     symptoms = doc.get("symptoms") or []
     if not families:
         headline, text = "No operators in this profile", "The profile lists no device task."

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor import steps, symptoms
+from opprof_advisor.families import families_to_json
 from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
@@ -419,6 +420,8 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
         "device": dict(profile.device),
         "steps": steps_to_json(profile),
         "roofline": roofline_to_json(profile.roofline),
+        "families": families_to_json(profile.op_types),
+        "op_types_total": len(profile.op_types),
     }
     if profile.cluster is not None:
         document["cluster"] = profile.cluster  # a folder of ranks: slow / fast rank, dispersion, links

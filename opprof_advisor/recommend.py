@@ -145,6 +145,7 @@ class SuggestResult:
     notes: list[str]
     query: str = ""
     refused: list[tuple[str, list[Check]]] = field(default_factory=list)  # entries whose requirements failed
+    explain: bool = False  # matched terms were looked up: renderers show the score breakdown
 
 
 # --------------------------------------------------------------------------------------------
@@ -559,7 +560,7 @@ def suggest(
     note = closest_case_note(cases)
     if note:
         notes.append(note)
-    return SuggestResult(profile, chosen, resembling(cases), notes, query, refused)
+    return SuggestResult(profile, chosen, resembling(cases), notes, query, refused, explain)
 
 
 def select(ranked: list[Suggestion]) -> list[Suggestion]:
@@ -638,21 +639,32 @@ def suggestion_to_json(suggestion: Suggestion) -> dict[str, Any]:
         "ceiling_us": suggestion.ceiling_us,
         "matched_symptoms": list(suggestion.matched_symptoms),
         "matched_operators": list(suggestion.matched_operators),
-        "requirements": [{"key": c.key, "values": list(c.values), "met": c.met, "why": c.why}
+        "requirements": [{"key": c.key, "values": list(c.values), "met": c.met, "why": c.why, "text": c.text()}
                          for c in suggestion.requirements],
         "gain_basis": suggestion.gain_basis,
         "score_parts": {"value_us": suggestion.value_us, "evidence_kind": suggestion.evidence_kind,
                         "prior": suggestion.prior, "relevance": suggestion.relevance,
                         "specificity": suggestion.specificity,
-                        "hardware": suggestion.hardware},
+                        "hardware": suggestion.hardware, **_score_formula(suggestion)},
         "first_step": suggestion.first_step,
         "show": f"advisor show {entry.id}",
         "observed": suggestion.observed or None,
+        "matched_terms": [[term, round(weight, 6)] for term, weight in suggestion.matched_terms],
     }
 
 
+def _score_formula(suggestion: Suggestion) -> dict[str, Any]:
+    """The constants of the score, so a renderer can write the formula out without knowing them."""
+    gain = suggestion.expected_gain
+    saving = None if gain is None else round(min(gain.mid_us, suggestion.ceiling_us or float("inf")), 3)
+    return {"confidence": gainlib.CONFIDENCE[suggestion.evidence_kind], "saving_us": saving,
+            "relevance_base": 1 - RELEVANCE_SPAN / 2, "relevance_span": RELEVANCE_SPAN}
+
+
 def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
-    """The whole ``opprof-advisor/suggest/1`` document for a result."""
+    """The whole ``opprof-advisor/suggest/1`` document for a result (with the profile's own document)."""
+    from opprof_advisor.profile_builder import profile_to_json
+
     profile = result.profile
     return {
         "schema": SUGGEST_SCHEMA,
@@ -662,6 +674,8 @@ def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
         "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity, "mix_cosine": c.mix_cosine,
                            "symptom_overlap": c.symptom_overlap, "why": list(c.why)} for c in result.similar_cases],
         "notes": list(result.notes),
+        "explain": result.explain,
+        "profile_document": profile_to_json(profile),
     }
 
 

@@ -3,12 +3,15 @@
 A YOLOv8-like inference profile where NMS runs on the AI CPU and takes 18 % of device time, the
 suggest document whose first suggestion is the NMS recipe, a before/after compare where NMS moved
 to the AI Core, and a scan of a small detector. Numbers are written out here, not computed by the
-code under test.
+code under test; the keys later versions of the schemas added (the profile's family totals, a
+suggestion's stake share) are filled in by ``documents.upgrade`` as for any older document.
 """
 
 from __future__ import annotations
 
 import copy
+
+from opprof_advisor.documents import upgrade
 
 DEVICE_US = 48_250.0
 
@@ -44,7 +47,7 @@ def yolo_profile_doc() -> dict:
         {"op_type": op, "family": fam, "unit": unit, "count": count, "time_us": t, "share": t / DEVICE_US, "bound": bound}
         for op, fam, unit, count, t, bound in YOLO_ROWS
     ]
-    return {
+    return upgrade({
         "schema": "opprof-advisor/profile/1",
         "source": {
             "path": "data/examples/yolov8_torch_npu/yolov8s_ascend_pt",
@@ -65,12 +68,12 @@ def yolo_profile_doc() -> dict:
              "detail": "TransData takes 5.0 % of device time"},
         ],
         "notes": [NMS_NOTE_PIPES, NOTE_CORES],
-    }
+    })
 
 
 def yolo_suggest_doc() -> dict:
     """The `opprof-advisor/suggest/1` document: the NMS recipe first, 18 % × (60–90 %) expected gain."""
-    return {
+    return upgrade({
         "schema": "opprof-advisor/suggest/1",
         "profile": {"path": "data/examples/yolov8_torch_npu/yolov8s_ascend_pt", "format": "torch-npu-text",
                     "device_time_us": DEVICE_US},
@@ -115,7 +118,7 @@ def yolo_suggest_doc() -> dict:
             {"id": "case-yolov5-postprocess", "title": "YOLOv5 post-processing moved to the NPU", "similarity": 0.64},
         ],
         "notes": [NMS_NOTE_PIPES, "the matcher used 3 symptom ids and 15 op families from this profile"],
-    }
+    })
 
 
 def hostile_suggest_doc() -> dict:
@@ -142,7 +145,8 @@ def hostile_profile_doc() -> dict:
     doc["op_types"][1]["family"] = "<i>NMS</i>"
     doc["symptoms"][0]["detail"] = "<script>alert(12)</script>"
     doc["source"]["chip"] = '"><link rel="stylesheet" href="https://evil.example/x.css">'
-    return doc
+    del doc["families"]
+    return upgrade(doc)
 
 
 def compare_doc() -> dict:

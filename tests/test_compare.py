@@ -55,11 +55,13 @@ def test_a_profile_compared_with_itself_has_zero_deltas_and_no_notes():
 
 def test_json_has_exactly_the_documented_shape():
     doc = comparison_to_json(compare_profiles(make_profile(DETECTOR), make_profile(DETECTOR_NMS_ON_AI_CORE)))
-    assert list(doc) == ["schema", "before", "after", "total", "op_types", "notes"]
+    # compare/1 grows by adding keys only: the first six are the original shape
+    assert list(doc) == ["schema", "before", "after", "total", "op_types", "notes", "kernel_rows"]
     assert doc["schema"] == SCHEMA == "opprof-advisor/compare/1"
     assert set(doc["total"]) == {"before_us", "after_us", "delta_pct"}
     for row in doc["op_types"]:
-        assert list(row) == ["op_type", "before_us", "after_us", "delta_pct", "unit_before", "unit_after"]
+        assert list(row) == ["op_type", "before_us", "after_us", "delta_pct", "unit_before", "unit_after",
+                             "before_share", "after_share", "bound_before", "bound_after", "status"]
     assert {"path", "format", "device_time_us"} <= set(doc["before"])
 
 
@@ -68,7 +70,9 @@ def test_nms_moved_to_ai_core_shows_delta_unit_change_and_end_to_end_change():
     doc = comparison_to_json(comparison)
     nms = next(row for row in doc["op_types"] if row["op_type"] == "NMS")
     assert nms == {"op_type": "NMS", "before_us": 3000.0, "after_us": 450.0, "delta_pct": -85.0,
-                   "unit_before": "ai_cpu", "unit_after": "ai_core"}
+                   "unit_before": "ai_cpu", "unit_after": "ai_core", "before_share": 0.3,
+                   "after_share": round(450 / 7450, 6), "bound_before": "unknown", "bound_after": "vector",
+                   "status": "both"}
     assert doc["total"] == {"before_us": 10000.0, "after_us": 7450.0, "delta_pct": -25.5}
     assert "NMS moved from AI CPU to AI Core: 3,000.0 us -> 450.0 us (-85.0 %)" in doc["notes"]
     conv = comparison.family("Conv2D")

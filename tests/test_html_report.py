@@ -746,4 +746,8 @@ def test_the_ceiling_is_the_recommenders_stake_even_beyond_five_evidence_rows():
     page = render_suggest(doc)
     # the evidence lists five rows (65 %), the recommender holds six (78 %): the page draws what it holds
     assert re.search(r"At most 78\.0\s%", page) and "At most 65.0" not in page
+    # ... and so does the gain chart: its pale ceiling bar is the stake share, not the evidence rows' sum
+    (row,) = [g for g in section(parse(page), "gains").find_all("g", "row")]
+    ceiling = row.find_all("rect", "ceiling")[0]
+    assert plain(ceiling.text()) == "matched operators: 78.0 %"
     assert "First step:</strong> Fuse them." in page

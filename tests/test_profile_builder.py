@@ -251,7 +251,8 @@ def test_profile_to_json_shape():
                        versions={"cann": "8.3.RC1"}, chip="Ascend910B3")
     document = profile_to_json(profile)
     assert list(document) == ["schema", "source", "device_time_us", "compute_time_us", "communication_time_us",
-                              "op_types", "symptoms", "notes", "device", "steps", "roofline"]  # roofline appended last (issue 12)
+                              "op_types", "symptoms", "notes", "device", "steps", "roofline",  # roofline: issue 12
+                              "families", "op_types_total"]  # family totals for every renderer: issue 15
     assert document["device"] == {"chip": "Ascend910B3"}  # no core counts or clock in this profile
     assert document["schema"] == "opprof-advisor/profile/1"
     assert document["source"] == {"path": "p", "format": "torch-npu-text", "producer": "torch_npu",
@@ -262,3 +263,9 @@ def test_profile_to_json_shape():
                                        "bound_why": "the profile has no pipe ratio columns"}
     assert all(set(s) == {"id", "op_types", "share", "detail", "time_us", "ceiling_us"} for s in document["symptoms"])
     assert document["steps"] is None  # no step table and no start times
+    assert document["families"] == [
+        {"family": "MatMul", "time_us": 75.0, "share": 0.75, "count": 1, "unit": "ai_core", "bound": "unknown",
+         "class_shares": {"AI Core": 0.75}},
+        {"family": "Elementwise", "time_us": 25.0, "share": 0.25, "count": 1, "unit": "ai_vector", "bound": "unknown",
+         "class_shares": {"AI Vector": 0.25}}]
+    assert document["op_types_total"] == 2
