@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 from html_docs import compare_doc, yolo_profile_doc, yolo_suggest_doc
-from opprof_advisor.html_report import render_compare, render_roofline, render_suggest
+from opprof_advisor.render.html.compare import render_compare
+from opprof_advisor.render.html.roofline import render_roofline
+from opprof_advisor.render.html.suggest import render_suggest
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser")) if p and Path(p).exists()), None)
 

@@ -28,18 +28,12 @@ from html_docs import (
     yolo_suggest_doc,
 )
 from opprof_advisor.errors import AdvisorError
-from opprof_advisor.html_report import (
-    default_report_path,
-    format_pct,
-    format_share,
-    format_us,
-    render_compare,
-    render_document,
-    render_profile,
-    render_scan,
-    render_suggest,
-    write_report,
-)
+from opprof_advisor.render import render
+from opprof_advisor.render.html.compare import render_compare
+from opprof_advisor.render.html.page import default_report_path, write_report
+from opprof_advisor.render.html.profile import render_profile
+from opprof_advisor.render.html.scan import render_scan
+from opprof_advisor.render.html.suggest import render_suggest
 
 BENCH_YOLO = Path(__file__).resolve().parent.parent / "data" / "bench" / "yolov8s-nms-aicpu"
 
@@ -365,14 +359,14 @@ def test_suggest_without_suggestions():
 def test_wrong_schema_is_refused():
     with pytest.raises(AdvisorError, match="not an opprof-advisor suggest document"):
         render_suggest(yolo_profile_doc())
-    with pytest.raises(AdvisorError, match="no HTML report for schema 'opprof-advisor/outcomes/1'"):
-        render_document({"schema": "opprof-advisor/outcomes/1"})
+    with pytest.raises(AdvisorError, match="no html rendering of an opprof-advisor outcomes document"):
+        render({"schema": "opprof-advisor/outcomes/1"}, "html")
 
 
-def test_render_document_dispatches_on_schema():
-    assert "Static scan of scan_repo" in render_document(scan_doc())
-    assert "Operator profile of yolov8s_ascend_pt" in render_document(yolo_profile_doc())
-    assert "Tuning advice for" in render_document(yolo_suggest_doc(), yolo_profile_doc())
+def test_render_dispatches_on_schema():
+    assert "Static scan of scan_repo" in render(scan_doc(), "html")
+    assert "Operator profile of yolov8s_ascend_pt" in render(yolo_profile_doc(), "html")
+    assert "Tuning advice for" in render(yolo_suggest_doc(), "html", profile_doc=yolo_profile_doc())
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,19 +534,6 @@ def test_titles_name_the_model_folder_not_the_profiler_timestamp():
     assert parse(render_suggest(doc)).find_all("title")[0].text() == "Tuning advice for yolov8s-nms"
 
 
-def test_number_formatting():
-    assert plain(format_us(850)) == "850 µs"
-    assert plain(format_us(4.25)) == "4.2 µs"
-    assert plain(format_us(8_685)) == "8.69 ms"
-    assert plain(format_us(48_250)) == "48.2 ms"
-    assert plain(format_us(1_500_000)) == "1.50 s"
-    assert plain(format_us(None)) == "—"
-    assert plain(format_share(0.18)) == "18.0 %"
-    assert plain(format_share(0.0004)) == "<0.1 %"
-    assert plain(format_pct(-15.02, signed=True)) == "−15.0 %"
-    assert plain(format_pct(float("nan"))) == "—"
-
-
 # --------------------------------------------------------------------------------------------
 # writing the file
 # --------------------------------------------------------------------------------------------
@@ -619,7 +600,7 @@ def test_write_report_unwritable_folder(tmp_path):
 
 
 def test_stylesheet_ships_inside_the_package():
-    css = Path(__file__).resolve().parent.parent / "opprof_advisor" / "html_report.css"
+    css = Path(__file__).resolve().parent.parent / "opprof_advisor" / "render" / "html" / "report.css"
     assert css.is_file()
     assert css.read_text(encoding="utf-8") in render_profile(yolo_profile_doc())
 
@@ -711,7 +692,7 @@ def contrast(a: str, b: str) -> float:
 
 
 def test_colours_meet_contrast_minimums():
-    css = (Path(__file__).resolve().parent.parent / "opprof_advisor" / "html_report.css").read_text(encoding="utf-8")
+    css = (Path(__file__).resolve().parent.parent / "opprof_advisor" / "render" / "html" / "report.css").read_text(encoding="utf-8")
     var = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{6})", css))
     text_pairs = [("ink", "paper"), ("muted", "paper"), ("muted", "wash"), ("accent", "accent-wash"),
                   ("good", "accent-wash"), ("good", "paper"), ("bad", "paper"), ("accent", "paper")]

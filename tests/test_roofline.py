@@ -225,7 +225,7 @@ def test_cli_roofline_json_and_output_refuses_to_overwrite(tmp_path):
 
 
 def test_profile_html_report_carries_the_roofline_chart():
-    from opprof_advisor.html_report import render_profile
+    from opprof_advisor.render.html.profile import render_profile
 
     profile = build_profile(raw_profile([("MatMulV3", "AI_CORE", 1000.0, "4096,4096;4096,4096", "DT_BF16;DT_BF16")]))
     page = render_profile(profile_to_json(profile))

@@ -211,9 +211,10 @@ def compare_command(
     if output is TableJsonHtml.json:
         emit_json(compare.comparison_to_json(comparison))
     elif output is TableJsonHtml.html:
-        from opprof_advisor.html_report import render_compare, write_report
+        from opprof_advisor.render import render
+        from opprof_advisor.render.html.page import write_report
 
-        page = render_compare(compare.comparison_to_json(comparison))
+        page = render(compare.comparison_to_json(comparison), "html")
         echo(f"wrote {write_report(page, report, force=force, inputs=[before, after])}")
     else:
         _print_comparison(comparison)

@@ -70,9 +70,10 @@ def profile_command(
         document["op_types"] = document["op_types"][:top]
         emit_json(document)
     elif fmt is TableJsonHtml.html:
-        from opprof_advisor.html_report import render_profile, write_report
+        from opprof_advisor.render import render
+        from opprof_advisor.render.html.page import write_report
 
-        echo(f"wrote {write_report(render_profile(profile_to_json(profile)), output, force=force, inputs=[path])}")
+        echo(f"wrote {write_report(render(profile_to_json(profile), 'html'), output, force=force, inputs=[path])}")
     else:
         _print_profile(profile, top)
 

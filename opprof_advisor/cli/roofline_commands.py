@@ -66,9 +66,10 @@ def roofline_command(
                                  force=force, inputs=[path])
             echo(f"wrote {written}")
     elif fmt is TableJsonHtml.html:
-        from opprof_advisor.html_report import render_roofline, write_report
+        from opprof_advisor.render import render
+        from opprof_advisor.render.html.page import write_report
 
-        echo(f"wrote {write_report(render_roofline(document), output, force=force, inputs=[path])}")
+        echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=[path])}")
     else:
         print_roofline(profile)
 

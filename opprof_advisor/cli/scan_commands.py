@@ -56,9 +56,10 @@ def scan_command(
     elif fmt is ReportFormat.markdown:
         echo(scan_to_markdown(document))
     elif fmt is ReportFormat.html:
-        from opprof_advisor.html_report import render_scan, write_report
+        from opprof_advisor.render import render
+        from opprof_advisor.render.html.page import write_report
 
-        echo(f"wrote {write_report(render_scan(document), output, force=force)}")  # plain: a long path must not wrap
+        echo(f"wrote {write_report(render(document, 'html'), output, force=force)}")  # plain: a long path must not wrap
     else:
         _print_tables(document)
 

@@ -74,12 +74,11 @@ def suggest_command(
 
 
 def _write_html(result, output: Optional[Path], *, force: bool, inputs: list[Path]) -> None:
-    from opprof_advisor.html_report import render_suggest, write_report
-    from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.recommend import suggestions_to_json
+    from opprof_advisor.render import render
+    from opprof_advisor.render.html.page import write_report
 
-    page = render_suggest(suggestions_to_json(result), profile_to_json(result.profile))
-    echo(f"wrote {write_report(page, output, force=force, inputs=inputs)}")
+    echo(f"wrote {write_report(render(suggestions_to_json(result), 'html'), output, force=force, inputs=inputs)}")
 
 
 def _print_table(result, explain: bool) -> None:
