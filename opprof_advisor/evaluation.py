@@ -174,6 +174,7 @@ def report_to_json(report: BenchReport) -> dict[str, Any]:
                 "max_gain_pct": round(r.max_gain_pct, 3),
                 "gain_within_share": r.gain_within_share,
                 "error": r.error,
+                "gain_limit_pct": r.scenario.max_gain_pct,
             }
             for r in report.results
         ],

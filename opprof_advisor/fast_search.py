@@ -7,7 +7,7 @@ people type most; this module answers the plain forms of it —
 returns None for anything else (``--help``, ``--debug``, a bad value, an unknown option), so the
 caller hands the arguments to the Typer app, which prints the proper usage message.
 
-Output is built by kb_render, like the Typer command's, and is byte-for-byte the same (tested).
+Output is rendered by render/text/kb.py, as the Typer command's is, and is byte-for-byte the same (tested).
 Like the CLI layer, this module prints; it is kept outside ``opprof_advisor.cli`` only because
 importing that package imports Typer.
 """
@@ -92,31 +92,28 @@ def run(argv: list[str]) -> int | None:
 
 def search_and_print(options: dict[str, Any]) -> None:
     """Search and print, exactly as the Typer command `advisor search` does."""
-    from opprof_advisor import kb_render
-    from opprof_advisor.search import run_search
+    from opprof_advisor.render.text.kb import no_hits_line, problems_warning, search_table
+    from opprof_advisor.search import run_search, search_to_json
     from opprof_advisor.store import open_index
     from opprof_advisor.terminal import dumps_json, safe_console
 
     console = safe_console(highlight=False, soft_wrap=False)
     err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
-    text = " ".join(options["words"])
     index = open_index(Path(options["db"]) if options["db"] else None)
-    warning = kb_render.problems_warning(index.problems)
+    warning = problems_warning(index.problems)
     if warning:
         err_console.print(warning, markup=False)
-    result = run_search(index, text, kind=options["kind"], operator=options["operator"], top=options["top"])
+    result = run_search(index, " ".join(options["words"]), kind=options["kind"], operator=options["operator"],
+                        top=options["top"])
+    document = search_to_json(result)
     if options["format"] == "json":
-        sys.stdout.write(dumps_json(kb_render.search_document(text, result.hits)) + "\n")
+        sys.stdout.write(dumps_json(document) + "\n")
         sys.stdout.flush()
         if not result.hits:
-            err_console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
+            err_console.print(no_hits_line(document), markup=False)
         return
-    if not result.hits:
-        console.print(kb_render.no_hits_line(text, result.suggestions), markup=False)
-        return
-    if result.corrected:
-        console.print(kb_render.corrected_line(result.corrected), style="dim", markup=False)
-    console.print(kb_render.hits_table(result.hits, console.width))
+    for item in search_table(document, width=console.width):
+        console.print(item)
 
 
 def main() -> None:

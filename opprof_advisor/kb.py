@@ -959,3 +959,41 @@ def _section_lines(body: str, heading: str) -> list[str]:
             end = next((i for i, l in enumerate(rest) if l.startswith("## ")), len(rest))
             return rest[:end]
     return []
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents (`advisor show / kb list / kb stats / kb check --format json`, rendered by render/text/kb.py)
+# ---------------------------------------------------------------------------------------------
+
+ENTRY_SCHEMA = "opprof-advisor/entry/1"
+LIST_SCHEMA = "opprof-advisor/kb-list/1"
+STATS_SCHEMA = "opprof-advisor/kb-stats/2"
+CHECK_SCHEMA = "opprof-advisor/kb-check/1"
+#: The fields of each entry in the kb-list document.
+LIST_FIELDS = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin", "path")
+
+
+def entry_to_json(entry: Entry) -> dict[str, Any]:
+    """The ``opprof-advisor/entry/1`` document of one entry (front matter, body, file)."""
+    return {"schema": ENTRY_SCHEMA, "entry": entry.to_dict()}
+
+
+def entries_to_json(entries: Sequence[Entry]) -> dict[str, Any]:
+    """The ``opprof-advisor/kb-list/1`` document."""
+    return {"schema": LIST_SCHEMA, "count": len(entries),
+            "entries": [{name: getattr(entry, name) for name in LIST_FIELDS} for entry in entries]}
+
+
+def stats_to_json(entries: Sequence[Entry]) -> dict[str, Any]:
+    """The ``opprof-advisor/kb-stats/2`` document: ``summarize_entries`` with its schema."""
+    return {"schema": STATS_SCHEMA, **summarize_entries(entries)}
+
+
+def check_to_json(files: int, problems: Sequence[Problem], warnings: Sequence[Problem]) -> dict[str, Any]:
+    """The ``opprof-advisor/kb-check/1`` document: how many files were checked, every problem and warning."""
+    return {
+        "schema": CHECK_SCHEMA,
+        "files": files,
+        "problems": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in problems],
+        "warnings": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in warnings],
+    }

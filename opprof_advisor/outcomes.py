@@ -5,7 +5,7 @@ before and after, the end-to-end device time before and after, fingerprints of b
 chip/CANN where the profiles say, the date and a free note. Outcomes are user data (not derived
 from the markdown): ``opprof_advisor.store`` keeps them in their own migrated SQLite file beside
 the index (``<index>.outcomes.db``), so KB rebuilds and a corrupt index never touch them. They are
-exported as markdown/JSON to contribute back to ``kb/``.
+exported as JSON (``outcomes_to_json``) or markdown (``render/markdown.py``) to contribute back to ``kb/``.
 
 How ``advisor suggest`` uses them: load once per run with
 ``outcomes_by_entry(list_outcomes(db_path=db))``; for each suggested entry with outcomes call
@@ -314,60 +314,6 @@ def outcomes_to_json(outcomes: list[Outcome]) -> dict[str, Any]:
     }
 
 
-#: Last line of the markdown export (invisible once rendered): how an earlier export is recognised.
-MARKDOWN_MARKER = "<!-- written by opprof-advisor: advisor outcomes export -->"
-
-
-def is_outcomes_export(path: Path) -> bool:
-    """True when ``path`` is a markdown or JSON export of ``advisor outcomes export``."""
-    from opprof_advisor.outputs import head_contains, tail_contains
-
-    return (tail_contains(path, MARKDOWN_MARKER.encode()) or
-            head_contains(path, f'"schema": "{OUTCOMES_SCHEMA}"'.encode(), size=256))
-
-
-def outcomes_to_markdown(outcomes: list[Outcome]) -> str:
-    """Markdown for contributing measured results back to ``kb/`` (one section per entry)."""
-    lines = ["# Observed outcomes", ""]
-    if not outcomes:
-        return "\n".join(lines + ["No outcome recorded yet (`advisor compare BEFORE AFTER --applied ID`).", "",
-                                  MARKDOWN_MARKER, ""])
-    for entry_id, rows in sorted(outcomes_by_entry(outcomes).items()):
-        gains = [o.matched_gain_pct for o in rows if o.matched_gain_pct is not None]
-        lines += [f"## {entry_id}", ""]
-        if gains:
-            lines += [observed_text(gains) + " of the matched operators' time.", ""]
-        lines += [
-            "| date | operators | operators before → after (us) | operators gain "
-            "| end-to-end before → after (us) | end-to-end gain | chip | CANN | note |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        lines += [_markdown_row(o) for o in rows]
-        lines.append("")
-    return "\n".join(lines + [MARKDOWN_MARKER, ""])
-
-
-def _markdown_row(o: Outcome) -> str:
-    ops = ", ".join(o.matched_families) or "-"
-    matched = "-" if o.matched_before_us is None else f"{o.matched_before_us:,.1f} → {o.matched_after_us:,.1f}"
-    cells = [
-        o.recorded_at[:10],
-        ops,
-        matched,
-        _fmt_pct(o.matched_gain_pct),
-        f"{o.e2e_before_us:,.1f} → {o.e2e_after_us:,.1f}",
-        _fmt_pct(o.e2e_gain_pct),
-        o.chip or "-",
-        o.cann or "-",
-        o.note.replace("|", "\\|").replace("\n", " ") or "-",
-    ]
-    return "| " + " | ".join(cells) + " |"
-
-
-def _fmt_pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f} %"
-
-
 __all__ = [
     "Calibration",
     "Outcome",
@@ -378,7 +324,6 @@ __all__ = [
     "observed_text",
     "outcomes_by_entry",
     "outcomes_to_json",
-    "outcomes_to_markdown",
     "record_outcome",
     "remove_outcomes",
 ]

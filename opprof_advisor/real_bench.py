@@ -186,7 +186,7 @@ def real_report_to_json(report: RealReport) -> dict[str, Any]:
         "profiles": [
             {"path": r.label.path, "hit1": r.hit1, "hit3": r.hit3, "reciprocal_rank": round(r.reciprocal_rank, 4),
              "top": r.top_ids, "topics": r.top_topics, "missing": r.missing, "forbidden": r.forbidden,
-             "error": r.error}
+             "error": r.error, "expects_error": r.label.error is not None}
             for r in report.results
         ],
     }

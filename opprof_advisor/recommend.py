@@ -47,7 +47,7 @@ from opprof_advisor.operators import FAMILIES
 from opprof_advisor.requirements import Check, check_requirements, unmet
 from opprof_advisor.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
-    similar_case_text, similar_cases,
+    similar_cases,
 )
 from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS, SYMPTOMS
 
@@ -677,85 +677,3 @@ def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
         "explain": result.explain,
         "profile_document": profile_to_json(profile),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Text renderings (shared by the CLI and reports)
-# --------------------------------------------------------------------------------------------
-
-
-def format_time_us(us: float) -> str:
-    """A duration in the unit a reader expects: µs, ms or s."""
-    if abs(us) >= 1_000_000:
-        return f"{us / 1_000_000:.2f} s"
-    if abs(us) >= 1_000:
-        return f"{us / 1_000:.1f} ms"
-    return f"{us:.1f} µs"
-
-
-def gain_text(gain: ExpectedGain | None) -> str:
-    """``4.5–6.3 % (4.5–6.3 ms)``, with "model estimate" where it is one, or ``no sourced figure``."""
-    if gain is None:
-        return "no sourced figure"
-    text = (f"{gain.low_pct:.1f}–{gain.high_pct:.1f} % "
-            f"({format_time_us(gain.saved_us_low)}–{format_time_us(gain.saved_us_high)})")
-    return f"{text}, model estimate" if gain.kind == "model estimate" else text
-
-
-def evidence_text(evidence: Evidence) -> str:
-    """``NonMaxSuppressionV3 18.0 % (18.0 ms)`` for a row, the symptom id for a row-less symptom."""
-    what = evidence.op_type or evidence.why.split(":", 1)[0]
-    return f"{what} {evidence.share * 100:.1f} % ({format_time_us(evidence.time_us)})"
-
-
-def score_breakdown(suggestion: Suggestion) -> str:
-    """The ranking formula with this suggestion's numbers filled in."""
-    if suggestion.expected_gain is not None:
-        confidence = gainlib.CONFIDENCE[suggestion.evidence_kind]
-        saving = min(suggestion.expected_gain.mid_us, suggestion.ceiling_us or float("inf"))
-        value = (f"saving if it applies {format_time_us(saving)} ({suggestion.gain_basis}) × confidence "
-                 f"{confidence:.2g} ({suggestion.evidence_kind} evidence)")
-    else:
-        value = (f"stake {format_time_us(suggestion.stake_us)} × prior {suggestion.prior:g} "
-                 f"({suggestion.evidence_kind} evidence)")
-    low = 1 - RELEVANCE_SPAN / 2
-    return (f"score {suggestion.score:,.1f} = {value} × ({low:g} + {RELEVANCE_SPAN:g} × relevance "
-            f"{suggestion.relevance:.3f} × specificity {suggestion.specificity:g}) × hardware {suggestion.hardware:g}")
-
-
-def suggestions_to_markdown(result: SuggestResult, *, explain: bool = False) -> str:
-    """The result as a markdown document."""
-    profile = result.profile
-    lines = [f"# Suggestions for `{profile.path}`", "",
-             f"Format {profile.format}, device time {format_time_us(profile.device_time_us)}.", ""]
-    if not result.suggestions:
-        lines += ["No entry of the knowledge base is backed by this profile.", ""]
-    for s in result.suggestions:
-        lines += [
-            f"## {s.rank}. {s.entry.title}",
-            "",
-            f"- id: `{s.entry.id}` ({s.entry.kind}), evidence grade {s.entry.evidence}, "
-            f"at stake {format_time_us(s.stake_us)} ({s.stake_share:.1%} of the {profile.reference})",
-            f"- expected gain: {gain_text(s.expected_gain)}",
-        ]
-        if s.expected_gain:
-            lines.append(f"- basis: {s.expected_gain.basis}")
-        if s.first_step:
-            lines.append(f"- first step: {s.first_step} (the rest: `advisor show {s.entry.id}`)")
-        lines += [f"- evidence: {evidence_text(e)} — {e.why}" for e in s.evidence]
-        lines += [f"- source: {src}" for src in s.entry.sources]
-        if explain:
-            lines.append(f"- {score_breakdown(s)}")
-            terms = ", ".join(f"{t} {w:.3f}" for t, w in s.matched_terms)
-            lines.append(f"- matched terms: {terms or 'none'}")
-            lines += [f"- requires {c.text()}" for c in s.requirements]
-        lines.append("")
-    if result.similar_cases:
-        lines += ["## Similar cases", ""]
-        lines += [f"- {similar_case_text(c, explain=explain)}" for c in result.similar_cases]
-        lines.append("")
-    if result.notes:
-        lines += ["## Notes", ""]
-        lines += [f"- {note}" for note in result.notes]
-        lines.append("")
-    return "\n".join(lines)

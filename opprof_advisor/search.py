@@ -18,6 +18,7 @@ from typing import Any
 from opprof_advisor.errors import KnowledgeBaseError
 from opprof_advisor.store import EntrySummary, Index
 
+SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
 WEIGHT_OPERATOR = 0.30
 WEIGHT_FUZZY = 0.25
@@ -64,6 +65,12 @@ class SearchResult:
     hits: list[SearchHit]
     corrected: str | None = None  # the query as searched, when a word was corrected
     suggestions: list[str] = field(default_factory=list)  # when there are no hits
+
+
+def search_to_json(result: SearchResult) -> dict[str, Any]:
+    """The ``opprof-advisor/search/1`` document: the query, the ranked hits, the correction and close words."""
+    return {"schema": SEARCH_SCHEMA, "query": result.query, "results": [hit.to_dict() for hit in result.hits],
+            "corrected": result.corrected, "did_you_mean": list(result.suggestions)}
 
 
 def search(index: Index, query: str, kind: str | None = None, operator: str | None = None,

@@ -150,11 +150,3 @@ def closest_case_note(cases: Sequence[SimilarCase]) -> str | None:
     best = cases[0]
     reason = best.excluded or f"similarity {best.similarity:.2f}, shown from {MIN_SIMILARITY:.2f}"
     return f"no case study resembles this profile closely (closest: {best.id}, {best.similarity:.2f}: {reason})"
-
-
-def similar_case_text(case: SimilarCase, *, explain: bool = False) -> str:
-    """``your profile resembles <id> — <title> (0.83: op mix 0.83 (...), both inference)``."""
-    text = f"your profile resembles {case.id} — {case.title} ({case.similarity:.2f}: {'; '.join(case.why)})"
-    if explain:
-        text += f" [op mix cosine {case.mix_cosine:.2f}, symptom overlap {case.symptom_overlap:.2f}]"
-    return text

@@ -16,6 +16,7 @@ from opprof_advisor.compare import (
     profile_fingerprint,
 )
 from opprof_advisor.models import OpTypeStat, Profile
+from opprof_advisor.render.units import TEXT
 
 
 def make_profile(rows, *, path="p", fmt="torch-npu-text", chip=None, kernel=None, versions=None) -> Profile:
@@ -216,10 +217,10 @@ def test_cli_compare_table_shows_the_nms_row_and_the_total(runner, yolo_pair):
     old_total = loop_examples.total_us(old_specs)
     new_total = loop_examples.total_us(loop_examples.nms_on_ai_core(old_specs))
     change = (new_total - old_total) / old_total * 100
-    assert f"device time: {old_total:,.1f} us -> {new_total:,.1f} us ({change:+.1f} %)" in result.stdout
+    assert f"device time: {TEXT.time(old_total)} -> {TEXT.time(new_total)} ({change:+.1f} %)" in result.stdout
     nms_old, nms_new = loop_examples.nms_before_us(), loop_examples.NMS_AFTER_US
     nms_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("NMS"))
-    assert f"{nms_old:,.1f}" in nms_line and f"{nms_new:,.1f}" in nms_line
+    assert TEXT.time(nms_old) in nms_line and TEXT.time(nms_new) in nms_line
     assert f"{(nms_new - nms_old) / nms_old * 100:+.1f} %" in nms_line
     assert "AI CPU -> AI Vector" in nms_line
 
@@ -298,7 +299,7 @@ def test_device_vs_an_incomplete_simulation_gives_no_percentage(runner, real_pro
     assert note.endswith("no percentage change is given")
     table = runner.invoke(app, ["compare", str(device), str(simulated)])
     assert table.exit_code == 0, table.output
-    assert f"device time: {_task_duration(device):,.1f} us -> {sim_us:,.1f} us (-)" in table.stdout
+    assert f"device time: {TEXT.time(_task_duration(device))} -> {TEXT.time(sim_us)} (-)" in table.stdout
     assert "%" not in table.stdout.split("kernel (msOpProf)")[1].split("note:")[0]  # no 'task duration change' row
 
 

@@ -37,7 +37,8 @@ def test_search_json_has_the_documented_shape(runner):
     result = invoke(runner, "search", "nms", "--format", "json", "--top", "3")
     assert result.exit_code == 0
     document = json.loads(result.stdout)
-    assert list(document) == ["schema", "query", "results"]
+    assert list(document) == ["schema", "query", "results", "corrected", "did_you_mean"]
+    assert (document["corrected"], document["did_you_mean"]) == (None, [])
     assert document["schema"] == "opprof-advisor/search/1"
     assert document["query"] == "nms"
     assert len(document["results"]) == 3

@@ -21,8 +21,8 @@ from opprof_advisor.outcomes import (
     matched_families,
     observed_text,
     outcomes_to_json,
-    outcomes_to_markdown,
 )
+from opprof_advisor.render.markdown import outcomes_markdown
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
 
@@ -152,11 +152,12 @@ def test_a_regression_is_kept_negative():
 
 
 def test_markdown_export_has_one_section_per_entry_with_the_observed_line():
-    text = outcomes_to_markdown([outcome(80.0, e2e=20.0), outcome(90.0), outcome(30.0, entry_id="conv2d-tuning")])
+    text = outcomes_markdown(outcomes_to_json([outcome(80.0, e2e=20.0), outcome(90.0),
+                                               outcome(30.0, entry_id="conv2d-tuning")]))
     assert text.startswith("# Observed outcomes\n")
     assert text.index("## conv2d-tuning") < text.index("## nms-on-npu")
     assert "observed 2 times: median 85 % (range 80–90 %) of the matched operators' time." in text
-    assert "| 2026-11-30 | NMS | 100.0 → 20.0 | 80.0 % | 1,000.0 → 1,000.0 | 20.0 % | - | - | - |" in text
+    assert "| 2026-11-30 | NMS | 100 µs → 20.0 µs | 80.0 % | 1.00 ms → 1.00 ms | 20.0 % | - | - | - |" in text
 
 
 def test_json_export_groups_outcomes_by_entry():

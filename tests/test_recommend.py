@@ -17,8 +17,8 @@ from opprof_advisor.recommend import (
     rank_cases,
     suggest,
     suggestions_to_json,
-    suggestions_to_markdown,
 )
+from opprof_advisor.render.markdown import suggest_markdown
 
 SEED = "shared/seeds/000_4c1ddc5ccf4e4a40.txt"
 
@@ -307,9 +307,9 @@ def test_json_shape(entries, matcher):
 
 def test_markdown_lists_gain_and_cases(entries, matcher):
     result = suggest(yolo_profile(), entries, matcher=matcher, top=2, explain=True)
-    text = suggestions_to_markdown(result, explain=True)
+    text = suggest_markdown(suggestions_to_json(result))
     assert "## 1. Run NMS on the NPU" in text
-    assert "- expected gain: 4.0–5.6 % (4.0 ms–5.6 ms)" in text
+    assert "- expected gain: 4.0–5.6 % (4.00–5.60 ms)" in text
     assert "your profile resembles yolov8s-migration" in text
     assert "matched terms: " in text
 
@@ -356,10 +356,13 @@ def test_an_operators_gain_applies_only_to_the_families_it_was_measured_on():
 
 
 def test_an_estimate_is_never_called_observed():
+    from dataclasses import asdict
+
     from opprof_advisor.gains import gain_note
-    from opprof_advisor.kb_render import describe_gain
+    from opprof_advisor.render.phrases import entry_gain_line
 
     card = Entry(id="conv2d-tuning", kind="recipe", title="Conv2D", operators=["Conv2D"], evidence="D",
                  gain=Gain(5, 10, "latency", "end_to_end", SEED, estimate=True), sources=[SEED])
     assert "unmeasured estimate" in gain_note(card) and "observed" not in gain_note(card)
-    assert "unmeasured estimate" in describe_gain(card) and "observed" not in describe_gain(card)
+    shown = entry_gain_line(asdict(card.gain))  # `advisor show` renders the entry document's gain
+    assert "unmeasured estimate" in shown and "observed" not in shown

@@ -41,3 +41,30 @@ def test_percentages_and_shares_have_one_decimal_and_one_rule_for_tiny_and_signe
 def test_a_quoted_figure_keeps_the_digits_of_its_source_and_counts_have_separators():
     assert TEXT.quoted_pct(30, 50) == "30–50 %" and TEXT.quoted_pct(12.5, 12.5) == "12.5 %"
     assert TEXT.count(1234) == "1,234" and TEXT.number(1234.56, 1) == "1,234.6" and TEXT.number(None) == ""
+
+
+def test_one_device_time_prints_the_same_in_every_command_and_format(runner, tmp_path):
+    import json
+    from pathlib import Path
+
+    from opprof_advisor.cli import app
+
+    example = str(Path(__file__).resolve().parent.parent / "data" / "examples" / "yolov8_torch_npu")
+    db = str(tmp_path / "advisor.db")
+
+    def run(*args: str) -> str:
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    device_us = json.loads(run("profile", example, "--format", "json"))["device_time_us"]
+    shown = TEXT.time(device_us)
+    assert shown == "4.87 ms"  # 4,869.1 µs: never "4.9 ms", "4.869 ms" or "4,869.1 us"
+    assert f"device time {shown} = compute" in run("profile", example)
+    assert f"device time {shown}, step" in run("suggest", "--profile", example, "--db", db)
+    assert f"device time {shown}." in run("suggest", "--profile", example, "--db", db, "--format", "markdown")
+    assert f"device time: {shown} -> " in run("compare", example, example)
+    for command in (["profile", example], ["suggest", "--profile", example, "--db", db]):
+        page = tmp_path / f"{command[0]}.html"
+        run(*command, "--format", "html", "--output", str(page))
+        assert HTML.time(device_us) in page.read_text(encoding="utf-8")

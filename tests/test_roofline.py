@@ -221,7 +221,7 @@ def test_cli_roofline_json_and_output_refuses_to_overwrite(tmp_path):
     assert forced.exit_code == 0 and json.loads(target.read_text())["schema"] == "opprof-advisor/roofline/1"
     table = runner.invoke(app, ["profile", str(tmp_path / "run_ascend_pt"), "--peaks", str(peaks)],
                           env={"COLUMNS": "160"})
-    assert "38.8%" in table.stdout
+    assert "38.8 %" in table.stdout
 
 
 def test_profile_html_report_carries_the_roofline_chart():

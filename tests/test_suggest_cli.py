@@ -84,7 +84,7 @@ def test_suggest_explain_shows_breakdown_and_terms(runner, yolo):
     assert result.exit_code == 0, result.output
     assert "1. nms-on-npu: score " in result.stdout
     # the NMS recipe's only figure is end to end: ranked by 30 % of its stake, a problem symptom behind it
-    assert "= stake 4.2 ms × prior 0.3 (problem evidence) × (0.8 + 0.4 × relevance" in result.stdout
+    assert "= stake 4.19 ms × prior 0.3 (problem evidence) × (0.8 + 0.4 × relevance" in result.stdout
     assert "requires symptom nms_cpu: met (found nms_cpu)" in result.stdout
     assert "matched terms: nms" in result.stdout
 

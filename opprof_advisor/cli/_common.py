@@ -139,3 +139,34 @@ def emit_json(document: Any) -> None:
 def echo(text: str) -> None:
     """Print plain text (markdown, a path) on stdout, without its control characters."""
     typer.echo(printable(text))
+
+
+def show(document: dict[str, Any], fmt: str, **options: Any) -> None:
+    """Print ``document`` on stdout as ``fmt`` (``json``, ``table`` or ``markdown``; see opprof_advisor.render)."""
+    if fmt == "json":
+        emit_json(document)
+        return
+    from opprof_advisor.render import render
+
+    if fmt == "table":
+        print_items(render(document, "table", width=console.width, **options))
+    else:
+        echo(render(document, fmt, **options))
+
+
+def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
+    """Print what a table renderer returned: a ``str`` as the line it is, anything else through Rich."""
+    target = err_console if to_stderr else console
+    for item in items:
+        if isinstance(item, str):
+            typer.echo(printable(item), err=to_stderr)
+        else:
+            target.print(item)
+
+
+def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:
+    """Render ``document`` as an HTML report, write it (default: advisor-report-<time>.html here), say where."""
+    from opprof_advisor.render import render
+    from opprof_advisor.render.html.page import write_report
+
+    echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=inputs)}")

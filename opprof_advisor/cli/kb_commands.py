@@ -1,7 +1,7 @@
 """Knowledge-base commands: `advisor search`, `show`, `add` and the `advisor kb` group.
 
 Parses options, calls opprof_advisor.kb / store / search (imported inside the commands so the
-fast path stays fast) and prints. No logic that a test of the core would miss lives here.
+fast path stays fast) and renders their documents. No logic that a test of the core would miss lives here.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, echo, emit_json, err_console
+from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, err_console, show
 from opprof_advisor.errors import Problem
 from opprof_advisor.terminal import one_line
-from opprof_advisor.vocabulary import KINDS
 
 if TYPE_CHECKING:
     from opprof_advisor.store import Index
@@ -47,7 +46,7 @@ def _open_index(db: Path | None) -> Index:
 
 
 def _warn_problems(index: Index) -> None:
-    from opprof_advisor.kb_render import problems_warning
+    from opprof_advisor.render.text.kb import problems_warning
 
     warning = problems_warning(index.problems)
     if warning:
@@ -68,7 +67,7 @@ def search_command(
                                                     help="Only entries about this operator family or alias "
                                                          "(e.g. NMS, BatchMatMulV2).")] = None,
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many hits to show.")] = 10,
-    output: FormatOption = TableOrJson.table,
+    fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
     """Search the knowledge base (full text + fuzzy match on titles, ids, operators and tags).
@@ -79,33 +78,22 @@ def search_command(
     from opprof_advisor.fast_search import search_and_print
 
     search_and_print({"words": query, "kind": kind.value if kind else None, "operator": operator, "top": top,
-                      "format": output.value, "db": str(db) if db else None})
+                      "format": fmt.value, "db": str(db) if db else None})
 
 
 def show_command(
     entry_id: Annotated[str, typer.Argument(
         metavar="ID", show_default=False, help="The entry id (see `advisor search` / `advisor kb list`).")],
-    output: FormatOption = TableOrJson.table,
+    fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
     """Show one entry: its summary, gain, evidence grade, sources and body.
 
     Example: advisor show nms-on-npu
     """
-    entry = _open_index(db).get(entry_id.strip())
-    if output is TableOrJson.json:
-        emit_json({"schema": "opprof-advisor/entry/1", "entry": entry.to_dict()})
-        return
-    from rich.markdown import Markdown
-    from rich.text import Text
+    from opprof_advisor.kb import entry_to_json
 
-    from opprof_advisor.kb_render import entry_facts
-
-    console.print(Text(entry.title, style="bold"))  # the title is text: no markup, no markdown link
-    console.print(entry_facts(entry))
-    console.print()
-    # Links in the body are shown with their address: a terminal hyperlink would hide where it goes.
-    console.print(Markdown(entry.body, hyperlinks=False))
+    show(entry_to_json(_open_index(db).get(entry_id.strip())), fmt.value)
 
 
 def add_command(
@@ -147,7 +135,7 @@ def check_command(
         typer.Argument(help="KB folders or files to check (default: the built-in KB and your own).",
                        show_default=False),
     ] = None,
-    output: FormatOption = TableOrJson.table,
+    fmt: FormatOption = TableOrJson.table,
 ) -> None:
     """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, sources, unsourced figures.
 
@@ -177,24 +165,14 @@ def check_command(
         files = [path for group in per_root for path in group]
         all_ids = {path.stem for path in files}
         problems = [problem for group in per_root for problem in kb.check_paths(group, known_ids=all_ids)]
-    warnings = kb.check_warnings(files)
-    if output is TableOrJson.json:
-        emit_json({
-            "schema": "opprof-advisor/kb-check/1",
-            "files": len(files) + len(odd),
-            "problems": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in problems],
-            "warnings": [{"path": p.path, "line": p.line or 1, "message": p.message} for p in warnings],
-        })
-    else:
-        for problem in problems:
-            echo(one_line(problem))  # one problem, one line, whatever the file name holds
-        for warning in warnings:
-            err_console.print(one_line(warning), markup=False)
-        bad = len({p.path for p in problems})
-        found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
-        if warnings:
-            found += f", {len(warnings)} warning(s)"
-        err_console.print(f"{len(files) + len(odd)} file(s) checked: {found}", markup=False)
+    document = kb.check_to_json(len(files) + len(odd), problems, kb.check_warnings(files))
+    show(document, fmt.value)
+    if fmt is TableOrJson.table:
+        from opprof_advisor.render.text.kb import check_summary, problem_line
+
+        for warning in document["warnings"]:
+            err_console.print(one_line(problem_line(warning)), markup=False)
+        err_console.print(check_summary(document), markup=False)
     if problems:
         raise typer.Exit(1)
 
@@ -243,26 +221,18 @@ def build_command(
 @kb_app.command("list")
 def list_command(
     kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
-    output: FormatOption = TableOrJson.table,
+    fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
     """List the entries of the knowledge base."""
-    entries = _open_index(db).entries(kind.value if kind else None)
-    if output is TableOrJson.json:
-        fields = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin",
-                  "path")
-        emit_json({"schema": "opprof-advisor/kb-list/1", "count": len(entries),
-                   "entries": [{name: getattr(entry, name) for name in fields} for entry in entries]})
-        return
-    from opprof_advisor.kb_render import entries_table
+    from opprof_advisor.kb import entries_to_json
 
-    console.print(entries_table(entries, console.width))
-    console.print(f"{len(entries)} entries", style="dim", markup=False)
+    show(entries_to_json(_open_index(db).entries(kind.value if kind else None)), fmt.value)
 
 
 @kb_app.command("stats")
 def stats_command(
-    output: FormatOption = TableOrJson.table,
+    fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
     """Count entries by kind, evidence and origin; print the coverage table (symptom and family -> entries).
@@ -270,24 +240,6 @@ def stats_command(
     A symptom is answered by a recipe, pattern or tip that lists it and whose `requires:` can hold when it
     fires; every symptom needs at least two.
     """
-    from opprof_advisor.kb import summarize_entries
+    from opprof_advisor.kb import stats_to_json
 
-    stats = summarize_entries(_open_index(db).entries())
-    if output is TableOrJson.json:
-        emit_json({"schema": "opprof-advisor/kb-stats/2", **stats})
-        return
-    from opprof_advisor.kb_render import family_coverage_table, symptom_coverage_table
-
-    console.print(f"{stats['entries']} entries, {stats['with_gain']} with a sourced gain", markup=False)
-    for title, key in (("kind", "by_kind"), ("evidence grade", "by_evidence"), ("origin", "by_origin")):
-        console.print(f"  by {title}: " + ", ".join(f"{name} {count}" for name, count in stats[key].items()),
-                      markup=False)
-    console.print()
-    console.print(symptom_coverage_table(stats))
-    console.print()
-    console.print(family_coverage_table(stats))
-    uncovered = stats["uncovered_symptoms"]
-    if uncovered:
-        console.print(f"fewer than {stats['min_answers']} answering entries: " + ", ".join(uncovered), markup=False)
-    else:
-        console.print(f"every symptom has at least {stats['min_answers']} answering entries", markup=False)
+    show(stats_to_json(_open_index(db).entries()), fmt.value)

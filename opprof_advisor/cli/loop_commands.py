@@ -9,20 +9,14 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from opprof_advisor.cli._common import (
-    DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, emit_json, err_console,
+    DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, err_console, show, write_html,
 )
 from opprof_advisor.terminal import dumps_json, printable
-
-if TYPE_CHECKING:
-    from opprof_advisor.compare import Comparison
-    from opprof_advisor.outcomes import Outcome
 
 
 class Mode(str, Enum):
@@ -173,8 +167,8 @@ def compare_command(
         Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
     ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
-    output: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
-    report: Annotated[
+    fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
+    output: Annotated[
         Optional[Path],
         typer.Option("--output", "-o", help="HTML report file (with --format html; default "
                      "advisor-report-<time>.html here).", dir_okay=False, show_default=False),
@@ -201,25 +195,22 @@ def compare_command(
     """
     from opprof_advisor import compare, outcomes
 
-    if report is not None and output is not TableJsonHtml.html:
+    if output is not None and fmt is not TableJsonHtml.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
     outcome = outcomes.build_outcome(entry, comparison, note=note, force=force) if entry is not None else None
     recorded = outcomes.record_outcome(outcome, db_path=db, force=force) if outcome is not None else None
-    if output is TableJsonHtml.json:
-        emit_json(compare.comparison_to_json(comparison))
-    elif output is TableJsonHtml.html:
-        from opprof_advisor.render import render
-        from opprof_advisor.render.html.page import write_report
-
-        page = render(compare.comparison_to_json(comparison), "html")
-        echo(f"wrote {write_report(page, report, force=force, inputs=[before, after])}")
+    document = compare.comparison_to_json(comparison)
+    if fmt is TableJsonHtml.html:
+        write_html(document, output, force=force, inputs=[before, after])
     else:
-        _print_comparison(comparison)
+        show(document, fmt.value)
     if recorded is not None:
-        err_console.print(_outcome_line(recorded), markup=False)
+        from opprof_advisor.render.text.loop import outcome_line
+
+        err_console.print(outcome_line(recorded.to_dict()), markup=False)
 
 
 def _read(path: Path, role: str):
@@ -242,81 +233,6 @@ def _load_entry(entry_id: str, db: Path | None):
     return store.open_index(db).get(entry_id)
 
 
-def _outcome_line(outcome: Outcome) -> str:
-    ops = ", ".join(outcome.matched_families) or "no matched operators"
-    return (
-        f"recorded outcome #{outcome.id} of {outcome.entry_id}: time saved on {ops} {_gain(outcome.matched_gain_pct)}, "
-        f"end to end {_gain(outcome.e2e_gain_pct)}"
-    )
-
-
-def _print_comparison(comparison: Comparison) -> None:
-    from opprof_advisor.vocabulary import UNIT_CLASS
-
-    before, after = comparison.before, comparison.after
-    console.print(f"BEFORE {before.path} ({before.format})", markup=False)
-    console.print(f"AFTER  {after.path} ({after.format})", markup=False)
-    console.print(
-        f"device time: {comparison.total_before_us:,.1f} us -> {comparison.total_after_us:,.1f} us "
-        f"({_pct(comparison.total_delta_pct)})"
-    )
-    rows = [
-        (
-            row.family,
-            f"{row.before_us:,.1f}",
-            f"{row.after_us:,.1f}",
-            "new" if row.status == "appeared" else _pct(row.delta_pct),
-            f"{row.before_share:.1%} -> {row.after_share:.1%}",
-            _arrow(UNIT_CLASS.get(row.unit_before or "", row.unit_before),
-                   UNIT_CLASS.get(row.unit_after or "", row.unit_after)),
-            _arrow(row.bound_before, row.bound_after),
-        )
-        for row in comparison.families
-    ]
-    table = Table(show_edge=False, pad_edge=False)
-    columns = (("op family", "left"), ("before us", "right"), ("after us", "right"), ("delta", "right"),
-               ("share before -> after", "right"), ("unit", "left"), ("bound", "left"))
-    for i, (name, justify) in enumerate(columns):
-        if justify == "right":  # numbers are never cut: a narrow terminal folds the text columns instead
-            width = max([len(r[i]) for r in rows] + [len(name.split()[0])])
-            table.add_column(name, justify=justify, no_wrap=True, min_width=width)
-        else:
-            table.add_column(name, justify=justify, overflow="fold")
-    for cells in rows:
-        table.add_row(*(Text(cell) for cell in cells))  # family names come from the profile: text, not markup
-    console.print(table)
-    if comparison.kernel_rows:
-        _print_kernel_rows(comparison)
-    for text in comparison.notes:
-        console.print(f"note: {text}", markup=False)
-
-
-def _print_kernel_rows(comparison: Comparison) -> None:
-    table = Table(title="kernel (msOpProf)", show_edge=False, pad_edge=False)
-    for name in ("metric", "before", "after"):
-        table.add_column(name, no_wrap=True)
-    for row in comparison.kernel_rows:
-        table.add_row(row.metric, Text(_value(row.before)), Text(_value(row.after)))  # kernel names: text
-    console.print(table)
-
-
-def _arrow(old: str | None, new: str | None) -> str:
-    old, new = old or "-", new or "-"
-    return old if old == new else f"{old} -> {new}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1f} %"
-
-
-def _value(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.3f}"
-    return str(value)
-
-
 # ---------------------------------------------------------------------------------------------
 # advisor outcomes
 # ---------------------------------------------------------------------------------------------
@@ -325,27 +241,17 @@ def _value(value) -> str:
 @outcomes_app.command("list")
 def list_command(
     entry: Annotated[Optional[str], typer.Option("--entry", help="Only this KB entry id.", show_default=False)] = None,
-    output: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
 ) -> None:
     """List recorded outcomes, oldest first."""
     from opprof_advisor import outcomes
 
     rows = outcomes.list_outcomes(entry, db_path=db)
-    if output is TableOrJson.json:
-        emit_json(outcomes.outcomes_to_json(rows))
+    if fmt is TableOrJson.table and not rows:
+        err_console.print("no outcome recorded yet (advisor compare BEFORE AFTER --applied ID)", markup=False)
         return
-    if not rows:
-        err_console.print("no outcome recorded yet (advisor compare BEFORE AFTER --applied ID)")
-        return
-    table = Table(show_edge=False, pad_edge=False)
-    for name in ("#", "date", "entry", "operators", "operators gain", "end-to-end gain", "chip", "note"):
-        table.add_column(name, no_wrap=name != "note")
-    for o in rows:
-        cells = (str(o.id), o.recorded_at[:10], o.entry_id, ", ".join(o.matched_families) or "-",
-                 _gain(o.matched_gain_pct), _gain(o.e2e_gain_pct), o.chip or "-", o.note or "-")
-        table.add_row(*map(Text, cells))  # op families, chips and notes come from files: text, not markup
-    console.print(table)
+    show(outcomes.outcomes_to_json(rows), fmt.value)
 
 
 @outcomes_app.command("remove", no_args_is_help=True)
@@ -360,19 +266,16 @@ def remove_command(
     """
     from opprof_advisor import outcomes
 
+    from opprof_advisor.render.text.loop import removed_line
+
     for removed in outcomes.remove_outcomes(ids, db_path=db):
-        console.print(f"removed outcome #{removed.id} of {removed.entry_id} (recorded {removed.recorded_at[:10]}, "
-                      f"{_gain(removed.matched_gain_pct)} on its operators)", markup=False)
-
-
-def _gain(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f} %"
+        console.print(removed_line(removed.to_dict()), markup=False)
 
 
 @outcomes_app.command("export")
 def export_command(
-    output: Annotated[ExportFormat, typer.Option("--format", "-f", help="Export format.")] = ExportFormat.markdown,
-    to: Annotated[
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="Export format.")] = ExportFormat.markdown,
+    output: Annotated[
         Optional[Path],
         typer.Option("--output", "-o", help="Write to this file instead of stdout.", dir_okay=False,
                      show_default=False),
@@ -386,15 +289,14 @@ def export_command(
     """
     from opprof_advisor import outcomes
     from opprof_advisor.outputs import write_text
+    from opprof_advisor.render.markdown import is_outcomes_export, outcomes_markdown
 
     rows = outcomes.list_outcomes(None, db_path=db)
-    if output is ExportFormat.json:
-        text = dumps_json(outcomes.outcomes_to_json(rows)) + "\n"
-    else:
-        text = outcomes.outcomes_to_markdown(rows)
-    if to is None:
+    document = outcomes.outcomes_to_json(rows)
+    text = dumps_json(document) + "\n" if fmt is ExportFormat.json else outcomes_markdown(document)
+    if output is None:
         sys.stdout.write(printable(text))
         return
-    written = write_text(to, printable(text), what="an outcomes export", is_ours=outcomes.is_outcomes_export,
+    written = write_text(output, printable(text), what="an outcomes export", is_ours=is_outcomes_export,
                          force=force)
     err_console.print(f"{len(rows)} outcome(s) written to {written}", markup=False)

@@ -1,22 +1,19 @@
 """`advisor roofline PATH`: each op type against the chip's compute and bandwidth roofs.
 
 Parses options, calls opprof_advisor.readers / roofline (imported inside the command so start-up
-stays fast) and prints a table, JSON or an HTML report. Also holds the ``--peaks`` option and the
-efficiency cell that `advisor profile` shares.
+stays fast) and renders the roofline document as a table, JSON or an HTML report. Also holds the
+``--peaks`` option that `advisor profile` shares.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, console, echo, emit_json
+from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, echo, show, write_html
 from opprof_advisor.terminal import dumps_json
-
-if TYPE_CHECKING:
-    from opprof_advisor.models import Profile, RooflineRow
 
 #: The `--peaks` option of every command that computes a roofline.
 PeaksOption = Annotated[
@@ -56,71 +53,13 @@ def roofline_command(
     with DelayedProgress(f"reading {path.name}") as progress:
         _, profile = load_profile(path, progress, peaks=peaks)
     document = roofline_document(profile)
-    if fmt is TableJsonHtml.json:
-        if output is None:
-            emit_json(document)
-        else:
-            from opprof_advisor.outputs import is_json_document, write_text
+    if fmt is TableJsonHtml.json and output is not None:
+        from opprof_advisor.outputs import is_json_document, write_text
 
-            written = write_text(output, dumps_json(document) + "\n", what="a JSON document", is_ours=is_json_document,
-                                 force=force, inputs=[path])
-            echo(f"wrote {written}")
+        written = write_text(output, dumps_json(document) + "\n", what="a JSON document", is_ours=is_json_document,
+                             force=force, inputs=[path])
+        echo(f"wrote {written}")
     elif fmt is TableJsonHtml.html:
-        from opprof_advisor.render import render
-        from opprof_advisor.render.html.page import write_report
-
-        echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=[path])}")
+        write_html(document, output, force=force, inputs=[path])
     else:
-        print_roofline(profile)
-
-
-def efficiency_cell(profile: Profile, op_type: str, unit: str) -> str:
-    """The efficiency of an op type as a table cell: '38.8%', 'data?' (implausible) or '' (not judged)."""
-    row = profile.roofline.row(op_type, unit) if profile.roofline else None
-    if row is None or row.efficiency is None:
-        return ""
-    return "data?" if row.status == "implausible" else f"{row.efficiency:.1%}"
-
-
-def _rate(value: float | None, digits: int = 1) -> str:
-    return "" if value is None else f"{value:,.{digits}f}"
-
-
-def _gain(row: RooflineRow) -> str:
-    if row.model_gain_high is None:
-        return ""
-    return f"{row.model_gain_low:.0%}–{row.model_gain_high:.0%}"
-
-
-def print_roofline(profile: Profile) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    roofline = profile.roofline
-    peaks = roofline.peaks if roofline else {}
-    cube = ", ".join(f"{k} {v:.1f}" for k, v in (peaks.get("cube_tflops") or {}).items())
-    console.print(f"{profile.path}  (chip {peaks.get('chip') or 'unknown'}, AIC {peaks.get('aic') or '?'}, "
-                  f"{peaks.get('freq_mhz') or '?'} MHz; cube peak TFLOP/s: {cube or 'unknown'}; "
-                  f"HBM {peaks.get('hbm_gbps') or '?'} GB/s)", markup=False, highlight=False)
-    rows = roofline.rows if roofline else []
-    if rows:
-        table = Table(show_edge=False, pad_edge=False)
-        # numbers never shrink; the op type gives way on a narrow terminal
-        for column, justify, width in (("op type", "left", None), ("time", "right", 10), ("dtype", "left", 5),
-                                       ("TFLOP/s", "right", 7), ("GB/s", "right", 5), ("flop/B", "right", 6),
-                                       ("roof", "left", 9), ("eff", "right", 6), ("headroom", "right", 10),
-                                       ("gain*", "right", 7)):
-            table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
-        for row in rows:
-            table.add_row(Text(f"{row.op_type} ({row.unit})"), f"{row.time_us:,.1f} us", row.dtype,
-                          _rate(row.achieved_tflops), _rate(row.achieved_gbps, 0), _rate(row.intensity, 0), row.roof,
-                          efficiency_cell(profile, row.op_type, row.unit) or "-",
-                          _rate(row.headroom_us) + (" us" if row.headroom_us is not None else ""), _gain(row))
-        console.print(table)
-        console.print("gain* = model estimate: the fraction of the op type's time saved if it reached 60–70 % of "
-                      "attainable; not a sourced figure", highlight=False)
-        for row in rows:
-            if row.reason:
-                console.print(f"  {row.op_type}: {row.reason}", markup=False, highlight=False)
-    for note in (roofline.notes if roofline else []):
-        console.print(f"  {note}", markup=False, highlight=False)
+        show(document, fmt.value)

@@ -79,6 +79,8 @@ def entry_gain_line(gain: dict | None, units: Units = TEXT) -> str:
     if not gain:
         return NO_FIGURE
     span = units.quoted_pct(gain["low_pct"], gain["high_pct"])
+    if gain.get("estimate"):
+        return f"{span} {gain.get('metric')}, an unmeasured estimate in its source (not a measurement) — {gain.get('source')}"
     if gain.get("scope") == "end_to_end":
         return (f"{span} {gain.get('metric')}, observed end to end in that case (not a promise for your model)"
                 f" — {gain.get('source')}")

@@ -1,0 +1,124 @@
+"""The tuning loop in the terminal: `advisor compare` per family, recorded outcomes, the one-line receipts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.vocabulary import UNIT_CLASS
+
+
+def compare_table(doc: dict[str, Any], **_: Any) -> list:
+    """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
+    from rich.text import Text
+
+    before, after, total = doc.get("before") or {}, doc.get("after") or {}, doc.get("total") or {}
+    out: list = [Text(f"BEFORE {before.get('path')} ({before.get('format')})"),
+                 Text(f"AFTER  {after.get('path')} ({after.get('format')})"),
+                 Text(f"device time: {U.time(total.get('before_us'))} -> {U.time(total.get('after_us'))} "
+                      f"({_change(total.get('delta_pct'))})"),
+                 _family_table(doc.get("op_types") or [])]
+    if doc.get("kernel_rows"):
+        out.append(_kernel_table(doc["kernel_rows"]))
+    out += [Text(f"note: {note}") for note in doc.get("notes") or []]
+    return out
+
+
+def _family_table(families: list[dict[str, Any]]):
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = [
+        (
+            str(row.get("op_type")),
+            U.time(row.get("before_us")),
+            U.time(row.get("after_us")),
+            "new" if row.get("status") == "appeared" else _change(row.get("delta_pct")),
+            f"{U.share(row.get('before_share'))} -> {U.share(row.get('after_share'))}",
+            _arrow(_unit_class(row.get("unit_before")), _unit_class(row.get("unit_after"))),
+            _arrow(row.get("bound_before"), row.get("bound_after")),
+        )
+        for row in families
+    ]
+    table = Table(show_edge=False, pad_edge=False)
+    columns = (("op family", "left"), ("before", "right"), ("after", "right"), ("delta", "right"),
+               ("share before -> after", "right"), ("unit", "left"), ("bound", "left"))
+    for i, (name, justify) in enumerate(columns):
+        if justify == "right":  # numbers are never cut: a narrow terminal folds the text columns instead
+            width = max([len(r[i]) for r in rows] + [len(name.split()[0])])
+            table.add_column(name, justify=justify, no_wrap=True, min_width=width)
+        else:
+            table.add_column(name, justify=justify, overflow="fold")
+    for cells in rows:
+        table.add_row(*(Text(cell) for cell in cells))  # family names come from the profile: text, not markup
+    return table
+
+
+def _kernel_table(kernel_rows: list[dict[str, Any]]):
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="kernel (msOpProf)", show_edge=False, pad_edge=False)
+    for name in ("metric", "before", "after"):
+        table.add_column(name, no_wrap=True)
+    for row in kernel_rows:
+        table.add_row(str(row.get("metric")), Text(_value(row.get("before"))), Text(_value(row.get("after"))))
+    return table
+
+
+def _unit_class(unit: str | None) -> str | None:
+    return UNIT_CLASS.get(unit or "", unit)
+
+
+def _arrow(old: str | None, new: str | None) -> str:
+    old, new = old or "-", new or "-"
+    return old if old == new else f"{old} -> {new}"
+
+
+def _change(value: float | None) -> str:
+    return "-" if value is None else U.pct(value, signed=True)
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    return str(value)
+
+
+def _gain(value: float | None) -> str:
+    return "-" if value is None else U.pct(value)
+
+
+def outcome_line(outcome: dict[str, Any]) -> str:
+    """``recorded outcome #3 of nms-on-npu: time saved on NMS 86.1 %, end to end 20.3 %``."""
+    ops = ", ".join(outcome.get("matched_families") or []) or "no matched operators"
+    return (f"recorded outcome #{outcome.get('id')} of {outcome.get('entry_id')}: time saved on {ops} "
+            f"{_gain(outcome.get('matched_gain_pct'))}, end to end {_gain(outcome.get('e2e_gain_pct'))}")
+
+
+def removed_line(outcome: dict[str, Any]) -> str:
+    """``removed outcome #3 of nms-on-npu (recorded 2025-01-09, 86.1 % on its operators)``."""
+    return (f"removed outcome #{outcome.get('id')} of {outcome.get('entry_id')} (recorded "
+            f"{str(outcome.get('recorded_at') or '')[:10]}, {_gain(outcome.get('matched_gain_pct'))} on its operators)")
+
+
+def outcomes_table(doc: dict[str, Any], **_: Any) -> list:
+    """Every recorded outcome of an ``outcomes/1`` document, oldest first (nothing when there is none)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = sorted((o for entry in doc.get("entries") or [] for o in entry.get("outcomes") or []),
+                  key=lambda o: o.get("id") or 0)
+    if not rows:
+        return []
+    table = Table(show_edge=False, pad_edge=False)
+    for name in ("#", "date", "entry", "operators", "operators gain", "end-to-end gain", "chip", "note"):
+        table.add_column(name, no_wrap=name != "note")
+    for o in rows:
+        cells = (str(o.get("id")), str(o.get("recorded_at") or "")[:10], str(o.get("entry_id")),
+                 ", ".join(o.get("matched_families") or []) or "-", _gain(o.get("matched_gain_pct")),
+                 _gain(o.get("e2e_gain_pct")), o.get("chip") or "-", o.get("note") or "-")
+        table.add_row(*map(Text, cells))  # op families, chips and notes come from files: text, not markup
+    return [table]
