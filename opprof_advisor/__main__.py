@@ -1,3 +1,5 @@
-from opprof_advisor.fast_search import main
+"""`python -m opprof_advisor`: the same entry point as the `advisor` command."""
+
+from opprof_advisor.cli.fast_search import main
 
 main()

@@ -5,23 +5,22 @@ takes ESC, CSI and OSC sequences in them as commands (retitle the window, clear 
 hyperlink behind harmless text), so every printed string loses its C0 and C1 control characters
 (and DEL) except newline and tab. Two ways in, so no call site can forget it:
 
-* ``safe_console()`` — a Rich console that cleans every segment of text it renders (table cells,
-  Markdown, plain strings) before Rich adds its own styling codes;
-* ``printable()`` / ``one_line()`` — for the few plain ``write`` calls (markdown to stdout, the
-  ``error:`` and ``warning:`` lines, which must also stay on one line).
+* ``render.console.safe_console()`` — the one Rich console class, which cleans every segment of
+  text it renders (table cells, Markdown, plain strings) before Rich adds its own styling codes;
+* ``printable()`` / ``one_line()`` (here) — for the few plain ``write`` calls (markdown to stdout,
+  the ``error:`` and ``warning:`` lines, which must also stay on one line).
 
-Rich is imported only inside ``safe_console`` so that ``opprof_advisor.errors`` may use this module.
+No Rich here, so that ``opprof_advisor.errors`` and the core may use this module.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import re
 from typing import Any
 
 #: C0 controls except TAB (0x09) and LF (0x0a), DEL, and the C1 controls.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: The same plus TAB, LF and the Unicode line separators: what may not appear inside one line.
 _LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: Characters json.dumps(ensure_ascii=False) leaves raw although a terminal may act on them.
@@ -31,7 +30,7 @@ _JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029]")
 def printable(text: object) -> str:
     """``text`` without control characters (newline and tab are kept)."""
     text = str(text)
-    return _CONTROLS.sub("", text) if _CONTROLS.search(text) else text
+    return CONTROLS.sub("", text) if CONTROLS.search(text) else text
 
 
 def one_line(text: object) -> str:
@@ -58,41 +57,6 @@ def dumps_json(document: Any) -> str:
     text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
     # Outside strings JSON has no such characters, so escaping them everywhere stays valid JSON.
     return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-_CONSOLE_CLASS = None
-
-
-def safe_console(**options):
-    """A ``rich.console.Console`` (same options) that never prints a control character of the text it is given."""
-    global _CONSOLE_CLASS
-    if _CONSOLE_CLASS is None:
-        _CONSOLE_CLASS = _make_console_class()
-    return _CONSOLE_CLASS(**options)
-
-
-def _make_console_class():
-    from rich.console import Console
-    from rich.segment import Segment
-
-    class SafeConsole(Console):
-        """Cleans the text of every rendered segment; Rich's own control segments (cursor moves) pass."""
-
-        def render(self, renderable, options=None):
-            for segment in super().render(renderable, options):
-                text = segment.text
-                if segment.control is None and _CONTROLS.search(text):
-                    # Rich measures control characters as zero width, so removing them keeps tables aligned.
-                    segment = Segment(_CONTROLS.sub("", text), segment.style, None)
-                yield segment
-
-        def on_broken_pipe(self) -> None:
-            # Rich exits with code 1 here; a reader that stopped reading (`| head`) is not a failure,
-            # so hand the error to the entry point, which exits quietly with 0.
-            detach_closed_stdout()
-            raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
-
-    return SafeConsole
 
 
 def detach_closed_stdout() -> None:

@@ -38,7 +38,7 @@ class Run:
 def advisor(*args: object, env: dict | None = None, timeout: float = DEADLINE_S, cwd: Path = ROOT,
             user: int | None = None, stdin=subprocess.DEVNULL) -> Run:
     """Run the `advisor` console entry (fast path included) in a subprocess, as ``user`` if given."""
-    command = [sys.executable, "-c", "from opprof_advisor.fast_search import main; main()", *map(str, args)]
+    command = [sys.executable, "-c", "from opprof_advisor.cli.fast_search import main; main()", *map(str, args)]
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
                           timeout=timeout, user=user, stdin=stdin, errors="replace")
     return Run(done.returncode, done.stdout, done.stderr)
@@ -51,7 +51,7 @@ def advisor_here(*args: object, env: dict | None = None) -> Run:
     """
     from typer.testing import CliRunner
 
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     result = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", **(env or {})}).invoke(app, [str(a) for a in args])
     return Run(result.exit_code, result.stdout, result.stderr)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import loop_examples
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 
 def _nms_suggestion(runner, profile):

@@ -1,5 +1,5 @@
 from opprof_advisor import __version__
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.operators import canonical_family
 
 

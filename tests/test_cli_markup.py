@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from conftest import ROOT
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"
 

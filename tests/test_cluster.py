@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.cluster import cache, executors, job
 from opprof_advisor.cluster.executors import ExecutorChoice
 from opprof_advisor.cluster.summary import summarize_rank

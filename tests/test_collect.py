@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor import collect
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.errors import ToolNotFound
 
 STANDIN = Path(__file__).resolve().parent / "standin" / "opprof_standin.py"

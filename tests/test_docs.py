@@ -7,7 +7,7 @@ import re
 import typer.main
 
 from conftest import ROOT
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

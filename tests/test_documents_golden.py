@@ -40,7 +40,7 @@ def run_command(args: list[str], db: Path) -> str:
     """The stdout of ``advisor ARGS --db DB`` (where the command has --db), run in the checkout."""
     from typer.testing import CliRunner
 
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     if args[0] in ("suggest", "scan"):
         args = [*args, "--db", str(db)]

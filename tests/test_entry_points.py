@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from opprof_advisor import fast_search
+from opprof_advisor.cli import fast_search
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"
 

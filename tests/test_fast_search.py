@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from opprof_advisor import fast_search
-from opprof_advisor.cli import app
+from opprof_advisor.cli import fast_search
+from opprof_advisor.cli.app import app
 
 
 @pytest.mark.parametrize("argv", [

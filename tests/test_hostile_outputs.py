@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from hostile import Snapshot, advisor_here as advisor, assert_one_error_line, copy_example
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"
 

@@ -460,7 +460,7 @@ def test_compare_of_two_kernel_runs_shows_kernel_figures_and_pipe_ratios():
 
 @pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
 def test_report_of_the_real_profile_and_suggest_documents(runner):
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     prof = runner.invoke(app, ["profile", str(BENCH_YOLO), "--format", "json"])
     sug = runner.invoke(app, ["suggest", "--profile", str(BENCH_YOLO), "--format", "json"])
@@ -614,7 +614,7 @@ SCAN_REPO = Path(__file__).resolve().parent / "scan_fixture_repo"
 
 def require_html_option(runner, command: list[str]) -> None:
     """Skip until the command offers --format html and --output (the CLI wiring is separate work)."""
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     text = runner.invoke(app, [*command, "--help"]).output
     if "html" not in text or "--output" not in text:
@@ -623,7 +623,7 @@ def require_html_option(runner, command: list[str]) -> None:
 
 def run_html(runner, args: list[str], out: Path) -> Node:
     """Run a command with --format html --output OUT; stdout says the written path ("wrote PATH")."""
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     result = runner.invoke(app, [*args, "--format", "html", "--output", str(out)])
     assert result.exit_code == 0, result.output
@@ -633,7 +633,7 @@ def run_html(runner, args: list[str], out: Path) -> Node:
 
 @pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
 def test_cli_suggest_html(runner, tmp_path):
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     require_html_option(runner, ["suggest"])
     doc = json.loads(runner.invoke(app, ["suggest", "--profile", str(BENCH_YOLO), "--format", "json"]).stdout)
@@ -644,7 +644,7 @@ def test_cli_suggest_html(runner, tmp_path):
 
 @pytest.mark.skipif(not BENCH_YOLO.is_dir(), reason="data/bench/yolov8s-nms-aicpu is not in this checkout")
 def test_cli_profile_html_default_name(runner, tmp_path, monkeypatch):
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     require_html_option(runner, ["profile"])
     monkeypatch.chdir(tmp_path)
@@ -664,7 +664,7 @@ def test_cli_compare_html_of_a_profile_with_itself(runner, tmp_path):
 
 @pytest.mark.skipif(not SCAN_REPO.is_dir(), reason="tests/scan_fixture_repo is not in this checkout")
 def test_cli_scan_html(runner, tmp_path):
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     require_html_option(runner, ["scan"])
     doc = json.loads(runner.invoke(app, ["scan", str(SCAN_REPO), "--format", "json"]).stdout)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kb_helpers import body_for, write_entry, write_text
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.vocabulary import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent

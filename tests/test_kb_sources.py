@@ -8,7 +8,7 @@ import pytest
 from kb_helpers import write_entry
 
 from opprof_advisor import kb
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 
 @pytest.mark.parametrize("source, kind", [

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 import loop_examples
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.readers import read_profile

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from profile_fixtures import kernel, write_ascend_pt
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 KD = "ASCEND_PROFILER_OUTPUT/kernel_details.csv"
 

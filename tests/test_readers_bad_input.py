@@ -8,7 +8,7 @@ import zipfile
 
 from profile_fixtures import LEVEL2_HEADER, kernel, write_ascend_pt, write_csv
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 
 HINT_FORMATS = ("expected a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an op_summary / kernel_details "
                 "CSV, an msprof / ascend_pytorch_profiler DB, or a .zip / .tar.gz of one")

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import pytest
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.readers import detect_format, load_profile, read_profile
 from opprof_advisor.synthetic import KernelSpec, write_torch_npu_text
 

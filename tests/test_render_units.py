@@ -47,7 +47,7 @@ def test_one_device_time_prints_the_same_in_every_command_and_format(runner, tmp
     import json
     from pathlib import Path
 
-    from opprof_advisor.cli import app
+    from opprof_advisor.cli.app import app
 
     example = str(Path(__file__).resolve().parent.parent / "data" / "examples" / "yolov8_torch_npu")
     db = str(tmp_path / "advisor.db")

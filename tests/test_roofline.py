@@ -11,7 +11,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.errors import PeaksError
 from opprof_advisor.profile_builder import build_profile, profile_to_json
 from opprof_advisor.readers.base import KernelTable, RawProfile

@@ -10,7 +10,7 @@ import pytest
 
 import opprof_advisor.scan as scan_module
 from opprof_advisor.cann_support import SupportTableError, load_support_table
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.scan import rank_advice, scan_path, scan_profile, scan_to_json
 
 FIXTURE = Path(__file__).parent / "scan_fixture_repo"

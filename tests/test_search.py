@@ -8,7 +8,7 @@ import pytest
 from kb_helpers import write_search_kb
 
 from opprof_advisor import store
-from opprof_advisor.cli import app
+from opprof_advisor.cli.app import app
 from opprof_advisor.errors import KnowledgeBaseError
 from opprof_advisor.search import closest_word, run_search, search
 

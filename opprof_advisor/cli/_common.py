@@ -13,7 +13,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from opprof_advisor.terminal import dumps_json, printable, safe_console
+from opprof_advisor.render.console import safe_console
+from opprof_advisor.terminal import dumps_json, printable
 from opprof_advisor.vocabulary import KINDS
 
 # A wide default keeps Rich from wrapping table cells in tests and pipes. Both consoles drop the

@@ -75,7 +75,7 @@ def search_command(
     Example: advisor search nms --format json
     """
     # The Typer-free entry point answers plain searches; both print through the same function.
-    from opprof_advisor.fast_search import search_and_print
+    from opprof_advisor.cli.fast_search import search_and_print
 
     search_and_print({"words": query, "kind": kind.value if kind else None, "operator": operator, "top": top,
                       "format": fmt.value, "db": str(db) if db else None})

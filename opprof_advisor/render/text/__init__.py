@@ -5,6 +5,6 @@ that are left out on narrow terminals) and returns a list: Rich renderables, pri
 (and wrapped to its width), and plain ``str`` lines, written as they are (one problem per line, for
 ``grep``). Text from profiles, KB
 files and file names goes in as ``rich.text.Text``, never as markup; the console that prints them
-(``terminal.safe_console``) drops control characters. Rich is imported inside the functions, so a
+(``render.console.safe_console``) drops control characters. Rich is imported inside the functions, so a
 command that prints JSON never loads it.
 """

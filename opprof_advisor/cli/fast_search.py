@@ -8,8 +8,8 @@ returns None for anything else (``--help``, ``--debug``, a bad value, an unknown
 caller hands the arguments to the Typer app, which prints the proper usage message.
 
 Output is rendered by render/text/kb.py, as the Typer command's is, and is byte-for-byte the same (tested).
-Like the CLI layer, this module prints; it is kept outside ``opprof_advisor.cli`` only because
-importing that package imports Typer.
+It imports nothing of Typer (``opprof_advisor.cli`` itself imports nothing): the Typer app is
+loaded from ``cli/app.py`` only when the arguments are not a plain search.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def run(argv: list[str]) -> int | None:
     from opprof_advisor.errors import error_lines
     from opprof_advisor.terminal import detach_closed_stdout
 
-    # The same last line of defence as the Typer app's (cli.AdvisorGroup): one line, never a traceback.
+    # The same last line of defence as the Typer app's (cli.app.AdvisorGroup): one line, never a traceback.
     try:
         search_and_print(options)
         sys.stdout.flush()
@@ -95,7 +95,8 @@ def search_and_print(options: dict[str, Any]) -> None:
     from opprof_advisor.render.text.kb import no_hits_line, problems_warning, search_table
     from opprof_advisor.search import run_search, search_to_json
     from opprof_advisor.store import open_index
-    from opprof_advisor.terminal import dumps_json, safe_console
+    from opprof_advisor.render.console import safe_console
+    from opprof_advisor.terminal import dumps_json
 
     console = safe_console(highlight=False, soft_wrap=False)
     err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
@@ -125,7 +126,7 @@ def main() -> None:
     warnings.formatwarning = format_warning
     code = run(sys.argv[1:])
     if code is None:
-        from opprof_advisor.cli import main as typer_main
+        from opprof_advisor.cli.app import main as typer_main
 
         typer_main()
         return

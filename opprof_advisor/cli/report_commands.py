@@ -1,0 +1,44 @@
+"""`advisor report DOC.json`: render a saved JSON document again, as a table, markdown or an HTML report.
+
+Every command's ``--format json`` output is a document; this command reads one back (an older
+``/1`` document is brought up to today's keys) and renders it like the command itself would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from opprof_advisor.cli._common import ForceOption, ReportFormat, show, write_html
+
+
+def register(app: typer.Typer) -> None:
+    """Add `advisor report` to the app."""
+    app.command("report", no_args_is_help=True)(report_command)
+
+
+def report_command(
+    document: Annotated[Path, typer.Argument(metavar="DOC.json", help="A document saved from `advisor suggest|profile|"
+                                             "compare|roofline|scan|... --format json`.", show_default=False)],
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format (json: the document brought up "
+                                                                     "to today's keys).")] = ReportFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; "
+                                                                          "default advisor-report-<time>.html here).",
+                                                   dir_okay=False, show_default=False)] = None,
+    force: ForceOption = False,
+) -> None:
+    """Render a saved JSON document as a table, markdown or a self-contained HTML report.
+
+    Example: advisor suggest -p ./prof --format json > advice.json && advisor report advice.json --format html
+    """
+    if output is not None and fmt is not ReportFormat.html:
+        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
+    from opprof_advisor.documents import read_document
+
+    loaded = read_document(document)
+    if fmt is ReportFormat.html:
+        write_html(loaded, output, force=force, inputs=[document])
+    else:
+        show(loaded, fmt.value)

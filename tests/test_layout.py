@@ -1,0 +1,45 @@
+"""The shape of the package: which layer may import typer and rich, and every file saying its job."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "opprof_advisor"
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def importers(library: str) -> set[str]:
+    """The package-relative folders/files of every module importing ``library`` (at any indentation)."""
+    pattern = re.compile(rf"^\s*(?:import {library}\b|from {library}(?:\.| import))", re.M)
+    return {path.relative_to(PACKAGE).as_posix() for path in modules() if pattern.search(path.read_text("utf-8"))}
+
+
+def test_only_the_cli_imports_typer():
+    found = importers("typer")
+    assert found and all(name.startswith("cli/") for name in found), sorted(found)
+
+
+def test_only_the_cli_and_the_renderers_import_rich():
+    found = importers("rich")
+    assert found and all(name.startswith(("cli/", "render/")) for name in found), sorted(found)
+
+
+def test_the_cli_package_itself_imports_nothing_so_the_fast_path_stays_typer_free():
+    import ast
+
+    body = ast.parse((PACKAGE / "cli" / "__init__.py").read_text("utf-8")).body
+    assert [type(node).__name__ for node in body] == ["Expr"]  # the docstring only
+
+
+def test_every_file_opens_with_a_line_that_says_its_job():
+    silent = []
+    for path in modules():
+        first = path.read_text("utf-8").split("\n", 1)[0]
+        words = first.strip('"').strip()
+        if not first.startswith('"""') or len(words.split()) < 4:
+            silent.append(path.relative_to(PACKAGE).as_posix())
+    assert silent == []
