@@ -6,7 +6,7 @@ ceiling). Its expected saving is ``stake × fraction``, where the fraction comes
 1. **sourced**: the entry's own ``gain`` range with ``scope: operators`` (a fraction of its operators'
    time, from a cited source), applied to the rows of the entry's own operator families only;
 2. **calibrated**: that range moved toward the outcomes recorded with ``advisor compare --applied``
-   (``outcomes.calibrate``);
+   (``calibrate``, below);
 3. **model estimate**: the roofline's band for the hot kernels (``roofline.model_gain_for``), only for
    entries that make a kernel itself faster (the pipe-bound, block-dim, balance and memory symptoms);
 4. **none**: no figure applies. The suggestion shows no gain, and counts DEFAULT_FRACTION of its stake.
@@ -17,14 +17,35 @@ counts fully behind a problem symptom, a tenth behind a descriptive one, a fifti
 A symptom that bounds what fixing it can save (``Symptom.ceiling_us``: the exposed part of
 communication, idle core slots, a block against the mean …) caps the saving. Percentages are of the
 profile's reference time: the step's wall time where the profile has a step split, else device time.
+
+Calibration rule (``calibrate``)
+--------------------------------
+Recorded outcomes (``outcomes.Outcome``, from ``advisor compare --applied``) are gains in % of the
+matched operators' time (the KB ``operators`` scope), positive = faster.
+
+* Observed band: the minimum and maximum of the recorded operator-scope gains; their median is
+  reported as "observed N times: median X % (range A–B %)" (``Calibration.text``).
+* Weight of the observations: ``w = n / (n + PRIOR_WEIGHT)`` with ``PRIOR_WEIGHT = 3``: the KB
+  range counts as three observations, so one outcome moves it a quarter of the way, three
+  outcomes half-way, and the literature fades as outcomes accumulate.
+* Calibrated range: ``low = (1 - w) * kb_low + w * observed_min`` and
+  ``high = (1 - w) * kb_high + w * observed_max`` — the KB range slides toward the observed band
+  (narrowing or widening to match it).  An entry without an operator-scope KB gain (no sourced
+  figure, or a case's end-to-end result) takes the observed band alone.
+* Clamp: the operator-scope range stays within −100 … 100 %, so the expected end-to-end gain
+  (range × the matched operators' share of device time, Amdahl) never exceeds that share.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from opprof_advisor.models import Entry, Profile
+
+if TYPE_CHECKING:
+    from opprof_advisor.outcomes import Outcome
 
 #: What a suggestion is worth is its expected saving *if it applies* times how likely the evidence says it
 #: applies. The saving if it applies is its figure (sourced, calibrated, model estimate), else
@@ -100,18 +121,17 @@ def model_gain(profile: Profile, op_types: Sequence[str], ceiling_us: float | No
 
 
 def calibrated_gain(entry: Entry, outcomes: list[Any], fixed_us: float, profile: Profile,
-                    operators: Sequence[str], ceiling_us: float | None) -> ExpectedGain | None:
-    """The expected gain with the entry's recorded outcomes blended in (rule: ``outcomes.calibrate``)."""
-    from opprof_advisor.outcomes import calibrate
-
+                    operators: Sequence[str], ceiling_us: float | None) -> tuple[ExpectedGain | None, str]:
+    """The expected gain with the entry's recorded outcomes blended in (``calibrate``), and the
+    "observed N times ..." text of those outcomes (``""`` without any)."""
     share = fixed_us / profile.reference_us if profile.reference_us else 0.0
     calibration = calibrate(entry, outcomes, share)
     if calibration.low_pct is None or calibration.high_pct is None or fixed_us <= 0:
-        return None
+        return None, calibration.text
     what = ", ".join(operators) or "the matched operators"
     basis = f"{calibration.basis}; × the {fixed_us:,.1f} us of {what} (Amdahl)"
     low, high = calibration.low_pct / 100 * fixed_us, calibration.high_pct / 100 * fixed_us
-    return gain_of(low, high, profile, basis, "calibrated", ceiling_us)
+    return gain_of(low, high, profile, basis, "calibrated", ceiling_us), calibration.text
 
 
 def value_us(gain: ExpectedGain | None, stake_us: float, kind: str, ceiling_us: float | None) -> float:
@@ -140,3 +160,96 @@ def gain_note(entry: Entry) -> str | None:
         return (f"{entry.id}: observed in that case: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric}"
                 f" {where} ({gain.source}); not an expected gain for this profile")
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration by recorded outcomes
+# --------------------------------------------------------------------------------------------
+
+#: How many observations the KB range is worth when blending (see the module docstring).
+PRIOR_WEIGHT = 3.0
+
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """An entry's expected gain after taking its recorded outcomes into account."""
+
+    entry_id: str
+    n: int  # outcomes with a measured operator-scope gain
+    median_pct: float | None
+    min_pct: float | None
+    max_pct: float | None
+    median_e2e_pct: float | None
+    weight: float  # weight of the observations against the KB range, 0..1
+    low_pct: float | None  # calibrated operator-scope range
+    high_pct: float | None
+    expected_low_pct: float | None  # × matched share: % of the profile's device time
+    expected_high_pct: float | None
+    basis: str
+    text: str  # "observed N times: median X % (range A–B %)", "" without outcomes
+
+
+
+
+
+def calibrate(entry: Entry, outcomes: Iterable[Outcome], matched_share: float) -> Calibration:
+    """Blend the entry's KB gain range with its recorded outcomes (rule in the module docstring).
+
+    ``matched_share`` is the share (0..1) of the current profile's device time spent in the
+    entry's matched operators; the expected end-to-end range is scaled by it and never exceeds it.
+    """
+    mine = [o for o in outcomes if o.entry_id == entry.id]
+    gains = sorted(o.matched_gain_pct for o in mine if o.matched_gain_pct is not None)
+    e2e = [o.e2e_gain_pct for o in mine if o.e2e_gain_pct is not None]
+    prior = entry.gain if entry.gain is not None and entry.gain.scope == "operators" else None
+    n = len(gains)
+    weight = n / (n + PRIOR_WEIGHT) if prior is not None else (1.0 if n else 0.0)
+    low, high, basis = _blend(prior, gains, weight)
+    share = max(0.0, min(1.0, matched_share))
+    expected_low = None if low is None else low * share
+    expected_high = None if high is None else high * share
+    return Calibration(
+        entry_id=entry.id,
+        n=n,
+        median_pct=statistics.median(gains) if gains else None,
+        min_pct=gains[0] if gains else None,
+        max_pct=gains[-1] if gains else None,
+        median_e2e_pct=statistics.median(e2e) if e2e else None,
+        weight=weight,
+        low_pct=low,
+        high_pct=high,
+        expected_low_pct=expected_low,
+        expected_high_pct=expected_high,
+        basis=basis,
+        text=observed_text(gains),
+    )
+
+
+def _blend(prior, gains: list[float], weight: float) -> tuple[float | None, float | None, str]:
+    if not gains and prior is None:
+        return None, None, "no sourced gain and no recorded outcome"
+    if not gains:
+        return _clamp(prior.low_pct), _clamp(prior.high_pct), f"KB range {prior.low_pct:g}–{prior.high_pct:g} %"
+    if prior is None:
+        return _clamp(gains[0]), _clamp(gains[-1]), f"{observed_text(gains)} (no operator-scope KB range)"
+    low = (1 - weight) * prior.low_pct + weight * gains[0]
+    high = (1 - weight) * prior.high_pct + weight * gains[-1]
+    basis = (
+        f"KB range {prior.low_pct:g}–{prior.high_pct:g} % moved {weight:.0%} toward the {observed_text(gains)}"
+    )
+    return _clamp(min(low, high)), _clamp(max(low, high)), basis
+
+
+def _clamp(value: float) -> float:
+    return max(-100.0, min(100.0, float(value)))
+
+
+def observed_text(gains: list[float]) -> str:
+    """'observed N times: median X % (range A–B %)' for operator-scope gains; '' for none."""
+    if not gains:
+        return ""
+    ordered = sorted(gains)
+    times = "time" if len(ordered) == 1 else "times"
+    median = statistics.median(ordered)
+    return f"observed {len(ordered)} {times}: median {median:.0f} % (range {ordered[0]:.0f}–{ordered[-1]:.0f} %)"

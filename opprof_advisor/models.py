@@ -58,7 +58,8 @@ class Entry:
     requires: list[dict[str, list[Any]]] = field(default_factory=list)
     # Chinese texts for zh output: "title", "summary", "first_step" (front matter ``zh:``).
     zh: dict[str, str] = field(default_factory=dict)
-    op_mix: dict[str, float] = field(default_factory=dict)  # cases: family -> share of device time
+    # cases: family -> weight from its place in the front matter list (1/rank, normalised: kb.op_mix_weights)
+    op_mix: dict[str, float] = field(default_factory=dict)
     body: str = ""
     path: str = ""
     origin: str = "builtin"  # builtin | user

@@ -425,7 +425,7 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
     ceiling = ceiling_of(match)
     kind = evidence_kind(match.symptoms)
     prior = gainlib.PRIORS[kind]
-    fixed = _fixed_rows(entry, match)
+    fixed = fixed_rows(entry, match)
     fixed_us = min(stake, sum(row_time(r, profile) for r in fixed) + (0.0 if entry.operators else match.symptom_us))
     op_names = _unique(row.op_type for row in fixed)
     gain, observed = (_expected_gain(entry, match, profile, fixed_us, op_names, ceiling, outcomes)
@@ -460,10 +460,8 @@ def _expected_gain(entry: Entry, match: _Match, profile: Profile, fixed_us: floa
         gain = gainlib.sourced_gain(entry, measured_us, profile, _unique(r.op_type for r in measured), ceiling)
     observed = ""
     if outcomes:
-        from opprof_advisor.outcomes import observed_text
-
-        gain = gainlib.calibrated_gain(entry, outcomes, fixed_us, profile, op_names, ceiling) or gain
-        observed = observed_text([o.matched_gain_pct for o in outcomes if o.matched_gain_pct is not None])
+        calibrated, observed = gainlib.calibrated_gain(entry, outcomes, fixed_us, profile, op_names, ceiling)
+        gain = calibrated or gain
     symptoms = {s.id for s in match.symptoms}
     if gain is None and symptoms and symptoms <= gainlib.KERNEL_SYMPTOMS:
         kernels = [row.op_type for row in match.rows]
@@ -471,7 +469,7 @@ def _expected_gain(entry: Entry, match: _Match, profile: Profile, fixed_us: floa
     return gain, observed
 
 
-def _fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
+def fixed_rows(entry: Entry, match: _Match) -> list[OpTypeStat]:
     """The addressed rows an entry's gain figure is about: those of its own operator families."""
     if not entry.operators:
         return match.rows

@@ -12,14 +12,12 @@ from opprof_advisor.cli.app import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.readers import read_profile
+from opprof_advisor.gains import PRIOR_WEIGHT, calibrate, observed_text
 from opprof_advisor.outcomes import (
-    OutcomeRefused,
-    PRIOR_WEIGHT,
     Outcome,
+    OutcomeRefused,
     build_outcome,
-    calibrate,
     matched_families,
-    observed_text,
     outcomes_to_json,
 )
 from opprof_advisor.render.markdown import outcomes_markdown
@@ -72,6 +70,24 @@ def test_outcome_of_the_nms_recipe_measures_the_nms_time_and_end_to_end():
     assert result.recorded_at == "2026-11-30T04:00:00+00:00"
     assert result.before_fingerprint != result.after_fingerprint
     assert (result.before_path, result.after_path) == ("/runs/before", "/runs/after")
+
+
+def test_an_outcome_measures_the_families_the_recommender_addresses_not_every_family_the_entry_names():
+    from opprof_advisor.recommend import suggest
+
+    # The entry names NMS and Cast; only the NMS rows carry its symptom, so only they are at stake.
+    nms_cpu = Symptom("nms_cpu", ["NonMaxSuppressionV3"], 0.3, "NMS on the AI CPU", time_us=3000.0)
+    rows = [*BEFORE, ("Cast", "Cast", "ai_vector", 500.0)]
+    before = make_profile(rows, symptoms=[nms_cpu])
+    after = make_profile([*AFTER, ("Cast", "Cast", "ai_vector", 500.0)])
+    entry = Entry(id="nms-and-cast", kind="recipe", title="NMS and its casts", operators=["NMS", "Cast"],
+                  symptoms=["nms_cpu"], evidence="C", sources=["shared/seeds/000_4c1ddc5ccf4e4a40.txt"],
+                  gain=Gain(25, 35, "op_time", "operators", "shared/seeds/000_4c1ddc5ccf4e4a40.txt"))
+    (suggestion,) = suggest(before, [entry], top=1).suggestions
+    assert [row.family for row in suggestion.rows] == ["NMS"]
+    result = build_outcome(entry, compare_profiles(before, after), now=NOW)
+    assert result.matched_families == ["NMS"]  # not Cast, which the recommender never put at stake
+    assert (result.matched_before_us, result.matched_after_us) == (3000.0, 450.0)
 
 
 def test_an_entry_without_operators_matches_through_its_symptoms():
