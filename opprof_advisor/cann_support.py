@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.errors import SupportTableError
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -36,10 +36,6 @@ CATEGORY_TITLES: dict[str, str] = {
 }
 
 _ROW_KEYS = {"op", "aliases", "family", "category", "support", "replacement", "note", "source"}
-
-
-class SupportTableError(AdvisorError):
-    """The support table file is missing or malformed."""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-from opprof_advisor.errors import AdvisorError, ToolNotFound
+from opprof_advisor.errors import CollectError, ProfilerFailed, ProfilerInterrupted, ProfilerTimedOut, ToolNotFound
 
 MODES = ("device", "simulator")
 
@@ -88,44 +88,6 @@ ROOT_LAYOUT: tuple[tuple[str, str], ...] = (
     ("bin/msprof", "msprof"),
     ("tools/profiler/bin/msprof", "msprof"),
 )
-
-
-class CollectError(AdvisorError):
-    """The profiler could not be run or produced no usable output."""
-
-
-class ProfilerFailed(CollectError):
-    """The profiler exited with a non-zero code; ``tail`` holds its last output lines."""
-
-    def __init__(self, command: Sequence[str], exit_code: int, tail: Sequence[str]):
-        self.command = list(command)
-        self.exit_code = exit_code
-        self.tail = list(tail)
-        name = Path(self.command[0]).name if self.command else "the profiler"
-        super().__init__(
-            f"{name} exited with code {exit_code}",
-            hint="see its last lines above; fix the application or the options and rerun",
-        )
-
-
-class ProfilerTimedOut(ProfilerFailed):
-    """The profiler ran longer than the timeout and was stopped (with everything it started)."""
-
-    def __init__(self, command: Sequence[str], timeout: float, tail: Sequence[str]):
-        super().__init__(command, -int(signal.SIGTERM), tail)
-        name = Path(self.command[0]).name if self.command else "the profiler"
-        self.timeout = timeout
-        self.message = f"{name} did not finish within {timeout:g} s; it was stopped, with what it started"
-        self.hint = "raise --timeout (0 = no limit), or see its last lines above for what it waits for"
-
-
-class ProfilerInterrupted(CollectError):
-    """advisor was interrupted (Ctrl-C) or told to stop (SIGTERM, SIGHUP) while the profiler ran."""
-
-    def __init__(self, signum: int):
-        self.signum = signum
-        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
-        super().__init__(f"stopped by {name}; the profiler and what it started were stopped too")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import warnings
+from collections.abc import Sequence
+from pathlib import Path
 
 from opprof_advisor.terminal import one_line
 
@@ -98,6 +101,26 @@ class OutcomesError(AdvisorError):
     """The outcomes database cannot be read or written, or an outcome id is unknown."""
 
 
+class OutcomeRefused(OutcomesError):
+    """The comparison cannot support a measured outcome."""
+
+
+class DuplicateOutcome(OutcomesError):
+    """This pair of profiles is already recorded as an outcome; ``outcome_id`` and ``entry_id`` name it."""
+
+    def __init__(self, message: str, *, outcome_id: int, entry_id: str, hint: str):
+        super().__init__(message, hint=hint)
+        self.outcome_id = outcome_id
+        self.entry_id = entry_id
+
+    def __reduce__(self):  # keyword-only arguments: pickle (a process pool) needs to be told how to rebuild it
+        return _rebuild_duplicate, (self.message, self.outcome_id, self.entry_id, self.hint)
+
+
+def _rebuild_duplicate(message: str, outcome_id: int, entry_id: str, hint: str) -> DuplicateOutcome:
+    return DuplicateOutcome(message, outcome_id=outcome_id, entry_id=entry_id, hint=hint)
+
+
 class ProfileError(AdvisorError):
     """A profile path cannot be read."""
 
@@ -132,6 +155,52 @@ class MatcherError(AdvisorError):
 
 class ToolNotFound(AdvisorError):
     """An external tool (msprof, msopprof) is not installed."""
+
+
+class SupportTableError(AdvisorError):
+    """The support table file is missing or malformed."""
+
+
+class ScanError(AdvisorError):
+    """The path given to ``advisor scan`` cannot be scanned."""
+
+
+class CollectError(AdvisorError):
+    """The profiler could not be run or produced no usable output."""
+
+
+class ProfilerFailed(CollectError):
+    """The profiler exited with a non-zero code; ``tail`` holds its last output lines."""
+
+    def __init__(self, command: Sequence[str], exit_code: int, tail: Sequence[str]):
+        self.command = list(command)
+        self.exit_code = exit_code
+        self.tail = list(tail)
+        name = Path(self.command[0]).name if self.command else "the profiler"
+        super().__init__(
+            f"{name} exited with code {exit_code}",
+            hint="see its last lines above; fix the application or the options and rerun",
+        )
+
+
+class ProfilerTimedOut(ProfilerFailed):
+    """The profiler ran longer than the timeout and was stopped (with everything it started)."""
+
+    def __init__(self, command: Sequence[str], timeout: float, tail: Sequence[str]):
+        super().__init__(command, -int(signal.SIGTERM), tail)
+        name = Path(self.command[0]).name if self.command else "the profiler"
+        self.timeout = timeout
+        self.message = f"{name} did not finish within {timeout:g} s; it was stopped, with what it started"
+        self.hint = "raise --timeout (0 = no limit), or see its last lines above for what it waits for"
+
+
+class ProfilerInterrupted(CollectError):
+    """advisor was interrupted (Ctrl-C) or told to stop (SIGTERM, SIGHUP) while the profiler ran."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        super().__init__(f"stopped by {name}; the profiler and what it started were stopped too")
 
 
 class AdvisorWarning(UserWarning):

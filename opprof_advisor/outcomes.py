@@ -17,15 +17,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.compare import Comparison, not_like_for_like, profile_fingerprint
-from opprof_advisor.errors import OutcomesError
+from opprof_advisor.errors import OutcomeRefused
 from opprof_advisor.gains import observed_text
 from opprof_advisor.models import Entry, Profile
 
 OUTCOMES_SCHEMA = "opprof-advisor/outcomes/1"
-
-class OutcomeRefused(OutcomesError):
-    """The comparison cannot support a measured outcome."""
-
 
 @dataclass
 class Outcome:
@@ -131,34 +127,34 @@ def _saved_pct(before: float | None, after: float | None) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Persistence (owned by opprof_advisor.store: a database beside the index)
+# Persistence (outcomes_store: a database of its own beside the index)
 # --------------------------------------------------------------------------------------------
 
 
 def record_outcome(outcome: Outcome, db_path: Path | None = None, *, force: bool = False) -> Outcome:
     """Store an outcome beside the index database ``db_path``; returns it with its id.
 
-    A pair of profiles is recorded once (store.DuplicateOutcome); ``force`` only lets another
+    A pair of profiles is recorded once (errors.DuplicateOutcome); ``force`` only lets another
     entry record a pair that is already recorded.
     """
-    from opprof_advisor import store
+    from opprof_advisor import outcomes_store
 
-    outcome.id = store.record_outcome(_to_row(outcome), path=db_path, force=force)
+    outcome.id = outcomes_store.record_outcome(_to_row(outcome), path=db_path, force=force)
     return outcome
 
 
 def remove_outcomes(ids: Iterable[int], db_path: Path | None = None) -> list[Outcome]:
     """Delete recorded outcomes by id and return them (an unknown id removes nothing: OutcomesError)."""
-    from opprof_advisor import store
+    from opprof_advisor import outcomes_store
 
-    return [Outcome.from_dict(row) for row in store.remove_outcomes(list(ids), path=db_path)]
+    return [Outcome.from_dict(row) for row in outcomes_store.remove_outcomes(list(ids), path=db_path)]
 
 
 def list_outcomes(entry_id: str | None = None, db_path: Path | None = None) -> list[Outcome]:
     """Recorded outcomes, oldest first (of one entry when ``entry_id`` is given)."""
-    from opprof_advisor import store
+    from opprof_advisor import outcomes_store
 
-    return [Outcome.from_dict(row) for row in store.list_outcomes(entry_id, path=db_path)]
+    return [Outcome.from_dict(row) for row in outcomes_store.list_outcomes(entry_id, path=db_path)]
 
 
 def outcomes_by_entry(outcomes: Iterable[Outcome]) -> dict[str, list[Outcome]]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opprof_advisor.cann_support import CATEGORIES, SupportRow, SupportTable, load_support_table
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.errors import AdvisorError, ScanError
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
 
 SCHEMA = "opprof-advisor/scan/1"
@@ -88,10 +88,6 @@ _PREFIXES = (
     ("torch.nn.parallel.", ""), ("torch.nn.", "nn."), ("torch.distributed.", "dist."),
     ("torch.utils.cpp_extension.", "cpp_extension."), ("torch.Tensor.", "Tensor."),
 )
-
-
-class ScanError(AdvisorError):
-    """The path given to ``advisor scan`` cannot be scanned."""
 
 
 @dataclass

@@ -12,6 +12,7 @@ from opprof_advisor.cli.app import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.readers import read_profile
+from opprof_advisor import outcomes_store
 from opprof_advisor.gains import PRIOR_WEIGHT, calibrate, observed_text
 from opprof_advisor.outcomes import (
     Outcome,
@@ -187,7 +188,7 @@ def test_json_export_groups_outcomes_by_entry():
 
 
 # --------------------------------------------------------------------------------------------
-# Storage (store.record_outcome / list_outcomes: user data kept beside the index) and the CLI
+# Storage (outcomes_store.record_outcome / list_outcomes: user data kept beside the index) and the CLI
 # --------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -237,13 +238,13 @@ def test_applied_with_an_unknown_id_suggests_and_stores_nothing(runner, yolo_run
 
 def _record_many(args):
     db, worker, count = args
-    from opprof_advisor import store
+    from opprof_advisor import outcomes_store
 
     for i in range(count):
-        store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
-                              "matched_families": ["NMS"], "matched_gain_pct": 80.0, "e2e_before_us": 1.0,
-                              "e2e_after_us": 1.0, "before_fingerprint": f"b{worker}-{i}",
-                              "after_fingerprint": "a", "note": f"worker {worker} #{i}"}, path=db)
+        outcomes_store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
+                                       "matched_families": ["NMS"], "matched_gain_pct": 80.0, "e2e_before_us": 1.0,
+                                       "e2e_after_us": 1.0, "before_fingerprint": f"b{worker}-{i}",
+                                       "after_fingerprint": "a", "note": f"worker {worker} #{i}"}, path=db)
 
 
 def _rebuild_many(args):
@@ -271,22 +272,22 @@ def test_concurrent_recording_from_several_processes_loses_no_outcome(tmp_path):
     jobs = [("record", db, w, each) for w in range(workers)] + [("rebuild", db, 4)] * 2
     with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:
         pool.map(_work, jobs)
-    notes = sorted(row["note"] for row in store.list_outcomes(path=db))
+    notes = sorted(row["note"] for row in outcomes_store.list_outcomes(path=db))
     assert notes == sorted(f"worker {w} #{i}" for w in range(workers) for i in range(each))
-    assert len({row["id"] for row in store.list_outcomes(path=db)}) == workers * each
+    assert len({row["id"] for row in outcomes_store.list_outcomes(path=db)}) == workers * each
 
 
 def test_outcomes_survive_repeated_rebuilds_and_filter_by_entry(tmp_path):
     from opprof_advisor import store
 
     db = tmp_path / "index.db"
-    store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
-                          "matched_families": ["NMS"], "note": "kept"}, path=db)
+    outcomes_store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
+                                   "matched_families": ["NMS"], "note": "kept"}, path=db)
     store.build_index(db, rebuild=True)
     store.build_index(db, rebuild=True)
-    assert [row["note"] for row in store.list_outcomes("nms-on-npu", path=db)] == ["kept"]
-    assert store.list_outcomes("conv2d-tuning", path=db) == []
-    assert store.list_outcomes(path=tmp_path / "absent.db") == []
+    assert [row["note"] for row in outcomes_store.list_outcomes("nms-on-npu", path=db)] == ["kept"]
+    assert outcomes_store.list_outcomes("conv2d-tuning", path=db) == []
+    assert outcomes_store.list_outcomes(path=tmp_path / "absent.db") == []
 
 
 def _nms_suggestion(runner, profile):
@@ -394,7 +395,7 @@ def test_outcomes_remove_takes_outcomes_back_by_id(runner, yolo_runs):
 def test_a_duplicate_survives_the_trip_through_a_process_pool():
     import pickle
 
-    from opprof_advisor.store import DuplicateOutcome
+    from opprof_advisor.errors import DuplicateOutcome
 
     error = DuplicateOutcome("not recorded", outcome_id=3, entry_id="x", hint="h")
     copy = pickle.loads(pickle.dumps(error))
@@ -445,11 +446,11 @@ def test_five_concurrent_recorders_during_rebuilds_keep_every_outcome_and_count_
     store.build_index()
     results = _recorders([_after_variant(tmp_path, n) for n in range(1, 6)], env)
     assert [code for code, _ in results] == [0] * 5, results
-    assert len(store.list_outcomes()) == 5
+    assert len(outcomes_store.list_outcomes()) == 5
     same = _recorders([_after_variant(tmp_path, 9)] * 5, env)
     assert sorted(code for code, _ in same) == [0, 1, 1, 1, 1]
     assert all("already measures this pair of profiles" in err for code, err in same if code)
-    assert len(store.list_outcomes()) == 6
+    assert len(outcomes_store.list_outcomes()) == 6
 
 
 def test_suggest_still_advises_when_the_outcomes_database_is_damaged(runner, yolo_runs, advisor_home):

@@ -11,7 +11,7 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import kb, store
+from opprof_advisor import index_build, kb, migrations, outcomes_store, store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 
@@ -45,26 +45,26 @@ def test_migrations_end_state(tmp_path):
     import sqlite_utils
 
     db = sqlite_utils.Database(tmp_path / "m.db")
-    store.migrations().apply(db)
-    assert [m.name for m in store.migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
+    migrations.index_migrations().apply(db)
+    assert [m.name for m in migrations.index_migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
                                                                "m003_entry_requires", "m004_entry_zh"]
     assert "requires" in db["entries"].columns_dict
     assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
     assert db["entries"].pks == ["id"]
-    assert db["entries_fts"].columns_dict.keys() == {name for name, _ in store.FTS_COLUMNS}
+    assert db["entries_fts"].columns_dict.keys() == {name for name, _ in migrations.FTS_COLUMNS}
     assert {t.name for t in db["entries"].triggers} == {"entries_ai", "entries_ad", "entries_au"}
-    assert store.migrations().pending(db) == []
+    assert migrations.index_migrations().pending(db) == []
 
 
 def test_migrations_applied_in_steps_reach_the_same_schema(tmp_path):
     import sqlite_utils
 
     stepwise = sqlite_utils.Database(tmp_path / "a.db")
-    store.migrations().apply(stepwise, stop_before="m002_full_text_search")
+    migrations.index_migrations().apply(stepwise, stop_before="m002_full_text_search")
     assert "entries_fts" not in stepwise.table_names()
-    store.migrations().apply(stepwise)
+    migrations.index_migrations().apply(stepwise)
     direct = sqlite_utils.Database(tmp_path / "b.db")
-    store.migrations().apply(direct)
+    migrations.index_migrations().apply(direct)
     assert schema(tmp_path / "a.db") == schema(tmp_path / "b.db")
 
 
@@ -191,7 +191,7 @@ def test_an_outdated_index_of_ours_is_replaced_without_a_copy(tmp_path, kb_dir):
 def test_index_with_an_older_schema_is_rebuilt(tmp_path, kb_dir, monkeypatch):
     db = tmp_path / "i.db"
     store.build_index(db, kb_dirs=[kb_dir])
-    monkeypatch.setattr(store, "MIGRATION_NAMES", (*store.MIGRATION_NAMES, "m003_future"))
+    monkeypatch.setattr(migrations, "INDEX_NAMES", (*migrations.INDEX_NAMES, "m003_future"))
     assert store.read_meta(db) is None  # an index missing a migration is not trusted
 
 
@@ -202,7 +202,7 @@ def test_interrupted_build_leaves_the_previous_index_usable(tmp_path, kb_dir, mo
     def fail(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "_sync_entries", fail)
+    monkeypatch.setattr(index_build, "_sync_entries", fail)
     write_entry(kb_dir, "delta", title="Delta")
     with pytest.raises(KeyboardInterrupt):
         store.open_index(db, kb_dirs=[kb_dir])
@@ -319,25 +319,25 @@ def outcome_row(entry_id, gain):
 
 def test_outcomes_are_recorded_beside_the_index_and_survive_rebuilds(tmp_path, kb_dir):
     db = tmp_path / "i.db"
-    assert store.list_outcomes(None, path=db) == []
+    assert outcomes_store.list_outcomes(None, path=db) == []
     store.build_index(db, kb_dirs=[kb_dir])
-    first = store.record_outcome(outcome_row("alpha", 30.0), path=db)
-    second = store.record_outcome(outcome_row("beta", 10.0), path=db)
+    first = outcomes_store.record_outcome(outcome_row("alpha", 30.0), path=db)
+    second = outcomes_store.record_outcome(outcome_row("beta", 10.0), path=db)
     assert (first, second) == (1, 2)
     assert (tmp_path / "i.outcomes.db").is_file()
     store.build_index(db, kb_dirs=[kb_dir], rebuild=True)
     db.write_bytes(b"corrupt")
     with pytest.warns(AdvisorWarning):
         store.open_index(db, kb_dirs=[kb_dir])
-    [row] = store.list_outcomes("alpha", path=db)
+    [row] = outcomes_store.list_outcomes("alpha", path=db)
     assert row == {"id": 1, **outcome_row("alpha", 30.0)}
-    assert [r["entry_id"] for r in store.list_outcomes(None, path=db)] == ["alpha", "beta"]
+    assert [r["entry_id"] for r in outcomes_store.list_outcomes(None, path=db)] == ["alpha", "beta"]
 
 
 def test_outcomes_schema_is_migrated(tmp_path):
     import sqlite_utils
 
-    store.record_outcome(outcome_row("alpha", 5.0), path=tmp_path / "i.db")
+    outcomes_store.record_outcome(outcome_row("alpha", 5.0), path=tmp_path / "i.db")
     db = sqlite_utils.Database(tmp_path / "i.outcomes.db")
-    assert [m.name for m in store.outcome_migrations().applied(db)] == ["o001_create_outcomes"]
+    assert [m.name for m in migrations.outcome_migrations().applied(db)] == ["o001_create_outcomes"]
     assert db["outcomes"].pks == ["id"]
