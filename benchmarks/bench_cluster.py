@@ -1,6 +1,6 @@
 """Time and peak memory of `advisor profile` on synthetic N-rank jobs: cold and warm cache, per executor.
 
-Writes, with opprof_advisor.synthetic.write_torch_npu_job, data-parallel jobs of N = 8, 128 and 1,000
+Writes, with opprof_advisor.testing.write_torch_npu_job, data-parallel jobs of N = 8, 128 and 1,000
 ranks (torch_npu Level1 text: kernel_details.csv, step_trace_time.csv, communication.json per rank) in
 which one rank computes 1.5x longer and its peers wait for it inside AllReduce. Each rank holds
 --launches kernel launches (default 1,000: ~0.32 MB of kernel_details.csv; 1,000 ranks are then
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_profile import _WRAPPER  # noqa: E402  (runs the CLI and reports its VmHWM)
 
-from opprof_advisor.synthetic import KernelSpec, write_torch_npu_job  # noqa: E402
+from opprof_advisor.testing import KernelSpec, write_torch_npu_job  # noqa: E402
 
 SLOW_FACTOR = 1.5
 

@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_loop.py [--runs N] [--big-rows N]
 
 Each run is a fresh subprocess (interpreter start, imports, reading both profiles, comparing,
-printing) with its own ADVISOR_HOME. Profiles are generated with opprof_advisor.synthetic:
+printing) with its own ADVISOR_HOME. Profiles are generated with opprof_advisor.testing:
 a YOLOv8-like torch_npu step and the same step with NMS on the AI Core (small), and optionally a
 large pair of `kernel_details.csv` files (``--big-rows``). `collect` uses the test stand-in
 profiler of tests/standin/ (it writes a recorded OPPROF folder; the real profiler cannot run here),
@@ -66,15 +66,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--big-rows", type=int, default=0, help="also compare two kernel_details.csv of ~N rows")
     args = parser.parse_args()
-    from opprof_advisor import synthetic
+    from opprof_advisor import testing
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         home = tmp_path / "home"
         env = {**os.environ, "ADVISOR_HOME": str(home), "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
         env.pop("ADVISOR_DB", None)
-        before = synthetic.write_torch_npu_text(tmp_path / "before", YOLO)
-        after = synthetic.write_torch_npu_text(tmp_path / "after", nms_on_ai_core(YOLO), seed=1)
+        before = testing.write_torch_npu_text(tmp_path / "before", YOLO)
+        after = testing.write_torch_npu_text(tmp_path / "after", nms_on_ai_core(YOLO), seed=1)
         timed(["kb", "build"], env)  # the index exists before the timed runs, as for a user
         report("compare (small torch_npu pair, json)",
                [timed(["compare", str(before), str(after), "--format", "json"], env) for _ in range(args.runs)])
@@ -96,8 +96,8 @@ def main() -> None:
         report("collect -- ./my_operator (stand-in + suggest)",
                [timed(["collect", "--", "./my_operator"], collect_env, cwd=work) for _ in range(args.runs)])
         if args.big_rows:
-            big_before = synthetic.write_torch_npu_text(tmp_path / "big-before", scaled(YOLO, args.big_rows))
-            big_after = synthetic.write_torch_npu_text(tmp_path / "big-after",
+            big_before = testing.write_torch_npu_text(tmp_path / "big-before", scaled(YOLO, args.big_rows))
+            big_after = testing.write_torch_npu_text(tmp_path / "big-after",
                                                        nms_on_ai_core(scaled(YOLO, args.big_rows)), seed=1)
             report(f"compare (two ~{args.big_rows:,}-row kernel_details)",
                    [timed(["compare", str(big_before), str(big_after), "--format", "json"], env)

@@ -1,6 +1,7 @@
 """Speed and memory of `advisor profile --format json` on generated large inputs and a small real profile.
 
-Generates, into a temporary folder, from the documented headers (FORMATS.md §3.2, §4.3):
+Generates, into a temporary folder, from the documented headers (FORMATS.md §3.2, §4.3, as
+opprof_advisor.testing writes them):
   * a ~100 MB torch_npu kernel_details.csv (Level2 header, ~400k rows),
   * a 1,000,000-row system msprof op_summary split into slices under PROF_*/mindstudio_profiler_output/,
 then runs the real CLI in a subprocess for each input (plus a small real profile from
@@ -28,18 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REAL_SMALL = ROOT.parent / "shared" / "real-profiles" / "msinsight-torch-npu" / "text" / "level1" / "rank0_ascend_pt"
 
-LEVEL2_HEADER = (
-    "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),"
-    "Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,"
-    "Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,aic_mac_time(us),"
-    "aic_mac_ratio,aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),"
-    "aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,"
-    "aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,"
-    "aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)"
-).split(",")
-OP_SUMMARY_RENAMES = {"Name": "Op Name", "Type": "OP Type", "Accelerator Core": "Task Type",
-                      "Start Time(us)": "Task Start Time(us)", "Duration(us)": "Task Duration(us)",
-                      "Wait Time(us)": "Task Wait Time(us)", "Block Dim": "Block Num", "Mix Block Dim": "Mix Block Num"}
+sys.path.insert(0, str(ROOT))  # the checkout's package, whichever interpreter runs this
+from opprof_advisor.testing import KERNEL_DETAILS_HEADER as LEVEL2_HEADER  # noqa: E402
+from opprof_advisor.testing import KERNEL_DETAILS_TO_OP_SUMMARY as OP_SUMMARY_RENAMES  # noqa: E402
 
 #: (name, type, core, mean duration µs, input shapes, dtypes) — an LLM-training-like mix.
 KERNELS = [

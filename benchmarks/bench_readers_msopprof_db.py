@@ -7,7 +7,7 @@
 2. `advisor profile --format json` wall time on the committed examples (fresh interpreter each
    run, so start-up is included; the issue's target for a small real profile is <= 0.3 s).
 3. A synthetic msprof DB with ``--rows`` kernels (default 400,000, like the 100 MB
-   kernel_details target) written with opprof_advisor.synthetic, then read in a fresh process:
+   kernel_details target) written with opprof_advisor.testing, then read in a fresh process:
    wall time and peak RSS.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from opprof_advisor import synthetic  # noqa: E402
+from opprof_advisor import testing  # noqa: E402
 from opprof_advisor.readers.msopprof_device import read_msopprof_device  # noqa: E402
 from opprof_advisor.readers.msopprof_simulator import read_msopprof_simulator  # noqa: E402
 from opprof_advisor.readers.msprof_db import read_msprof_db  # noqa: E402
@@ -89,7 +89,7 @@ def bench_big_db(rows: int) -> None:
              for i in range(40)]
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        db = synthetic.write_msprof_db(Path(tmp) / "msprof_20250101000000.db", specs)
+        db = testing.write_msprof_db(Path(tmp) / "msprof_20250101000000.db", specs)
         written = time.perf_counter() - t
         size = db.stat().st_size / 2**20
         t = time.perf_counter()

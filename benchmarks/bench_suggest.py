@@ -6,7 +6,7 @@ Targets (issue 4): small profile <= 0.6 s; the 100 MB kernel_details.csv profile
 
 Uses a temporary ADVISOR_HOME, so the first call builds the index and fits the matcher (reported
 as "cold"); the timed calls then read the JSON matcher cache like any later call on a user's
-machine. The 100 MB profile is written with opprof_advisor.synthetic (a YOLOv8-like workload
+machine. The 100 MB profile is written with opprof_advisor.testing (a YOLOv8-like workload
 repeated until kernel_details.csv reaches the size).
 """
 
@@ -48,16 +48,16 @@ def write_big_profile(folder: Path, megabytes: int) -> Path:
     """A torch_npu text profile whose kernel_details.csv is about ``megabytes`` MB."""
     from make_bench import yolov8s_nms_aicpu
 
-    from opprof_advisor import synthetic
+    from opprof_advisor import testing
 
     kernels = yolov8s_nms_aicpu()
-    probe = synthetic.write_torch_npu_text(folder / "probe", kernels, seed=7)
+    probe = testing.write_torch_npu_text(folder / "probe", kernels, seed=7)
     per_copy = (probe / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").stat().st_size
     shutil.rmtree(folder / "probe")
     factor = max(1, round(megabytes * 1_000_000 / per_copy))
     for spec in kernels:
         spec.count *= factor
-    return synthetic.write_torch_npu_text(folder / "big", kernels, seed=7)
+    return testing.write_torch_npu_text(folder / "big", kernels, seed=7)
 
 
 def report(name: str, times: list[float], target: float) -> None:

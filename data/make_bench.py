@@ -1,6 +1,6 @@
 """Generate data/bench/: labelled scenario profiles for `advisor eval` (the recommender's quality benchmark).
 
-Each scenario is a workload written with ``opprof_advisor.synthetic`` in one of the producer
+Each scenario is a workload written with ``opprof_advisor.testing`` in one of the producer
 formats (torch_npu text, torch_npu DB, system msprof op_summary, msprof DB, msOpProf device),
 with launch counts, durations and shares taken from the shape of real runs of that kind of model
 (one step or one inference batch, sizes noted per scenario). The label (``expect``) is the advice
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from opprof_advisor import synthetic  # noqa: E402
-from opprof_advisor.synthetic import KernelSpec  # noqa: E402
+from opprof_advisor import testing  # noqa: E402
+from opprof_advisor.testing import KernelSpec  # noqa: E402
 
 BENCH_SCHEMA = "opprof-advisor/bench/1"
 
@@ -395,15 +395,15 @@ def write_scenario(out: Path, name: str, writer: str, workload, options: dict, s
     folder.mkdir(parents=True)
     kernels = workload()
     if writer == "torch_npu_text":
-        return synthetic.write_torch_npu_text(folder, kernels, seed=seed, **options)
+        return testing.write_torch_npu_text(folder, kernels, seed=seed, **options)
     if writer == "torch_npu_db":
-        return synthetic.write_torch_npu_db(folder, kernels, seed=seed, **options)
+        return testing.write_torch_npu_db(folder, kernels, seed=seed, **options)
     if writer == "op_summary":
-        return synthetic.write_op_summary(folder, kernels, seed=seed, **options)
+        return testing.write_op_summary(folder, kernels, seed=seed, **options)
     if writer == "msprof_db":
-        return synthetic.write_msprof_db(folder, kernels, seed=seed, **options)
+        return testing.write_msprof_db(folder, kernels, seed=seed, **options)
     if writer == "msopprof":
-        return synthetic.write_msopprof_device(folder, kernels, seed=seed, **options)
+        return testing.write_msopprof_device(folder, kernels, seed=seed, **options)
     raise ValueError(f"unknown writer {writer}")
 
 

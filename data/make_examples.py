@@ -2,8 +2,8 @@
 
     python data/make_examples.py [OUT]        # OUT defaults to data/examples
 
-Every example comes from opprof_advisor.synthetic with a fixed seed, so the output is byte-for-byte
-reproducible (tests/test_synthetic.py regenerates it and compares). The workloads are made up but
+Every example comes from opprof_advisor.testing with a fixed seed, so the output is byte-for-byte
+reproducible (tests/test_testing.py regenerates it and compares). The workloads are made up but
 shaped like real runs; see data/examples/README.md for what each one should show.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from opprof_advisor import synthetic  # noqa: E402
-from opprof_advisor.synthetic import KernelSpec  # noqa: E402
+from opprof_advisor import testing  # noqa: E402
+from opprof_advisor.testing import KernelSpec  # noqa: E402
 
 SEED = 2025
 EXAMPLES = ("yolov8_torch_npu", "yolov8_torch_npu_db", "yolov8_torch_npu_nms_on_npu", "matmul_msopprof",
@@ -170,14 +170,14 @@ def make_examples(out: Path) -> list[Path]:
         shutil.rmtree(out / name, ignore_errors=True)
     yolo = yolov8_inference()
     return [
-        synthetic.write_torch_npu_text(out / "yolov8_torch_npu", yolo, level="Level1", variant="2025-11", seed=SEED),
-        synthetic.write_torch_npu_db(out / "yolov8_torch_npu_db", yolo, level="Level1", seed=SEED).parents[1],
+        testing.write_torch_npu_text(out / "yolov8_torch_npu", yolo, level="Level1", variant="2025-11", seed=SEED),
+        testing.write_torch_npu_db(out / "yolov8_torch_npu_db", yolo, level="Level1", seed=SEED).parents[1],
         # the tuning loop's AFTER run: the same workload and seed with the NMS recipe applied
-        synthetic.write_torch_npu_text(out / "yolov8_torch_npu_nms_on_npu", nms_on_ai_core(yolo), level="Level1",
+        testing.write_torch_npu_text(out / "yolov8_torch_npu_nms_on_npu", nms_on_ai_core(yolo), level="Level1",
                                        variant="2025-11", seed=SEED),
-        synthetic.write_msopprof_device(out / "matmul_msopprof", MATMUL_KERNEL, chip="Ascend910B2",
+        testing.write_msopprof_device(out / "matmul_msopprof", MATMUL_KERNEL, chip="Ascend910B2",
                                         generation="2026", imbalance=4.0, seed=SEED),
-        synthetic.write_op_summary(out / "system_msprof", transformer_unfused(), chip="Ascend910B1", seed=SEED),
+        testing.write_op_summary(out / "system_msprof", transformer_unfused(), chip="Ascend910B1", seed=SEED),
     ]
 
 

@@ -1,35 +1,15 @@
-"""Small profiler outputs written from the documented headers (FORMATS.md §3.2, §4.3), for reader tests."""
+"""Small profiler outputs written row by row from the documented headers (opprof_advisor.testing), for reader tests."""
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
-#: torch_npu kernel_details.csv, Level1/2, Jan 2025 (FORMATS.md §4.3).
-LEVEL2_HEADER = (
-    "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),"
-    "Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,"
-    "Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,aic_mac_time(us),"
-    "aic_mac_ratio,aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),"
-    "aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,"
-    "aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,"
-    "aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)"
-).split(",")
+from opprof_advisor.testing import KERNEL_DETAILS_HEADER, KERNEL_DETAILS_TO_OP_SUMMARY, OP_SUMMARY_HEADER
 
-#: system msprof op_summary, MindStudio 26 header with Block Num (FORMATS.md §3.2).
-OP_SUMMARY_HEADER = (
-    "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),"
-    "Task Duration(us),Task Wait Time(us),Block Num,Mix Block Num,HF32 Eligible,Input Shapes,Input Data Types,"
-    "Input Formats,Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,"
-    "aic_mac_time(us),aic_mac_ratio,aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,"
-    "aic_mte2_time(us),aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),"
-    "aiv_total_cycles,aiv_vec_time(us),aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),"
-    "aiv_mte2_ratio,aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)"
-).split(",")
-
-_RENAMED = {"Name": "Op Name", "Type": "OP Type", "Accelerator Core": "Task Type", "Start Time(us)": "Task Start Time(us)",
-            "Duration(us)": "Task Duration(us)", "Wait Time(us)": "Task Wait Time(us)", "Block Dim": "Block Num",
-            "Mix Block Dim": "Mix Block Num"}
+#: torch_npu kernel_details.csv, Level1/2, Jan 2025 (FORMATS.md §4.3), as opprof_advisor.testing writes it.
+LEVEL2_HEADER = KERNEL_DETAILS_HEADER
+_RENAMED = KERNEL_DETAILS_TO_OP_SUMMARY
 
 
 def kernel(name: str, op_type: str, core: str, duration: float, *, wait: float = 1.0, block: int = 40,

@@ -17,7 +17,7 @@ from opprof_advisor.errors import ClusterError, ProfileError
 from opprof_advisor.profile_builder import profile_to_json
 from opprof_advisor.readers import read_profile, read_raw
 from opprof_advisor.readers.multirank import rank_summary
-from opprof_advisor.synthetic import KernelSpec, write_torch_npu_job
+from opprof_advisor.testing import KernelSpec, write_torch_npu_job
 
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 LEVEL2 = "msinsight-torch-npu/text/level2/rank0_ascend_pt"

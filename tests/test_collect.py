@@ -2,7 +2,7 @@
 
 The real `msprof op` needs an Ascend NPU; these tests put the stand-in of tests/standin/ first on
 PATH (see its docstring: it exists only for tests). It records the argv it receives and writes a
-recorded OPPROF_* folder with opprof_advisor.synthetic.
+recorded OPPROF_* folder with opprof_advisor.testing.
 """
 
 from __future__ import annotations

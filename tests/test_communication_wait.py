@@ -9,7 +9,7 @@ import pytest
 
 from opprof_advisor.cli.app import app
 from opprof_advisor.readers import read_profile, read_raw
-from opprof_advisor.synthetic import KernelSpec, write_torch_npu_text
+from opprof_advisor.testing import KernelSpec, write_torch_npu_text
 
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 ST_LEVEL2 = "msinsight-torch-npu/st-level2-cann8.3/rank_0_ascend_pt"

@@ -253,12 +253,12 @@ def test_cli_compare_names_the_unreadable_side(runner, yolo_pair, tmp_path):
 
 
 def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
-    synthetic = pytest.importorskip("opprof_advisor.synthetic")
+    from opprof_advisor import testing
     kernel = {"name": "MatMulV3", "task_type": "mix", "duration_us": 180.0, "block_dim": 20, "mix_block_dim": 40,
               "pipe": {"aic_cube": 0.7, "aic_mte2": 0.4, "aiv_vec": 0.2}}
-    device = synthetic.write_msopprof_device(tmp_path / "device", kernel, imbalance=2.0)
+    device = testing.write_msopprof_device(tmp_path / "device", kernel, imbalance=2.0)
     # all 20 AI Cores of block dim 20 simulated: the simulated time is complete and may be compared in %
-    simulated = synthetic.write_msopprof_simulator(tmp_path / "sim", {**kernel, "duration_us": 150.0}, cores=20)
+    simulated = testing.write_msopprof_simulator(tmp_path / "sim", {**kernel, "duration_us": 150.0}, cores=20)
     result = runner.invoke(app, ["compare", str(device), str(simulated), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)

@@ -12,7 +12,7 @@ from opprof_advisor.models import StepSplit
 from opprof_advisor.profile_builder import build_profile
 from opprof_advisor.readers import read_profile, read_raw
 from opprof_advisor.readers.base import KernelTable, RawProfile
-from opprof_advisor.synthetic import KernelSpec, write_msopprof_device, write_op_summary
+from opprof_advisor.testing import KernelSpec, write_msopprof_device, write_op_summary
 
 LEVEL1_TEXT = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 LEVEL1_DB = "msinsight-torch-npu/db/level1/rank0_ascend_pt"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import synthetic
+from opprof_advisor import testing
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers.msprof_db import MsprofDbReader, read_msprof_db
 
@@ -119,10 +119,10 @@ WORKLOAD = [
 
 @pytest.mark.parametrize("schema,block", [("2023", "block_dim"), ("2025", "blockDim"), ("2026", "blockNum")])
 def test_schema_history_round_trip(tmp_path, schema, block):
-    db = synthetic.write_msprof_db(tmp_path, WORKLOAD, schema=schema)
+    db = testing.write_msprof_db(tmp_path, WORKLOAD, schema=schema)
     raw = read_msprof_db(db.parent)
     totals = totals_by(raw, "op_type")
-    assert totals == pytest.approx(synthetic.spec_totals(WORKLOAD))
+    assert totals == pytest.approx(testing.spec_totals(WORKLOAD))
     assert raw.versions["compute_task_info_block_column"] == block
     assert ("op_state" in raw.kernels.present) == (schema == "2026")
     assert raw.kernels.block_dim[raw.kernels.op_type.index("Conv2D")] == 20
@@ -130,14 +130,14 @@ def test_schema_history_round_trip(tmp_path, schema, block):
     if schema == "2026":
         assert raw.kernels.op_state[raw.kernels.op_type.index("Mul")] == "dynamic"
     # stored waitNs (2025) or the gap to the previous task (2023, 2026): the same timeline either way
-    launches = synthetic.expand_launches(WORKLOAD)
+    launches = testing.expand_launches(WORKLOAD)
     assert raw.kernels.wait_us == pytest.approx([l.wait_ns / 1000 for l in launches])
     assert raw.kernels.name[:3] == [l.spec.name for l in launches[:3]]
 
 
 def test_torch_db_and_text_give_the_same_totals(tmp_path):
-    text_root = synthetic.write_torch_npu_text(tmp_path / "text", WORKLOAD, seed=7)
-    db = synthetic.write_torch_npu_db(tmp_path / "db", WORKLOAD, seed=7)
+    text_root = testing.write_torch_npu_text(tmp_path / "text", WORKLOAD, seed=7)
+    db = testing.write_torch_npu_db(tmp_path / "db", WORKLOAD, seed=7)
     with (text_root / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").open(newline="") as fh:
         text: dict[str, float] = defaultdict(float)
         for row in csv.DictReader(fh):
@@ -185,7 +185,7 @@ def test_sqlite_without_the_tables(tmp_path):
 
 
 def test_truncated_sqlite(tmp_path):
-    db = synthetic.write_msprof_db(tmp_path / "msprof_2.db", WORKLOAD)
+    db = testing.write_msprof_db(tmp_path / "msprof_2.db", WORKLOAD)
     data = db.read_bytes()
     db.write_bytes(data[: len(data) // 3])
     with pytest.raises(MalformedProfile) as err:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import synthetic
+from opprof_advisor import testing
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.profile_builder import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
@@ -157,21 +157,21 @@ MATMUL = dict(name="MatMulV3_kernel", task_type="mix", duration_us=250.0, block_
               pipe={"aic_cube": 0.4, "aic_mte2": 0.85, "aiv_vec": 0.2, "aiv_mte2": 0.3})
 
 
-@pytest.mark.parametrize("generation", sorted(synthetic.MSOPPROF_GENERATIONS))
+@pytest.mark.parametrize("generation", sorted(testing.MSOPPROF_GENERATIONS))
 def test_synthetic_generations_round_trip(tmp_path, generation):
-    root = synthetic.write_msopprof_device(tmp_path, MATMUL, generation=generation, chip="Ascend910B2")
+    root = testing.write_msopprof_device(tmp_path, MATMUL, generation=generation, chip="Ascend910B2")
     raw = read_msopprof_device(root)
     detail = raw.kernel_detail
     assert raw.kernels.duration_us == [250.0] and raw.chip == "Ascend910B2"
     assert detail["pipe_header"] == generation
     assert detail["bound"]["pipe"] == "aic_mte2"
     assert detail["pipe_ratio"]["aic_mte2"] == pytest.approx(0.85, rel=0.06)
-    missing = synthetic.MSOPPROF_GENERATIONS[generation][1]
+    missing = testing.MSOPPROF_GENERATIONS[generation][1]
     assert (root / "PipeUtilization.csv").read_text().splitlines()[1].endswith(f"{missing},")
 
 
 def test_synthetic_imbalance_is_measured(tmp_path):
-    root = synthetic.write_msopprof_device(tmp_path, dict(MATMUL, task_type="cube"), imbalance=3.0)
+    root = testing.write_msopprof_device(tmp_path, dict(MATMUL, task_type="cube"), imbalance=3.0)
     imb = read_msopprof_device(root).kernel_detail["imbalance"]["cube"]
     assert imb["rows"] == 20
     assert imb["max_over_min"] == pytest.approx(3.0, rel=0.03)
@@ -180,7 +180,7 @@ def test_synthetic_imbalance_is_measured(tmp_path):
 
 def test_synthetic_multi_op_layout_one_row_per_launch(tmp_path):
     kernels = [MATMUL, dict(name="Add_kernel", task_type="vector", duration_us=4.0, block_dim=8, count=3)]
-    root = synthetic.write_msopprof_device(tmp_path, kernels)
+    root = testing.write_msopprof_device(tmp_path, kernels)
     assert sorted(p.name for p in (root / "Add_kernel").iterdir()) == ["0", "1", "2"]
     assert next((root / "Add_kernel" / "2").glob("OpBasicInfo_*.csv"))
     raw = read_msopprof_device(root)
@@ -188,7 +188,7 @@ def test_synthetic_multi_op_layout_one_row_per_launch(tmp_path):
     totals = {}
     for name, d in zip(raw.kernels.name, raw.kernels.duration_us):
         totals[name] = totals.get(name, 0.0) + d
-    assert totals == pytest.approx(synthetic.spec_totals(kernels))
+    assert totals == pytest.approx(testing.spec_totals(kernels))
     assert raw.kernel_detail["kernel"] == "MatMulV3_kernel"
     assert raw.kernels.task_type.count("vector") == 3
 
@@ -337,7 +337,7 @@ def _drop_trace(root: Path, core: str) -> float:
 
 def test_untraced_core_without_a_clock_is_a_lower_bound(tmp_path):
     spec = dict(name="gemv", task_type="vector", duration_us=15.0)
-    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
+    root = testing.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
     _drop_trace(root, "core0.veccore0")
     spans = {}
     for trace in root.glob("simulator/*/trace.json"):
@@ -353,7 +353,7 @@ def test_untraced_core_without_a_clock_is_a_lower_bound(tmp_path):
 
 def test_untraced_core_with_a_clock_takes_the_log_time(tmp_path):
     spec = dict(name="gemv", task_type="vector", duration_us=15.0)
-    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
+    root = testing.write_msopprof_simulator(tmp_path, spec, cores=3, schema=1)
     span = _drop_trace(root, "core0.veccore0")
     csv_path = root / "simulator" / "core0.veccore0" / "core0.veccore0_instr_exe.csv"
     with csv_path.open(newline="") as fh:
@@ -372,7 +372,7 @@ def test_untraced_core_with_a_clock_takes_the_log_time(tmp_path):
 
 
 def test_untraced_core_without_a_log_is_a_lower_bound(tmp_path):
-    root = synthetic.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector", duration_us=9.0),
+    root = testing.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector", duration_us=9.0),
                                               cores=2, schema=1)
     _drop_trace(root, "core1.veccore1")
     (root / "dump" / "core0_summary_log").unlink()
@@ -398,7 +398,7 @@ def test_catlass_simulator_hot_instructions_match_csv(real_profiles):
 @pytest.mark.parametrize("schema", [1, 2])
 def test_synthetic_simulator_round_trip(tmp_path, schema):
     spec = dict(name="gemv", task_type="mix", duration_us=15.0, pipe={"aiv_vec": 0.7, "aic_cube": 0.5})
-    root = synthetic.write_msopprof_simulator(tmp_path, spec, cores=3, schema=schema)
+    root = testing.write_msopprof_simulator(tmp_path, spec, cores=3, schema=schema)
     assert (root / "simulator" / "trace.json").is_file() == (schema == 2)
     raw = read_msopprof_simulator(root)
     assert raw.kernels.duration_us == [pytest.approx(15.0)]
@@ -409,7 +409,7 @@ def test_synthetic_simulator_round_trip(tmp_path, schema):
 
 
 def test_simulator_bad_trace_json(tmp_path):
-    root = synthetic.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector"), schema=2)
+    root = testing.write_msopprof_simulator(tmp_path, dict(name="k", task_type="vector"), schema=2)
     trace = root / "simulator" / "trace.json"
     trace.write_text('{"traceEvents": [')
     with pytest.raises(MalformedProfile) as err:
@@ -448,7 +448,7 @@ def test_matmul_example_reads_as_a_low_block_dim_mte2_kernel():
 
 
 def test_multi_device_layout_and_bom(tmp_path):
-    made = synthetic.write_msopprof_device(tmp_path / "x", [MATMUL, dict(name="Add_kernel", task_type="vector")])
+    made = testing.write_msopprof_device(tmp_path / "x", [MATMUL, dict(name="Add_kernel", task_type="vector")])
     root = tmp_path / made.name
     (root / "device3").mkdir(parents=True)
     for child in made.iterdir():
@@ -479,7 +479,7 @@ def test_310p_pipe_utilization_without_block_columns(tmp_path):
 
 
 def test_memory_detail_columns_are_recognised(tmp_path):
-    root = synthetic.write_msopprof_device(tmp_path, MATMUL, metrics=("PipeUtilization",))
+    root = testing.write_msopprof_device(tmp_path, MATMUL, metrics=("PipeUtilization",))
     pipe = root / "PipeUtilization.csv"
     lines = pipe.read_text().splitlines()
     extra = ["aic_mte1_active_bw(GB/s),aic_mte2_active_bw(GB/s),"] + [

@@ -15,7 +15,7 @@ import pytest
 
 from opprof_advisor.cli.app import app
 from opprof_advisor.readers import detect_format, load_profile, read_profile
-from opprof_advisor.synthetic import KernelSpec, write_torch_npu_text
+from opprof_advisor.testing import KernelSpec, write_torch_npu_text
 
 TIMELINE_2024 = "msprof-analyze-ut/pt_timeline_2024_ascend_pt"
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"

@@ -313,7 +313,7 @@ def _float32_advice(doc: dict) -> list[str]:
 
 
 def test_half_precision_runs_get_no_float32_advice(runner, tmp_path):
-    from opprof_advisor.synthetic import KernelSpec, write_torch_npu_text
+    from opprof_advisor.testing import KernelSpec, write_torch_npu_text
 
     # a healthy BF16 CNN: cube-bound convolutions, bf16 inputs
     cnn = write_torch_npu_text(tmp_path, [

@@ -11,7 +11,7 @@ this script. It:
 * prints a few log lines the way the profiler does, then, if ``STANDIN_EXIT_CODE`` is set, a few
   error lines and exits with that code;
 * otherwise writes a recorded ``OPPROF_<YYYYMMDDhhmmss>_<16 uppercase letters>/`` folder under
-  ``--output`` with the project's own generator (``opprof_advisor.synthetic``): the device layout,
+  ``--output`` with the project's own generator (``opprof_advisor.testing``): the device layout,
   or the simulator layout for ``simulator``. ``STANDIN_KERNEL`` may hold the kernel spec as JSON.
 
 It never runs APP. Nothing outside tests/ uses it and it is not installed with the package.
@@ -100,17 +100,17 @@ def main() -> None:
         print("[ERROR] Operator profiling failed: device 0 is busy", flush=True)
         print("[ERROR] Profiling data is not generated", flush=True)
         sys.exit(code)
-    from opprof_advisor import synthetic
+    from opprof_advisor import testing
 
     kernel = json.loads(os.environ["STANDIN_KERNEL"]) if os.environ.get("STANDIN_KERNEL") else dict(DEFAULT_KERNEL)
     if "--kernel-name" in options:
         kernel["name"] = options["--kernel-name"].split("|")[0].replace("*", "")
     target = Path(options.get("--output", ".")) / opprof_name()
     if mode == "simulator":
-        written = synthetic.write_msopprof_simulator(target, kernel)
+        written = testing.write_msopprof_simulator(target, kernel)
     else:
         imbalance = float(os.environ.get("STANDIN_IMBALANCE", "8.0"))  # slowest / fastest block
-        written = synthetic.write_msopprof_device(target, kernel, imbalance=imbalance)
+        written = testing.write_msopprof_device(target, kernel, imbalance=imbalance)
     print(f"[INFO] Profiling data is saved in {written}", flush=True)
 
 

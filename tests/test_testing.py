@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import synthetic
+from opprof_advisor import testing
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "data" / "examples"
@@ -44,9 +44,9 @@ def first_line(path: Path) -> str:
 
 
 def test_launches_are_deterministic_and_keep_totals():
-    a = synthetic.expand_launches(WORKLOAD, seed=3)
-    b = synthetic.expand_launches(WORKLOAD, seed=3)
-    c = synthetic.expand_launches(WORKLOAD, seed=4)
+    a = testing.expand_launches(WORKLOAD, seed=3)
+    b = testing.expand_launches(WORKLOAD, seed=3)
+    c = testing.expand_launches(WORKLOAD, seed=4)
     assert [(l.start_ns, l.dur_ns) for l in a] == [(l.start_ns, l.dur_ns) for l in b]
     assert [l.dur_ns for l in a] != [l.dur_ns for l in c]  # jitter depends on the seed
     per_type: dict[str, int] = defaultdict(int)
@@ -60,7 +60,7 @@ def test_launches_are_deterministic_and_keep_totals():
 
 def test_dict_specs_reject_unknown_keys():
     with pytest.raises(ValueError, match="durationus"):
-        synthetic.as_specs([{"name": "x", "durationus": 3}])
+        testing.as_specs([{"name": "x", "durationus": 3}])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -77,14 +77,14 @@ REAL_ST = "msinsight-torch-npu/st-level2-cann8.3/rank_0_ascend_pt/ASCEND_PROFILE
     ("Level2", "2025-11", REAL_ST.format(name="kernel_details.csv")),
 ])
 def test_kernel_details_header_is_the_real_one(tmp_path, real_profiles, level, variant, real):
-    root = synthetic.write_torch_npu_text(tmp_path, WORKLOAD, level=level, variant=variant)
+    root = testing.write_torch_npu_text(tmp_path, WORKLOAD, level=level, variant=variant)
     ours = root / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     assert first_line(ours) == first_line(real_profiles / real)
     assert (b"\r\n" in ours.read_bytes()) == (variant == "2025-01")  # Python-written files use CRLF
 
 
 def test_other_torch_npu_headers_are_the_real_ones(tmp_path, real_profiles):
-    root = synthetic.write_torch_npu_text(tmp_path, WORKLOAD, variant="2025-11")
+    root = testing.write_torch_npu_text(tmp_path, WORKLOAD, variant="2025-11")
     for name in ("op_statistic.csv", "step_trace_time.csv"):
         assert first_line(root / "ASCEND_PROFILER_OUTPUT" / name) == first_line(real_profiles / REAL_ST.format(name=name))
     info = json.loads((root / "profiler_info_0.json").read_text())
@@ -93,7 +93,7 @@ def test_other_torch_npu_headers_are_the_real_ones(tmp_path, real_profiles):
 
 
 def test_op_summary_2026_header_is_the_real_one(tmp_path, real_profiles):
-    root = synthetic.write_op_summary(tmp_path, WORKLOAD, block_header="Block Num")
+    root = testing.write_op_summary(tmp_path, WORKLOAD, block_header="Block Num")
     ours = next((root / "mindstudio_profiler_output").glob("op_summary_*.csv"))
     real = real_profiles / "tilelang-ascend/custom/sigmoid/Sigmoid/trace_data/op_summary.csv"
     assert first_line(ours) == first_line(real)
@@ -104,8 +104,8 @@ def test_msopprof_headers_are_the_real_ones(tmp_path, real_profiles):
     tilelang = real_profiles / ("tilelang-ascend/custom/sigmoid/perf_tuning/msprof_output_iter1_after/"
                                 "OPPROF_20260803154619_ETRNHYWCPRERQANJ")
     spec = dict(name="k", task_type="mix", block_dim=4, mix_block_dim=8)
-    old = synthetic.write_msopprof_device(tmp_path / "old", spec, generation="2025-03")
-    new = synthetic.write_msopprof_device(tmp_path / "new", spec, generation="2026")
+    old = testing.write_msopprof_device(tmp_path / "old", spec, generation="2025-03")
+    new = testing.write_msopprof_device(tmp_path / "new", spec, generation="2026")
     for csv_file in catlass.glob("*.csv"):
         assert first_line(old / csv_file.name) == first_line(csv_file), csv_file.name
     assert first_line(new / "PipeUtilization.csv") == first_line(tilelang / "PipeUtilization.csv")
@@ -115,7 +115,7 @@ def test_msopprof_headers_are_the_real_ones(tmp_path, real_profiles):
 
 def test_db_schema_columns_are_the_real_ones(tmp_path, real_profiles):
     real = real_profiles / "msinsight-torch-npu/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
-    ours = synthetic.write_torch_npu_db(tmp_path, WORKLOAD, schema="2025")
+    ours = testing.write_torch_npu_db(tmp_path, WORKLOAD, schema="2025")
 
     def columns(db: Path, table: str) -> list[str]:
         con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
@@ -135,7 +135,7 @@ def test_db_schema_columns_are_the_real_ones(tmp_path, real_profiles):
 
 
 def test_kernel_details_values_follow_the_quirks(tmp_path):
-    root = synthetic.write_torch_npu_text(tmp_path, WORKLOAD, variant="2025-11")
+    root = testing.write_torch_npu_text(tmp_path, WORKLOAD, variant="2025-11")
     path = root / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     text = path.read_text()
     assert '"""1,3,640,640;16,3,3,3"""' in text  # shapes doubly quoted
@@ -147,11 +147,11 @@ def test_kernel_details_values_follow_the_quirks(tmp_path):
     totals: dict[str, float] = defaultdict(float)
     for r in rows:
         totals[r["Type"]] += float(r["Duration(us)"])
-    assert totals == pytest.approx(synthetic.spec_totals(WORKLOAD), abs=1e-6)
+    assert totals == pytest.approx(testing.spec_totals(WORKLOAD), abs=1e-6)
 
 
 def test_level0_hides_units(tmp_path):
-    root = synthetic.write_torch_npu_text(tmp_path, WORKLOAD, level="Level0", variant="2025-01")
+    root = testing.write_torch_npu_text(tmp_path, WORKLOAD, level="Level0", variant="2025-01")
     _, rows = read_csv(root / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv")
     assert {r["Accelerator Core"] for r in rows} == {"N/A", "HCCL"}
     assert {r["Block Dim"] for r in rows} == {"0"}
@@ -159,7 +159,7 @@ def test_level0_hides_units(tmp_path):
 
 
 def test_op_statistic_excludes_communication(tmp_path):
-    root = synthetic.write_torch_npu_text(tmp_path, WORKLOAD)
+    root = testing.write_torch_npu_text(tmp_path, WORKLOAD)
     _, rows = read_csv(root / "ASCEND_PROFILER_OUTPUT" / "op_statistic.csv")
     assert [r["OP Type"] for r in rows] == ["Conv2D", "NonMaxSuppressionV3", "Silu"]  # by total, descending
     assert sum(float(r["Ratio(%)"]) for r in rows) == pytest.approx(100, abs=0.01)
@@ -167,34 +167,34 @@ def test_op_statistic_excludes_communication(tmp_path):
 
 
 def test_op_summary_slices_and_device_info(tmp_path):
-    root = synthetic.write_op_summary(tmp_path, WORKLOAD, slices=3, chip="Ascend910B3")
+    root = testing.write_op_summary(tmp_path, WORKLOAD, slices=3, chip="Ascend910B3")
     slices = sorted((root / "mindstudio_profiler_output").glob("op_summary_slice_*_*.csv"))
     assert [p.name.split("_")[3] for p in slices] == ["0", "1", "2"]
     rows = [r for p in slices for r in read_csv(p)[1]]
     assert len(rows) == 8 + 8 + 1 + 2
-    assert sum(float(r["Task Duration(us)"]) for r in rows) == pytest.approx(sum(synthetic.spec_totals(WORKLOAD).values()))
+    assert sum(float(r["Task Duration(us)"]) for r in rows) == pytest.approx(sum(testing.spec_totals(WORKLOAD).values()))
     info = json.loads((root / "device_0" / "info.json.0").read_text())["DeviceInfo"][0]
     assert (info["ai_core_num"], info["aiv_num"]) == (20, 40)
     assert root.name.startswith("PROF_000001_")
 
 
 def test_cann7_layout(tmp_path):
-    root = synthetic.write_op_summary(tmp_path, WORKLOAD, layout="cann7")
+    root = testing.write_op_summary(tmp_path, WORKLOAD, layout="cann7")
     assert len(list((root / "device_0" / "summary").glob("op_summary_0_1_*.csv"))) == 1
 
 
 def test_producer_dir_rule(tmp_path):
     named = tmp_path / "worker_1_20250110_ascend_pt"
-    assert synthetic.write_torch_npu_text(named, WORKLOAD) == named
-    made = synthetic.write_torch_npu_text(tmp_path / "out", WORKLOAD)
+    assert testing.write_torch_npu_text(named, WORKLOAD) == named
+    made = testing.write_torch_npu_text(tmp_path / "out", WORKLOAD)
     assert made.parent == tmp_path / "out" and made.name.endswith("_ascend_pt")
-    opprof = synthetic.write_msopprof_device(tmp_path, WORKLOAD[0])
+    opprof = testing.write_msopprof_device(tmp_path, WORKLOAD[0])
     assert opprof.name.startswith("OPPROF_") and len(opprof.name) == len("OPPROF_20250304172135_UZXJVIHHTTNZFAJD")
 
 
 def test_writers_are_deterministic(tmp_path):
-    a = synthetic.write_op_summary(tmp_path / "a", WORKLOAD, seed=5)
-    b = synthetic.write_op_summary(tmp_path / "b", WORKLOAD, seed=5)
+    a = testing.write_op_summary(tmp_path / "a", WORKLOAD, seed=5)
+    b = testing.write_op_summary(tmp_path / "b", WORKLOAD, seed=5)
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files_a == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files_a)
@@ -225,7 +225,7 @@ def test_examples_are_small_and_reproducible(tmp_path):
 def test_write_all_formats_reads_back_equal(tmp_path):
     from opprof_advisor.readers import read_raw
 
-    paths = synthetic.write_all_formats(tmp_path, WORKLOAD, seed=11, chip="Ascend910B3")
+    paths = testing.write_all_formats(tmp_path, WORKLOAD, seed=11, chip="Ascend910B3")
     assert sorted(paths) == ["msprof-db", "msprof-text", "torch-npu-db", "torch-npu-text"]
     for fmt, path in paths.items():
         raw = read_raw(path)
@@ -233,4 +233,4 @@ def test_write_all_formats_reads_back_equal(tmp_path):
         totals: dict[str, float] = defaultdict(float)
         for op_type, dur in zip(raw.kernels.op_type, raw.kernels.duration_us):
             totals[op_type] += dur
-        assert totals == pytest.approx(synthetic.spec_totals(WORKLOAD), abs=1e-6), fmt
+        assert totals == pytest.approx(testing.spec_totals(WORKLOAD), abs=1e-6), fmt
