@@ -132,7 +132,7 @@ def run_python_pass() -> float:
 
 def in_process_search(home: Path) -> float:
     os.environ["ADVISOR_HOME"] = str(home)
-    from opprof_advisor.search import search
+    from opprof_advisor.kb_search import search
     from opprof_advisor.store import open_index
 
     index = open_index()

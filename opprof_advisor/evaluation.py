@@ -112,7 +112,7 @@ def load_scenarios(bench_dir: Path | str) -> list[Scenario]:
 
 def evaluate_scenario(scenario: Scenario, entries: list[Entry], matcher: Any) -> ScenarioResult:
     """Read one scenario's profile, suggest, and find the rank of the expected entry."""
-    from opprof_advisor.readers import read_profile
+    from opprof_advisor.profiles import read_profile
     from opprof_advisor.recommend import suggest
 
     try:

@@ -136,7 +136,7 @@ def load_labels(path: Path | str) -> tuple[dict[str, Topic], list[Labelled]]:
 
 def evaluate_label(label: Labelled, root: Path, topics: dict[str, Topic], entries: list, matcher: Any) -> RealResult:
     """Read one labelled profile and score the advice against its labels."""
-    from opprof_advisor.readers import read_profile
+    from opprof_advisor.profiles import read_profile
     from opprof_advisor.recommend import suggest
 
     try:

@@ -1007,20 +1007,15 @@ def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike 
     Only entries backed by a symptom the scan found are kept: entries matched on operator families
     alone are about runtime behaviour (pipe bounds, tiling, formats) that source code cannot show.
     """
-    try:
-        from opprof_advisor.recommend import suggest, suggestion_to_json
-        from opprof_advisor.store import open_index
-    except ImportError as exc:  # a build without the recommender still scans
-        return [], [f"cannot rank advice: the recommender is not available ({exc})"]
+    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.recommend import suggestion_to_json
+
     profile = scan_profile(result)
     if not profile.op_types and not profile.symptoms:
         return [], ["no ranked advice: the scan found no operators to rank the knowledge base against"]
-    from opprof_advisor.matcher import load_matcher
-
     try:
-        index = open_index(db_path)
-        entries = index.entries()
-        ranked = suggest(profile, entries, top=len(entries), gains=False, matcher=load_matcher(index))
+        advisor = open_advisor(db_path, outcomes=False)
+        ranked = advisor.suggest(profile, top=len(advisor.entries), gains=False)
     except AdvisorError as exc:  # a broken knowledge base must not hide the findings
         return [], [f"cannot rank advice: {exc}"]
     backed = [s for s in ranked.suggestions if s.matched_symptoms][: max(0, top)]

@@ -9,7 +9,7 @@ import pytest
 
 from opprof_advisor.evaluation import evaluate_bench, load_scenarios
 from opprof_advisor.matcher import load_matcher
-from opprof_advisor.readers import read_profile
+from opprof_advisor.profiles import read_profile
 from opprof_advisor.recommend import suggest
 from opprof_advisor.store import open_index
 

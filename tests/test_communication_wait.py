@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.readers import read_profile, read_raw
+from opprof_advisor.readers import read_raw
+from opprof_advisor.profiles import read_profile
 from opprof_advisor.testing import KernelSpec, write_torch_npu_text
 
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"

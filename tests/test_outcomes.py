@@ -11,7 +11,7 @@ import loop_examples
 from opprof_advisor.cli.app import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
-from opprof_advisor.readers import read_profile
+from opprof_advisor.profiles import read_profile
 from opprof_advisor import outcomes_store
 from opprof_advisor.gains import PRIOR_WEIGHT, calibrate, observed_text
 from opprof_advisor.outcomes import (

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from opprof_advisor.readers import detect_format, read_profile
+from opprof_advisor.readers import detect_format
+from opprof_advisor.profiles import read_profile
 
 CLUSTER = "msprof-analyze-ut/cluster_8rank"
 

@@ -199,7 +199,8 @@ def test_truncated_sqlite(tmp_path):
 
 
 def test_registry_reads_db_folders(real_profiles):
-    from opprof_advisor.readers import detect_format, read_profile
+    from opprof_advisor.readers import detect_format
+    from opprof_advisor.profiles import read_profile
 
     db_dir = real_profiles / TORCH_DB_DIR
     comm_ns = query(real_profiles / TORCH_DB, "SELECT SUM(endNs - startNs) FROM COMMUNICATION_OP")[0][0]
@@ -210,7 +211,7 @@ def test_registry_reads_db_folders(real_profiles):
 
 
 def test_example_text_and_db_exports_agree_through_read_profile():
-    from opprof_advisor.readers import read_profile
+    from opprof_advisor.profiles import read_profile
 
     examples = Path(__file__).resolve().parent.parent / "data" / "examples"
     if not (examples / "yolov8_torch_npu_db").is_dir():

@@ -7,8 +7,9 @@ import json
 import pytest
 from profile_fixtures import OP_SUMMARY_HEADER, as_op_summary, kernel, write_ascend_pt, write_csv
 
-from opprof_advisor.readers import detect_format, read_profile
 from opprof_advisor.cluster import executors
+from opprof_advisor.profiles import read_profile
+from opprof_advisor.readers import detect_format
 
 PROF = "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP"
 

@@ -423,7 +423,8 @@ def test_simulator_bad_trace_json(tmp_path):
 
 
 def test_registry_detects_device_and_simulator(real_profiles):
-    from opprof_advisor.readers import detect_format, read_profile
+    from opprof_advisor.readers import detect_format
+    from opprof_advisor.profiles import read_profile
 
     assert detect_format(real_profiles / CATLASS_CM).name == "msopprof-device"
     assert detect_format(real_profiles / CATLASS_SIM).name == "msopprof-simulator"

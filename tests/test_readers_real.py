@@ -12,7 +12,8 @@ import pytest
 
 from opprof_advisor.errors import ProfileError
 
-from opprof_advisor.readers import detect_format, read_profile
+from opprof_advisor.readers import detect_format
+from opprof_advisor.profiles import read_profile
 from opprof_advisor.readers.msprof_text import read_core_counts
 
 KD = "ASCEND_PROFILER_OUTPUT/kernel_details.csv"

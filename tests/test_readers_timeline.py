@@ -14,7 +14,8 @@ from collections import defaultdict
 import pytest
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.readers import detect_format, load_profile, read_profile
+from opprof_advisor.readers import detect_format
+from opprof_advisor.profiles import load_profile, read_profile
 from opprof_advisor.testing import KernelSpec, write_torch_npu_text
 
 TIMELINE_2024 = "msprof-analyze-ut/pt_timeline_2024_ascend_pt"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from opprof_advisor.operators import canonical_family
-from opprof_advisor.readers import load_profile
+from opprof_advisor.profiles import load_profile
 
 PEAK = 353.8944  # 24 x 1800e6 x 8192 / 1e12
 

@@ -10,7 +10,7 @@ from kb_helpers import write_search_kb
 from opprof_advisor import store
 from opprof_advisor.cli.app import app
 from opprof_advisor.errors import KnowledgeBaseError
-from opprof_advisor.search import closest_word, run_search, search
+from opprof_advisor.kb_search import closest_word, run_search, search
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_shipped_kb_flash_attention_finds_the_attention_recipe(runner, shipped):
 
 
 def test_query_symptoms_need_every_word_of_the_symptom():
-    from opprof_advisor.search import query_symptoms
+    from opprof_advisor.kb_search import query_symptoms
 
     assert query_symptoms(["launch", "bound"]) == {"launch_bound": 1.0}
     assert query_symptoms(["aicpu", "fallback", "nms"]) == {"aicpu_fallback": 0.7}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.readers import read_profile
+from opprof_advisor.profiles import read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "data" / "bench"

@@ -93,7 +93,7 @@ def run(argv: list[str]) -> int | None:
 def search_and_print(options: dict[str, Any]) -> None:
     """Search and print, exactly as the Typer command `advisor search` does."""
     from opprof_advisor.render.text.kb import no_hits_line, problems_warning, search_table
-    from opprof_advisor.search import run_search, search_to_json
+    from opprof_advisor.kb_search import run_search, search_to_json
     from opprof_advisor.store import open_index
     from opprof_advisor.render.console import safe_console
     from opprof_advisor.terminal import dumps_json

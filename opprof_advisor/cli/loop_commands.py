@@ -216,7 +216,7 @@ def compare_command(
 def _read(path: Path, role: str):
     """Read one side of the comparison, saying which side failed."""
     from opprof_advisor.errors import ProfileError
-    from opprof_advisor.readers import read_profile
+    from opprof_advisor.profiles import read_profile
 
     try:
         return read_profile(path)

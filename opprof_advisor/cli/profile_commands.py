@@ -47,7 +47,7 @@ def profile_command(
     if output is not None and fmt is not TableJsonHtml.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
     from opprof_advisor.profile_builder import profile_to_json
-    from opprof_advisor.readers import load_profile
+    from opprof_advisor.profiles import load_profile
 
     choice = executor_choice(executor, scheduler)
     with DelayedProgress(f"reading {path.name}") as progress:

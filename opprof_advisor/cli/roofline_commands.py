@@ -47,7 +47,7 @@ def roofline_command(
     """
     if output is not None and fmt is TableJsonHtml.table:
         raise typer.BadParameter("--output needs --format json or html", param_hint="--output")
-    from opprof_advisor.readers import load_profile
+    from opprof_advisor.profiles import load_profile
     from opprof_advisor.roofline import roofline_document
 
     with DelayedProgress(f"reading {path.name}") as progress:

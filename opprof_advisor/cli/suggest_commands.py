@@ -13,29 +13,15 @@ from opprof_advisor.cli._common import (
 )
 
 
-def _open(db: Optional[Path]):
+def _open(db: Optional[Path], *, outcomes: bool = True):
     # Imported here: the store pulls in sqlite-utils, which `advisor --help` should not pay for.
-    from opprof_advisor.matcher import load_matcher
-    from opprof_advisor.store import open_index
-
-    index = open_index(db)
-    return index, index.entries(), load_matcher(index)
-
-
-def _recorded_outcomes(index) -> dict:
-    """Outcomes recorded with `advisor compare --applied`, by entry id (empty when none or unreadable)."""
-    from opprof_advisor.errors import OutcomesError
-    from opprof_advisor.outcomes import list_outcomes, outcomes_by_entry
+    from opprof_advisor.advisor import open_advisor
     from opprof_advisor.terminal import one_line
 
-    try:
-        return outcomes_by_entry(list_outcomes(db_path=index.db_path))
-    except OutcomesError as exc:
-        # The advice does not need them: suggest with the KB ranges alone rather than not at all.
-        where = f"{exc.location()}: " if exc.location() else ""
-        err_console.print(f"warning: {one_line(where + exc.message)}; the gains below are not calibrated by "
-                          "recorded outcomes", markup=False)
-        return {}
+    advisor = open_advisor(db, outcomes=outcomes)
+    for warning in advisor.warnings:
+        err_console.print(f"warning: {one_line(warning)}", markup=False)
+    return advisor
 
 
 def suggest_command(
@@ -54,15 +40,13 @@ def suggest_command(
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
     if output is not None and fmt is not ReportFormat.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
-    from opprof_advisor.readers import read_profile
-    from opprof_advisor.recommend import suggest, suggestions_to_json
+    from opprof_advisor.profiles import read_profile
+    from opprof_advisor.recommend import suggestions_to_json
 
     choice = executor_choice(executor, scheduler)
     with DelayedProgress(f"reading {profile.name}") as progress:
         parsed = read_profile(profile, progress, executor=choice)
-    index, entries, matcher = _open(db)
-    result = suggest(parsed, entries, top=top, model=model, kind=kind.value if kind else None,
-                     matcher=matcher, explain=explain, outcomes=_recorded_outcomes(index))
+    result = _open(db).suggest(parsed, top=top, model=model, kind=kind.value if kind else None, explain=explain)
     document = suggestions_to_json(result)
     if fmt is ReportFormat.html:
         write_html(document, output, force=force, inputs=[profile])
@@ -86,12 +70,12 @@ def eval_command(
     from opprof_advisor.real_bench import evaluate_real, real_report_to_json
 
     folder = bench_dir or paths.bench_dir()
-    index, entries, matcher = _open(db)
-    report = evaluate_bench(folder, entries, matcher)
+    advisor = _open(db, outcomes=False)  # the bench scores the KB as shipped, not as calibrated here
+    report = evaluate_bench(folder, advisor.entries, advisor.matcher)
     root = real_profiles or paths.real_profiles_dir()
     real = None
     if real_profiles is not None or root.is_dir():
-        real = evaluate_real(paths.real_labels_path(), root, entries, matcher)
+        real = evaluate_real(paths.real_labels_path(), root, advisor.entries, advisor.matcher)
     document = report_to_json(report)
     document["real_profiles"] = real_report_to_json(real) if real is not None else None
     document["real_profiles_dir"] = str(root)

@@ -1,4 +1,4 @@
-"""Profile readers: one small reader per producer format behind ``read_profile``.
+"""Profile readers: one small reader per producer format, found by ``detect_format``, parsed by ``read_raw``.
 
 Adding a format = one new module with a class following ``base.Reader`` + one line in READERS.
 Readers are imported lazily (the list holds ``module:Class`` strings) so a CLI start-up does not
@@ -16,7 +16,6 @@ from opprof_advisor.errors import ProfileError, UnknownFormat
 
 if TYPE_CHECKING:
     from opprof_advisor.cluster.executors import ExecutorChoice
-    from opprof_advisor.models import Profile
     from opprof_advisor.readers.base import Progress, RawProfile, Reader
 
 #: Tried in order; the first reader whose ``detect(path)`` is true reads the path. Specific layouts
@@ -38,22 +37,16 @@ DESCEND_DEPTH = 3
 _loaded: list[Reader] | None = None
 
 
-def _load(entry: str) -> Reader | None:
+def _load(entry: str) -> Reader:
     module_name, _, class_name = entry.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        return None  # a format whose reader is not written yet
-    return getattr(module, class_name)()
+    return getattr(importlib.import_module(module_name), class_name)()
 
 
 def readers() -> list[Reader]:
     """The registered readers, in detection order."""
     global _loaded
     if _loaded is None:
-        _loaded = [reader for reader in map(_load, READERS) if reader is not None]
+        _loaded = [_load(entry) for entry in READERS]
     return _loaded
 
 
@@ -126,28 +119,3 @@ def read_raw(path: str | Path, progress: Progress | None = None, executor: Execu
     raw = reader.read(where, progress)
     check_durations(raw.kernels.duration_us, raw.kernels.name, raw.path)  # whatever the reader, no inf device time
     return raw
-
-
-def load_profile(path: str | Path, progress: Progress | None = None, peaks: str | Path | None = None,
-                 executor: ExecutorChoice | None = None) -> tuple[RawProfile, Profile]:
-    """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile.
-
-    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/roofline.py). A folder of ranks
-    gives a RawProfile without kernels (its ranks are summarised; see opprof_advisor/cluster).
-    """
-    from opprof_advisor import profile_builder
-    from opprof_advisor.readers import archive
-
-    path = Path(path)
-    if archive.is_archive(path):
-        with archive.extracted(path) as root:
-            raw = archive.relabel(path, root, lambda: read_raw(root, progress, executor))
-            return raw, profile_builder.build_profile(raw, peaks)  # a job's roofline re-reads a rank
-    raw = read_raw(path, progress, executor)
-    return raw, profile_builder.build_profile(raw, peaks)
-
-
-def read_profile(path: str | Path, progress: Progress | None = None,
-                 executor: ExecutorChoice | None = None) -> Profile:
-    """Read any supported profiler output (folder, file or archive) into the normalised Profile."""
-    return load_profile(path, progress, executor=executor)[1]
