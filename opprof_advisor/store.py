@@ -422,6 +422,7 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     from opprof_advisor.kb import check_related, entry_too_big, load_entry
 
     source = Path(path)
+    check_entry_file(source)
     too_big = entry_too_big(source, source.stat().st_size if source.is_file() else 0)
     if too_big:
         raise EntryValidationError([too_big])
@@ -453,6 +454,21 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
             raise
     entry.path = str(target)
     return entry
+
+
+def check_entry_file(path: Path) -> None:
+    """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
+    from opprof_advisor.kb_checks import is_regular
+
+    if path.is_dir():
+        raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")
+    if path.exists() and not is_regular(path):
+        raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=path,
+                                 hint="give the path of a markdown entry")
+    if not path.is_file():
+        raise KnowledgeBaseError("no such file", path=path, hint="give the path of a markdown entry")
+    if path.suffix.lower() != ".md":
+        raise KnowledgeBaseError("not a markdown file", path=path, hint="KB entries are .md files")
 
 
 def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes]:

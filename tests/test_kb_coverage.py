@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from opprof_advisor import kb
+from opprof_advisor import kb, kb_stats
 from opprof_advisor.paths import builtin_kb_dir
 from opprof_advisor.vocabulary import KINDS, SYMPTOMS
 
@@ -47,8 +47,8 @@ def test_every_advice_entry_starts_its_action_section_with_an_item(entries):
 
 
 def test_every_vocabulary_symptom_has_two_answering_entries(entries):
-    stats = kb.summarize_entries(entries)
-    short = {s: stats["answering"][s] for s in SYMPTOMS if len(stats["answering"][s]) < kb.MIN_ANSWERS}
+    stats = kb_stats.summarize_entries(entries)
+    short = {s: stats["answering"][s] for s in SYMPTOMS if len(stats["answering"][s]) < kb_stats.MIN_ANSWERS}
     assert short == {}
     assert stats["uncovered_symptoms"] == []
 

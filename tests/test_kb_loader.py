@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from kb_helpers import body_for, write_entry, write_text
 
-from opprof_advisor import kb
+from opprof_advisor import kb, kb_stats
 from opprof_advisor.errors import EntryValidationError, Problem
 from opprof_advisor.models import Gain
 
@@ -259,7 +259,7 @@ def test_summarize_entries_counts_only_advice_whose_requirements_can_hold(tmp_pa
     write_entry(tmp_path, "c", kind="case", symptoms=["launch_bound"], body=body_for("case"))
     write_entry(tmp_path, "d", kind="tip", symptoms=["launch_bound"], requires=[{"symptom": "shape_recompile"}],
                 body=body_for("tip"))
-    stats = kb.summarize_entries(kb.load_entries([tmp_path]))
+    stats = kb_stats.summarize_entries(kb.load_entries([tmp_path]))
     assert stats["by_kind"] == {"case": 1, "recipe": 2, "pattern": 0, "tip": 1}
     assert stats["symptoms"]["launch_bound"] == {"case": 1, "recipe": 0, "pattern": 0, "tip": 1}
     assert stats["answering"]["nms_cpu"] == ["a", "b"]

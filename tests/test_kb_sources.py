@@ -7,7 +7,7 @@ import json
 import pytest
 from kb_helpers import write_entry
 
-from opprof_advisor import kb
+from opprof_advisor import kb, kb_checks
 from opprof_advisor.cli.app import app
 
 
@@ -25,7 +25,7 @@ from opprof_advisor.cli.app import app
     ("the MindSpeed docs", None),
 ])
 def test_sources_are_classified_by_how_a_user_opens_them(source, kind):
-    assert kb.classify_source(source) == kind
+    assert kb_checks.classify_source(source) == kind
 
 
 def test_an_unopenable_source_is_a_problem_on_its_line(tmp_path):
@@ -62,7 +62,7 @@ def test_the_sources_page_is_neither_loaded_nor_indexed():
     ("https://www.hiascend.com/document/detail/zh/Pytorch/700/x.html", False),
 ])
 def test_moving_branch_links_are_recognised(link, unpinned):
-    assert kb.unpinned_source(link) is unpinned
+    assert kb_checks.unpinned_source(link) is unpinned
 
 
 def test_kb_check_warns_on_unpinned_links_but_passes(runner, tmp_path, monkeypatch):
@@ -82,4 +82,4 @@ def test_shipped_kb_cites_only_openable_pinned_sources():
 
     files = kb.find_kb_files([builtin_kb_dir()])
     assert [str(p) for p in kb.check_paths(files)] == []
-    assert [str(w) for w in kb.check_warnings(files)] == []
+    assert [str(w) for w in kb_checks.check_warnings(files)] == []

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, err_console, show
-from opprof_advisor.errors import Problem
 from opprof_advisor.terminal import one_line
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def show_command(
 
     Example: advisor show nms-on-npu
     """
-    from opprof_advisor.kb import entry_to_json
+    from opprof_advisor.kb_stats import entry_to_json
 
     show(entry_to_json(_open_index(db).get(entry_id.strip())), fmt.value)
 
@@ -107,18 +106,8 @@ def add_command(
     Every problem is printed as `path:line: message` and nothing is written when there is one.
     Example: advisor add my-yolo-case.md
     """
-    from opprof_advisor.errors import KnowledgeBaseError
     from opprof_advisor.store import add_entry_file
 
-    if file.is_dir():
-        raise KnowledgeBaseError("is a folder", path=file, hint="give the path of one markdown entry (FILE.md)")
-    if file.exists() and not _is_regular(file):
-        raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=file,
-                                 hint="give the path of a markdown entry")
-    if not file.is_file():
-        raise KnowledgeBaseError("no such file", path=file, hint="give the path of a markdown entry")
-    if file.suffix.lower() != ".md":
-        raise KnowledgeBaseError("not a markdown file", path=file, hint="KB entries are .md files")
     entry = add_entry_file(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
 
@@ -143,7 +132,7 @@ def check_command(
     user can open (an http(s) URL, owner/repo@<commit>:<path>, package==version:<path>, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
-    from opprof_advisor import kb, paths
+    from opprof_advisor.kb_checks import check_installed
 
     if dirs:
         missing = [path for path in dirs if not path.exists()]
@@ -151,21 +140,7 @@ def check_command(
             err_console.print(f"error: {path}: no such file or folder", markup=False)
         if missing:
             raise typer.Exit(1)
-        files = kb.find_kb_files(dirs)
-        odd = [path for path in files if not _is_regular(path)]  # a FIFO would block the read for good
-        files = [path for path in files if path not in odd]
-        problems = [Problem(path, 1, "not a regular file (a FIFO, device or socket)") for path in odd]
-        problems += kb.check_paths(files, known_ids=_installed_ids(exclude=files))
-    else:
-        odd = []
-        # The user KB may override built-in ids on purpose (`advisor add --replace`): check each
-        # folder for duplicates on its own, and let `related` point into the other one.
-        roots = [root for root in (paths.builtin_kb_dir(), paths.user_kb_dir()) if root.is_dir()]
-        per_root = [kb.find_kb_files([root]) for root in roots]
-        files = [path for group in per_root for path in group]
-        all_ids = {path.stem for path in files}
-        problems = [problem for group in per_root for problem in kb.check_paths(group, known_ids=all_ids)]
-    document = kb.check_to_json(len(files) + len(odd), problems, kb.check_warnings(files))
+    document = check_installed(dirs)
     show(document, fmt.value)
     if fmt is TableOrJson.table:
         from opprof_advisor.render.text.kb import check_summary, problem_line
@@ -173,26 +148,8 @@ def check_command(
         for warning in document["warnings"]:
             err_console.print(one_line(problem_line(warning)), markup=False)
         err_console.print(check_summary(document), markup=False)
-    if problems:
+    if document["problems"]:
         raise typer.Exit(1)
-
-
-def _is_regular(path: Path) -> bool:
-    import stat
-
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return True  # missing or unreadable: the loader names the problem
-
-
-def _installed_ids(exclude: list[Path]) -> set[str]:
-    """Ids of the built-in and user KB files (file stems), so `related` may point at them."""
-    from opprof_advisor import kb, paths
-
-    checked = {path.resolve() for path in exclude}
-    roots = [root for root in (paths.builtin_kb_dir(), paths.user_kb_dir()) if root.is_dir()]
-    return {path.stem for path in kb.find_kb_files(roots) if path.resolve() not in checked}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +182,7 @@ def list_command(
     db: DbOption = None,
 ) -> None:
     """List the entries of the knowledge base."""
-    from opprof_advisor.kb import entries_to_json
+    from opprof_advisor.kb_stats import entries_to_json
 
     show(entries_to_json(_open_index(db).entries(kind.value if kind else None)), fmt.value)
 
@@ -240,6 +197,6 @@ def stats_command(
     A symptom is answered by a recipe, pattern or tip that lists it and whose `requires:` can hold when it
     fires; every symptom needs at least two.
     """
-    from opprof_advisor.kb import stats_to_json
+    from opprof_advisor.kb_stats import stats_to_json
 
     show(stats_to_json(_open_index(db).entries()), fmt.value)

@@ -90,7 +90,7 @@ def stats_table(doc: dict[str, Any], **_: Any) -> list:
 
 
 def _symptom_coverage(stats: dict[str, Any]):
-    """Symptom -> the entries that answer it (see kb.answers_symptom), with how many list it per kind."""
+    """Symptom -> the entries that answer it (see kb_stats.answers_symptom), with how many list it per kind."""
     from rich.table import Table
     from rich.text import Text
 

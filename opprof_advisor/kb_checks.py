@@ -1,0 +1,534 @@
+"""The rules a KB file must follow (kb/README.md): keys, vocabulary, ids, sections, sources a user can open, sourced figures.
+
+``validate_parsed`` returns every problem of one parsed file (``kb.parse_file``), each at its
+``path:line``; ``check_warnings`` the softer ones (a source that follows a moving branch);
+``check_installed`` applies the rules to the built-in and user KB folders the way
+`advisor kb check` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor.errors import Problem
+from opprof_advisor.kb import KEYS, _FENCE_OPEN, ParsedFile, find_kb_files, parse_file, suggest_close
+from opprof_advisor.vocabulary import (
+    DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
+)
+
+#: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
+ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
+
+REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources")
+
+GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
+#: Optional gain keys: ``measured_on`` lists the operator families the source measured the figure on.
+GAIN_OPTIONAL_KEYS: tuple[str, ...] = ("measured_on", "estimate")
+
+GAIN_METRICS: tuple[str, ...] = ("latency", "throughput", "step_time", "op_time", "kernel_time", "memory")
+
+#: Section every entry ends with, whatever its kind.
+SOURCES_SECTION = "Sources"
+
+#: Folder names that imply a kind (``kb/recipes/x.md`` must be a recipe).
+KIND_FOLDERS: dict[str, str] = {f"{kind}s": kind for kind in KINDS}
+
+#: The KB's page of sources that have no public copy (facts restated in our own words), linked as
+#: ``kb/sources/README.md#<anchor>``. A README, so neither the loader nor the indexer takes it for an entry.
+SOURCES_PAGE = "kb/sources/README.md"
+
+#: The ways a source may be written, each one a user can open (kb/README.md, "Sources").
+SOURCE_FORMS: dict[str, re.Pattern[str]] = {
+    "url": re.compile(r"^https?://[\w.-]+\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?$", re.IGNORECASE),
+    "repo": re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:[^\s:]\S*$"),
+    "package": re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*:[^\s:]\S*$"),
+    "page": re.compile(r"^" + re.escape(SOURCES_PAGE) + r"#[\w-]+$"),
+}
+
+_UNPINNED = re.compile(r"^https?://(?:www\.)?(?:github|gitcode|gitee|gitlab)\.com/[^/]+/[^/]+/(?:-/)?"
+                       r"(?:blob|tree|raw)/(?:master|main|develop|dev|HEAD)(?:[/?#]|$)", re.IGNORECASE)
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
+
+_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)*?\1")
+
+_CANN_SPEC = re.compile(r"^\s*(?:==|!=|>=|<=|~=|>|<)\s*\d+(?:\.\d+)*(?:\.?\w+)?\s*$")
+
+# A figure: a number with a unit that makes it a claim (percent, speed-up, time, throughput).
+FIGURE = re.compile(
+    r"(?<![\w.])[-+~]?\d+(?:[.,]\d+)?(?:\s?%|\s?×|x\b|\s?(?:ms|µs|us|fps|tokens?/s)\b)",
+    re.IGNORECASE,
+)
+
+
+def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list[Problem]:
+    """Every schema and body problem of a parsed file."""
+    checks = (
+        _check_keys, partial(_check_id, require_stem_id=require_stem_id), _check_kind, _check_text_fields,
+        _check_list_fields, _check_operators, _check_symptoms, _check_evidence, _check_sources, _check_gain,
+        _check_cann, _check_related_ids, _check_requires, _check_zh, _check_op_mix, _check_sections, _check_figures,
+    )
+    return [problem for check in checks for problem in check(parsed)]
+
+
+def _problem(parsed: ParsedFile, key: Any, message: str) -> Problem:
+    line = parsed.lines.get(key)
+    if line is None and isinstance(key, tuple):
+        line = parsed.lines.get(key[0])
+    return Problem(parsed.path, line or 2, message)
+
+
+def _check_keys(parsed: ParsedFile) -> list[Problem]:
+    problems = []
+    for key in parsed.data:
+        if key not in KEYS:
+            hint = suggest_close(str(key), KEYS) or " (allowed: " + ", ".join(KEYS) + ")"
+            problems.append(_problem(parsed, key, f"unknown key {key!r}{hint}"))
+    for key in REQUIRED_KEYS:
+        if key not in parsed.data:
+            problems.append(Problem(parsed.path, 1, f"missing required key {key!r}"))
+    return problems
+
+
+def _check_id(parsed: ParsedFile, *, require_stem_id: bool) -> list[Problem]:
+    stem = parsed.path.stem
+    if "id" not in parsed.data:
+        if SLUG.match(stem):
+            return []
+        return [Problem(parsed.path, 1, f"file name {stem!r} is not a valid id (lower-case letters, digits, '-'; "
+                                        "at most 80 characters): rename the file or set `id:`")]
+    value = parsed.data["id"]
+    if not isinstance(value, str) or not SLUG.match(value):
+        return [_problem(parsed, "id", f"id {value!r} is not a slug: use lower-case letters, digits and '-', "
+                                       "at most 80 characters, no path separators")]
+    if require_stem_id and value != stem:
+        return [_problem(parsed, "id", f"id {value!r} differs from the file name {stem!r}.md: rename one of them")]
+    return []
+
+
+def _check_kind(parsed: ParsedFile) -> list[Problem]:
+    kind = parsed.data.get("kind")
+    if kind is None:
+        return []
+    if kind not in KINDS:
+        return [_problem(parsed, "kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")]
+    folder = KIND_FOLDERS.get(parsed.path.parent.name)
+    if folder and folder != kind:
+        return [_problem(parsed, "kind", f"kind {kind!r} but the file is in {parsed.path.parent.name}/: "
+                                         f"move it to {kind}s/ or fix the kind")]
+    return []
+
+
+def _check_text_fields(parsed: ParsedFile) -> list[Problem]:
+    problems = []
+    for key in ("title", "summary"):
+        value = parsed.data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(_problem(parsed, key, f"{key} must be non-empty text"))
+        elif key == "title" and "\n" in value.strip():
+            problems.append(_problem(parsed, key, "title must be one line"))
+    return problems
+
+
+def _check_list_fields(parsed: ParsedFile) -> list[Problem]:
+    problems = []
+    for key in ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "op_mix"):
+        value = parsed.data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            problems.append(_problem(parsed, key, f"{key} must be a list, e.g. `{key}: [a, b]`"))
+            continue
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not item.strip():
+                problems.append(_problem(parsed, (key, index), f"{key} item {item!r} must be non-empty text"))
+            elif key in ("tags", "models") and item != item.lower():
+                problems.append(_problem(parsed, (key, index), f"{key} are lower case: write {item.lower()!r}"))
+    return problems
+
+
+def _string_items(parsed: ParsedFile, key: str) -> list[tuple[int, str]]:
+    value = parsed.data.get(key)
+    if not isinstance(value, list):
+        return []
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, str) and item.strip()]
+
+
+def _check_operators(parsed: ParsedFile) -> list[Problem]:
+    from opprof_advisor.operators import canonical_family
+
+    problems = []
+    for index, name in _string_items(parsed, "operators"):
+        if canonical_family(name, fuzzy=False) is None:
+            guess = canonical_family(name)
+            hint = f"; did you mean {guess!r}?" if guess else " (families are listed in opprof_advisor/operators.py)"
+            problems.append(_problem(parsed, ("operators", index), f"unknown operator {name!r}{hint}"))
+    return problems
+
+
+def _check_symptoms(parsed: ParsedFile) -> list[Problem]:
+    problems = []
+    for index, name in _string_items(parsed, "symptoms"):
+        if name not in SYMPTOMS:
+            hint = suggest_close(name, SYMPTOMS) or " (see opprof_advisor/vocabulary.py SYMPTOMS)"
+            problems.append(_problem(parsed, ("symptoms", index), f"unknown symptom {name!r}{hint}"))
+    return problems
+
+
+def _check_evidence(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("evidence")
+    if value is None or value in EVIDENCE_GRADES:
+        return []
+    return [_problem(parsed, "evidence", f"evidence {value!r} is not one of {', '.join(EVIDENCE_GRADES)}")]
+
+
+def _check_sources(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("sources")
+    if isinstance(value, list) and not value:
+        return [_problem(parsed, "sources", "sources is empty: list at least one link or path")]
+    problems = []
+    for index, source in _string_items(parsed, "sources"):
+        message = source_problem(source)
+        if message:
+            problems.append(_problem(parsed, ("sources", index), message))
+    return problems
+
+
+def classify_source(source: str) -> str | None:
+    """How a user opens ``source``: ``url``, ``repo`` (pinned commit), ``package`` (pinned wheel), ``page``
+    (the KB's own sources page), or None when it cannot be opened as written."""
+    text = source.strip()
+    for kind, pattern in SOURCE_FORMS.items():
+        if pattern.match(text):
+            return kind
+    return None
+
+
+def source_problem(source: str) -> str | None:
+    """Why ``source`` is not a source a user can open, or None when it is."""
+    kind = classify_source(source)
+    if kind is None:
+        return (f"source {source!r} cannot be opened by a user: write an http(s) URL, owner/repo@<commit>:<path>, "
+                f"package==version:<path in the wheel>, or {SOURCES_PAGE}#<anchor>")
+    if kind == "page":
+        anchor = source.strip().partition("#")[2]
+        if anchor not in sources_page_anchors():
+            return f"source {source!r}: {SOURCES_PAGE} has no heading with the anchor #{anchor}"
+    return None
+
+
+def unpinned_source(source: str) -> bool:
+    """True for a repository link that follows a moving branch (``blob/master``, ``tree/main`` …)."""
+    return bool(_UNPINNED.match(source.strip()))
+
+
+def sources_page_anchors() -> frozenset[str]:
+    """The anchors (GitHub heading slugs) of the KB sources page, empty when the page is missing."""
+    from opprof_advisor.paths import builtin_kb_dir
+
+    return _page_anchors(builtin_kb_dir() / SOURCES_PAGE.removeprefix("kb/"))
+
+
+@lru_cache(maxsize=4)
+def _page_anchors(path: Path) -> frozenset[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return frozenset()
+    return frozenset(heading_anchor(line.lstrip("#")) for line in text.splitlines() if re.match(r"^#{1,6}\s", line))
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def check_warnings(paths: Iterable[Path | str]) -> list[Problem]:
+    """Warnings that do not fail `kb check`: sources that follow a moving branch instead of a commit."""
+    warnings = []
+    for path in find_kb_files(paths):
+        parsed = parse_file(Path(path))
+        for index, source in _string_items(parsed, "sources"):
+            if unpinned_source(source):
+                message = (f"warning: source {source!r} follows a moving branch: pin it to a commit "
+                           "(owner/repo@<commit>:<path> or a /blob/<commit>/ link)")
+                warnings.append(_problem(parsed, ("sources", index), message))
+    return warnings
+
+
+def _check_gain(parsed: ParsedFile) -> list[Problem]:
+    gain = parsed.data.get("gain")
+    if gain is None:
+        return []
+    if not isinstance(gain, dict):
+        return [_problem(parsed, "gain", "gain must be a mapping with low_pct, high_pct, metric, scope, source")]
+    problems = []
+    for key in gain:
+        if key not in GAIN_KEYS + GAIN_OPTIONAL_KEYS:
+            hint = suggest_close(str(key), GAIN_KEYS + GAIN_OPTIONAL_KEYS)
+            problems.append(_problem(parsed, ("gain", key), f"unknown gain key {key!r}{hint}"))
+    for key in GAIN_KEYS:
+        if key not in gain:
+            problems.append(_problem(parsed, "gain", f"gain is missing {key!r}"))
+    problems.extend(_check_gain_values(parsed, gain))
+    return problems
+
+
+def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
+    problems = []
+    numbers = {}
+    for key in ("low_pct", "high_pct"):
+        value = gain.get(key)
+        if key in gain and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(_problem(parsed, ("gain", key), f"gain {key} must be a number (percent), not {value!r}"))
+        elif key in gain:
+            numbers[key] = float(value)
+    if len(numbers) == 2:
+        low, high = numbers["low_pct"], numbers["high_pct"]
+        if low > high:
+            problems.append(_problem(parsed, ("gain", "low_pct"), f"gain low_pct {low:g} is above high_pct {high:g}"))
+        if gain.get("scope") == "operators" and not (-100 <= low and high <= 100):
+            message = "an `operators` gain lies between -100 and 100 percent"
+            problems.append(_problem(parsed, ("gain", "high_pct"), message))
+        if low < -100:
+            problems.append(_problem(parsed, ("gain", "low_pct"), "a gain cannot be below -100 percent"))
+    if "metric" in gain and gain["metric"] not in GAIN_METRICS:
+        message = f"gain metric {gain['metric']!r} is not one of {', '.join(GAIN_METRICS)}"
+        problems.append(_problem(parsed, ("gain", "metric"), message))
+    if "scope" in gain and gain["scope"] not in GAIN_SCOPES:
+        message = f"gain scope {gain['scope']!r} is not one of {', '.join(GAIN_SCOPES)}"
+        problems.append(_problem(parsed, ("gain", "scope"), message))
+    sources = parsed.data.get("sources")
+    if "source" in gain and isinstance(sources, list) and gain["source"] not in sources:
+        problems.append(_problem(parsed, ("gain", "source"), f"gain source {gain['source']!r} is not among `sources`"))
+    problems.extend(_check_measured_on(parsed, gain))
+    if "estimate" in gain and not isinstance(gain["estimate"], bool):
+        problems.append(_problem(parsed, ("gain", "estimate"), "gain estimate must be true or false"))
+    return problems
+
+
+def _check_measured_on(parsed: ParsedFile, gain: dict) -> list[Problem]:
+    """``measured_on``: a list of the entry's own operator families (the ones the figure was measured on)."""
+    from opprof_advisor.operators import canonical_family
+
+    if "measured_on" not in gain:
+        return []
+    measured = gain["measured_on"]
+    if not isinstance(measured, list) or not all(isinstance(name, str) for name in measured) or not measured:
+        return [_problem(parsed, ("gain", "measured_on"), "gain measured_on must be a list of operator families")]
+    own = {canonical_family(str(name), fuzzy=False) for name in parsed.data.get("operators") or []}
+    outside = [name for name in measured if canonical_family(name, fuzzy=False) not in own]
+    if outside:
+        return [_problem(parsed, ("gain", "measured_on"), f"gain measured_on {', '.join(outside)} is not among the "
+                                                          "entry's `operators`")]
+    return []
+
+
+def _check_cann(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("cann")
+    if value is None:
+        return []
+    if not isinstance(value, str) or not all(_CANN_SPEC.match(part) for part in value.split(",")):
+        return [_problem(parsed, "cann", f"cann {value!r} is not a version specifier such as '>=8.0' or '>=7.0,<8.3' "
+                                         "(quote it in YAML)")]
+    return []
+
+
+def _check_related_ids(parsed: ParsedFile) -> list[Problem]:
+    problems = []
+    own = parsed.data.get("id", parsed.path.stem)
+    for index, rel in _string_items(parsed, "related"):
+        if not SLUG.match(rel):
+            problems.append(_problem(parsed, ("related", index), f"related id {rel!r} is not a slug"))
+        elif rel == own:
+            problems.append(_problem(parsed, ("related", index), "an entry cannot be related to itself"))
+    return problems
+
+
+def _check_requires(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("requires")
+    if value is None:
+        return []
+    example = "e.g. `requires: [{symptom: fp32_compute}, {dtype: FLOAT}]`"
+    if not isinstance(value, list):
+        return [_problem(parsed, "requires", f"requires must be a list of one-key mappings, {example}")]
+    problems = []
+    for index, item in enumerate(value):
+        where = ("requires", index)
+        if not isinstance(item, dict) or len(item) != 1:
+            problems.append(_problem(parsed, where, f"requires item {item!r} must be a one-key mapping, {example}"))
+            continue
+        (key, values), = item.items()
+        if key not in REQUIRE_KEYS:
+            hint = suggest_close(str(key), REQUIRE_KEYS) or " (allowed: " + ", ".join(REQUIRE_KEYS) + ")"
+            problems.append(_problem(parsed, where, f"unknown requirement {key!r}{hint}"))
+            continue
+        problems += [_problem(parsed, where, message) for message in _requirement_problems(key, values)]
+    return problems
+
+
+def _requirement_problems(key: str, values: Any) -> list[str]:
+    """What is wrong with one requirement's value(s), as messages."""
+    if key == "min_share":
+        ok = isinstance(values, (int, float)) and not isinstance(values, bool) and 0 < values <= 1
+        return [] if ok else [f"min_share {values!r} must be a number in (0, 1], e.g. 0.05 for 5 %"]
+    items = values if isinstance(values, list) else [values]
+    if not items or not all(isinstance(v, str) and v.strip() for v in items):
+        return [f"requirement {key!r} needs a name or a list of names, not {values!r}"]
+    return [message for item in items if (message := _requirement_value_problem(key, item))]
+
+
+def _requirement_value_problem(key: str, item: str) -> str | None:
+    from opprof_advisor.operators import canonical_family
+
+    allowed = {"symptom": SYMPTOMS, "unit": UNITS, "producer": PRODUCERS, "workload": WORKLOADS}.get(key)
+    if allowed is not None:
+        if item in allowed:
+            return None
+        hint = suggest_close(item, allowed) or " (allowed: " + ", ".join(allowed) + ")"
+        return f"unknown {key} {item!r} in requires{hint}"
+    if key == "operator" and canonical_family(item, fuzzy=False) is None:
+        return f"unknown operator {item!r} in requires (families are listed in opprof_advisor/operators.py)"
+    if key == "dtype" and canonical_dtype(item) not in DTYPES:
+        return f"unknown dtype {item!r} in requires (allowed: {', '.join(DTYPES)})"
+    return None
+
+
+def _check_zh(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("zh")
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [_problem(parsed, "zh", "zh must be a mapping with title, summary and first_step in Chinese")]
+    problems = []
+    for key, text in value.items():
+        if key not in ZH_KEYS:
+            hint = suggest_close(str(key), ZH_KEYS) or " (allowed: " + ", ".join(ZH_KEYS) + ")"
+            problems.append(_problem(parsed, ("zh", key), f"unknown zh key {key!r}{hint}"))
+        elif not isinstance(text, str) or not text.strip():
+            problems.append(_problem(parsed, ("zh", key), f"zh {key} must be non-empty text"))
+        elif key == "title" and "\n" in text.strip():
+            problems.append(_problem(parsed, ("zh", key), "zh title must be one line"))
+    return problems
+
+
+def _check_op_mix(parsed: ParsedFile) -> list[Problem]:
+    from opprof_advisor.operators import canonical_family
+
+    if "op_mix" not in parsed.data:
+        return []
+    if parsed.data.get("kind") != "case":
+        return [_problem(parsed, "op_mix", "op_mix is for cases only")]
+    problems = []
+    seen: set[str] = set()
+    for index, name in _string_items(parsed, "op_mix"):
+        family = canonical_family(name, fuzzy=False)
+        if family is None:
+            problems.append(_problem(parsed, ("op_mix", index), f"unknown operator {name!r} in op_mix"))
+        elif family in seen:
+            problems.append(_problem(parsed, ("op_mix", index), f"op_mix names family {family!r} twice"))
+        else:
+            seen.add(family)
+    return problems
+
+
+def _check_sections(parsed: ParsedFile) -> list[Problem]:
+    kind = parsed.data.get("kind")
+    if kind not in KINDS:
+        return []
+    if not parsed.body.strip():
+        return [Problem(parsed.path, parsed.body_line, "the body is empty")]
+    names = [name for name, _ in parsed.headings]
+    wanted = [*KINDS[kind], SOURCES_SECTION]
+    problems = []
+    for section in wanted:
+        if section not in names:
+            problems.append(Problem(parsed.path, parsed.body_line, f"a {kind} needs a `## {section}` section "
+                                                                   f"(sections: {', '.join(wanted)})"))
+    if not problems:
+        present = [(name, line) for name, line in parsed.headings if name in wanted]
+        for (name, line), expected in zip(present, wanted):
+            if name != expected:
+                problems.append(Problem(parsed.path, line, f"section `## {name}` is out of order: "
+                                                           f"expected {', '.join(wanted)}"))
+                break
+    if names and names[-1] != SOURCES_SECTION and SOURCES_SECTION in names:
+        problems.append(Problem(parsed.path, parsed.headings[-1][1], "the `## Sources` section must come last"))
+    return problems
+
+
+def _check_figures(parsed: ParsedFile) -> list[Problem]:
+    sources = parsed.data.get("sources")
+    if isinstance(sources, list) and sources:
+        return []
+    problems = []
+    for line_no, text in _prose_lines(parsed.body, parsed.body_line):
+        for match in FIGURE.finditer(text):
+            problems.append(Problem(parsed.path, line_no, f"figure {match.group(0).strip()!r} without a source: "
+                                                          "list the source that states it in `sources`"))
+    return problems
+
+
+def _prose_lines(body: str, first_line: int) -> Iterable[tuple[int, str]]:
+    # Numbers in code (settings, shapes, commands) are not claims; skip fences and inline code.
+    fence = None
+    for offset, line in enumerate(body.splitlines()):
+        opened = _FENCE_OPEN.match(line)
+        if fence is None and opened:
+            fence = opened.group(1)[0] * 3
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        yield first_line + offset, _INLINE_CODE.sub("", line)
+
+
+# ---------------------------------------------------------------------------------------------
+# The installed knowledge base (`advisor kb check`)
+# ---------------------------------------------------------------------------------------------
+
+
+def is_regular(path: Path) -> bool:
+    """False for a FIFO, device or socket (reading one would block for good); True when missing or unreadable."""
+    import stat
+
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True  # missing or unreadable: the loader names the problem
+
+
+def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
+    """The ``kb-check/1`` document of ``paths`` (files or folders), by default of the built-in and user KB.
+
+    Given paths may name ids of the installed KB in ``related``. Without paths, the built-in and
+    user folders are checked for duplicate ids each on its own (the user KB may override a built-in
+    id on purpose, with `advisor add --replace`), and ``related`` may point from one into the other.
+    """
+    from opprof_advisor import paths as kb_paths
+    from opprof_advisor.kb import check_paths
+    from opprof_advisor.kb_stats import check_to_json
+
+    roots = [root for root in (kb_paths.builtin_kb_dir(), kb_paths.user_kb_dir()) if root.is_dir()]
+    if paths:
+        files = find_kb_files(paths)
+        odd = [path for path in files if not is_regular(path)]
+        files = [path for path in files if path not in odd]
+        problems = [Problem(path, 1, "not a regular file (a FIFO, device or socket)") for path in odd]
+        checked = {path.resolve() for path in files}
+        installed = {path.stem for path in find_kb_files(roots) if path.resolve() not in checked}
+        problems += check_paths(files, known_ids=installed)
+        return check_to_json(len(files) + len(odd), problems, check_warnings(files))
+    per_root = [find_kb_files([root]) for root in roots]
+    files = [path for group in per_root for path in group]
+    all_ids = {path.stem for path in files}
+    problems = [problem for group in per_root for problem in check_paths(group, known_ids=all_ids)]
+    return check_to_json(len(files), problems, check_warnings(files))
