@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from opprof_advisor import steps, symptoms
+from opprof_advisor import steps, symptoms, thresholds
 from opprof_advisor.families import families_to_json
 from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
 from opprof_advisor.operators import canonical_family
@@ -71,9 +71,9 @@ class Kernels:
         self.compute_time = self.device_time - self.comm_time
         self.producer = producer_of(raw)
         self.single_kernel = self.producer == "msopprof"
-        self.min_duration = 0.0 if self.single_kernel else symptoms.MIN_TASK_DURATION_US
+        self.min_duration = 0.0 if self.single_kernel else thresholds.MIN_TASK_DURATION_US
         pipe = table.pipe if "pipe" in table.present or not table.present else {}
-        self.pipe = {k: v for k, v in pipe.items() if k in symptoms.BOUND_THRESHOLDS and len(v) == n}
+        self.pipe = {k: v for k, v in pipe.items() if k in thresholds.BOUND_THRESHOLDS and len(v) == n}
         self.has_pipes = bool(self.pipe)
         self.working = _working_sides(table) if self.has_pipes else {}
         self.notes: list[str] = list(raw.notes)
@@ -106,7 +106,7 @@ class Kernels:
         return next((s for s in self.symptoms if s.id == symptom_id), None)
 
     def note(self, what: str, why: str, need: str) -> None:
-        """Add ``cannot judge <what>: <why> (collect with <remedy>)``; ``need`` is a symptoms.REMEDIES key."""
+        """Add ``cannot judge <what>: <why> (collect with <remedy>)``; ``need`` is a thresholds.REMEDIES key."""
         note = f"cannot judge {what}: {why} ({self.remedy(need)})"
         if note not in self.notes:
             self.notes.append(note)
@@ -114,9 +114,9 @@ class Kernels:
     def remedy(self, need: str) -> str:
         if self.timeline:
             # a timeline never carries the summary columns, whatever the level: ask for the summaries
-            extra = symptoms.REMEDIES["pipe"]["torch_npu"] if need == "pipe" else None
+            extra = thresholds.REMEDIES["pipe"]["torch_npu"] if need == "pipe" else None
             return f"collect with {TIMELINE_SWITCH}" + (f", with {extra}" if extra else "")
-        options = symptoms.REMEDIES.get(need, {})
+        options = thresholds.REMEDIES.get(need, {})
         switch = options.get(self.producer) or options.get("torch_npu") or need
         return f"collect with {switch}"
 
@@ -271,8 +271,8 @@ def _most_common(column: list | None, indices: list[int]) -> int | None:
 
 
 def _pipes_for(unit: str, keys: Iterable[str]) -> list[str]:
-    return [k for k in keys if (k.startswith("aic_") and unit in symptoms.AIC_UNITS | {"unknown"})
-            or (k.startswith("aiv_") and unit in symptoms.AIV_UNITS | {"unknown"})
+    return [k for k in keys if (k.startswith("aic_") and unit in thresholds.AIC_UNITS | {"unknown"})
+            or (k.startswith("aiv_") and unit in thresholds.AIV_UNITS | {"unknown"})
             or not k.startswith(("aic_", "aiv_"))]
 
 
@@ -283,14 +283,14 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
     kernel that barely ran (aicore_time a few µs beside hundreds of µs of aiv_time) is left out: its
     ratios describe an idle core, not the work.
     """
-    if unit in symptoms.NO_PIPE_UNITS:
+    if unit in thresholds.NO_PIPE_UNITS:
         return "unknown", None, None, f"ran on {UNITS[unit]}, which has no pipe counters"
     if not ctx.has_pipes:
         return "unknown", None, None, "the profile has no pipe ratio columns"
     keys = _pipes_for(unit, ctx.pipe)
     long = [i for i in indices if ctx.duration[i] >= ctx.min_duration]
     if not long:
-        return "unknown", None, None, f"every launch is shorter than {symptoms.MIN_TASK_DURATION_US:.0f} us"
+        return "unknown", None, None, f"every launch is shorter than {thresholds.MIN_TASK_DURATION_US:.0f} us"
     working = ctx.working
     best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
     for key in keys:
@@ -304,11 +304,11 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
         if not weight:
             continue
         ratio = total / weight
-        score = ratio / symptoms.BOUND_THRESHOLDS[key]
+        score = ratio / thresholds.BOUND_THRESHOLDS[key]
         if score > busiest_score:
             busiest, busiest_score, busiest_ratio = key, score, ratio
         if score >= 1.0 and score > best_score:
-            best, best_score = symptoms.PIPE_CLASS[key], score
+            best, best_score = thresholds.PIPE_CLASS[key], score
     if busiest is None:
         return "unknown", None, None, "its pipe ratios are N/A (the PMU did not sample these launches)"
     return best, busiest, busiest_ratio, ""
@@ -319,7 +319,7 @@ def _working_sides(table) -> dict[str, list[bool]]:
     aic, aiv = table.column("aic_time_us"), table.column("aiv_time_us")
     if aic is None or aiv is None:
         return {}
-    share = symptoms.WORKING_SIDE_SHARE
+    share = thresholds.WORKING_SIDE_SHARE
     cube, vector = [], []
     for a, v in zip(aic, aiv):
         if a is None or v is None:

@@ -1,4 +1,4 @@
-"""An entry's ``requires:`` preconditions, checked against a profile.
+"""An entry's preconditions against a profile: its ``requires:`` items, and its hardware and CANN range.
 
 Each item of ``Entry.requires`` is ``{key: [values]}`` (vocabulary.REQUIRE_KEYS); all must hold and a
 list means "any of these". A requirement the profile cannot answer (no dtypes recorded, a profile that
@@ -8,6 +8,7 @@ The recommender never suggests an entry with an unmet requirement; ``--explain``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -74,3 +75,68 @@ def _check(key: str, values: tuple[Any, ...], profile: Profile, rows: Sequence[O
         least = float(values[0])
         return Check(key, values, stake_share >= least, f"{stake_share:.1%} of the {profile.reference} at stake")
     return Check(key, values, False, f"unknown requirement {key!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Hardware and CANN applicability
+# --------------------------------------------------------------------------------------------
+
+#: Product names -> chip-name prefixes (normalised: lower case, no spaces, ``_`` or ``-``).
+_HARDWARE_CHIPS = {
+    "atlasa2": ("ascend910b",), "atlas800ta2": ("ascend910b",), "atlas800ia2": ("ascend910b",),
+    "atlas900a2": ("ascend910b",), "atlasa3": ("ascend91093",), "atlas300i": ("ascend310p", "ascend310"),
+    "atlas300iduo": ("ascend310p",), "atlas300ipro": ("ascend310p",), "atlas800": ("ascend910",),
+    "atlas900": ("ascend910",),
+}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", text).lower()
+
+
+def hardware_mismatch(entry: Entry, profile: Profile) -> str | None:
+    """A sentence when the entry's hardware or CANN range excludes the profile's, else None."""
+    problems = []
+    chip = profile.chip
+    if entry.hardware and chip:
+        prefixes = [p for hw in entry.hardware for p in _chip_prefixes(hw)]
+        if prefixes and not any(_norm(chip).startswith(p) for p in prefixes):
+            problems.append(f"written for {', '.join(entry.hardware)}; this profile ran on {chip}")
+    cann = profile.versions.get("cann")
+    if entry.cann and cann and cann_matches(cann, entry.cann) is False:
+        problems.append(f"applies to CANN {entry.cann}; this profile used CANN {cann}")
+    return "; ".join(problems) or None
+
+
+def _chip_prefixes(hardware: str) -> tuple[str, ...]:
+    key = _norm(hardware)
+    if key in _HARDWARE_CHIPS:
+        return _HARDWARE_CHIPS[key]
+    return (key,) if key.startswith("ascend") else ()  # unknown product names: cannot judge
+
+
+def _version_tuple(text: str) -> tuple[int, ...] | None:
+    numbers = re.findall(r"\d+", text.split("RC")[0].split("rc")[0]) or re.findall(r"\d+", text)
+    return tuple(int(n) for n in numbers[:3]) if numbers else None
+
+
+def cann_matches(version: str, spec: str) -> bool | None:
+    """Whether a CANN version satisfies a specifier like ``>=8.0,<8.3``; None when unparseable."""
+    have = _version_tuple(version)
+    if have is None:
+        return None
+    for clause in spec.split(","):
+        m = re.match(r"\s*(>=|<=|==|!=|>|<|~=)?\s*([\w.]+)\s*$", clause)
+        want = _version_tuple(m.group(2)) if m else None
+        if want is None:
+            return None
+        width = max(len(have), len(want))
+        a, b = have + (0,) * (width - len(have)), want + (0,) * (width - len(want))
+        op = m.group(1) or "=="
+        ok = {
+            ">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b, "!=": a != b,
+            "==": a[: len(want)] == b[: len(want)], "~=": a >= b,
+        }[op]
+        if not ok:
+            return False
+    return True

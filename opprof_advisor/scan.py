@@ -1,10 +1,11 @@
 """`advisor scan`: static computation analysis of a model's Python source.
 
-Walks a repository, parses every ``.py`` file with :mod:`ast` and reports, with file and line, the
-compute-heavy operators, the operators that risk a CPU / AI CPU fallback on Ascend, CUDA-only code
-(custom kernels, Triton, apex, xformers, flash-attn), migration points (``.cuda()``, CUDA AMP, NCCL)
-and fusion candidates (hand-written attention, RMSNorm, SwiGLU, RoPE). Each finding is classified
-by the sourced support table in ``data/cann_support.yaml`` (see :mod:`opprof_advisor.cann_support`).
+Walks a repository (``scan_walk``), parses every ``.py`` file with :mod:`ast` (``scan_source``) and
+reports, with file and line, the compute-heavy operators, the operators that risk a CPU / AI CPU
+fallback on Ascend, CUDA-only code (custom kernels, Triton, apex, xformers, flash-attn), migration
+points (``.cuda()``, CUDA AMP, NCCL) and fusion candidates (hand-written attention, RMSNorm,
+SwiGLU, RoPE). Each finding is classified by the sourced support table in
+``data/cann_support.yaml`` (see :mod:`opprof_advisor.cann_support`).
 
 The findings also become a *pseudo-profile* (:func:`scan_profile`) so the recommender can rank the
 knowledge base against code before any NPU profile exists. No time is measured, so no gain is
@@ -14,30 +15,24 @@ claimed.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opprof_advisor.cann_support import CATEGORIES, SupportRow, SupportTable, load_support_table
+from opprof_advisor.cann_support import CATEGORIES, SupportTable, load_support_table
 from opprof_advisor.errors import AdvisorError, ScanError
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
+from opprof_advisor.scan_source import FileScan, Finding, make_finding
+from opprof_advisor.scan_walk import CUDA_SUFFIXES, Walk, collect_files
 
 SCHEMA = "opprof-advisor/scan/1"
 
-#: Folders never descended into (version control, caches, build output, dependencies).
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "__pycache__", "node_modules", "build", "dist", ".venv", "venv", ".tox", ".nox",
-    ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "site-packages",
-})
-CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_SOURCE_BYTES = 2_000_000  # larger .py files are generated tables, not model code
 _GENERATED_SUFFIXES = ("_pb2.py", "_pb2_grpc.py")
 _GENERATED_MARKERS = re.compile(rb"@generated|do not edit|auto-?generated", re.IGNORECASE)
 # Files mentioning none of these cannot produce a finding; they are only parsed.
 _INTERESTING = re.compile(rb"torch|triton|apex|amp_C|xformers|flash_attn|cuda|nccl")
-_TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
 
 #: Static cost weight per operator family: a rough prior of how much device time one occurrence
 #: in the source stands for. Cube work (MatMul, Conv2D) weighs 4; a fused attention call 6; NMS 8
@@ -60,53 +55,8 @@ _UNFUSED_ATTENTION_WEIGHT = 10.0
 # Fusion findings that restate operators already counted (the matmul, conv, bn): not counted again.
 _NOT_COUNTED = frozenset({"linear+activation", "conv+bn+activation"})
 
-_MATMUL_KEYS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum", "torch.baddbmm", "Tensor.matmul",
-                          "Tensor.mm", "Tensor.bmm"})
-_SOFTMAX_KEYS = frozenset({"F.softmax", "torch.softmax", "Tensor.softmax"})
-_ACTIVATION_CALLS = frozenset({"F.relu", "F.gelu", "F.silu", "torch.relu", "Tensor.relu", "torch.sigmoid", "F.sigmoid"})
-_ACTIVATION_MODULES = frozenset({"nn.ReLU", "nn.GELU", "nn.SiLU", "nn.Sigmoid", "nn.LeakyReLU", "nn.Hardswish",
-                                 "nn.Mish", "nn.Tanh"})
-_CONV_MODULES = frozenset({"nn.Conv1d", "nn.Conv2d", "nn.Conv3d"})
-_BN_MODULES = frozenset({"nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d", "nn.SyncBatchNorm"})
-_AMP_CALLS = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast",
-                        "torch_npu.npu.amp.autocast", "torch.npu.amp.autocast", "torch.cuda.amp.GradScaler",
-                        "torch.amp.GradScaler", "torch_npu.npu.amp.GradScaler", "torch.npu.amp.GradScaler"})
-_LOW_PRECISION = frozenset({"torch.float16", "torch.half", "torch.bfloat16", "Tensor.half", "Tensor.bfloat16"})
-# Method names looked up on receivers the scanner cannot resolve (tensors, modules) in torch files.
-_METHOD_KEYS: dict[str, str] = {
-    "matmul": "Tensor.matmul", "mm": "Tensor.mm", "bmm": "Tensor.bmm", "softmax": "Tensor.softmax",
-    "relu": "Tensor.relu", "nonzero": "Tensor.nonzero", "index_put_": "Tensor.index_put_",
-    "masked_select": "Tensor.masked_select", "double": "Tensor.double", "half": "Tensor.half",
-    "bfloat16": "Tensor.bfloat16",
-}
-_CUDA_ONLY_IMPORTS: dict[str, str] = {
-    "flash_attn": "import flash_attn", "xformers": "import xformers", "apex": "import apex", "amp_C": "import amp_C",
-    "triton": "import triton",
-}
-_PREFIXES = (
-    ("torch.nn.functional.", "F."), ("torch.nn.parallel.DataParallel", "nn.DataParallel"),
-    ("torch.nn.parallel.", ""), ("torch.nn.", "nn."), ("torch.distributed.", "dist."),
-    ("torch.utils.cpp_extension.", "cpp_extension."), ("torch.Tensor.", "Tensor."),
-)
 
 
-@dataclass
-class Finding:
-    """One thing found in the source, classified by the support table."""
-
-    category: str
-    op: str
-    path: str  # relative to the scan root, "/" separated
-    line: int
-    support: str
-    replacement: str | None
-    source: str
-    family: str | None = None
-    note: str = ""
-
-    def to_dict(self) -> dict:
-        """The JSON form (the seven public fields)."""
-        return {key: getattr(self, key) for key in ("category", "op", "path", "line", "support", "replacement", "source")}
 
 
 @dataclass
@@ -128,128 +78,20 @@ class ScanResult:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Walk:
-    root_real: str
-    exclude: tuple[str, ...]
-    python: list[tuple[str, str]] = field(default_factory=list)  # (relative path, real path)
-    cuda: list[tuple[str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-    seen_dirs: set[str] = field(default_factory=set)
-    seen_files: set[str] = field(default_factory=set)
-    # Symlinks are followed after the real tree, so a file is reported under its real path.
-    deferred: list[tuple[os.DirEntry, str]] = field(default_factory=list)
-
-    following_links: bool = False
-
-    def skip(self, why: str) -> None:
-        self.skipped[why] = self.skipped.get(why, 0) + 1
 
 
-def _inside(path_real: str, root_real: str) -> bool:
-    return path_real == root_real or path_real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel + "/", pat)
-               for pat in patterns)
 
 
-def _walk_dir(walk: _Walk, dir_real: str, rel_dir: str) -> None:
-    """Visit a folder and everything below it, depth first in name order.
-
-    A loop over a stack of listings, not recursion: a tree 1,000 folders deep is a valid input.
-    """
-    pending = [iter(_list_dir(walk, dir_real, rel_dir))]
-    while pending:
-        item = next(pending[-1], None)
-        if item is None:
-            pending.pop()
-            continue
-        below = _visit_entry(walk, *item)
-        if below is not None:
-            pending.append(iter(_list_dir(walk, *below)))
 
 
-def _list_dir(walk: _Walk, dir_real: str, rel_dir: str) -> list[tuple[os.DirEntry, str]]:
-    """The entries of one folder to visit, with their relative paths (none for a loop or a virtualenv)."""
-    if dir_real in walk.seen_dirs:
-        walk.skip("symlinked folders already visited (loops)")
-        return []
-    walk.seen_dirs.add(dir_real)
-    try:
-        with os.scandir(dir_real) as entries:
-            listing = sorted(entries, key=lambda e: e.name)
-    except OSError as exc:
-        walk.failed.append((rel_dir or ".", f"cannot list folder: {exc.strerror or exc}"))
-        return []
-    if rel_dir and any(e.name == "pyvenv.cfg" for e in listing):
-        walk.skip("virtual environments")
-        return []
-    return [(entry, f"{rel_dir}/{entry.name}" if rel_dir else entry.name) for entry in listing]
 
 
-def _visit_entry(walk: _Walk, entry: os.DirEntry, rel: str) -> tuple[str, str] | None:
-    """Record a file; for a folder to descend into, return its (real path, relative path)."""
-    name = entry.name
-    if _excluded(rel, name, walk.exclude):
-        walk.skip("paths matching --exclude")
-        return None
-    try:
-        is_link = entry.is_symlink()
-        is_dir = entry.is_dir()
-        is_file = not is_dir and entry.is_file()
-    except OSError:
-        walk.skip("broken or looping symlinks")
-        return None
-    if is_link and not walk.following_links:
-        walk.deferred.append((entry, rel))
-        return None
-    real = os.path.realpath(entry.path) if is_link else entry.path
-    if is_link and not _inside(real, walk.root_real):
-        walk.skip("symlinks pointing outside PATH")
-        return None
-    if is_dir:
-        if name in SKIP_DIRS or name.endswith(".egg-info"):
-            walk.skip(f"{name}/ folders" if name in SKIP_DIRS else "*.egg-info folders")
-            return None
-        return real, rel
-    if not is_file:
-        if is_link:
-            walk.skip("broken or looping symlinks")
-        return None
-    _add_file(walk, name, rel, real)
-    return None
 
 
-def _add_file(walk: _Walk, name: str, rel: str, real: str) -> None:
-    if name.endswith(".py"):
-        bucket = walk.python
-    elif name.endswith(CUDA_SUFFIXES):
-        bucket = walk.cuda
-    else:
-        return
-    if real in walk.seen_files:
-        walk.skip("files reached twice through symlinks")
-        return
-    walk.seen_files.add(real)
-    bucket.append((rel, real))
 
 
-def collect_files(root: Path, exclude: tuple[str, ...] = ()) -> _Walk:
-    """List the Python and CUDA files under ``root`` (a folder), honouring the skip rules."""
-    root_real = os.path.realpath(root)
-    walk = _Walk(root_real=root_real, exclude=tuple(exclude))
-    _walk_dir(walk, root_real, "")
-    walk.following_links = True
-    while walk.deferred:  # following a link may defer more links below it
-        pending, walk.deferred = walk.deferred, []
-        for entry, rel in pending:
-            below = _visit_entry(walk, entry, rel)
-            if below is not None:
-                _walk_dir(walk, *below)
-    return walk
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,41 +99,12 @@ def collect_files(root: Path, exclude: tuple[str, ...] = ()) -> _Walk:
 # --------------------------------------------------------------------------------------------
 
 
-def collect_aliases(tree: ast.AST) -> dict[str, str]:
-    """Local name -> fully qualified name for every absolute import in the module."""
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    aliases[alias.asname] = alias.name
-                else:
-                    head = alias.name.split(".")[0]
-                    aliases[head] = head
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return aliases
 
 
-def short_name(qualified: str) -> str:
-    """The support-table spelling of a qualified name (``torch.nn.functional.relu`` -> ``F.relu``)."""
-    for prefix, replacement in _PREFIXES:
-        if qualified.startswith(prefix):
-            return replacement + qualified[len(prefix):]
-    return qualified
 
 
-def _has_cuda_string(node: ast.AST) -> bool:
-    for child in ast.walk(node):
-        if isinstance(child, ast.Constant) and isinstance(child.value, str) and re.match(r"cuda(:\d+)?$", child.value):
-            return True
-    return False
 
 
-def _is_two(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,469 +112,26 @@ def _is_two(node: ast.AST) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class _FileScan:
-    """API look-ups over the whole module, then data-flow patterns inside each scope."""
-
-    def __init__(self, rel: str, tree: ast.Module, table: SupportTable):
-        self.rel = rel
-        self.tree = tree
-        self.table = table
-        self.aliases = collect_aliases(tree)
-        self.torch_file = any(q.split(".")[0] in _TORCH_ROOTS for q in self.aliases.values())
-        self.findings: dict[tuple[str, int], Finding] = {}
-        self.amp_used = False
-        self.low_precision = False
-        self.class_attrs: dict[str, dict[str, str]] = {}
-        self.is_entry = False
-        self.imports_seen: set[str] = set()
-
-    # -- helpers -------------------------------------------------------------------------------
-
-    def qualname(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
-
-    def add(self, op: str, line: int, row_key: str | None = None) -> None:
-        row = self.table.lookup(row_key or op)
-        if row is None or (op, line) in self.findings:
-            return
-        self.findings[(op, line)] = _finding(row, op, self.rel, line)
-
-    def call_key(self, call: ast.Call, cls: str | None = None) -> str | None:
-        """The support-table key of what a call invokes, or None."""
-        func = call.func
-        qualified = self.qualname(func)
-        if qualified:
-            return short_name(qualified)
-        if isinstance(func, ast.Attribute):
-            value = func.value
-            if cls and isinstance(value, ast.Name) and value.id == "self":
-                attr_type = self.class_attrs.get(cls, {}).get(func.attr)
-                if attr_type:
-                    return attr_type
-            if self.qualname(value) is None and self.torch_file:
-                return _METHOD_KEYS.get(func.attr)
-        return None
-
-    # -- pass 1: API look-ups ------------------------------------------------------------------
-
-    def scan_api(self) -> None:
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call):
-                self._scan_call(node)
-            elif isinstance(node, ast.Attribute):
-                self._scan_attribute(node)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.torch_file:
-                self.add("@", node.lineno)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._scan_import(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._scan_decorators(node)
-            elif isinstance(node, ast.If) and _is_main_guard(node):
-                self.is_entry = True
-            elif isinstance(node, ast.Assign) and _assigns_device(node):
-                self.add('device="cuda"', node.lineno)
-
-    def _scan_call(self, call: ast.Call) -> None:
-        func = call.func
-        key = self.call_key(call)
-        line = call.lineno
-        if key:
-            self._scan_keyed_call(call, key, line)
-        if isinstance(func, ast.Attribute) and func.attr == "cuda" and not call.args[1:]:
-            if key is None or not key.startswith("torch."):
-                self.add(".cuda()", line)
-        if isinstance(func, ast.Attribute) and func.attr == "to" and any(_has_cuda_string(a) for a in call.args):
-            self.add(".to('cuda')", line, 'device="cuda"')
-        for keyword in call.keywords:
-            if keyword.arg == "device" and _has_cuda_string(keyword.value):
-                self.add('device="cuda"', line)
-            if keyword.arg == "backend" and _is_nccl(keyword.value):
-                self.add('backend="nccl"', line)
-
-    def _scan_keyed_call(self, call: ast.Call, key: str, line: int) -> None:
-        if key in _AMP_CALLS:
-            self.amp_used = True
-        if key in ("Tensor.half", "Tensor.bfloat16"):
-            self.low_precision = True
-            return
-        if key == "torch.where":
-            if len(call.args) == 1 and not call.keywords:
-                self.add("torch.where (one argument)", line)
-            return
-        if key == "torch.device" and any(_has_cuda_string(a) for a in call.args):
-            self.add("torch.device('cuda')", line, 'device="cuda"')
-            return
-        if key in ("torch.autocast", "torch.amp.autocast") and any(_has_cuda_string(a) for a in call.args):
-            self.add('device="cuda"', line)
-            return
-        if key == "dist.init_process_group" and call.args and _is_nccl(call.args[0]):
-            self.add('backend="nccl"', line)
-            return
-        if key == "Tensor.double" and (call.args or call.keywords):
-            return
-        if key.startswith("torch.cuda.") and not key.startswith("torch.cuda.amp"):
-            self.add(key, line, "torch.cuda.*")
-            return
-        self.add(key, line)
-
-    def _scan_attribute(self, node: ast.Attribute) -> None:
-        if not isinstance(node.value, (ast.Name, ast.Attribute)):
-            return
-        qualified = self.qualname(node)
-        if qualified in ("torch.float64", "torch.double"):
-            self.add(qualified, node.lineno)
-        elif qualified in _LOW_PRECISION:
-            self.low_precision = True
-
-    def _scan_import(self, node: ast.Import | ast.ImportFrom) -> None:
-        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-        if isinstance(node, ast.ImportFrom) and node.level:
-            return
-        for module in modules:
-            head = module.split(".")[0]
-            if head in _CUDA_ONLY_IMPORTS and head not in self.imports_seen:
-                self.imports_seen.add(head)  # one finding per library and file
-                self.add(_CUDA_ONLY_IMPORTS[head], node.lineno)
-                if module.startswith("apex.amp") or (isinstance(node, ast.ImportFrom) and module == "apex"
-                                                     and any(a.name == "amp" for a in node.names)):
-                    self.amp_used = True
-            if module.startswith("torch.utils.cpp_extension"):
-                self.add("torch.utils.cpp_extension", node.lineno)
-            if module == "torch.utils" and isinstance(node, ast.ImportFrom) and any(
-                a.name == "cpp_extension" for a in node.names
-            ):
-                self.add("torch.utils.cpp_extension", node.lineno)
-
-    def _scan_decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for decorator in node.decorator_list:
-            target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            qualified = self.qualname(target) or ""
-            if qualified.startswith("triton.") and qualified.split(".")[-1] in ("jit", "autotune", "heuristics"):
-                self.add("triton.jit", decorator.lineno)
-
-    # -- pass 2: data-flow patterns ------------------------------------------------------------
-
-    def scan_patterns(self) -> None:
-        if not self.torch_file:
-            return
-        self._collect_class_attrs()
-        _Scope(self, None).run(self.tree.body)
-        self._scan_defs(self.tree.body, None)
-
-    def _scan_defs(self, body: list[ast.stmt], cls: str | None) -> None:
-        for node in _iter_defs(body):
-            if isinstance(node, ast.ClassDef):
-                self._scan_sequentials(node)
-                self._scan_defs(node.body, node.name)
-            else:
-                _Scope(self, cls).run(node.body)
-                self._scan_defs(node.body, cls)
-
-    def _collect_class_attrs(self) -> None:
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            attrs: dict[str, str] = {}
-            for stmt in node.body:  # class-level defaults, e.g. default_act = nn.SiLU()
-                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
-                    for target in stmt.targets:
-                        if isinstance(target, ast.Name):
-                            attrs[target.id] = short_name(self.qualname(stmt.value.func) or "")
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Assign):
-                    self._record_self_attr(sub, attrs)
-            self.class_attrs[node.name] = {k: v for k, v in attrs.items() if v}
-
-    def _record_self_attr(self, assign: ast.Assign, attrs: dict[str, str]) -> None:
-        value = assign.value.body if isinstance(assign.value, ast.IfExp) else assign.value
-        if isinstance(value, ast.Call):
-            kind = short_name(self.qualname(value.func) or "")
-        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
-            kind = attrs.get(value.attr, "")
-        else:
-            return
-        for target in assign.targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                attrs[target.attr] = kind
-
-    def _scan_sequentials(self, cls: ast.ClassDef) -> None:
-        for node in ast.walk(cls):
-            if isinstance(node, ast.Call) and short_name(self.qualname(node.func) or "") == "nn.Sequential":
-                kinds = [short_name(self.qualname(a.func) or "") if isinstance(a, ast.Call) else "" for a in node.args]
-                self._scan_module_chain(node.args, kinds)
-
-    def _scan_module_chain(self, args: list[ast.expr], kinds: list[str]) -> None:
-        for i, kind in enumerate(kinds):
-            nxt = kinds[i + 1] if i + 1 < len(kinds) else ""
-            after = kinds[i + 2] if i + 2 < len(kinds) else ""
-            if kind in _CONV_MODULES and nxt in _BN_MODULES and after in _ACTIVATION_MODULES:
-                self.add("conv+bn+activation", args[i].lineno)
-            elif kind in ("nn.Linear", "nn.LazyLinear") and nxt in _ACTIVATION_MODULES:
-                self.add("linear+activation", args[i].lineno)
 
 
-class _Scope:
-    """Flow-insensitive tags of local names inside one function (or the module body).
-
-    Tags: ``mm`` (result of a matmul), ``prob:<line>`` (softmax of a matmul, i.e. attention
-    weights), ``sq`` / ``ms`` / ``rsqrt_ms`` / ``sqrt_ms`` (square, mean of squares, its (r)sqrt),
-    ``silu`` (an SiLU output), ``mask`` (a comparison result), ``lin`` / ``conv`` / ``bn`` (outputs
-    of Linear / Conv / BatchNorm modules).
-    """
-
-    def __init__(self, scan: _FileScan, cls: str | None):
-        self.scan = scan
-        self.cls = cls
-        self.env: dict[str, frozenset[str]] = {}
-
-    def run(self, body: list[ast.stmt]) -> None:
-        for stmt in _iter_statements(body):
-            self.statement(stmt)
-
-    def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
-            tags = self.tags(stmt.value)
-            for target in stmt.targets:
-                self.bind(target, tags, stmt)
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            tags = self.tags(stmt.value) if stmt.value is not None else frozenset()
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                tags |= self.env.get(stmt.target.id, frozenset())
-            self.bind(stmt.target, tags, stmt)
-        elif isinstance(stmt, ast.For):
-            self.bind(stmt.target, self.tags(stmt.iter), stmt)
-        else:
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.expr):
-                    self.tags(child)
-                elif isinstance(child, ast.withitem):
-                    self.tags(child.context_expr)
-
-    def bind(self, target: ast.AST, tags: frozenset[str], stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
-            self.env[target.id] = tags
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self.bind(element, tags, stmt)
-        elif isinstance(target, ast.Subscript):
-            self.tags(target.value)
-            if self.is_mask(target.slice):
-                self.scan.add("boolean-mask assignment", target.lineno)
-
-    # -- expression tags -----------------------------------------------------------------------
-
-    def tags(self, node: ast.AST) -> frozenset[str]:
-        if isinstance(node, ast.Name):
-            return self.env.get(node.id, frozenset())
-        if isinstance(node, ast.Constant):
-            return frozenset()
-        if isinstance(node, ast.BinOp):
-            return self.binop(node)
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        if isinstance(node, ast.Compare):
-            self.children(node)
-            return frozenset({"mask"})
-        if isinstance(node, ast.Subscript):
-            value = self.tags(node.value)
-            self.tags(node.slice)
-            if isinstance(node.ctx, ast.Load) and self.is_mask(node.slice):
-                self.scan.add("boolean-mask indexing", node.lineno)
-            return value
-        if isinstance(node, ast.UnaryOp):
-            return self.tags(node.operand)
-        if isinstance(node, ast.Attribute):
-            return self.tags(node.value)
-        return self.children(node)
-
-    def children(self, node: ast.AST) -> frozenset[str]:
-        tags: frozenset[str] = frozenset()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                tags |= self.tags(child)
-            elif isinstance(child, ast.comprehension):
-                tags |= self.tags(child.iter)
-            elif isinstance(child, ast.keyword):
-                tags |= self.tags(child.value)
-        return tags
-
-    def binop(self, node: ast.BinOp) -> frozenset[str]:
-        left, right = self.tags(node.left), self.tags(node.right)
-        both = left | right
-        line = node.lineno
-        if isinstance(node.op, ast.MatMult):
-            self.consume_probs(both)
-            return _drop_probs(both) | {"mm"}
-        if isinstance(node.op, ast.Pow) and _is_two(node.right):
-            return left | {"sq"}
-        if isinstance(node.op, ast.Mult):
-            if "rsqrt_ms" in both:
-                self.scan.add("hand-written RMSNorm", line)
-                both -= _NORM_TAGS  # the normalised tensor is a new value, not another RMSNorm
-            if "silu" in left or "silu" in right:
-                self.scan.add("hand-written SwiGLU", line)
-            if isinstance(node.left, ast.Name) and isinstance(node.right, ast.Name) and node.left.id == node.right.id:
-                return both | {"sq"}
-        if isinstance(node.op, ast.Div) and "sqrt_ms" in right:
-            self.scan.add("hand-written RMSNorm", line)
-            both -= _NORM_TAGS
-        if isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return both
-        return both - {"mask", "silu"}
-
-    def call(self, node: ast.Call) -> frozenset[str]:
-        key = self.scan.call_key(node, self.cls)
-        args = frozenset().union(*(self.tags(a) for a in node.args)) if node.args else frozenset()
-        for keyword in node.keywords:
-            args |= self.tags(keyword.value)
-        receiver = frozenset()
-        if isinstance(node.func, ast.Attribute):
-            receiver = self.tags(node.func.value)
-        inputs = args | receiver
-        special = self.special_call(node, key, inputs)
-        if special is not None:
-            return special
-        return inputs - {"mask", "silu", "lin", "conv", "bn"}
-
-    def special_call(self, node: ast.Call, key: str | None, inputs: frozenset[str]) -> frozenset[str] | None:
-        line = node.lineno
-        # Method names only count when the receiver is not a known module (math.sqrt is not a tensor op).
-        attr = node.func.attr if key is None and isinstance(node.func, ast.Attribute) else ""
-        if key in _MATMUL_KEYS:
-            self.consume_probs(inputs)
-            return _drop_probs(inputs) | {"mm"}
-        if key in _SOFTMAX_KEYS or key in ("nn.Softmax",):
-            return frozenset({f"prob:{line}"}) if "mm" in inputs else _drop_probs(inputs)
-        if key in ("torch.mean", "Tensor.mean") or attr == "mean":
-            return inputs | {"ms"} if "sq" in inputs else inputs
-        if key in ("torch.pow", "Tensor.pow") or attr == "pow":
-            power = node.args[-1] if node.args else None
-            return inputs | {"sq"} if power is not None and _is_two(power) else inputs
-        if key in ("torch.square",) or attr == "square":
-            return inputs | {"sq"}
-        if key in ("torch.rsqrt",) or attr == "rsqrt":
-            return inputs | {"rsqrt_ms"} if "ms" in inputs else inputs
-        if key in ("torch.sqrt",) or attr == "sqrt":
-            return inputs | {"sqrt_ms"} if "ms" in inputs else inputs
-        if key in ("torch.cat", "torch.concat", "torch.stack") and node.args and _has_negated_element(node.args[0]):
-            self.scan.add("hand-written RoPE", line)
-            return inputs
-        return self.module_call(node, key, inputs)
-
-    def module_call(self, node: ast.Call, key: str | None, inputs: frozenset[str]) -> frozenset[str] | None:
-        line = node.lineno
-        if key in ("nn.Linear", "nn.LazyLinear", "F.linear"):
-            return frozenset({"lin"})
-        if key in _CONV_MODULES or key in ("F.conv1d", "F.conv2d", "F.conv3d"):
-            return frozenset({"conv"})
-        if key in _BN_MODULES or key == "F.batch_norm":
-            return frozenset({"bn"}) if "conv" in inputs else frozenset()
-        if key in ("F.silu", "nn.SiLU"):
-            self.fused_activation(inputs, line)
-            return frozenset({"silu"})
-        if key in _ACTIVATION_CALLS or key in _ACTIVATION_MODULES:
-            self.fused_activation(inputs, line)
-            return frozenset()
-        if key in ("nn.Mask",) or (key is None and isinstance(node.func, ast.Attribute)
-                                    and node.func.attr in ("bool", "logical_and", "logical_or", "logical_not")):
-            return frozenset({"mask"}) | (inputs & {"mask"})
-        return None
-
-    def fused_activation(self, inputs: frozenset[str], line: int) -> None:
-        if "bn" in inputs:
-            self.scan.add("conv+bn+activation", line)
-        elif "lin" in inputs:
-            self.scan.add("linear+activation", line)
-
-    def consume_probs(self, tags: frozenset[str]) -> None:
-        for tag in tags:
-            if tag.startswith("prob:"):
-                self.scan.add("hand-written attention", int(tag[5:]))
-
-    def is_mask(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Tuple):
-            return any(self.is_mask(element) for element in node.elts)
-        if isinstance(node, ast.Compare):
-            return True
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return self.is_mask(node.operand)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return self.is_mask(node.left) or self.is_mask(node.right)
-        if isinstance(node, ast.Name):
-            return "mask" in self.env.get(node.id, frozenset())
-        return False
 
 
-_NORM_TAGS = frozenset({"sq", "ms", "rsqrt_ms", "sqrt_ms"})
 
 
-def _drop_probs(tags: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for t in tags if not t.startswith("prob:"))
 
 
-def _has_negated_element(node: ast.AST) -> bool:
-    if not isinstance(node, (ast.Tuple, ast.List)):
-        return False
-    return any(isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) for e in node.elts)
 
 
-def _is_nccl(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value == "nccl"
 
 
-def _is_main_guard(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators))
 
 
-def _assigns_device(node: ast.Assign) -> bool:
-    names = [t.id for t in node.targets if isinstance(t, ast.Name)] + [
-        t.attr for t in node.targets if isinstance(t, ast.Attribute)
-    ]
-    return any("device" in n.lower() for n in names) and isinstance(node.value, (ast.Constant, ast.IfExp)) and (
-        _has_cuda_string(node.value)
-    )
 
 
-def _iter_statements(body: list[ast.stmt]):
-    """Statements of one scope in source order, entering compound statements but not defs."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        yield stmt
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_statements(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_statements(handler.body)
 
 
-def _iter_defs(body: list[ast.stmt]):
-    """Function and class definitions directly in a scope (including inside if/try blocks)."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_defs(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_defs(handler.body)
 
 
-def _finding(row: SupportRow, op: str, rel: str, line: int) -> Finding:
-    return Finding(
-        category=row.category, op=op, path=rel, line=line, support=row.support, replacement=row.replacement,
-        source=row.source_text(), family=row.family, note=row.note,
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -795,7 +165,7 @@ def scan_path(path: str | os.PathLike, exclude: tuple[str, ...] | list[str] = ()
 def _scan_single_file(file: Path, table: SupportTable) -> ScanResult:
     name = file.name
     result = ScanResult(root=str(file.parent))
-    walk = _Walk(root_real=os.path.realpath(file.parent), exclude=())
+    walk = Walk(root_real=os.path.realpath(file.parent), exclude=())
     if name.endswith(".py"):
         _scan_python(result, name, str(file), table, walk)
     elif name.endswith(CUDA_SUFFIXES):
@@ -819,10 +189,10 @@ def _cuda_finding(table: SupportTable, rel: str, real: str) -> Finding:
     except OSError:
         pass
     suffix = rel.rsplit(".", 1)[-1]
-    return _finding(table.lookup("CUDA source file"), f".{suffix} file", rel, line)
+    return make_finding(table.lookup("CUDA source file"), f".{suffix} file", rel, line)
 
 
-def _scan_python(result: ScanResult, rel: str, real: str, table: SupportTable, walk: _Walk) -> None:
+def _scan_python(result: ScanResult, rel: str, real: str, table: SupportTable, walk: Walk) -> None:
     try:
         with open(real, "rb") as handle:
             source = handle.read(MAX_SOURCE_BYTES + 1)
@@ -853,7 +223,7 @@ def _scan_python(result: ScanResult, rel: str, real: str, table: SupportTable, w
 
 
 def _analyse_tree(result: ScanResult, rel: str, tree: ast.Module, table: SupportTable) -> None:
-    scan = _FileScan(rel, tree, table)
+    scan = FileScan(rel, tree, table)
     scan.scan_api()
     scan.scan_patterns()
     swiglu_lines = {line for (op, line) in scan.findings if op == "hand-written SwiGLU"}
@@ -867,7 +237,7 @@ def _analyse_tree(result: ScanResult, rel: str, tree: ast.Module, table: Support
         result.entry_points.append(rel)
 
 
-def _finish(result: ScanResult, walk: _Walk) -> None:
+def _finish(result: ScanResult, walk: Walk) -> None:
     order = {category: i for i, category in enumerate(CATEGORIES)}
     result.findings.sort(key=lambda f: (order.get(f.category, 99), f.path, f.line, f.op))
     result.files_failed.sort()
@@ -879,7 +249,7 @@ def _finish(result: ScanResult, walk: _Walk) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def build_notes(result: ScanResult, walk: _Walk) -> list[str]:
+def build_notes(result: ScanResult, walk: Walk) -> list[str]:
     """What the scan skipped, what it could not judge, and how to profile next."""
     notes: list[str] = []
     if result.files_scanned == 0 and not walk.cuda:

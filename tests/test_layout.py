@@ -43,3 +43,9 @@ def test_every_file_opens_with_a_line_that_says_its_job():
         if not first.startswith('"""') or len(words.split()) < 4:
             silent.append(path.relative_to(PACKAGE).as_posix())
     assert silent == []
+
+
+def test_no_module_is_longer_than_a_newcomer_can_hold_in_mind():
+    long = {path.relative_to(PACKAGE).as_posix(): n for path in modules()
+            if (n := len(path.read_text("utf-8").splitlines())) > 650}
+    assert long == {}

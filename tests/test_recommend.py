@@ -12,13 +12,13 @@ from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.recommend import (
     MIN_SIMILARITY,
     build_query,
-    cann_matches,
     case_mix_weights,
     rank_cases,
     suggest,
     suggestions_to_json,
 )
 from opprof_advisor.render.markdown import suggest_markdown
+from opprof_advisor.requirements import cann_matches
 
 SEED = "shared/seeds/000_4c1ddc5ccf4e4a40.txt"
 

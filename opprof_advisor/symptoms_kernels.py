@@ -1,0 +1,252 @@
+"""The symptoms of the kernels themselves: block dim against the cores, pipe bounds, per-block balance, unfused chains, float32 cube work."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
+
+from opprof_advisor.models import OpTypeStat
+from opprof_advisor.thresholds import (
+    AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
+    FP32_DTYPE, HOT_SHARE, IDLE_SLOT_SHARE, IMBALANCE_RATIO, L2_HIT_RATE, NO_PIPE_UNITS, WORKING_SIDE_SHARE,
+)
+from opprof_advisor.vocabulary import BOUND_SYMPTOM
+
+if TYPE_CHECKING:
+    from opprof_advisor.profile_builder import Kernels
+
+# ----------------------------------------------------------------------------------------------
+# Block dim against the cores, pipes, per-block balance
+# ----------------------------------------------------------------------------------------------
+
+
+def check_block_dim(ctx: Kernels) -> None:
+    blocks = ctx.column("block_dim")
+    if blocks is None or all(b in (None, 0) for b in blocks):
+        if ctx.compute_time:
+            ctx.note("block dim", "Block Dim / Block Num is not recorded", "level1")
+        return
+    cores = ctx.raw.core_counts
+    if not cores.get("aic"):
+        chip = f"the chip ({ctx.raw.chip}) is not one whose core count is known" if ctx.raw.chip else \
+            "the chip's AI Core count is not in the profile"
+        ctx.note("block dim against the core count", chip, "cores")
+        return
+    aic, aiv = cores["aic"], cores.get("aiv") or cores["aic"]
+    few: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # op -> [time, idle core time]
+    tail: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    examples: dict[str, str] = {}
+    for i, unit in enumerate(ctx.unit):
+        block = blocks[i]
+        if not block or unit not in AIC_UNITS | AIV_UNITS or ctx.duration[i] < ctx.min_duration:
+            continue
+        need = aiv if unit in ("ai_vector", "mix_aiv") else aic
+        waves = -(-block // need)
+        idle = 1.0 - block / (waves * need)
+        op = ctx.op_type[i]
+        if block <= FEW_BLOCKS and need >= FEW_BLOCKS_MIN_CORES:
+            bucket = few
+        elif idle >= IDLE_SLOT_SHARE:
+            bucket = tail
+        else:
+            continue
+        bucket[op][0] += ctx.duration[i]
+        bucket[op][1] += ctx.duration[i] * idle
+        examples.setdefault(op, f"{op} block dim {block} on {need} {'AIV' if need == aiv and aiv != aic else 'AI'} "
+                                f"cores ({waves} wave{'s' if waves > 1 else ''}, {idle:.0%} of core slots idle)")
+    for symptom_id, bucket, what in (("low_parallelism", few, "launch only one or two blocks"),
+                                     ("low_block_dim", tail, "leave cores idle in their last wave")):
+        hot = [op for op, (t, _) in sorted(bucket.items(), key=lambda kv: -kv[1][0])
+               if ctx.single_kernel or ctx.compute_share(t) >= HOT_SHARE]
+        if not hot:
+            continue
+        time_us = sum(bucket[op][0] for op in hot)
+        ceiling = sum(bucket[op][1] for op in hot)
+        ctx.add(symptom_id, hot, time_us,
+                f"{'; '.join(examples[op] for op in hot[:3])}: kernels that {what} take {time_us:.1f} us "
+                f"({ctx.compute_share(time_us):.1%} of compute time; chip {aic} AIC / {aiv} AIV); "
+                f"using every core would save at most {ceiling:.1f} us", ceiling_us=ceiling)
+
+
+def check_bound(ctx: Kernels) -> None:
+    if not ctx.has_pipes:
+        if any(r.unit not in NO_PIPE_UNITS for r in ctx.rows):
+            ctx.note("bound class", "no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile", "pipe")
+        return
+    by_class: dict[str, list[OpTypeStat]] = defaultdict(list)
+    for row in ctx.rows:
+        if row.bound in BOUND_SYMPTOM and (ctx.single_kernel or ctx.compute_share(row.time_us) >= HOT_SHARE):
+            by_class[row.bound].append(row)
+    for bound, hits in by_class.items():
+        total = sum(r.time_us for r in hits)
+        names = ", ".join(f"{r.op_type} {ctx.compute_share(r.time_us):.0%} ({_pipe_text(r)})" for r in hits[:4])
+        what = "no pipe reaches the bound threshold" if bound == "none" else f"{bound} pipe is the busiest"
+        ctx.add(BOUND_SYMPTOM[bound], [r.op_type for r in hits], total, f"{what} in {names}")
+
+
+def _pipe_text(row: OpTypeStat) -> str:
+    if row.busiest_pipe is None or row.busiest_ratio is None:
+        return "no ratio"
+    return f"busiest {row.busiest_pipe} {row.busiest_ratio:.2f}"
+
+
+def check_imbalance(ctx: Kernels) -> None:
+    detail = ctx.raw.kernel_detail
+    if not detail:
+        return
+    launches = detail.get("launches") or [detail]
+    judged = [d for d in launches if any(len(v or []) >= 2 for v in (d.get("block_time_us") or {}).values())]
+    if not judged:
+        ctx.note("block imbalance", "no per-block times in the msOpProf output", "per_block")
+        return
+    worst = None
+    for launch in judged:
+        task = launch.get("task_duration_us") or 0.0
+        for side, values in (launch.get("block_time_us") or {}).items():
+            values = [v for v in values or [] if v is not None]
+            if len(values) < 2 or not max(values) or max(values) < WORKING_SIDE_SHARE * task:
+                continue  # an idle side (the cube of a vector-only mix kernel) says nothing about balance
+            mean = sum(values) / len(values)
+            ratio = max(values) / mean if mean else 0.0
+            if worst is None or ratio > worst[1]:
+                ids = (launch.get("block_ids") or {}).get(side) or list(range(len(values)))
+                slowest = ids[values.index(max(values))] if len(ids) == len(values) else values.index(max(values))
+                worst = (side, ratio, max(values), min(values), mean, slowest, task)
+    if worst and worst[1] >= IMBALANCE_RATIO:
+        side, ratio, high, low, mean, slowest, task = worst
+        ops = [r.op_type for r in ctx.rows if r.unit != "communication"] or [str(detail.get("kernel", "kernel"))]
+        saving = 1 - mean / high
+        ctx.add("block_imbalance", ops, ctx.compute_time,
+                f"{side} blocks: slowest {high:.1f} us (block {slowest}) vs mean {mean:.1f} us, fastest {low:.1f} us; "
+                f"balanced blocks would save up to {saving:.0%} of the kernel time", ceiling_us=ctx.compute_time * saving)
+
+
+def check_msopprof_memory(ctx: Kernels) -> None:
+    """Bank conflicts and L2 misses from the msOpProf ResourceConflictRatio / L2Cache tables."""
+    detail = ctx.raw.kernel_detail
+    if not detail or not ctx.rows:
+        return
+    ops = [r.op_type for r in ctx.rows if r.unit != "communication"]
+    conflict = detail.get("bank_conflict_ratio")
+    busiest = [r.busiest_pipe for r in ctx.rows if r.busiest_pipe]
+    if conflict is not None and conflict >= BANK_CONFLICT_RATIO:
+        if any(p.endswith("vec") for p in busiest):
+            ctx.add("ub_bank_conflict", ops, ctx.compute_time,
+                    f"{conflict:.1%} of vector cycles stall on UB bank / bank-group conflicts (ResourceConflictRatio, "
+                    f"weighted by sub-core time) while the vector pipe is the busiest",
+                    ceiling_us=ctx.compute_time * conflict)
+        else:
+            ctx.notes.append(f"UB bank conflicts stall {conflict:.1%} of vector cycles, but the vector pipe is not the "
+                             f"busiest ({', '.join(busiest) or 'no pipe data'}): removing them would not shorten the "
+                             "kernel until that pipe is relieved")
+    hit = detail.get("l2_read_hit_rate")
+    if hit is not None and hit < L2_HIT_RATE and any(p.endswith("mte2") for p in busiest):
+        ctx.add("l2_cache_miss", ops, ctx.compute_time,
+                f"L2 read hit rate {hit:.1%} on the working sub-cores while MTE2 (loads) is the busiest pipe: most "
+                f"loads go out to HBM")
+
+
+# ----------------------------------------------------------------------------------------------
+# Unfused chains and precision
+# ----------------------------------------------------------------------------------------------
+
+
+def check_attention(ctx: Kernels) -> None:
+    ops = ctx.op_type
+    batch = [("batchmatmul" in op.lower()) for op in ops]
+    chains: set[int] = set()
+    for i, op in enumerate(ops):
+        if ctx.family.get(op) != "Softmax" or "grad" in op.lower():
+            continue
+        before = [j for j in range(max(0, i - ATTENTION_WINDOW), i) if batch[j]]
+        after = [j for j in range(i + 1, min(len(ops), i + 1 + ATTENTION_WINDOW)) if batch[j]]
+        if before and after:
+            chains.update((before[-1], i, after[0]))
+    if chains:
+        total = sum(ctx.duration[i] for i in chains)
+        count = sum(1 for i in chains if ctx.family.get(ops[i]) == "Softmax")
+        ctx.add("unfused_attention", sorted({ops[i] for i in chains}), total,
+                f"{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total:.1f} us "
+                f"({ctx.compute_share(total):.1%} of compute time) instead of one fused attention kernel")
+
+
+#: Unfused normalisation / activation chains: ordered op-type steps (normalised names without a
+#: version suffix) that must appear within ``NORM_WINDOW`` consecutive compute kernels.
+NORM_PATTERNS: dict[str, tuple[frozenset[str], ...]] = {
+    "RMSNorm": (frozenset({"pow", "square", "mul"}), frozenset({"reducemean"}), frozenset({"rsqrt", "sqrt"})),
+    "LayerNorm": (frozenset({"reducemean"}), frozenset({"sub"}), frozenset({"reducemean"}),
+                  frozenset({"rsqrt", "sqrt"})),
+    "SwiGLU": (frozenset({"silu", "swish", "sigmoid"}), frozenset({"mul"}), frozenset({"mul"})),
+    "RoPE": (frozenset({"neg"}), frozenset({"concat", "concatd", "concatv2"}), frozenset({"mul"}),
+             frozenset({"add", "addv2"})),
+}
+NORM_WINDOW = 8
+
+
+def _base_name(op: str) -> str:
+    return re.sub(r"v\d+$", "", re.sub(r"[\s_\-]+", "", op).lower())
+
+
+def check_norm(ctx: Kernels) -> None:
+    compute = [i for i, u in enumerate(ctx.unit) if u not in ("communication", "ai_cpu")]
+    base = {op: _base_name(op) for op in set(ctx.op_type)}
+    names = [base[ctx.op_type[i]] for i in compute]
+    present_families = {r.family for r in ctx.rows}
+    found: dict[str, set[int]] = {}
+    for pattern, steps in NORM_PATTERNS.items():
+        if pattern in present_families:
+            continue  # the fused kernel is used; a stray match would be noise
+        hits = _find_chains(names, steps)
+        if hits:
+            found[pattern] = {compute[j] for j in hits}
+    if not found:
+        return
+    kernels = set().union(*found.values())
+    total = sum(ctx.duration[i] for i in kernels)
+    ctx.add("unfused_norm", sorted({ctx.op_type[i] for i in kernels}), total,
+            f"{', '.join(found)} built from separate small kernels: {total:.1f} us "
+            f"({ctx.compute_share(total):.1%} of compute time)")
+
+
+def _find_chains(names: list[str], steps: tuple[frozenset[str], ...]) -> set[int]:
+    hits: set[int] = set()
+    for start, name in enumerate(names):
+        if name not in steps[0]:
+            continue
+        chain, position = [start], start
+        for step in steps[1:]:
+            nxt = next((j for j in range(position + 1, min(len(names), start + NORM_WINDOW)) if names[j] in step), None)
+            if nxt is None:
+                break
+            chain.append(nxt)
+            position = nxt
+        if len(chain) == len(steps):
+            hits.update(chain)
+    return hits
+
+
+def check_fp32(ctx: Kernels) -> None:
+    if ctx.single_kernel:
+        return
+    dtypes = ctx.column("input_dtypes")
+    cube_rows = [r for r in ctx.rows if r.family in CUBE_FAMILIES and r.unit in AIC_UNITS]
+    if dtypes is None:
+        if cube_rows:
+            ctx.note("fp32 compute", "Input Data Types is not recorded", "shapes")
+        return
+    time_by_op: Counter[str] = Counter()
+    for i, unit in enumerate(ctx.unit):
+        if unit not in AIC_UNITS or ctx.family.get(ctx.op_type[i]) not in CUBE_FAMILIES:
+            continue
+        first = dtypes[i].split(";", 1)[0].strip()
+        if FP32_DTYPE.match(first):
+            time_by_op[ctx.op_type[i]] += ctx.duration[i]
+    hot = {op: t for op, t in time_by_op.items() if ctx.compute_share(t) >= HOT_SHARE}
+    if hot:
+        total = sum(hot.values())
+        order = sorted(hot, key=hot.get, reverse=True)
+        ctx.add("fp32_compute", order, total, f"float32 inputs on the cube unit in {', '.join(order[:4])}: "
+                f"{total:.1f} us ({ctx.compute_share(total):.1%} of compute time)")
+
+
