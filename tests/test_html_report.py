@@ -251,6 +251,14 @@ def test_similar_cases_and_cannot_judge_notes(suggest_tree):
     assert [s.text() for s in notes.find_all("strong")][0] == "cannot judge pipe-bound classes of the AI CPU rows:"
 
 
+def test_a_similar_case_shows_the_two_parts_of_its_similarity():
+    doc = yolo_suggest_doc()
+    doc["similar_cases"][0].update(similarity=0.83, mix_cosine=0.85, symptom_overlap=0.75)
+    similar = section(parse(render_suggest(doc, yolo_profile_doc())), "similar").text()
+    assert "with NMS on the AI CPU (0.83: op mix 0.85, symptoms 0.75)" in similar
+    assert "problem symptoms both show" in similar  # the caption says what the number weighs, not "cosine" alone
+
+
 # --------------------------------------------------------------------------------------------
 # self-contained and safe
 # --------------------------------------------------------------------------------------------

@@ -250,19 +250,21 @@ def card_terms(sug: dict) -> str:
 
 
 def render_similar(cases: list[dict]) -> str:
-    """The case studies whose operator mix is closest to the profile's."""
+    """The case studies whose operator mix and problems resemble the profile's, with the parts of the similarity."""
     if not cases:
         return '<p class="muted">No case study has an operator mix close to this profile.</p>'
     items = []
     for case in cases:
-        sim = as_float(case.get("similarity"))
-        sim_text = f" ({sim:.2f})" if sim is not None else ""
+        sim, mix, overlap = (as_float(case.get(key)) for key in ("similarity", "mix_cosine", "symptom_overlap"))
+        parts = f": op mix {mix:.2f}, symptoms {overlap:.2f}" if mix is not None and overlap is not None else ""
+        sim_text = f" ({sim:.2f}{parts})" if sim is not None else ""
         items.append(
             f'<li>Your profile resembles <strong>{esc(case.get("title") or case.get("id"))}</strong>{esc(sim_text)} '
             f'<span class="small muted mono">{esc(case.get("id"))}</span></li>'
         )
     return (
-        '<p class="small muted">Cosine similarity of operator-family shares (1.00 = same mix). Results of a case are '
-        "what was observed in that case, not a promise for this model.</p>"
+        '<p class="small muted">Similarity weighs the operator mix (cosine of the operator-family shares) with the '
+        "problem symptoms both show (their overlap); 1.00 = the same mix and the same problems. Results of a case "
+        "are what was observed in that case, not a promise for this model.</p>"
         f'<ul class="plain">{"".join(items)}</ul>'
     )
