@@ -174,3 +174,34 @@ def test_the_json_carries_the_cluster_block_and_a_single_profile_has_none(tmp_pa
     assert [link["transport"] for link in document["cluster"]["links"]] == ["HCCS", "SDMA"]
     single = json.loads(runner.invoke(app, ["profile", str(real_profiles / LEVEL1), "-f", "json"]).output)
     assert "cluster" not in single
+
+
+def test_the_cache_drops_the_least_recently_used_summaries_beyond_its_limit_but_never_the_jobs_own(tmp_path,
+                                                                                                  monkeypatch):
+    old, _ = _job(tmp_path / "old", 3)
+    _json(old, "serial")
+    files = sorted(cache.cache_dir().rglob("*.parquet"))
+    assert len(files) == 3
+    for age, path in enumerate(files):
+        os.utime(path, ns=(age + 1, age + 1))  # long unused, the first one longest
+    size = files[0].stat().st_size
+    monkeypatch.setenv("ADVISOR_CACHE_MB", "0")  # nothing may stay but the job just read
+    new, _ = _job(tmp_path / "new", 2)
+    _json(new, "serial")
+    left = sorted(cache.cache_dir().rglob("*.parquet"))
+    assert len(left) == 2 and not set(left) & set(files)
+    # a warm run stores nothing and so removes nothing; a hit is marked as used
+    monkeypatch.setenv("ADVISOR_CACHE_MB", "1")
+    assert cache.prune(set()) == 0 and size < 1024 ** 2
+    assert all(path.stat().st_mtime_ns > 10 for path in left)
+
+
+def test_ranks_inside_an_extracted_archive_are_read_but_not_cached(tmp_path):
+    import shutil
+
+    path, _ = _job(tmp_path, 3, slow=2)
+    # made as `tar -czf job.tar.gz -C job .` makes it: the folder itself is the member "."
+    archive = shutil.make_archive(str(tmp_path / "job"), "gztar", root_dir=path)
+    profile = read_profile(archive)
+    assert len(profile.ranks) == 3 and profile.cluster["slow_rank"] == "rank2"
+    assert list(cache.cache_dir().rglob("*.parquet")) == []  # its temporary path never comes back

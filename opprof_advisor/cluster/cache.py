@@ -6,6 +6,10 @@ nothing that did not change; a rewritten or touched file, a new file or a new ad
 the rank again. One file per rank: the op-type rows are the Parquet table, the rest of the summary
 (kilobytes of plain values) is JSON in the file's metadata. Writes are atomic (temporary file +
 os.replace); a cache that cannot be written only costs the next run its speed.
+
+The cache is bounded: after a run stores new summaries, the least recently used files beyond
+``ADVISOR_CACHE_MB`` (default 256 MiB, tens of thousands of ranks) are removed, never those of the job
+just read. Ranks inside an extracted archive are not cached: their temporary path never comes back.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from opprof_advisor.cluster.summary import OP_COLUMNS, SCHEMA
 
 CACHE_DIR = "rank-summaries"
 _META_KEY = b"opprof_advisor.summary"
+DEFAULT_LIMIT_MB = 256
 
 
 def cache_dir() -> Path:
@@ -50,6 +55,45 @@ def fingerprint(rank: Path) -> tuple[str, int]:
     return hashlib.sha256(text.encode()).hexdigest(), total
 
 
+def cacheable(rank: Path) -> bool:
+    """False for a rank inside an extracted archive (a fresh temporary folder on every run)."""
+    from opprof_advisor.readers.archive import EXTRACT_PREFIX
+
+    return not any(part.startswith(EXTRACT_PREFIX) for part in Path(os.path.abspath(rank)).parts)
+
+
+def limit_bytes() -> int:
+    """The cache's size limit: ``ADVISOR_CACHE_MB`` (a whole number of MiB), else 256 MiB."""
+    value = os.environ.get("ADVISOR_CACHE_MB", "")
+    return (int(value) if value.isdigit() else DEFAULT_LIMIT_MB) * 1024 ** 2
+
+
+def prune(keep: set[str]) -> int:
+    """Remove the least recently used summaries beyond ``limit_bytes()``, never one in ``keep``; how many went."""
+    entries = []
+    try:
+        for folder in os.scandir(cache_dir()):
+            if folder.is_dir(follow_symlinks=False):
+                for item in os.scandir(folder.path):
+                    if item.name.endswith(".parquet") and item.is_file(follow_symlinks=False):
+                        stat = item.stat(follow_symlinks=False)
+                        entries.append((stat.st_mtime_ns, stat.st_size, item.path, item.name[:-len(".parquet")]))
+    except OSError:
+        return 0
+    total, limit, removed = sum(size for _, size, _, _ in entries), limit_bytes(), 0
+    for _, size, path, key in sorted(entries):
+        if total <= limit:
+            break
+        if key in keep:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total, removed = total - size, removed + 1
+    return removed
+
+
 def _ops_schema():
     import pyarrow as pa
 
@@ -71,6 +115,10 @@ def load(key: str) -> dict[str, Any] | None:
         summary = json.loads(table.schema.metadata[_META_KEY])
     except Exception:  # noqa: BLE001 - a damaged cache file is a miss, never an error
         return None
+    try:
+        os.utime(path)  # recently used: pruned last
+    except OSError:
+        pass
     summary["ops"] = table.to_pylist()
     return summary
 

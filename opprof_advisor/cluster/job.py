@@ -22,7 +22,8 @@ def read_job(path: Path, ranks: list[Path], progress: Progress | None = None,
 def map_ranks(names: list[str], progress: Progress | None, choice: ExecutorChoice) -> list[dict[str, Any]]:
     """Each rank's summary, from the cache where its files did not change, else mapped on ``choice``."""
     keys, sizes = zip(*(cache.fingerprint(Path(name)) for name in names)) if names else ((), ())
-    summaries: list[dict[str, Any] | None] = [cache.load(key) for key in keys]
+    cached = [cache.cacheable(Path(name)) for name in names]
+    summaries: list[dict[str, Any] | None] = [cache.load(key) if ok else None for key, ok in zip(keys, cached)]
     missing = [i for i, summary in enumerate(summaries) if summary is None]
     done = [len(names) - len(missing)]
 
@@ -34,8 +35,12 @@ def map_ranks(names: list[str], progress: Progress | None, choice: ExecutorChoic
     if progress is not None:
         progress(done[0], len(names))
     mapped = run_map(summarize_rank, [names[i] for i in missing], choice, sum(sizes[i] for i in missing), tick)
+    stored = False
     for index, summary in zip(missing, mapped):
         summaries[index] = summary
-        if summary["error"] is None:
+        if summary["error"] is None and cached[index]:
             cache.store(keys[index], summary)  # an unreadable rank is tried again next time
+            stored = True
+    if stored:
+        cache.prune(set(keys))
     return summaries  # type: ignore[return-value]

@@ -23,6 +23,8 @@ from opprof_advisor.errors import AdvisorError, ProfileError
 #: Refuse archives that expand past this many bytes (a zip bomb, or a profile too large to be
 #: worth reading from an archive). Override with the ADVISOR_MAX_EXTRACT_BYTES environment variable.
 MAX_EXPANDED_BYTES = 8 * 1024 ** 3
+#: The name every extraction folder starts with (the rank cache skips folders under one).
+EXTRACT_PREFIX = "advisor-archive-"
 _SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
 
 T = TypeVar("T")
@@ -44,7 +46,7 @@ def max_bytes() -> int:
 def extracted(path: Path) -> Iterator[Path]:
     """Extract ``path`` into a temporary folder, yield it, and remove it afterwards."""
     try:
-        folder = Path(tempfile.mkdtemp(prefix="advisor-archive-"))
+        folder = Path(tempfile.mkdtemp(prefix=EXTRACT_PREFIX))
     except OSError as exc:
         raise _cannot_extract(path, exc) from None
     try:
@@ -88,9 +90,9 @@ def relabel(archive: Path, root: Path, read: Callable[[], T]) -> T:
     return result
 
 
-def _check_name(archive: Path, name: str) -> PurePosixPath:
+def _check_name(archive: Path, name: str, is_dir: bool = False) -> PurePosixPath:
     member = PurePosixPath(name.replace("\\", "/"))
-    if not member.parts and not name.endswith("/"):  # "." or "": a file that would be the folder itself
+    if not member.parts and not (is_dir or name.endswith("/")):  # "." or "": a file that would be the folder itself
         raise ProfileError(f"unsafe member path {name!r} in archive (no file name)", path=archive,
                            hint="re-create the archive with relative paths")
     if member.is_absolute() or ".." in member.parts or (member.parts and ":" in member.parts[0]):
@@ -152,7 +154,7 @@ def _extract_tar(archive: Path, folder: Path) -> None:
         members = bundle.getmembers()
         total = 0
         for member in members:
-            name = _check_name(archive, member.name)
+            name = _check_name(archive, member.name, member.isdir())  # `tar -C job .` stores the folder as "."
             if member.issym() or member.islnk():
                 _check_link(archive, name, member)
             elif not (member.isfile() or member.isdir()):
