@@ -23,7 +23,7 @@ from opprof_advisor.readers.base import RawProfile
 #: ``PRAGMA application_id`` of an export: the bytes "OPAX" (SQLite's magic-number registry is free-form).
 APPLICATION_ID = int.from_bytes(b"OPAX", "big")
 #: The tables an export creates, and the only ones it ever drops.
-EXPORT_TABLES = ("kernels", "op_types", "symptoms", "notes", "source")
+EXPORT_TABLES = ("kernels", "op_types", "symptoms", "notes", "ranks", "source")
 
 
 def export_profile(target: str | Path, raw: RawProfile, profile: Profile, *, force: bool = False,
@@ -108,6 +108,8 @@ def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
             ({"id": s.id, "op_types": ";".join(s.op_types), "share": s.share, "detail": s.detail}
              for s in profile.symptoms), pk="id", alter=True)
         db["notes"].insert_all(({"seq": i, "note": n} for i, n in enumerate(profile.notes)), pk="seq", alter=True)
+        # a job keeps no kernel rows (each rank is summarised, then dropped): its ranks are the detail
+        db["ranks"].insert_all((asdict(r) for r in profile.ranks), alter=True)
         document = profile_to_json(profile)
         db["source"].insert({"key": "profile", "json": json.dumps(document, ensure_ascii=False)}, pk="key")
         if db.execute("pragma application_id").fetchone()[0] == 0:  # another program's id stays

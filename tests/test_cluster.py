@@ -205,3 +205,16 @@ def test_ranks_inside_an_extracted_archive_are_read_but_not_cached(tmp_path):
     profile = read_profile(archive)
     assert len(profile.ranks) == 3 and profile.cluster["slow_rank"] == "rank2"
     assert list(cache.cache_dir().rglob("*.parquet")) == []  # its temporary path never comes back
+
+
+def test_exporting_a_job_writes_its_ranks_and_says_it_keeps_no_kernel_rows(tmp_path, runner):
+    import sqlite3
+
+    path, _ = _job(tmp_path, 3, slow=1)
+    target = tmp_path / "job.sqlite"
+    result = runner.invoke(app, ["profile", str(path), "--export", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "3 ranks (a job keeps no kernel rows: export one rank's folder for its kernels)" in result.stderr
+    with sqlite3.connect(target) as conn:
+        ranks = dict(conn.execute("select rank, computing_us from ranks").fetchall())
+    assert sorted(ranks) == ["rank0", "rank1", "rank2"] and ranks["rank1"] == pytest.approx(1.5 * ranks["rank0"])

@@ -56,8 +56,12 @@ def profile_command(
         from opprof_advisor.profile_export import export_profile
 
         written, counts = export_profile(export, raw, profile, force=force, inputs=[path])
-        err_console.print(f"wrote {counts['kernels']} kernels and {counts['op_types']} op types to {written}",
-                          markup=False)
+        if counts["ranks"] and not counts["kernels"]:
+            written_what = (f"{counts['op_types']} op types and {counts['ranks']} ranks (a job keeps no kernel "
+                            "rows: export one rank's folder for its kernels)")
+        else:
+            written_what = f"{counts['kernels']} kernels and {counts['op_types']} op types"
+        err_console.print(f"wrote {written_what} to {written}", markup=False)
     document = profile_to_json(profile)
     if fmt is TableJsonHtml.json:
         document["op_types"] = document["op_types"][:top]
