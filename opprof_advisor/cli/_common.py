@@ -56,6 +56,23 @@ DbOption = Annotated[
 ]
 
 
+def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
+    from opprof_advisor.i18n import LANGS, normalise_lang, set_lang
+
+    if value is not None:
+        if normalise_lang(value) is None:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(LANGS)}", param_hint="--lang")
+        ctx.meta["advisor.lang"] = value  # shared by the whole command line: `advisor --lang zh suggest` holds
+    set_lang(ctx.meta.get("advisor.lang"))  # None: from the environment, afresh for every command run
+    return value
+
+
+#: `--lang` of every command (and of `advisor` itself): the language of what it prints.
+LangOption = Annotated[Optional[str], typer.Option(
+    "--lang", metavar="zh|en", callback=_choose_lang, expose_value=False, is_eager=True, show_default=False,
+    help="Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for a zh_* locale, else en).")]
+
+
 #: `--force` of the commands that write a report or an export.
 ForceOption = Annotated[bool, typer.Option(
     "--force", help="Replace an --output / --export file that advisor did not write (a file inside the profile read "

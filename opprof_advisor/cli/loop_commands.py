@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, err_console, show, write_html,
+    LangOption, DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, err_console, show, write_html,
 )
 from opprof_advisor.terminal import dumps_json, printable
 
@@ -91,6 +91,7 @@ def collect_command(
                                               "seconds; 0 = no limit."),
     ] = 3600.0,
     no_suggest: Annotated[bool, typer.Option("--no-suggest", help="Only collect; do not print advice.")] = False,
+    lang: LangOption = None,
 ) -> None:
     """Run the operator profiler on APP, then advise on what it wrote.
 
@@ -183,6 +184,7 @@ def compare_command(
                                                         "second entry; replace an --output file advisor did not "
                                                         "write.")] = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Compare two profiles per operator family: time, share, unit and bound changes, total change.
 
@@ -214,17 +216,9 @@ def compare_command(
 
 
 def _read(path: Path, role: str):
-    """Read one side of the comparison, saying which side failed."""
-    from opprof_advisor.errors import ProfileError
-    from opprof_advisor.profiles import read_profile
+    from opprof_advisor.profiles import read_side
 
-    try:
-        return read_profile(path)
-    except ProfileError as exc:
-        exc.message = f"cannot read the {role} profile: {exc.message}"
-        if exc.path is None:
-            exc.path = str(path)
-        raise
+    return read_side(path, role)
 
 
 def _load_entry(entry_id: str, db: Path | None):
@@ -243,6 +237,7 @@ def list_command(
     entry: Annotated[Optional[str], typer.Option("--entry", help="Only this KB entry id.", show_default=False)] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """List recorded outcomes, oldest first."""
     from opprof_advisor import outcomes
@@ -259,6 +254,7 @@ def remove_command(
     ids: Annotated[list[int], typer.Argument(metavar="ID...", help="Ids of the outcomes to remove (the # column of "
                                                                    "`advisor outcomes list`).", show_default=False)],
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Remove recorded outcomes (a wrong comparison, a mistyped --applied); unknown ids remove nothing.
 
@@ -282,6 +278,7 @@ def export_command(
     ] = None,
     force: ForceOption = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Export every recorded outcome as markdown (to contribute back to kb/) or JSON.
 

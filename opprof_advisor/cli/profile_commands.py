@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DelayedProgress, ExecutorName, ExecutorOption, ForceOption, SchedulerOption, TableJsonHtml, err_console,
+    LangOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, SchedulerOption, TableJsonHtml, err_console,
     executor_choice, show, write_html,
 )
 from opprof_advisor.cli.roofline_commands import PeaksOption
@@ -39,6 +39,7 @@ def profile_command(
     force: ForceOption = False,
     executor: ExecutorOption = ExecutorName.auto,
     scheduler: SchedulerOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, ReportFormat, SchedulerOption,
+    LangOption, DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, ReportFormat, SchedulerOption,
     TableOrJson, err_console, executor_choice, show, write_html,
 )
 
@@ -36,6 +36,7 @@ def suggest_command(
     db: DbOption = None,
     executor: ExecutorOption = ExecutorName.auto,
     scheduler: SchedulerOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
     if output is not None and fmt is not ReportFormat.html:
@@ -63,6 +64,7 @@ def eval_command(
                                                                "skipped when absent).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Score the recommender: hit@1, hit@3 and MRR on the labelled synthetic scenarios and real profiles."""
     from opprof_advisor import paths
