@@ -45,6 +45,25 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
+class TableJsonHtmlSheets(str, Enum):
+    """profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook."""
+
+    table = "table"
+    json = "json"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
+class SuggestFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
 #: Show a progress bar only when reading takes longer than this (seconds).
 PROGRESS_DELAY_S = 1.0
 
@@ -180,6 +199,28 @@ def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
             typer.echo(printable(item), err=to_stderr)
         else:
             target.print(item)
+
+
+def write_sheets(document: dict[str, Any], fmt: str, output: Optional[Path], *, force: bool, inputs: Any = ()) -> bool:
+    """Print ``document``'s main table as CSV, or write its tables into an xlsx workbook; False for other formats."""
+    if fmt == "csv":
+        if output is not None:
+            raise typer.BadParameter("--format csv prints to stdout; --output is for html and xlsx",
+                                     param_hint="--output")
+        echo(render(document, "csv").rstrip("\n"))
+        return True
+    if fmt == "xlsx":
+        from opprof_advisor.render.sheets import write_xlsx
+
+        echo(f"wrote {write_xlsx(document, output, force=force, inputs=inputs)}")
+        return True
+    return False
+
+
+def render(document: dict[str, Any], fmt: str, **options: Any) -> Any:
+    from opprof_advisor.render import render as render_document
+
+    return render_document(document, fmt, **options)
 
 
 def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:

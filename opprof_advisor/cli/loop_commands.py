@@ -14,7 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    LangOption, DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, err_console, show, write_html,
+    LangOption, DbOption, ForceOption, TableJsonHtmlSheets, TableOrJson, console, echo, err_console, show, write_html,
+    write_sheets,
 )
 from opprof_advisor.terminal import dumps_json, printable
 
@@ -168,11 +169,12 @@ def compare_command(
         Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
     ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
-    fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
+    fmt: Annotated[TableJsonHtmlSheets, typer.Option("--format", "-f", help="Output format (csv: the family table; "
+                                                                             "xlsx: a sheet per table, needs --output).")] = TableJsonHtmlSheets.table,
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="HTML report file (with --format html; default "
-                     "advisor-report-<time>.html here).", dir_okay=False, show_default=False),
+        typer.Option("--output", "-o", help="Report file: with --format html (default "
+                     "advisor-report-<time>.html here) or xlsx.", dir_okay=False, show_default=False, metavar="FILE"),
     ] = None,
     applied: Annotated[
         Optional[str],
@@ -197,15 +199,17 @@ def compare_command(
     """
     from opprof_advisor import compare, outcomes
 
-    if output is not None and fmt is not TableJsonHtml.html:
-        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
+    if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):
+        raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
     outcome = outcomes.build_outcome(entry, comparison, note=note, force=force) if entry is not None else None
     recorded = outcomes.record_outcome(outcome, db_path=db, force=force) if outcome is not None else None
     document = compare.comparison_to_json(comparison)
-    if fmt is TableJsonHtml.html:
+    if write_sheets(document, fmt.value, output, force=force, inputs=[before, after]):
+        pass
+    elif fmt is TableJsonHtmlSheets.html:
         write_html(document, output, force=force, inputs=[before, after])
     else:
         show(document, fmt.value)
