@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from opprof_advisor.errors import SupportTableError
+from opprof_advisor.i18n import N_
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -27,12 +28,12 @@ CATEGORIES: tuple[str, ...] = ("fallback", "custom_kernel", "fusion", "compute",
 
 #: Each category as a heading, for the table, markdown and HTML renderings of a scan.
 CATEGORY_TITLES: dict[str, str] = {
-    "fallback": "CPU / AI CPU fallback risks",
-    "custom_kernel": "Custom CUDA kernels and CUDA-only libraries",
-    "fusion": "Fusion candidates",
-    "compute": "Compute-heavy operators",
-    "migration": "Migration (CUDA → NPU)",
-    "distributed": "Distributed (NCCL → HCCL)",
+    "fallback": N_("CPU / AI CPU fallback risks"),
+    "custom_kernel": N_("Custom CUDA kernels and CUDA-only libraries"),
+    "fusion": N_("Fusion candidates"),
+    "compute": N_("Compute-heavy operators"),
+    "migration": N_("Migration (CUDA → NPU)"),
+    "distributed": N_("Distributed (NCCL → HCCL)"),
 }
 
 _ROW_KEYS = {"op", "aliases", "family", "category", "support", "replacement", "note", "source"}

@@ -31,10 +31,19 @@ class AdvisorError(Exception):
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def __str__(self) -> str:
+        return self._joined(self.message, self.hint)
+
+    def localized(self) -> str:
+        """The one line of ``str(self)`` in the language in use (a Message message or hint from its template)."""
+        from opprof_advisor.i18n import localize
+
+        return self._joined(localize(self.message), localize(self.hint) if self.hint else None)
+
+    def _joined(self, message: str, hint: str | None) -> str:
         where = self.location()
-        text = f"{where}: {self.message}" if where else self.message
-        if self.hint:
-            text += f" — {self.hint}"
+        text = f"{where}: {message}" if where else message
+        if hint:
+            text += f" — {hint}"
         return text
 
 
@@ -85,8 +94,11 @@ class EntryNotFound(KnowledgeBaseError):
     def __init__(self, entry_id: str, suggestions: list[str] | None = None):
         self.entry_id = entry_id
         self.suggestions = suggestions or []
-        hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else "see `advisor kb list`"
-        super().__init__(f"no knowledge-base entry with id {entry_id!r}", hint=hint)
+        from opprof_advisor.i18n import M_, N_
+
+        hint = M_("did you mean {ids}?", ids=", ".join(self.suggestions)) if self.suggestions else \
+            N_("see `advisor kb list`")
+        super().__init__(M_("no knowledge-base entry with id {id}", id=repr(entry_id)), hint=hint)
 
 
 class EntryExists(KnowledgeBaseError):
@@ -219,8 +231,11 @@ def error_lines(exc: BaseException) -> list[str]:
 
     An exception that is not an AdvisorError is a bug: one "internal error" line asks for a report.
     """
+    from opprof_advisor.i18n import _
+
+    label = _("error:")
     if isinstance(exc, EntryValidationError):
-        return [f"error: {one_line(problem)}" for problem in exc.problems]
+        return [f"{label} {one_line(problem)}" for problem in exc.problems]
     if isinstance(exc, AdvisorError):
-        return [f"error: {one_line(exc)}"]
-    return [f"error: internal error ({exc.__class__.__name__}: {one_line(exc)}) — rerun with --debug and report it"]
+        return [f"{label} {one_line(exc.localized())}"]
+    return [f"{label} internal error ({exc.__class__.__name__}: {one_line(exc)}) — rerun with --debug and report it"]

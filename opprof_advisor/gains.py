@@ -42,6 +42,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
 
 if TYPE_CHECKING:
@@ -151,14 +152,16 @@ def gain_note(entry: Entry) -> str | None:
     """The note for an entry whose gain cannot be scaled to this profile, else None."""
     gain = entry.gain
     if gain is None:
-        return f"{entry.id}: no sourced gain figure, so no expected gain is given"
+        return M_("{id}: no sourced gain figure, so no expected gain is given", id=entry.id)
     if gain.estimate:
-        return (f"{entry.id}: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric} is an unmeasured estimate "
-                f"({gain.source}); not an expected gain for this profile")
+        return M_("{id}: {low}–{high} % {metric} is an unmeasured estimate ({source}); not an expected gain for this "
+                  "profile", id=entry.id, low=_pct(gain.low_pct), high=_pct(gain.high_pct), metric=gain.metric,
+                  source=gain.source)
     if gain.scope == "end_to_end" or entry.kind == "case":
-        where = "end to end" if gain.scope == "end_to_end" else "on its operators' time"
-        return (f"{entry.id}: observed in that case: {_pct(gain.low_pct)}–{_pct(gain.high_pct)} % {gain.metric}"
-                f" {where} ({gain.source}); not an expected gain for this profile")
+        where = N_("end to end") if gain.scope == "end_to_end" else N_("on its operators' time")
+        return M_("{id}: observed in that case: {low}–{high} % {metric} {where} ({source}); not an expected gain for "
+                  "this profile", id=entry.id, low=_pct(gain.low_pct), high=_pct(gain.high_pct), metric=gain.metric,
+                  where=where, source=gain.source)
     return None
 
 

@@ -52,9 +52,13 @@ class SearchHit:
     score: float
     operators: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    zh: dict[str, str] = field(default_factory=dict)  # the zh title, on hits of a Chinese query
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.zh:
+            del data["zh"]  # English hits keep the document they always had
+        return data
 
 
 @dataclass
@@ -83,6 +87,10 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
                top: int = 10) -> SearchResult:
     """Like ``search`` but also return the corrected query and suggestions for zero hits."""
     candidates = filter_entries(index.summaries(), kind=kind, family=resolve_operator(operator))
+    from opprof_advisor.kb_search_zh import has_han, rank_chinese
+
+    if has_han(query):  # FTS5 cannot split Chinese: matched on character n-grams instead
+        return SearchResult(query, rank_chinese(index, [c.id for c in candidates], query, top))
     words = query_words(query)
     if not words:
         return SearchResult(query, [])

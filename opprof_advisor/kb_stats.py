@@ -70,7 +70,8 @@ LIST_SCHEMA = "opprof-advisor/kb-list/1"
 STATS_SCHEMA = "opprof-advisor/kb-stats/2"
 CHECK_SCHEMA = "opprof-advisor/kb-check/1"
 #: The fields of each entry in the kb-list document.
-LIST_FIELDS = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin", "path")
+LIST_FIELDS = ("id", "kind", "title", "summary", "evidence", "operators", "symptoms", "tags", "models", "origin", "path",
+               "zh")
 
 
 def entry_to_json(entry: Entry) -> dict[str, Any]:

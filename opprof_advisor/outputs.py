@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from opprof_advisor.errors import OutputError
+from opprof_advisor.i18n import M_, N_
 
 
 def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], bool], force: bool = False,
@@ -33,17 +34,18 @@ def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], boo
     for source in inputs:
         source = Path(os.path.realpath(source))
         if target == source or source in target.parents:
-            raise OutputError(f"is {'the profile itself' if target == source else 'inside the profile'} "
-                              f"({source}); advisor never writes into what it reads", path=target,
-                              hint=f"give {option} a path outside the profile")
+            where = N_("the profile itself") if target == source else N_("inside the profile")
+            raise OutputError(M_("is {where} ({source}); advisor never writes into what it reads", where=where,
+                                 source=source), path=target,
+                              hint=M_("give {option} a path outside the profile", option=option))
     if target.is_dir():
-        raise OutputError("is a folder, not a file", path=target, hint=f"give {option} a file name")
+        raise OutputError(N_("is a folder, not a file"), path=target, hint=M_("give {option} a file name", option=option))
     if not target.parent.is_dir():
-        raise OutputError("folder does not exist", path=target.parent,
-                          hint=f"create it first or choose another {option}")
+        raise OutputError(N_("folder does not exist"), path=target.parent,
+                          hint=M_("create it first or choose another {option}", option=option))
     if os.path.lexists(target) and not force and not _is_ours(target, is_ours):
-        raise OutputError(f"exists and is not {what} written by advisor; it was left untouched", path=target,
-                          hint=f"choose another {option}, or add --force to replace it")
+        raise OutputError(M_("exists and is not {what} written by advisor; it was left untouched", what=what), path=target,
+                          hint=M_("choose another {option}, or add --force to replace it", option=option))
     return target
 
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from opprof_advisor import steps, symptoms, thresholds
 from opprof_advisor.families import families_to_json
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
@@ -25,7 +26,7 @@ SCHEMA = "opprof-advisor/profile/1"
 
 #: Timeline-only formats (trace_view.json / msprof_*.json) and what to collect instead.
 TIMELINE_FORMATS = frozenset({"torch-npu-timeline", "msprof-timeline"})
-TIMELINE_SWITCH = "kernel_details.csv from the torch_npu profiler, or msprof --export=on for op_summary"
+TIMELINE_SWITCH = N_("kernel_details.csv from the torch_npu profiler, or msprof --export=on for op_summary")
 #: Profile format -> the tool that wrote it (vocabulary.PRODUCERS).
 PRODUCER_OF_FORMAT: dict[str, str] = {
     "msopprof-device": "msopprof", "msopprof-simulator": "msopprof",
@@ -107,7 +108,7 @@ class Kernels:
 
     def note(self, what: str, why: str, need: str) -> None:
         """Add ``cannot judge <what>: <why> (collect with <remedy>)``; ``need`` is a thresholds.REMEDIES key."""
-        note = f"cannot judge {what}: {why} ({self.remedy(need)})"
+        note = M_("cannot judge {what}: {why} ({remedy})", what=what, why=why, remedy=self.remedy(need))
         if note not in self.notes:
             self.notes.append(note)
 
@@ -115,10 +116,12 @@ class Kernels:
         if self.timeline:
             # a timeline never carries the summary columns, whatever the level: ask for the summaries
             extra = thresholds.REMEDIES["pipe"]["torch_npu"] if need == "pipe" else None
-            return f"collect with {TIMELINE_SWITCH}" + (f", with {extra}" if extra else "")
+            if extra:
+                return M_("collect with {switch}", switch=M_("{source}, with {extra}", source=TIMELINE_SWITCH, extra=extra))
+            return M_("collect with {switch}", switch=TIMELINE_SWITCH)
         options = thresholds.REMEDIES.get(need, {})
         switch = options.get(self.producer) or options.get("torch_npu") or need
-        return f"collect with {switch}"
+        return M_("collect with {switch}", switch=switch)
 
     def add(self, symptom_id: str, op_types: Iterable[str], time_us: float, detail: str,
             share: float | None = None, ceiling_us: float | None = None) -> None:
@@ -284,13 +287,13 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
     ratios describe an idle core, not the work.
     """
     if unit in thresholds.NO_PIPE_UNITS:
-        return "unknown", None, None, f"ran on {UNITS[unit]}, which has no pipe counters"
+        return "unknown", None, None, M_("ran on {unit}, which has no pipe counters", unit=UNITS[unit])
     if not ctx.has_pipes:
-        return "unknown", None, None, "the profile has no pipe ratio columns"
+        return "unknown", None, None, N_("the profile has no pipe ratio columns")
     keys = _pipes_for(unit, ctx.pipe)
     long = [i for i in indices if ctx.duration[i] >= ctx.min_duration]
     if not long:
-        return "unknown", None, None, f"every launch is shorter than {thresholds.MIN_TASK_DURATION_US:.0f} us"
+        return "unknown", None, None, M_("every launch is shorter than {limit:.0f} us", limit=thresholds.MIN_TASK_DURATION_US)
     working = ctx.working
     best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
     for key in keys:
@@ -341,7 +344,7 @@ def _note_unjudged(ctx: Kernels) -> None:
     for why, ops in reasons.items():
         if why.startswith("the profile has no pipe"):
             continue  # the bound-class note already says so, with what to collect
-        ctx.notes.append(f"bound class not judged for {symptoms.unjudged(ops)}: {why}")
+        ctx.notes.append(M_("bound class not judged for {ops}: {why}", ops=symptoms.unjudged(ops), why=why))
 
 
 # ----------------------------------------------------------------------------------------------

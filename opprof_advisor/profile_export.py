@@ -102,12 +102,13 @@ def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
             db[name].drop(ignore=True)  # only in the copy, and only our own tables (see _tables_to_keep)
         db["kernels"].insert_all(kernel_rows(raw), pk="seq", batch_size=2000, alter=True)
         db["op_types"].insert_all(
-            ({**asdict(r), "dtypes": ";".join(r.dtypes), "formats": ";".join(r.formats)} for r in profile.op_types),
+            ({**asdict(r), "dtypes": ";".join(r.dtypes), "formats": ";".join(r.formats), "bound_why": str(r.bound_why)}
+             for r in profile.op_types),
             pk=("op_type", "unit"), alter=True)
         db["symptoms"].insert_all(
-            ({"id": s.id, "op_types": ";".join(s.op_types), "share": s.share, "detail": s.detail}
+            ({"id": s.id, "op_types": ";".join(s.op_types), "share": s.share, "detail": str(s.detail)}
              for s in profile.symptoms), pk="id", alter=True)
-        db["notes"].insert_all(({"seq": i, "note": n} for i, n in enumerate(profile.notes)), pk="seq", alter=True)
+        db["notes"].insert_all(({"seq": i, "note": str(n)} for i, n in enumerate(profile.notes)), pk="seq", alter=True)
         # a job keeps no kernel rows (each rank is summarised, then dropped): its ranks are the detail
         db["ranks"].insert_all((asdict(r) for r in profile.ranks), alter=True)
         document = profile_to_json(profile)

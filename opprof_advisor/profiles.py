@@ -40,3 +40,16 @@ def read_profile(path: str | Path, progress: Progress | None = None,
                  executor: ExecutorChoice | None = None) -> Profile:
     """Read any supported profiler output (folder, file or archive) into the normalised Profile."""
     return load_profile(path, progress, executor=executor)[1]
+
+
+def read_side(path: Path, role: str):
+    """Read one side (``BEFORE`` / ``AFTER``) of a comparison; a failure says which side it was."""
+    from opprof_advisor.errors import ProfileError
+
+    try:
+        return read_profile(path)
+    except ProfileError as exc:
+        exc.message = f"cannot read the {role} profile: {exc.message}"
+        if exc.path is None:
+            exc.path = str(path)
+        raise

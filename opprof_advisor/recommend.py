@@ -583,7 +583,13 @@ def suggestion_to_json(suggestion: Suggestion) -> dict[str, Any]:
         "show": f"advisor show {entry.id}",
         "observed": suggestion.observed or None,
         "matched_terms": [[term, round(weight, 6)] for term, weight in suggestion.matched_terms],
+        "zh": zh_texts(entry.zh),
     }
+
+
+def zh_texts(zh: dict[str, str]) -> dict[str, str]:
+    """The Chinese title, summary and first step an entry carries (``--lang zh`` prints them)."""
+    return {key: zh[key] for key in ("title", "summary", "first_step") if zh.get(key)}
 
 
 def _score_formula(suggestion: Suggestion) -> dict[str, Any]:
@@ -605,7 +611,8 @@ def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
                     "reference": profile.reference, "reference_us": round(profile.reference_us, 3)},
         "suggestions": [suggestion_to_json(s) for s in result.suggestions],
         "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity, "mix_cosine": c.mix_cosine,
-                           "symptom_overlap": c.symptom_overlap, "why": list(c.why)} for c in result.similar_cases],
+                           "symptom_overlap": c.symptom_overlap, "why": list(c.why), "zh": dict(c.zh)}
+                          for c in result.similar_cases],
         "notes": list(result.notes),
         "explain": result.explain,
         "profile_document": profile_to_json(profile),

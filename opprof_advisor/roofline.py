@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.errors import PeaksError
 from opprof_advisor.models import Profile, Roofline, RooflineRow
 from opprof_advisor.operators import canonical_family
@@ -190,11 +191,11 @@ def _derive_cube_peaks(peaks: Peaks) -> None:
 def collect_hint(fmt: str) -> str:
     """Where the chip, core count and clock of a run are kept, for the producer of ``fmt``."""
     if fmt.startswith("msopprof"):
-        return "msprof op, keeping dump/op_basic_info.txt (Run Soc Version, Current Freq) beside the CSVs"
+        return N_("msprof op, keeping dump/op_basic_info.txt (Run Soc Version, Current Freq) beside the CSVs")
     if fmt.startswith("torch-npu"):
-        return ("the torch_npu profiler with export_type=db (NPU_INFO, AICORE_FREQ), or keep its PROF_* folder "
-                "with device_*/info.json.*")
-    return "msprof, keeping PROF_*/device_*/info.json.* (ai_core_num, aic_frequency)"
+        return N_("the torch_npu profiler with export_type=db (NPU_INFO, AICORE_FREQ), or keep its PROF_* folder "
+                  "with device_*/info.json.*")
+    return N_("msprof, keeping PROF_*/device_*/info.json.* (ai_core_num, aic_frequency)")
 
 
 def has_roofs(device: dict[str, Any], peaks_file: str | Path | None = None) -> bool:
@@ -207,16 +208,16 @@ def _missing_peak_note(peaks: Peaks, fmt: str) -> str | None:
         return None  # computed from cores and clock, or given as measured figures
     missing = []
     if not peaks.aic:
-        missing.append("AI Core count")
+        missing.append(N_("AI Core count"))
     if not peaks.freq_mhz:
-        missing.append("AI Core clock")
+        missing.append(N_("AI Core clock"))
     if not missing:
         return None
-    where = f"the chip {peaks.chip} is not in the SoC table" if peaks.chip and soc_spec(peaks.chip) is None else (
-        f"{peaks.chip} has no sourced figure for it" if peaks.chip else "the profile names no chip")
-    verb = "are" if len(missing) > 1 else "is"
-    return (f"cannot judge roofline: the {' and '.join(missing)} {verb} not in the profile and {where} "
-            f"(collect with {collect_hint(fmt)}, or give aic / freq_mhz in --peaks FILE.yaml)")
+    where = M_("the chip {chip} is not in the SoC table", chip=peaks.chip) if peaks.chip and soc_spec(peaks.chip) is None \
+        else (M_("{chip} has no sourced figure for it", chip=peaks.chip) if peaks.chip else N_("the profile names no chip"))
+    what = M_("the {a} and {b} are", a=missing[0], b=missing[1]) if len(missing) > 1 else M_("the {a} is", a=missing[0])
+    return M_("cannot judge roofline: {what} not in the profile and {where} (collect with {hint}, or give aic / "
+              "freq_mhz in --peaks FILE.yaml)", what=what, where=where, hint=collect_hint(fmt))
 
 
 # ------------------------------------------------------------------------------------------------

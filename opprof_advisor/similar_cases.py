@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.operators import COMMUNICATION_FAMILIES
 from opprof_advisor.vocabulary import BOUND_SYMPTOM
@@ -52,6 +53,7 @@ class SimilarCase:
     symptom_overlap: float = 0.0
     why: list[str] = field(default_factory=list)  # what matched: the shared families, symptoms, workload
     excluded: str = ""  # why it is not shown, when it is not
+    zh: dict[str, str] = field(default_factory=dict)  # the case's Chinese title (front matter zh:)
 
 
 def case_mix_weights(op_mix: Any) -> dict[str, float]:
@@ -99,15 +101,15 @@ def rank_cases(profile: Profile, entries: Sequence[Entry]) -> list[SimilarCase]:
         overlap = jaccard(problems, case_problems)
         similarity = MIX_WEIGHT * mix + SYMPTOM_WEIGHT * overlap
         shared_families = [f for f in weights if f in shares][:3]
-        why = [f"op mix {mix:.2f} ({', '.join(shared_families)} in both)"]
+        why = [M_("op mix {mix:.2f} ({families} in both)", mix=mix, families=", ".join(shared_families))]
         shared = sorted(problems & case_problems)
         if shared:
-            why.append(f"shared symptoms {', '.join(shared)}")
+            why.append(M_("shared symptoms {ids}", ids=", ".join(shared)))
         excluded = _workload_mismatch(entry, profile, communicates, why)
         if not excluded and not shared and mix < CLOSE_MIX:
             excluded = "no shared problem symptom and the op mixes differ"
         found.append(SimilarCase(entry.id, entry.title, round(similarity, 4), round(mix, 4), round(overlap, 4),
-                                 why, excluded))
+                                 why, excluded, {"title": entry.zh["title"]} if entry.zh.get("title") else {}))
     found.sort(key=lambda c: (-c.similarity, c.id))
     return found
 
@@ -124,7 +126,7 @@ def _workload_mismatch(entry: Entry, profile: Profile, communicates: bool, why: 
     if case_comm != communicates:
         return ("the case's run communicates and this one does not" if case_comm
                 else "this run communicates and the case's does not")
-    why.append("both communicate" if communicates else "neither communicates")
+    why.append(N_("both communicate") if communicates else N_("neither communicates"))
     workloads = {v for item in entry.requires for key, values in item.items() if key == "workload" for v in values}
     if workloads and profile.workload:
         if profile.workload not in workloads:

@@ -25,6 +25,7 @@ from opprof_advisor.thresholds import (
     MIN_TASK_DURATION_US, NO_PIPE_UNITS, PAUSE_SHARE, SETUP_SHARE, SLOW_LINK_MIN_MB, SLOW_LINK_SHARE,
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.symptoms_kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )
@@ -43,7 +44,7 @@ def check_step_split(ctx: Kernels) -> None:
         if ctx.single_kernel:
             return
         what = "exposed communication and free time" if ctx.comm_time else "free (idle) time"
-        ctx.note(what, "the profile has no step table and no task start times", "steps")
+        ctx.note(what, N_("the profile has no step table and no task start times"), "steps")
         return
     comm = [r.op_type for r in ctx.rows if r.unit == "communication"]
     exposed = total.exposed_us / total.stage_us
@@ -60,7 +61,7 @@ def check_step_split(ctx: Kernels) -> None:
                          f"({benchmark}): a benchmark loop, whose gaps are the harness's host time, not the "
                          "model's dispatch")
     elif free >= FREE_SHARE and gap >= PAUSE_SHARE * total.stage_us:
-        ctx.note("host-bound dispatch", f"the device is idle {free:.1%} of the window, but one gap of "
+        ctx.note(N_("host-bound dispatch"), f"the device is idle {free:.1%} of the window, but one gap of "
                  f"{gap / 1000:.1f} ms holds {gap / total.stage_us:.0%} of it: an excerpt of the run or a pause, not "
                  "dispatch gaps", "steady_state")
     elif free >= FREE_SHARE:
@@ -88,7 +89,7 @@ def check_communication_wait(ctx: Kernels) -> None:
     comm = ctx.raw.extra.get("communication") or {}
     elapse = comm.get("Elapse Time(ms)", 0.0)
     if elapse <= 0:
-        ctx.note("whether exposed communication is waiting or transferring", "communication.json is missing",
+        ctx.note(N_("whether exposed communication is waiting or transferring"), N_("communication.json is missing"),
                  "communication_json")
         return
     transit, wait, idle = (comm.get(f"{k} Time(ms)", 0.0) for k in ("Transit", "Wait", "Idle"))
@@ -165,11 +166,11 @@ def check_aicpu(ctx: Kernels) -> None:
     units = set(ctx.unit)
     if units <= {"unknown", "communication"} and "unknown" in units:
         if ctx.timeline:  # the timeline reader has already said why the unit is unknown
-            ctx.note("AI CPU fallback", "no kernel is labelled AI_CPU", "level1")
+            ctx.note(N_("AI CPU fallback"), N_("no kernel is labelled AI_CPU"), "level1")
             return
         ctx.note("the unit of compute kernels (AI Core / AI Vector / AI CPU)",
                  "Task Type / Accelerator Core is N/A at profiler level0", "level1")
-        ctx.note("AI CPU fallback", "the unit (Task Type / Accelerator Core) is not recorded at profiler level0",
+        ctx.note(N_("AI CPU fallback"), N_("the unit (Task Type / Accelerator Core) is not recorded at profiler level0"),
                  "level1")
         return
     time_by_op: Counter[str] = Counter()
@@ -186,13 +187,15 @@ def check_aicpu(ctx: Kernels) -> None:
         return
     ops = [op for op, _ in time_by_op.most_common()]
     ctx.add("aicpu_fallback", ops, total,
-            f"{count} AI CPU kernel(s) of {', '.join(ops[:5])} take {total:.1f} us "
-            f"({ctx.compute_share(total):.1%} of compute time, longest {longest:.1f} us)", ceiling_us=total)
+            M_("{count} AI CPU kernel(s) of {ops} take {total:.1f} us ({share:.1%} of compute time, longest "
+               "{longest:.1f} us)", count=count, ops=", ".join(ops[:5]), total=total,
+               share=ctx.compute_share(total), longest=longest), ceiling_us=total)
     nms = [op for op in ops if ctx.family.get(op) == "NMS"]
     if nms:
         nms_time = sum(time_by_op[op] for op in nms)
-        ctx.add("nms_cpu", nms, nms_time, f"non-maximum suppression ({', '.join(nms)}) runs on the AI CPU: "
-                f"{nms_time:.1f} us ({ctx.compute_share(nms_time):.1%} of compute time)", ceiling_us=nms_time)
+        ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time:.1f} us "
+                                             "({share:.1%} of compute time)", ops=", ".join(nms), time=nms_time,
+                                             share=ctx.compute_share(nms_time)), ceiling_us=nms_time)
 
 
 def check_double(ctx: Kernels) -> None:
@@ -201,7 +204,7 @@ def check_double(ctx: Kernels) -> None:
     inputs = ctx.column("input_dtypes")
     outputs = ctx.column("output_dtypes")
     if inputs is None and outputs is None:
-        ctx.note("float64 / int64 work", "Input Data Types is not recorded", "shapes")
+        ctx.note(N_("float64 / int64 work"), N_("Input Data Types is not recorded"), "shapes")
         return
     time_by_op: Counter[str] = Counter()
     longest = 0.0
@@ -220,8 +223,9 @@ def check_double(ctx: Kernels) -> None:
     total = sum(time_by_op.values())
     if time_by_op and (longest >= MIN_TASK_DURATION_US or ctx.compute_share(total) >= AICPU_MIN_SHARE):
         ops = [op for op, _ in time_by_op.most_common()]
-        ctx.add("double_dtype", ops, total, f"float64, or int64 on the AI CPU, in {', '.join(ops[:5])}: "
-                f"{total:.1f} us ({ctx.compute_share(total):.1%} of compute time)")
+        ctx.add("double_dtype", ops, total, M_("float64, or int64 on the AI CPU, in {ops}: {total:.1f} us "
+                                               "({share:.1%} of compute time)", ops=", ".join(ops[:5]), total=total,
+                                               share=ctx.compute_share(total)))
 
 
 def check_transdata(ctx: Kernels) -> None:
@@ -230,7 +234,8 @@ def check_transdata(ctx: Kernels) -> None:
     if hits and ctx.compute_share(total) >= TRANSDATA_SHARE:
         count = sum(r.count for r in hits)
         ctx.add("transdata_overhead", [r.op_type for r in hits], total,
-                f"{count} TransData kernel(s) take {total:.1f} us = {ctx.compute_share(total):.1%} of compute time",
+                M_("{count} TransData kernel(s) take {total:.1f} us = {share:.1%} of compute time", count=count,
+                   total=total, share=ctx.compute_share(total)),
                 ceiling_us=total)
 
 
@@ -245,7 +250,7 @@ def check_dynamic(ctx: Kernels) -> None:
     states = ctx.column("op_state")
     dynamic: Counter[str] = Counter()
     if states is None:
-        ctx.note("dynamic shape", "the OP State column is missing", "op_state")
+        ctx.note(N_("dynamic shape"), N_("the OP State column is missing"), "op_state")
     else:
         kinds = {state: state.lower() for state in set(states) if state}
         static = sum(1 for state in states if kinds.get(state) == "static")
@@ -266,7 +271,7 @@ def _check_recompile(ctx: Kernels, dynamic: Counter[str]) -> None:
     compile_us = ctx.raw.extra.get("compile_us")
     if compile_us is None:
         if dynamic:
-            ctx.note("whether operators are compiled again during the run", "no host API statistics "
+            ctx.note(N_("whether operators are compiled again during the run"), "no host API statistics "
                      "(opCompile time) in the profile", "api_statistic")
         return
     base = ctx.step_total.stage_us if ctx.step_total and ctx.step_total.stage_us else ctx.device_time
@@ -284,7 +289,7 @@ def check_launch(ctx: Kernels) -> None:
         return
     waits = ctx.column("wait_us")
     if waits is None:
-        ctx.note("launch bound", "Task Wait Time is not recorded", "level1")
+        ctx.note(N_("launch bound"), N_("Task Wait Time is not recorded"), "level1")
         return
     compute = [i for i, u in enumerate(ctx.unit) if u != "communication"]
     short = [i for i in compute if ctx.duration[i] < MIN_TASK_DURATION_US]
@@ -316,14 +321,16 @@ def check_small_kernels(ctx: Kernels) -> None:
         return
     total = sum(time_by_op.values())
     share = ctx.compute_share(total)
-    ctx.notes.append(f"{count} kernel launch(es) shorter than {MIN_TASK_DURATION_US:.0f} us ({len(time_by_op)} op "
-                     f"types, {share:.1%} of compute time) are not judged one by one for bound class or block dim: "
-                     f"their pipe counters are too short to mean much (msprof-analyze's 20 us rule)")
+    ctx.notes.append(M_("{count} kernel launch(es) shorter than {limit:.0f} us ({ops} op types, {share:.1%} of compute "
+                        "time) are not judged one by one for bound class or block dim: their pipe counters are too "
+                        "short to mean much (msprof-analyze's 20 us rule)", count=count, limit=MIN_TASK_DURATION_US,
+                        ops=len(time_by_op), share=share))
     if share >= SMALL_KERNEL_SHARE:
         ops = [op for op, _ in time_by_op.most_common()]
         ctx.add("small_kernels", ops, total,
-                f"{count} kernels shorter than {MIN_TASK_DURATION_US:.0f} us take {total:.1f} us = {share:.1%} of "
-                f"compute time ({', '.join(ops[:4])} …): latency-bound work best fused or captured as a graph")
+                M_("{count} kernels shorter than {limit:.0f} us take {total:.1f} us = {share:.1%} of compute time "
+                   "({ops} …): latency-bound work best fused or captured as a graph", count=count,
+                   limit=MIN_TASK_DURATION_US, total=total, share=share, ops=", ".join(ops[:4])))
 
 
 def check_setup(ctx: Kernels) -> None:
@@ -368,4 +375,6 @@ CHECKS = (
 def unjudged(items: Iterable[str]) -> str:
     """``a, b and 3 more`` for a note listing op types."""
     items = list(items)
-    return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+    if len(items) <= 5:
+        return ", ".join(items)
+    return M_("{items} and {n} more", items=", ".join(items[:5]), n=len(items) - 5)

@@ -6,6 +6,7 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import OpTypeStat
 from opprof_advisor.thresholds import (
     AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
@@ -25,13 +26,13 @@ def check_block_dim(ctx: Kernels) -> None:
     blocks = ctx.column("block_dim")
     if blocks is None or all(b in (None, 0) for b in blocks):
         if ctx.compute_time:
-            ctx.note("block dim", "Block Dim / Block Num is not recorded", "level1")
+            ctx.note(N_("block dim"), N_("Block Dim / Block Num is not recorded"), "level1")
         return
     cores = ctx.raw.core_counts
     if not cores.get("aic"):
-        chip = f"the chip ({ctx.raw.chip}) is not one whose core count is known" if ctx.raw.chip else \
-            "the chip's AI Core count is not in the profile"
-        ctx.note("block dim against the core count", chip, "cores")
+        chip = M_("the chip ({chip}) is not one whose core count is known", chip=ctx.raw.chip) if ctx.raw.chip else \
+            N_("the chip's AI Core count is not in the profile")
+        ctx.note(N_("block dim against the core count"), chip, "cores")
         return
     aic, aiv = cores["aic"], cores.get("aiv") or cores["aic"]
     few: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # op -> [time, idle core time]
@@ -72,7 +73,7 @@ def check_block_dim(ctx: Kernels) -> None:
 def check_bound(ctx: Kernels) -> None:
     if not ctx.has_pipes:
         if any(r.unit not in NO_PIPE_UNITS for r in ctx.rows):
-            ctx.note("bound class", "no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile", "pipe")
+            ctx.note(N_("bound class"), N_("no pipe ratio columns (aic_mac_ratio, aiv_vec_ratio ...) in the profile"), "pipe")
         return
     by_class: dict[str, list[OpTypeStat]] = defaultdict(list)
     for row in ctx.rows:
@@ -81,8 +82,9 @@ def check_bound(ctx: Kernels) -> None:
     for bound, hits in by_class.items():
         total = sum(r.time_us for r in hits)
         names = ", ".join(f"{r.op_type} {ctx.compute_share(r.time_us):.0%} ({_pipe_text(r)})" for r in hits[:4])
-        what = "no pipe reaches the bound threshold" if bound == "none" else f"{bound} pipe is the busiest"
-        ctx.add(BOUND_SYMPTOM[bound], [r.op_type for r in hits], total, f"{what} in {names}")
+        what = N_("no pipe reaches the bound threshold") if bound == "none" else M_("{bound} pipe is the busiest",
+                                                                                       bound=bound)
+        ctx.add(BOUND_SYMPTOM[bound], [r.op_type for r in hits], total, M_("{what} in {names}", what=what, names=names))
 
 
 def _pipe_text(row: OpTypeStat) -> str:
@@ -98,7 +100,7 @@ def check_imbalance(ctx: Kernels) -> None:
     launches = detail.get("launches") or [detail]
     judged = [d for d in launches if any(len(v or []) >= 2 for v in (d.get("block_time_us") or {}).values())]
     if not judged:
-        ctx.note("block imbalance", "no per-block times in the msOpProf output", "per_block")
+        ctx.note(N_("block imbalance"), N_("no per-block times in the msOpProf output"), "per_block")
         return
     worst = None
     for launch in judged:
@@ -233,7 +235,7 @@ def check_fp32(ctx: Kernels) -> None:
     cube_rows = [r for r in ctx.rows if r.family in CUBE_FAMILIES and r.unit in AIC_UNITS]
     if dtypes is None:
         if cube_rows:
-            ctx.note("fp32 compute", "Input Data Types is not recorded", "shapes")
+            ctx.note(N_("fp32 compute"), N_("Input Data Types is not recorded"), "shapes")
         return
     time_by_op: Counter[str] = Counter()
     for i, unit in enumerate(ctx.unit):

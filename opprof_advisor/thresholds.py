@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from opprof_advisor.i18n import N_
+
 
 #: In whole-model profiles, kernels shorter than this are not judged one by one for bound class or
 #: block dim: msprof-analyze's ``_MIN_TASK_DURATION = 20`` (operator_bound_checker.py; FORMATS.md §6;
@@ -116,23 +118,23 @@ NO_PIPE_UNITS = frozenset({"ai_cpu", "communication", "dsa", "other"})
 #: What to collect for a missing piece of data, per producer (msopprof, msprof, torch_npu). A note's
 #: remedy always fits the tool that wrote the profile: msprof op has no profiler_level.
 REMEDIES: dict[str, dict[str, str]] = {
-    "level1": {"torch_npu": "profiler_level=Level1", "msprof": "msprof --task-time=l1"},
-    "shapes": {"torch_npu": "profiler_level=Level1 and record_shapes=True", "msprof": "msprof --task-time=l1"},
-    "op_state": {"torch_npu": "profiler_level=Level1 on CANN >= 8.0", "msprof": "msprof on CANN >= 8.0"},
-    "pipe": {"torch_npu": "experimental_config aic_metrics=AiCMetrics.PipeUtilization",
-             "msprof": "msprof --aic-metrics=PipeUtilization", "msopprof": "msprof op --aic-metrics=PipeUtilization"},
-    "cores": {"torch_npu": "export_type=db (NPU_INFO names the chip), or keep PROF_*/device_*/info.json.*",
-              "msprof": "the PROF_*/device_*/info.json.* files kept beside the export",
-              "msopprof": "the dump/op_basic_info.txt of the OPPROF_* folder kept (Run Soc Version)"},
-    "steps": {"torch_npu": "the torch_npu profiler, which writes ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
-              "msprof": "msprof --task-time=l1 (task start times in op_summary) or the msprof DB export"},
-    "communication_json": {"torch_npu": "profiler_level=Level1 (communication.json)",
-                           "msprof": "the torch_npu profiler at Level1 (communication.json), or msprof-analyze "
-                                     "cluster over all ranks"},
-    "api_statistic": {"torch_npu": "profiler_level=Level1 (api_statistic.csv)",
-                      "msprof": "msprof --export=on (api_statistic_*.csv) or the msprof DB export (CANN_API)"},
-    "whole_run": {"msopprof": "the whole run profiled with msprof or the torch_npu profiler"},
-    "steady_state": {"torch_npu": "a profiler schedule (wait, warmup, active) that records whole steady-state steps",
-                     "msprof": "a profile of whole steady-state iterations (msprof --delay / --duration)"},
-    "per_block": {"msopprof": "msprof op --aic-metrics=PipeUtilization, keeping every launch folder"},
+    "level1": {"torch_npu": N_("profiler_level=Level1"), "msprof": N_("msprof --task-time=l1")},
+    "shapes": {"torch_npu": N_("profiler_level=Level1 and record_shapes=True"), "msprof": N_("msprof --task-time=l1")},
+    "op_state": {"torch_npu": N_("profiler_level=Level1 on CANN >= 8.0"), "msprof": N_("msprof on CANN >= 8.0")},
+    "pipe": {"torch_npu": N_("experimental_config aic_metrics=AiCMetrics.PipeUtilization"),
+             "msprof": N_("msprof --aic-metrics=PipeUtilization"), "msopprof": N_("msprof op --aic-metrics=PipeUtilization")},
+    "cores": {"torch_npu": N_("export_type=db (NPU_INFO names the chip), or keep PROF_*/device_*/info.json.*"),
+              "msprof": N_("the PROF_*/device_*/info.json.* files kept beside the export"),
+              "msopprof": N_("the dump/op_basic_info.txt of the OPPROF_* folder kept (Run Soc Version)")},
+    "steps": {"torch_npu": N_("the torch_npu profiler, which writes ASCEND_PROFILER_OUTPUT/step_trace_time.csv"),
+              "msprof": N_("msprof --task-time=l1 (task start times in op_summary) or the msprof DB export")},
+    "communication_json": {"torch_npu": N_("profiler_level=Level1 (communication.json)"),
+                           "msprof": N_("the torch_npu profiler at Level1 (communication.json), or msprof-analyze "
+                                     "cluster over all ranks")},
+    "api_statistic": {"torch_npu": N_("profiler_level=Level1 (api_statistic.csv)"),
+                      "msprof": N_("msprof --export=on (api_statistic_*.csv) or the msprof DB export (CANN_API)")},
+    "whole_run": {"msopprof": N_("the whole run profiled with msprof or the torch_npu profiler")},
+    "steady_state": {"torch_npu": N_("a profiler schedule (wait, warmup, active) that records whole steady-state steps"),
+                     "msprof": N_("a profile of whole steady-state iterations (msprof --delay / --duration)")},
+    "per_block": {"msopprof": N_("msprof op --aic-metrics=PipeUtilization, keeping every launch folder")},
 }

@@ -6,6 +6,8 @@ readers may only emit those ids.
 
 from __future__ import annotations
 
+from opprof_advisor.i18n import N_
+
 #: Profile symptoms: id -> one-line meaning. KB entries reference these ids in ``symptoms``.
 SYMPTOMS: dict[str, str] = {
     "aicpu_fallback": "compute operators run on the AI CPU instead of AI Core / AI Vector",
@@ -78,10 +80,10 @@ KINDS: dict[str, tuple[str, ...]] = {
 
 #: Evidence grades (after the case-evidence policy of Huawei's agent knowledge base).
 EVIDENCE_GRADES: dict[str, str] = {
-    "A": "primary source with measured numbers",
-    "B": "primary source without numbers",
-    "C": "official guide or sample",
-    "D": "second-hand",
+    "A": N_("primary source with measured numbers"),
+    "B": N_("primary source without numbers"),
+    "C": N_("official guide or sample"),
+    "D": N_("second-hand"),
 }
 
 #: Scope of a gain range in a KB entry.

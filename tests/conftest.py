@@ -34,3 +34,15 @@ def real_profiles() -> Path:
     if not REAL_PROFILES.is_dir():
         pytest.skip("../shared/real-profiles is not beside the project")
     return REAL_PROFILES
+
+
+@pytest.fixture(autouse=True)
+def english_by_default(monkeypatch):
+    """Tests read English unless they ask for Chinese: no locale or ADVISOR_LANG of the machine leaks in."""
+    for name in ("ADVISOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    from opprof_advisor.i18n import set_lang
+
+    set_lang("en")
+    yield
+    set_lang("en")

@@ -87,7 +87,7 @@ def test_a_file_that_is_not_a_document_is_one_line_naming_it(runner, tmp_path, c
 def test_a_format_the_document_has_no_renderer_for_says_which_it_has(runner, tmp_path):
     saved = save(runner, tmp_path, "profile.json", "profile", EXAMPLE)
     result = run(runner, "report", str(saved), "--format", "markdown", code=1)
-    assert "no markdown rendering of an opprof-advisor profile document — use --format table or html or json" \
+    assert "no markdown rendering of an opprof-advisor profile document — use --format table or html or csv or json" \
         in result.stderr
 
 

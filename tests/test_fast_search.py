@@ -21,10 +21,11 @@ def test_anything_but_a_plain_search_is_left_to_typer(argv, capsys):
 
 def test_options_are_parsed_like_the_typer_command():
     options = fast_search.parse_search_args(
-        ["search", "flash", "--kind=recipe", "-o", "FlashAttentionScore", "attention", "-n", "3", "-f", "json",
+        ["search", "flash", "--kind=recipe", "--operator", "FlashAttentionScore", "attention", "-n", "3", "-f", "json",
          "--db", "/tmp/x.db", "--", "--literal"])
     assert options == {"words": ["flash", "attention", "--literal"], "kind": "recipe",
-                       "operator": "FlashAttentionScore", "top": 3, "format": "json", "db": "/tmp/x.db"}
+                       "operator": "FlashAttentionScore", "top": 3, "format": "json", "db": "/tmp/x.db",
+                       "lang": None}
 
 
 @pytest.mark.parametrize("argv", [

@@ -171,3 +171,22 @@ ENGINEER_QUERIES = {
 @pytest.mark.parametrize("query, expected", sorted(ENGINEER_QUERIES.items()))
 def test_shipped_kb_puts_the_right_entry_first_for_what_engineers_type(runner, shipped, query, expected):
     assert first_hit(runner, *query.split()) == expected
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("非极大值抑制", "nms-on-npu"), ("通信未掩盖", "exposed-communication"), ("NMS 回退", "nms-on-npu"),
+])
+def test_chinese_queries_find_entries_by_their_zh_texts(query, expected):
+    from opprof_advisor.kb_search import run_search
+    from opprof_advisor.store import open_index
+
+    hits = run_search(open_index(), query, top=3).hits
+    assert expected in [h.id for h in hits[:2]], [h.id for h in hits]
+    assert hits[0].to_dict()["zh"]["title"]
+
+
+def test_a_chinese_query_with_nothing_in_common_finds_nothing():
+    from opprof_advisor.kb_search import run_search
+    from opprof_advisor.store import open_index
+
+    assert run_search(open_index(), "天气预报", top=3).hits == []

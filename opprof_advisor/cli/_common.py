@@ -45,6 +45,25 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
+class TableJsonHtmlSheets(str, Enum):
+    """profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook."""
+
+    table = "table"
+    json = "json"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
+class SuggestFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
 #: Show a progress bar only when reading takes longer than this (seconds).
 PROGRESS_DELAY_S = 1.0
 
@@ -54,6 +73,23 @@ DbOption = Annotated[
     typer.Option("--db", help="Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home folder).",
                  dir_okay=False, show_default=False),
 ]
+
+
+def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
+    from opprof_advisor.i18n import LANGS, normalise_lang, set_lang
+
+    if value is not None:
+        if normalise_lang(value) is None:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(LANGS)}", param_hint="--lang")
+        ctx.meta["advisor.lang"] = value  # shared by the whole command line: `advisor --lang zh suggest` holds
+    set_lang(ctx.meta.get("advisor.lang"))  # None: from the environment, afresh for every command run
+    return value
+
+
+#: `--lang` of every command (and of `advisor` itself): the language of what it prints.
+LangOption = Annotated[Optional[str], typer.Option(
+    "--lang", metavar="zh|en", callback=_choose_lang, expose_value=False, is_eager=True, show_default=False,
+    help="Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for a zh_* locale, else en).")]
 
 
 #: `--force` of the commands that write a report or an export.
@@ -163,6 +199,28 @@ def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
             typer.echo(printable(item), err=to_stderr)
         else:
             target.print(item)
+
+
+def write_sheets(document: dict[str, Any], fmt: str, output: Optional[Path], *, force: bool, inputs: Any = ()) -> bool:
+    """Print ``document``'s main table as CSV, or write its tables into an xlsx workbook; False for other formats."""
+    if fmt == "csv":
+        if output is not None:
+            raise typer.BadParameter("--format csv prints to stdout; --output is for html and xlsx",
+                                     param_hint="--output")
+        echo(render(document, "csv").rstrip("\n"))
+        return True
+    if fmt == "xlsx":
+        from opprof_advisor.render.sheets import write_xlsx
+
+        echo(f"wrote {write_xlsx(document, output, force=force, inputs=inputs)}")
+        return True
+    return False
+
+
+def render(document: dict[str, Any], fmt: str, **options: Any) -> Any:
+    from opprof_advisor.render import render as render_document
+
+    return render_document(document, fmt, **options)
 
 
 def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:

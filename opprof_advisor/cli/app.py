@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from opprof_advisor import __version__
+from opprof_advisor.cli._common import LangOption
 from opprof_advisor.errors import AdvisorError, error_lines, format_warning
 from opprof_advisor.terminal import detach_closed_stdout
 
@@ -71,6 +72,7 @@ def _main(
         typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    lang: LangOption = None,
 ) -> None:
     """Ranked, evidence-backed tuning advice for Ascend NPU profiles."""
     _state["debug"] = debug or bool(os.environ.get("ADVISOR_DEBUG"))
@@ -81,7 +83,7 @@ def _main(
 
 #: One line per command module; each adds its commands with ``register(app)``.
 COMMAND_MODULES = ("kb_commands", "profile_commands", "roofline_commands", "suggest_commands", "loop_commands",
-                   "scan_commands", "report_commands")
+                   "scan_commands", "report_commands", "mcp_commands")
 
 
 def _register_commands() -> None:

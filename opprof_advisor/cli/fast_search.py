@@ -21,15 +21,17 @@ from typing import Any
 
 from opprof_advisor.vocabulary import KINDS
 
-_OPTIONS = {"--kind": "kind", "-k": "kind", "--operator": "operator", "-o": "operator", "--top": "top", "-n": "top",
-            "--format": "format", "-f": "format", "--db": "db"}
+# `-o` is --output in every command, so --operator has no short form (search writes no file).
+_OPTIONS = {"--kind": "kind", "-k": "kind", "--operator": "operator", "--top": "top", "-n": "top",
+            "--format": "format", "-f": "format", "--db": "db", "--lang": "lang"}
 
 
 def parse_search_args(argv: list[str]) -> dict[str, Any] | None:
     """Options of a plain `search` invocation, or None when Typer should handle ``argv``."""
     if not argv or argv[0] != "search":
         return None
-    options: dict[str, Any] = {"words": [], "kind": None, "operator": None, "top": "10", "format": "table", "db": None}
+    options: dict[str, Any] = {"words": [], "kind": None, "operator": None, "top": "10", "format": "table", "db": None,
+                               "lang": None}
     position = 1
     while position < len(argv):
         arg = argv[position]
@@ -58,6 +60,8 @@ def _valid(options: dict[str, Any]) -> bool:
         return False
     if options["kind"] is not None and options["kind"] not in KINDS:
         return False
+    if options["lang"] is not None and options["lang"] not in ("zh", "en"):
+        return False
     if not options["top"].isdigit() or int(options["top"]) < 1:
         return False
     options["top"] = int(options["top"])
@@ -76,6 +80,9 @@ def run(argv: list[str]) -> int | None:
     from opprof_advisor.terminal import detach_closed_stdout
 
     # The same last line of defence as the Typer app's (cli.app.AdvisorGroup): one line, never a traceback.
+    from opprof_advisor.i18n import set_lang
+
+    set_lang(options["lang"])  # None: from ADVISOR_LANG / the locale, as the Typer path does
     try:
         search_and_print(options)
         sys.stdout.flush()

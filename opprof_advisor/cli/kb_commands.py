@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, Kind, TableOrJson, console, err_console, show
+from opprof_advisor.cli._common import LangOption, DbOption, Kind, TableOrJson, console, err_console, show
 from opprof_advisor.terminal import one_line
 
 if TYPE_CHECKING:
@@ -62,12 +62,13 @@ def search_command(
         metavar="QUERY", show_default=False,
         help="What to look for: words, an operator name, an id (typos are fine).")],
     kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
-    operator: Annotated[Optional[str], typer.Option("--operator", "-o",
+    operator: Annotated[Optional[str], typer.Option("--operator",
                                                     help="Only entries about this operator family or alias "
                                                          "(e.g. NMS, BatchMatMulV2).")] = None,
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many hits to show.")] = 10,
     fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Search the knowledge base (full text + fuzzy match on titles, ids, operators and tags).
 
@@ -85,6 +86,7 @@ def show_command(
         metavar="ID", show_default=False, help="The entry id (see `advisor search` / `advisor kb list`).")],
     fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Show one entry: its summary, gain, evidence grade, sources and body.
 
@@ -100,6 +102,7 @@ def add_command(
                                          show_default=False)],
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing entry with the same id.")] = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Validate a markdown entry, copy it into your KB folder and index it.
 
@@ -125,6 +128,7 @@ def check_command(
                        show_default=False),
     ] = None,
     fmt: FormatOption = TableOrJson.table,
+    lang: LangOption = None,
 ) -> None:
     """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, sources, unsourced figures.
 
@@ -161,6 +165,7 @@ def check_command(
 def build_command(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Start from an empty index instead of updating.")] = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Build or update the index from the built-in and your own KB (done automatically when needed)."""
     import time
@@ -180,6 +185,7 @@ def list_command(
     kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
     fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """List the entries of the knowledge base."""
     from opprof_advisor.kb_stats import entries_to_json
@@ -191,6 +197,7 @@ def list_command(
 def stats_command(
     fmt: FormatOption = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Count entries by kind, evidence and origin; print the coverage table (symptom and family -> entries).
 

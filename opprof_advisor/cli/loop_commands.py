@@ -14,7 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DbOption, ForceOption, TableJsonHtml, TableOrJson, console, echo, err_console, show, write_html,
+    LangOption, DbOption, ForceOption, TableJsonHtmlSheets, TableOrJson, console, echo, err_console, show, write_html,
+    write_sheets,
 )
 from opprof_advisor.terminal import dumps_json, printable
 
@@ -91,6 +92,7 @@ def collect_command(
                                               "seconds; 0 = no limit."),
     ] = 3600.0,
     no_suggest: Annotated[bool, typer.Option("--no-suggest", help="Only collect; do not print advice.")] = False,
+    lang: LangOption = None,
 ) -> None:
     """Run the operator profiler on APP, then advise on what it wrote.
 
@@ -167,11 +169,12 @@ def compare_command(
         Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
     ],
     after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
-    fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
+    fmt: Annotated[TableJsonHtmlSheets, typer.Option("--format", "-f", help="Output format (csv: the family table; "
+                                                                             "xlsx: a sheet per table, needs --output).")] = TableJsonHtmlSheets.table,
     output: Annotated[
         Optional[Path],
-        typer.Option("--output", "-o", help="HTML report file (with --format html; default "
-                     "advisor-report-<time>.html here).", dir_okay=False, show_default=False),
+        typer.Option("--output", "-o", help="Report file: with --format html (default "
+                     "advisor-report-<time>.html here) or xlsx.", dir_okay=False, show_default=False, metavar="FILE"),
     ] = None,
     applied: Annotated[
         Optional[str],
@@ -183,6 +186,7 @@ def compare_command(
                                                         "second entry; replace an --output file advisor did not "
                                                         "write.")] = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Compare two profiles per operator family: time, share, unit and bound changes, total change.
 
@@ -195,15 +199,17 @@ def compare_command(
     """
     from opprof_advisor import compare, outcomes
 
-    if output is not None and fmt is not TableJsonHtml.html:
-        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
+    if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):
+        raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
     entry = _load_entry(applied, db) if applied else None  # an unknown id fails before any work
     comparison = compare.compare_profiles(_read(before, "BEFORE"), _read(after, "AFTER"))
     # Built before printing so a refused outcome (an untrustworthy comparison) stores nothing.
     outcome = outcomes.build_outcome(entry, comparison, note=note, force=force) if entry is not None else None
     recorded = outcomes.record_outcome(outcome, db_path=db, force=force) if outcome is not None else None
     document = compare.comparison_to_json(comparison)
-    if fmt is TableJsonHtml.html:
+    if write_sheets(document, fmt.value, output, force=force, inputs=[before, after]):
+        pass
+    elif fmt is TableJsonHtmlSheets.html:
         write_html(document, output, force=force, inputs=[before, after])
     else:
         show(document, fmt.value)
@@ -214,17 +220,9 @@ def compare_command(
 
 
 def _read(path: Path, role: str):
-    """Read one side of the comparison, saying which side failed."""
-    from opprof_advisor.errors import ProfileError
-    from opprof_advisor.profiles import read_profile
+    from opprof_advisor.profiles import read_side
 
-    try:
-        return read_profile(path)
-    except ProfileError as exc:
-        exc.message = f"cannot read the {role} profile: {exc.message}"
-        if exc.path is None:
-            exc.path = str(path)
-        raise
+    return read_side(path, role)
 
 
 def _load_entry(entry_id: str, db: Path | None):
@@ -243,6 +241,7 @@ def list_command(
     entry: Annotated[Optional[str], typer.Option("--entry", help="Only this KB entry id.", show_default=False)] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """List recorded outcomes, oldest first."""
     from opprof_advisor import outcomes
@@ -259,6 +258,7 @@ def remove_command(
     ids: Annotated[list[int], typer.Argument(metavar="ID...", help="Ids of the outcomes to remove (the # column of "
                                                                    "`advisor outcomes list`).", show_default=False)],
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Remove recorded outcomes (a wrong comparison, a mistyped --applied); unknown ids remove nothing.
 
@@ -282,6 +282,7 @@ def export_command(
     ] = None,
     force: ForceOption = False,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Export every recorded outcome as markdown (to contribute back to kb/) or JSON.
 

@@ -12,8 +12,8 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DelayedProgress, ExecutorName, ExecutorOption, ForceOption, SchedulerOption, TableJsonHtml, err_console,
-    executor_choice, show, write_html,
+    LangOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, SchedulerOption, TableJsonHtmlSheets, err_console,
+    executor_choice, show, write_html, write_sheets,
 )
 from opprof_advisor.cli.roofline_commands import PeaksOption
 
@@ -28,7 +28,8 @@ def profile_command(
                                               "folder, an op_summary / kernel_details CSV, an msprof DB, a folder of "
                                               "ranks, or a .zip / .tar.gz of one.", show_default=False)],
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many op types to list.")] = 20,
-    fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
+    fmt: Annotated[TableJsonHtmlSheets, typer.Option("--format", "-f", help="Output format (csv: the op-type table; "
+                                                                             "xlsx: a sheet per table, needs --output).")] = TableJsonHtmlSheets.table,
     export: Annotated[Optional[Path], typer.Option("--export", help="Also write kernels and the op-type summary "
                                                                     "into this SQLite file (browse it with datasette).",
                                                    dir_okay=False, show_default=False)] = None,
@@ -39,13 +40,14 @@ def profile_command(
     force: ForceOption = False,
     executor: ExecutorOption = ExecutorName.auto,
     scheduler: SchedulerOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Show where device time goes: op types by time with unit and bound class, symptoms, and what cannot be judged.
 
     Example: advisor profile ./rank0_ascend_pt --top 10
     """
-    if output is not None and fmt is not TableJsonHtml.html:
-        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
+    if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):
+        raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
     from opprof_advisor.profile_builder import profile_to_json
     from opprof_advisor.profiles import load_profile
 
@@ -63,10 +65,13 @@ def profile_command(
             written_what = f"{counts['kernels']} kernels and {counts['op_types']} op types"
         err_console.print(f"wrote {written_what} to {written}", markup=False)
     document = profile_to_json(profile)
-    if fmt is TableJsonHtml.json:
-        document["op_types"] = document["op_types"][:top]
+    if fmt in (TableJsonHtmlSheets.json, TableJsonHtmlSheets.csv, TableJsonHtmlSheets.xlsx):
+        document["op_types"] = document["op_types"][:top]  # as the table: --top rows
+    if write_sheets(document, fmt.value, output, force=force, inputs=[path]):
+        return
+    if fmt is TableJsonHtmlSheets.json:
         show(document, "json")
-    elif fmt is TableJsonHtml.html:
+    elif fmt is TableJsonHtmlSheets.html:
         write_html(document, output, force=force, inputs=[path])
     else:
         show(document, "table", top=top)

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import ForceOption, ReportFormat, show, write_html
+from opprof_advisor.cli._common import LangOption, ForceOption, ReportFormat, show, write_html
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +28,7 @@ def report_command(
                                                                           "default advisor-report-<time>.html here).",
                                                    dir_okay=False, show_default=False)] = None,
     force: ForceOption = False,
+    lang: LangOption = None,
 ) -> None:
     """Render a saved JSON document as a table, markdown or a self-contained HTML report.
 

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DelayedProgress, ForceOption, TableJsonHtml, echo, show, write_html
+from opprof_advisor.cli._common import LangOption, DelayedProgress, ForceOption, TableJsonHtml, echo, show, write_html
 from opprof_advisor.terminal import dumps_json
 
 #: The `--peaks` option of every command that computes a roofline.
@@ -37,6 +37,7 @@ def roofline_command(
                                                                           "stdout (HTML default: advisor-report-<time>.html "
                                                                           "here).", dir_okay=False, show_default=False)] = None,
     force: ForceOption = False,
+    lang: LangOption = None,
 ) -> None:
     """Show how far each op type is from the chip's roofs: achieved TFLOP/s and GB/s, efficiency, headroom.
 

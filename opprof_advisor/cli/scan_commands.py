@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, ForceOption, ReportFormat, show, write_html
+from opprof_advisor.cli._common import LangOption, DbOption, ForceOption, ReportFormat, show, write_html
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +32,7 @@ def scan_command(
                                                    "(default: advisor-report-<timestamp>.html here).",
                                                    dir_okay=False, show_default=False)] = None,
     force: ForceOption = False,
+    lang: LangOption = None,
 ) -> None:
     """Find compute-heavy operators, CPU-fallback risks, CUDA-only code and fusion candidates in model source.
 

@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, ReportFormat, SchedulerOption,
-    TableOrJson, err_console, executor_choice, show, write_html,
+    LangOption, DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, SchedulerOption,
+    SuggestFormat, TableOrJson, err_console, executor_choice, show, write_html, write_sheets,
 )
 
 
@@ -29,17 +29,19 @@ def suggest_command(
     top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many suggestions to show.")] = 5,
     model: Annotated[Optional[str], typer.Option("--model", help="Model hint, e.g. yolov8, llama2-7b.")] = None,
     kind: Annotated[Optional[Kind], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.table,
+    fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format (csv: the suggestions table; "
+                                                                       "xlsx: a sheet per table, needs --output).")] = SuggestFormat.table,
     explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="HTML report file (with --format html; default advisor-report-<time>.html here).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file: with --format html (default advisor-report-<time>.html here) or xlsx.", metavar="FILE")] = None,
     force: ForceOption = False,
     db: DbOption = None,
     executor: ExecutorOption = ExecutorName.auto,
     scheduler: SchedulerOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
-    if output is not None and fmt is not ReportFormat.html:
-        raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
+    if output is not None and fmt not in (SuggestFormat.html, SuggestFormat.xlsx, SuggestFormat.csv):
+        raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
     from opprof_advisor.profiles import read_profile
     from opprof_advisor.recommend import suggestions_to_json
 
@@ -48,7 +50,9 @@ def suggest_command(
         parsed = read_profile(profile, progress, executor=choice)
     result = _open(db).suggest(parsed, top=top, model=model, kind=kind.value if kind else None, explain=explain)
     document = suggestions_to_json(result)
-    if fmt is ReportFormat.html:
+    if write_sheets(document, fmt.value, output, force=force, inputs=[profile]):
+        return
+    if fmt is SuggestFormat.html:
         write_html(document, output, force=force, inputs=[profile])
     else:
         show(document, fmt.value)
@@ -63,6 +67,7 @@ def eval_command(
                                                                "skipped when absent).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
+    lang: LangOption = None,
 ) -> None:
     """Score the recommender: hit@1, hit@3 and MRR on the labelled synthetic scenarios and real profiles."""
     from opprof_advisor import paths

@@ -26,6 +26,7 @@ FORMATS: dict[str, str] = {
     "table": "a list of Rich renderables for the terminal",
     "markdown": "a markdown string",
     "html": "a self-contained HTML page",
+    "csv": "the main table as CSV text (xlsx: render.sheets.write_xlsx, a sheet per table)",
 }
 
 #: (document kind, format) -> "module:function". The kind is the middle of the schema id.
@@ -33,6 +34,9 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("suggest", "table"): "opprof_advisor.render.text.suggest:suggest_table",
     ("suggest", "markdown"): "opprof_advisor.render.markdown:suggest_markdown",
     ("suggest", "html"): "opprof_advisor.render.html.suggest:render_suggest",
+    ("suggest", "csv"): "opprof_advisor.render.sheets:render_csv",
+    ("profile", "csv"): "opprof_advisor.render.sheets:render_csv",
+    ("compare", "csv"): "opprof_advisor.render.sheets:render_csv",
     ("profile", "table"): "opprof_advisor.render.text.profile:profile_table",
     ("profile", "html"): "opprof_advisor.render.html.profile:render_profile",
     ("roofline", "table"): "opprof_advisor.render.text.profile:roofline_table",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from opprof_advisor.i18n import _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     CLASS_CSS, VERSION_LABEL, check_schema, esc, is_scalar, render_legend, render_notes_section, render_page,
@@ -22,10 +23,10 @@ def render_compare(doc: dict) -> str:
     before, after = doc.get("before") or {}, doc.get("after") or {}
     blocks = [
         compare_verdict(doc),
-        section("runs", "The two runs", compare_runs(before, after)),
+        section("runs", _("The two runs"), compare_runs(before, after)),
         *compare_kernel_sections(before.get("kernel"), after.get("kernel")),
-        section("families", "Before and after, per operator family", compare_chart(doc.get("op_types") or [])),
-        section("changes", "All changes", compare_table(doc.get("op_types") or [])),
+        section("families", _("Before and after, per operator family"), compare_chart(doc.get("op_types") or [])),
+        section("changes", _("All changes"), compare_table(doc.get("op_types") or [])),
         render_notes_section(list(doc.get("notes") or [])),
     ]
     delta = as_float((doc.get("total") or {}).get("delta_pct"))
@@ -109,7 +110,7 @@ def compare_kernel_sections(before: Any, after: Any) -> list[str]:
                 f"<td>{esc(kernel_value(key, after.get(key)))}</td></tr>"
             )
     table = render_table([("", False), ("Before", False), ("After", False)], rows, css="runs")
-    return [section("kernel", "The kernel, side by side", table + pipe_ratio_chart(before, after))]
+    return [section("kernel", _("The kernel, side by side"), table + pipe_ratio_chart(before, after))]
 
 
 def kernel_value(key: str, value: Any) -> str:

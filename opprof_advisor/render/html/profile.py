@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from opprof_advisor.i18n import _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     CLASS_CSS, MAX_TABLE_ROWS, VERSION_LABEL, check_schema, esc, file_name, is_scalar, merged_source, render_facts,
@@ -129,7 +130,7 @@ def profile_summary_section(source: dict, profile: dict | None) -> str:
     path = source.get("path")
     if path:
         body += f'<p class="small muted">Profile: <span class="mono">{esc(path)}</span></p>'
-    return section("profile", "Profile summary", body)
+    return section("profile", _("Profile summary"), body)
 
 
 def render_profile(doc: dict) -> str:
@@ -139,12 +140,12 @@ def render_profile(doc: dict) -> str:
     blocks = [
         profile_verdict(doc),
         profile_summary_section(source, doc),
-        section("families", "Where the device time goes", family_chart(doc)),
-        section("op-types", "Operator types", op_type_table(doc.get("op_types") or [])),
+        section("families", _("Where the device time goes"), family_chart(doc)),
+        section("op-types", _("Operator types"), op_type_table(doc.get("op_types") or [])),
         roofline_section(doc.get("roofline")),
     ]
     if isinstance(doc.get("kernel"), dict) and doc["kernel"]:
-        blocks.append(section("kernel", "Kernel detail", kernel_facts(doc["kernel"])))
+        blocks.append(section("kernel", _("Kernel detail"), kernel_facts(doc["kernel"])))
     blocks.append(render_notes_section(list(doc.get("notes") or [])))
     title = f"Operator profile of {file_name(source.get('path'))}"
     return render_page(title, "opprof-advisor · profile", subtitle_of(source), blocks)

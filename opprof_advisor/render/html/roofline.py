@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 
+from opprof_advisor.i18n import _
 from opprof_advisor.render.html.page import (
     MAX_TABLE_ROWS, check_schema, esc, file_name, merged_source, render_notes_section, render_page, render_table,
     section, shorten, subtitle_of,
@@ -36,9 +37,9 @@ def roofline_section(block: dict | None) -> str:
     rows = [r for r in block.get("op_types") or [] if isinstance(r, dict)]
     if not rows:
         reason = next((n for n in block.get("notes") or [] if "roofline" in str(n)), "no op type could be judged")
-        return section("roofline", "Against the chip's roofs", f'<p class="muted">{esc(reason)}</p>')
+        return section("roofline", _("Against the chip's roofs"), f'<p class="muted">{esc(reason)}</p>')
     body = roofline_chart(peaks, rows) + roofline_table(rows)
-    return section("roofline", "Against the chip's roofs", body)
+    return section("roofline", _("Against the chip's roofs"), body)
 
 
 def roof_lines(peaks: dict) -> list[tuple[str, float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from opprof_advisor.cann_support import CATEGORY_TITLES
+from opprof_advisor.i18n import _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     MAX_TABLE_ROWS, check_schema, esc, file_name, render_legend, render_notes_section, render_page, render_source,
@@ -33,12 +34,12 @@ def render_scan(doc: dict) -> str:
     suggestions = doc.get("suggestions") or []
     blocks = [
         scan_verdict(doc),
-        section("categories", "Findings per category", findings_chart(findings)),
-        section("findings", "Findings", findings_tables(findings)),
-        section("suggestions", "Ranked advice", scan_advice_intro() + render_cards(suggestions, static=True)),
+        section("categories", _("Findings per category"), findings_chart(findings)),
+        section("findings", _("Findings"), findings_tables(findings)),
+        section("suggestions", _("Ranked advice"), scan_advice_intro() + render_cards(suggestions, static=True)),
     ]
     if doc.get("files_failed"):
-        blocks.append(section("failed", "Files that could not be parsed", failed_list(doc["files_failed"])))
+        blocks.append(section("failed", _("Files that could not be parsed"), failed_list(doc["files_failed"])))
     blocks.append(render_notes_section(list(doc.get("notes") or [])))
     title = f"Static scan of {file_name(doc.get('root'))}"
     subtitle = f"{doc.get('root') or ''} · {U.count(doc.get('files_scanned'))} Python files scanned"

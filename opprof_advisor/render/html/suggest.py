@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from opprof_advisor.i18n import _
+from opprof_advisor.render.phrases import entry_text
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     check_schema, esc, file_name, merged_source, render_legend, render_notes_section, render_page, render_sources,
@@ -40,11 +42,11 @@ def render_suggest(doc: dict, profile_doc: dict | None = None) -> str:
     blocks = [
         suggest_verdict(suggestions, profile),
         profile_summary_section(source, profile),
-        section("families", "Where the device time goes", family_chart(profile) if profile else missing_profile_note()),
-        section("gains", "Expected gain per suggestion", gain_chart(suggestions)),
-        section("suggestions", "Suggestions", render_cards(suggestions, static=False)),
+        section("families", _("Where the device time goes"), family_chart(profile) if profile else missing_profile_note()),
+        section("gains", _("Expected gain per suggestion"), gain_chart(suggestions)),
+        section("suggestions", _("Suggestions"), render_cards(suggestions, static=False)),
         roofline_section((profile or {}).get("roofline")),
-        section("similar", "Similar cases", render_similar(doc.get("similar_cases") or [])),
+        section("similar", _("Similar cases"), render_similar(doc.get("similar_cases") or [])),
         render_notes_section(notes),
     ]
     title = f"Tuning advice for {file_name(source.get('path'))}"
@@ -83,7 +85,7 @@ def suggest_verdict(suggestions: list[dict], profile: dict | None) -> str:
         saving = "<p>No sourced gain figure for this advice: the size of the win is not known in advance.</p>"
     return (
         '<section class="verdict" aria-labelledby="verdict-h"><p class="label">Fix first</p>'
-        f'<h2 class="headline" id="verdict-h">{esc(first.get("title") or first.get("id"))}</h2>'
+        f'<h2 class="headline" id="verdict-h">{esc(entry_text(first, "title") or first.get("id"))}</h2>'
         f"{why}{saving}"
         f'<p class="small muted">{len(suggestions)} suggestion{"s" if len(suggestions) != 1 else ""} ranked below; '
         "details, evidence and sources in the cards.</p></section>"
@@ -175,7 +177,7 @@ def render_card(sug: dict, *, first: bool, static: bool) -> str:
     return (
         f'<article class="card{" first" if first else ""}" id="{key}" aria-labelledby="{key}-t">'
         f'<div class="card-head"><div class="titles"><p class="rank">#{esc(rank)}{" · fix first" if first else ""}</p>'
-        f'<h3 id="{key}-t">{esc(sug.get("title") or sug.get("id"))}</h3>{badges}</div>'
+        f'<h3 id="{key}-t">{esc(entry_text(sug, "title") or sug.get("id"))}</h3>{badges}</div>'
         f"{gain_box(sug.get('expected_gain'), static=static)}</div>"
         f"{gain_basis(sug.get('expected_gain'))}{first_step(sug)}"
         f"<h4>Evidence</h4>{evidence}{extra}"
@@ -212,7 +214,7 @@ def gain_box(gain: dict | None, *, static: bool) -> str:
 
 def first_step(sug: dict) -> str:
     """How to start the fix, and where the rest of the steps are."""
-    step = sug.get("first_step")
+    step = entry_text(sug, "first_step")
     if not step:
         return ""
     return (f'<p class="first-step"><strong>First step:</strong> {esc(step)} '
@@ -259,7 +261,7 @@ def render_similar(cases: list[dict]) -> str:
         parts = f": op mix {mix:.2f}, symptoms {overlap:.2f}" if mix is not None and overlap is not None else ""
         sim_text = f" ({sim:.2f}{parts})" if sim is not None else ""
         items.append(
-            f'<li>Your profile resembles <strong>{esc(case.get("title") or case.get("id"))}</strong>{esc(sim_text)} '
+            f'<li>Your profile resembles <strong>{esc(entry_text(case, "title") or case.get("id"))}</strong>{esc(sim_text)} '
             f'<span class="small muted mono">{esc(case.get("id"))}</span></li>'
         )
     return (

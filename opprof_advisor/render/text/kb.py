@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.render.phrases import entry_gain_line
+from opprof_advisor.i18n import N_, _
+from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
 from opprof_advisor.vocabulary import EVIDENCE_GRADES
 
 #: Below this terminal width the operators column is left out so titles are not squeezed.
@@ -19,8 +20,8 @@ def no_hits_line(doc: dict[str, Any]) -> str:
     """The line printed when a search finds nothing (with did-you-mean words where there are some)."""
     query, close = doc.get("query"), doc.get("did_you_mean") or []
     if close:
-        return f"no entries match {query!r}; did you mean {', '.join(close)}?"
-    return f"no entries match {query!r}; see `advisor kb list` for every entry"
+        return _("no entries match {query}; did you mean {words}?").format(query=repr(query), words=", ".join(close))
+    return _("no entries match {query}; see `advisor kb list` for every entry").format(query=repr(query))
 
 
 def problems_warning(problems: list[Any]) -> str | None:
@@ -28,11 +29,11 @@ def problems_warning(problems: list[Any]) -> str | None:
     if not problems:
         return None
     files = len({problem.path for problem in problems})
-    return (f"warning: {len(problems)} knowledge-base problem(s) in {files} file(s); invalid files are "
-            "not indexed — run `advisor kb check` to list them")
+    return _("warning: {n} knowledge-base problem(s) in {files} file(s); invalid files are not indexed — run "
+             "`advisor kb check` to list them").format(n=len(problems), files=files)
 
 
-def search_table(doc: dict[str, Any], *, width: int = 80, **_: Any) -> list:
+def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The ranked hits (rank, id, kind, score, title, and operators when ``width`` allows), or why none."""
     from rich.table import Table
     from rich.text import Text
@@ -40,21 +41,22 @@ def search_table(doc: dict[str, Any], *, width: int = 80, **_: Any) -> list:
     hits = doc.get("results") or []
     if not hits:
         return [Text(no_hits_line(doc))]
-    out: list = [Text(f"showing results for {doc['corrected']!r}", style="dim")] if doc.get("corrected") else []
+    out: list = ([Text(_("showing results for {query}").format(query=repr(doc["corrected"])), style="dim")]
+                 if doc.get("corrected") else [])
     table = Table(box=None, pad_edge=False, header_style="bold")
     wide = width >= WIDE_COLUMNS
-    for column in ("#", "id", "kind", "score"):
-        table.add_column(column, justify="right" if column in ("#", "score") else "left", no_wrap=True)
-    table.add_column("title")
+    for column, justify in (("#", "right"), (_("id"), "left"), (_("kind"), "left"), (_("score"), "right")):
+        table.add_column(column, justify=justify, no_wrap=True)
+    table.add_column(_("title"))
     if wide:
-        table.add_column("operators")
+        table.add_column(_("operators"))
     for number, hit in enumerate(hits, 1):
-        row = [str(number), hit["id"], hit["kind"], f"{hit['score']:.2f}", Text(hit["title"])]  # Text: no markup
+        row = [str(number), hit["id"], word(hit["kind"]), f"{hit['score']:.2f}", Text(entry_text(hit, "title"))]  # Text: no markup
         table.add_row(*row, *([", ".join(hit.get("operators") or [])] if wide else []))
     return out + [table]
 
 
-def list_table(doc: dict[str, Any], *, width: int = 80, **_: Any) -> list:
+def list_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """Entries as a table (id, kind, evidence, title, and operators when ``width`` allows) and their count."""
     from rich.table import Table
     from rich.text import Text
@@ -62,30 +64,30 @@ def list_table(doc: dict[str, Any], *, width: int = 80, **_: Any) -> list:
     entries = doc.get("entries") or []
     table = Table(box=None, pad_edge=False, header_style="bold")
     wide = width >= WIDE_COLUMNS
-    for column in ("id", "kind", "ev"):
+    for column in (_("id"), _("kind"), _("grade")):
         table.add_column(column, no_wrap=True)
-    table.add_column("title")
+    table.add_column(_("title"))
     if wide:
-        table.add_column("operators")
+        table.add_column(_("operators"))
     for entry in entries:
-        row = [entry["id"], entry["kind"], entry["evidence"], Text(entry["title"])]  # a title is text, not markup
+        row = [entry["id"], word(entry["kind"]), entry["evidence"], Text(entry_text(entry, "title"))]  # a title is text, not markup
         table.add_row(*row, *([", ".join(entry.get("operators") or [])] if wide else []))
-    return [table, Text(f"{len(entries)} entries", style="dim")]
+    return [table, Text(_("{n} entries").format(n=len(entries)), style="dim")]
 
 
-def stats_table(doc: dict[str, Any], **_: Any) -> list:
+def stats_table(doc: dict[str, Any], **_options: Any) -> list:
     """Counts by kind, grade and origin, the symptom and family coverage tables, what is under-answered."""
     from rich.text import Text
 
-    out: list = [Text(f"{doc['entries']} entries, {doc['with_gain']} with a sourced gain")]
-    for title, key in (("kind", "by_kind"), ("evidence grade", "by_evidence"), ("origin", "by_origin")):
-        out.append(Text(f"  by {title}: " + ", ".join(f"{name} {count}" for name, count in doc[key].items())))
+    out: list = [Text(_("{n} entries, {gain} with a sourced gain").format(n=doc["entries"], gain=doc["with_gain"]))]
+    for title, key in ((_("by kind"), "by_kind"), (_("by evidence grade"), "by_evidence"), (_("by origin"), "by_origin")):
+        out.append(Text(f"  {title}: " + ", ".join(f"{word(name)} {count}" for name, count in doc[key].items())))
     out += [Text(""), _symptom_coverage(doc), Text(""), _family_coverage(doc)]
     uncovered = doc["uncovered_symptoms"]
     if uncovered:
-        out.append(Text(f"fewer than {doc['min_answers']} answering entries: " + ", ".join(uncovered)))
+        out.append(Text(_("fewer than {n} answering entries: {ids}").format(n=doc["min_answers"], ids=", ".join(uncovered))))
     else:
-        out.append(Text(f"every symptom has at least {doc['min_answers']} answering entries"))
+        out.append(Text(_("every symptom has at least {n} answering entries").format(n=doc["min_answers"])))
     return out
 
 
@@ -95,13 +97,13 @@ def _symptom_coverage(stats: dict[str, Any]):
     from rich.text import Text
 
     kinds = list(next(iter(stats["symptoms"].values()), {}))
-    table = Table(box=None, pad_edge=False, header_style="bold", title="symptom coverage (entries that answer it)",
+    table = Table(box=None, pad_edge=False, header_style="bold", title=_("symptom coverage (entries that answer it)"),
                   title_justify="left")
-    table.add_column("symptom", no_wrap=True)
-    table.add_column("answers", justify="right", no_wrap=True)
+    table.add_column(_("symptom"), no_wrap=True)
+    table.add_column(_("answers"), justify="right", no_wrap=True)
     for kind in kinds:
-        table.add_column(kind, justify="right", no_wrap=True)
-    table.add_column("answered by", overflow="fold")
+        table.add_column(word(kind), justify="right", no_wrap=True)
+    table.add_column(_("answered by"), overflow="fold")
     for symptom, ids in stats["answering"].items():
         short = len(ids) < stats["min_answers"]
         count = Text(str(len(ids)), style="bold red" if short else "")
@@ -115,17 +117,17 @@ def _family_coverage(stats: dict[str, Any]):
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(box=None, pad_edge=False, header_style="bold", title="operator-family coverage",
+    table = Table(box=None, pad_edge=False, header_style="bold", title=_("operator-family coverage"),
                   title_justify="left")
-    table.add_column("family", no_wrap=True)
-    table.add_column("entries", justify="right", no_wrap=True)
-    table.add_column("ids", overflow="fold")
+    table.add_column(_("family"), no_wrap=True)
+    table.add_column(_("entries"), justify="right", no_wrap=True)
+    table.add_column(_("ids"), overflow="fold")
     for family, ids in stats["families"].items():
         table.add_row(family, str(len(ids)), Text(", ".join(ids)))
     return table
 
 
-def entry_table(doc: dict[str, Any], **_: Any) -> list:
+def entry_table(doc: dict[str, Any], **_options: Any) -> list:
     """One entry: its title, its front matter as a grid, and its body as markdown (links show their address)."""
     from rich.markdown import Markdown
     from rich.text import Text
@@ -133,7 +135,7 @@ def entry_table(doc: dict[str, Any], **_: Any) -> list:
     entry = doc.get("entry") or {}
     # The title is text: no markup, no markdown link. Links in the body keep their address: a
     # terminal hyperlink would hide where it goes.
-    return [Text(str(entry.get("title")), style="bold"), entry_facts(entry), Text(""),
+    return [Text(entry_text(entry, "title"), style="bold"), entry_facts(entry), Text(""),
             Markdown(str(entry.get("body") or ""), hyperlinks=False)]
 
 
@@ -151,28 +153,29 @@ def entry_facts(entry: dict[str, Any]):
     grid.add_column(overflow="fold")
     joined = lambda key, sep=", ": sep.join(entry.get(key) or [])  # noqa: E731
     rows = [
-        ("id", f"{entry.get('id')} ({entry.get('kind')}, {entry.get('origin')})"),
-        ("summary", entry.get("summary")),
-        ("gain", entry_gain_line(entry.get("gain"))),
-        ("evidence", f"{entry.get('evidence')}: {EVIDENCE_GRADES.get(entry.get('evidence'), '?')}"),
-        ("operators", joined("operators")),
-        ("symptoms", joined("symptoms")),
-        ("tags", joined("tags")),
-        ("models", joined("models")),
-        ("hardware", joined("hardware") or "any"),
-        ("CANN", entry.get("cann") or "any"),
-        ("op mix", " > ".join(entry.get("op_mix") or [])),
-        ("related", joined("related")),
-        ("sources", joined("sources", "\n")),
-        ("file", entry.get("path")),
+        (N_("id"), f"{entry.get('id')} ({word(entry.get('kind'))}, {word(entry.get('origin'))})"),
+        (N_("summary"), entry_text(entry, "summary")),
+        (N_("first step"), entry_text(entry, "first_step")),  # the zh first step; English has it in the body
+        (N_("gain"), entry_gain_line(entry.get("gain"))),
+        (N_("evidence"), f"{entry.get('evidence')}: {_(EVIDENCE_GRADES.get(entry.get('evidence'), '?'))}"),
+        (N_("operators"), joined("operators")),
+        (N_("symptoms"), joined("symptoms")),
+        (N_("tags"), joined("tags")),
+        (N_("models"), joined("models")),
+        (N_("hardware"), joined("hardware") or _("any")),
+        ("CANN", entry.get("cann") or _("any")),
+        (N_("op mix"), " > ".join(entry.get("op_mix") or [])),
+        (N_("related"), joined("related")),
+        (N_("sources"), joined("sources", "\n")),
+        (N_("file"), entry.get("path")),
     ]
     for name, value in rows:
         if value:
-            grid.add_row(name, Text(value))
+            grid.add_row(_(name), Text(value))
     return grid
 
 
-def check_table(doc: dict[str, Any], **_: Any) -> list:
+def check_table(doc: dict[str, Any], **_options: Any) -> list:
     """`advisor kb check`: one line per problem (``path:line: message``), whatever the file name holds."""
     from opprof_advisor.terminal import one_line
 
@@ -188,7 +191,7 @@ def check_summary(doc: dict[str, Any]) -> str:
     """``158 file(s) checked: no problems, 2 warning(s)``."""
     problems, warnings = doc.get("problems") or [], doc.get("warnings") or []
     bad = len({p.get("path") for p in problems})
-    found = f"{len(problems)} problem(s) in {bad} file(s)" if problems else "no problems"
+    found = _("{n} problem(s) in {files} file(s)").format(n=len(problems), files=bad) if problems else _("no problems")
     if warnings:
-        found += f", {len(warnings)} warning(s)"
-    return f"{doc.get('files')} file(s) checked: {found}"
+        found += _(", {n} warning(s)").format(n=len(warnings))
+    return _("{n} file(s) checked: {found}").format(n=doc.get("files"), found=found)

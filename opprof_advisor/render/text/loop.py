@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from opprof_advisor.i18n import _, localize
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.vocabulary import UNIT_CLASS
 
 
-def compare_table(doc: dict[str, Any], **_: Any) -> list:
+def compare_table(doc: dict[str, Any], **_options: Any) -> list:
     """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
     from rich.text import Text
 
     before, after, total = doc.get("before") or {}, doc.get("after") or {}, doc.get("total") or {}
-    out: list = [Text(f"BEFORE {before.get('path')} ({before.get('format')})"),
-                 Text(f"AFTER  {after.get('path')} ({after.get('format')})"),
-                 Text(f"device time: {U.time(total.get('before_us'))} -> {U.time(total.get('after_us'))} "
-                      f"({_change(total.get('delta_pct'))})"),
+    out: list = [Text(_("BEFORE {path} ({format})").format(path=before.get("path"), format=before.get("format"))),
+                 Text(_("AFTER  {path} ({format})").format(path=after.get("path"), format=after.get("format"))),
+                 Text(_("device time: {before} -> {after} ({change})").format(
+                     before=U.time(total.get("before_us")), after=U.time(total.get("after_us")),
+                     change=_change(total.get("delta_pct")))),
                  _family_table(doc.get("op_types") or [])]
     if doc.get("kernel_rows"):
         out.append(_kernel_table(doc["kernel_rows"]))
-    out += [Text(f"note: {note}") for note in doc.get("notes") or []]
+    out += [Text(_("note:") + f" {localize(note)}") for note in doc.get("notes") or []]
     return out
 
 
@@ -33,16 +35,16 @@ def _family_table(families: list[dict[str, Any]]):
             str(row.get("op_type")),
             U.time(row.get("before_us")),
             U.time(row.get("after_us")),
-            "new" if row.get("status") == "appeared" else _change(row.get("delta_pct")),
+            _("new") if row.get("status") == "appeared" else _change(row.get("delta_pct")),
             f"{U.share(row.get('before_share'))} -> {U.share(row.get('after_share'))}",
             _arrow(_unit_class(row.get("unit_before")), _unit_class(row.get("unit_after"))),
-            _arrow(row.get("bound_before"), row.get("bound_after")),
+            _arrow(_(row.get("bound_before") or "-"), _(row.get("bound_after") or "-")),
         )
         for row in families
     ]
     table = Table(show_edge=False, pad_edge=False)
-    columns = (("op family", "left"), ("before", "right"), ("after", "right"), ("delta", "right"),
-               ("share before -> after", "right"), ("unit", "left"), ("bound", "left"))
+    columns = ((_("op family"), "left"), (_("before"), "right"), (_("after"), "right"), (_("change"), "right"),
+               (_("share before -> after"), "right"), (_("unit"), "left"), (_("bound"), "left"))
     for i, (name, justify) in enumerate(columns):
         if justify == "right":  # numbers are never cut: a narrow terminal folds the text columns instead
             width = max([len(r[i]) for r in rows] + [len(name.split()[0])])
@@ -58,8 +60,8 @@ def _kernel_table(kernel_rows: list[dict[str, Any]]):
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="kernel (msOpProf)", show_edge=False, pad_edge=False)
-    for name in ("metric", "before", "after"):
+    table = Table(title=_("kernel (msOpProf)"), show_edge=False, pad_edge=False)
+    for name in (_("metric"), _("before"), _("after")):
         table.add_column(name, no_wrap=True)
     for row in kernel_rows:
         table.add_row(str(row.get("metric")), Text(_value(row.get("before"))), Text(_value(row.get("after"))))
@@ -93,18 +95,20 @@ def _gain(value: float | None) -> str:
 
 def outcome_line(outcome: dict[str, Any]) -> str:
     """``recorded outcome #3 of nms-on-npu: time saved on NMS 86.1 %, end to end 20.3 %``."""
-    ops = ", ".join(outcome.get("matched_families") or []) or "no matched operators"
-    return (f"recorded outcome #{outcome.get('id')} of {outcome.get('entry_id')}: time saved on {ops} "
-            f"{_gain(outcome.get('matched_gain_pct'))}, end to end {_gain(outcome.get('e2e_gain_pct'))}")
+    ops = ", ".join(outcome.get("matched_families") or []) or _("no matched operators")
+    return _("recorded outcome #{id} of {entry}: time saved on {ops} {gain}, end to end {e2e}").format(
+        id=outcome.get("id"), entry=outcome.get("entry_id"), ops=ops, gain=_gain(outcome.get("matched_gain_pct")),
+        e2e=_gain(outcome.get("e2e_gain_pct")))
 
 
 def removed_line(outcome: dict[str, Any]) -> str:
     """``removed outcome #3 of nms-on-npu (recorded 2025-01-09, 86.1 % on its operators)``."""
-    return (f"removed outcome #{outcome.get('id')} of {outcome.get('entry_id')} (recorded "
-            f"{str(outcome.get('recorded_at') or '')[:10]}, {_gain(outcome.get('matched_gain_pct'))} on its operators)")
+    return _("removed outcome #{id} of {entry} (recorded {date}, {gain} on its operators)").format(
+        id=outcome.get("id"), entry=outcome.get("entry_id"), date=str(outcome.get("recorded_at") or "")[:10],
+        gain=_gain(outcome.get("matched_gain_pct")))
 
 
-def outcomes_table(doc: dict[str, Any], **_: Any) -> list:
+def outcomes_table(doc: dict[str, Any], **_options: Any) -> list:
     """Every recorded outcome of an ``outcomes/1`` document, oldest first (nothing when there is none)."""
     from rich.table import Table
     from rich.text import Text
@@ -114,8 +118,9 @@ def outcomes_table(doc: dict[str, Any], **_: Any) -> list:
     if not rows:
         return []
     table = Table(show_edge=False, pad_edge=False)
-    for name in ("#", "date", "entry", "operators", "operators gain", "end-to-end gain", "chip", "note"):
-        table.add_column(name, no_wrap=name != "note")
+    for number, name in enumerate(("#", _("date"), _("entry"), _("operators"), _("operators gain"),
+                                   _("end-to-end gain"), _("chip"), _("note"))):
+        table.add_column(name, no_wrap=number != 7)
     for o in rows:
         cells = (str(o.get("id")), str(o.get("recorded_at") or "")[:10], str(o.get("entry_id")),
                  ", ".join(o.get("matched_families") or []) or "-", _gain(o.get("matched_gain_pct")),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from opprof_advisor.i18n import _, localize
+from opprof_advisor.render.phrases import symptom_label
 from opprof_advisor.render.units import TEXT as U
 
 BAR_WIDTH = 10
@@ -11,7 +13,7 @@ BAR_WIDTH = 10
 SOURCE_FACTS = frozenset({"path", "format", "producer", "workload", "chip", "ranks"})
 
 
-def profile_table(doc: dict[str, Any], *, top: int = 20, **_: Any) -> list:
+def profile_table(doc: dict[str, Any], *, top: int = 20, **_options: Any) -> list:
     """The header lines, the op-type table (``top`` rows), ranks, symptoms and notes of a profile document."""
     from rich.text import Text
 
@@ -21,16 +23,17 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, **_: Any) -> list:
         out.append(_op_type_table(doc, op_types[:top]))
     hidden = max(int(doc.get("op_types_total") or len(op_types)), len(op_types)) - min(top, len(op_types))
     if hidden > 0:
-        out.append(Text(f"... {hidden} more op type(s) (use --top)"))
+        out.append(Text(_("... {n} more op type(s) (use --top)").format(n=hidden)))
     ranks = (doc.get("source") or {}).get("ranks")
     if ranks:
         out.append(rank_table(ranks))
     symptoms = doc.get("symptoms") or []
-    out.append(Text.assemble(("symptoms", "bold"), "" if symptoms else ": none found"))
-    out += [Text(f"  {s.get('id')} ({U.share(s.get('share'))}): {s.get('detail')}") for s in symptoms]
+    out.append(Text.assemble((_("symptoms"), "bold"), "" if symptoms else _(": none found")))
+    out += [Text(f"  {symptom_label(s.get('id'))} ({U.share(s.get('share'))}): {localize(s.get('detail'))}")
+            for s in symptoms]
     if doc.get("notes"):
-        out.append(Text("notes", style="bold"))
-        out += [Text(f"  {note}") for note in doc["notes"]]
+        out.append(Text(_("notes"), style="bold"))
+        out += [Text(f"  {localize(note)}") for note in doc["notes"]]
     return out
 
 
@@ -40,21 +43,23 @@ def _profile_head(doc: dict[str, Any]) -> list:
     source = doc.get("source") or {}
     versions = ", ".join(f"{k} {v}" for k, v in source.items() if k not in SOURCE_FACTS and v is not None)
     chip = source.get("chip")
-    out = [Text(f"{source.get('path')}  ({source.get('format')}{', ' + versions if versions else ''}"
-                f"{', chip ' + chip if chip else ''})")]
+    chip_text = _(", chip {chip}").format(chip=chip) if chip else ""
+    out = [Text(f"{source.get('path')}  ({source.get('format')}{', ' + versions if versions else ''}{chip_text})")]
     if doc.get("op_types"):
-        out.append(Text(f"device time {U.time(doc.get('device_time_us'))} = compute "
-                        f"{U.time(doc.get('compute_time_us'))} + communication "
-                        f"{U.time(doc.get('communication_time_us'))}"))
+        out.append(Text(_("device time {device} = compute {compute} + communication {communication}").format(
+            device=U.time(doc.get("device_time_us")), compute=U.time(doc.get("compute_time_us")),
+            communication=U.time(doc.get("communication_time_us")))))
     steps = doc.get("steps") or {}
     total = steps.get("total") or {}
     if total.get("stage_us"):
         count = len(steps.get("per_step") or [])
         shares = total.get("shares") or {}
         part = lambda name: f"{U.time(total.get(name + '_us'))} ({U.share(shares.get(name))})"  # noqa: E731
-        out.append(Text(f"{f'{count} steps' if count > 1 else 'step'} {U.time(total['stage_us'])} = computing "
-                        f"{part('computing')} + exposed communication {part('exposed')} + free {part('free')}; "
-                        f"overlapped communication {U.time(total.get('overlapped_us'))} ({steps.get('source')})"))
+        steps_text = _("{n} steps").format(n=count) if count > 1 else _("step")
+        out.append(Text(_("{steps} {time} = computing {computing} + exposed communication {exposed} + free {free}; "
+                          "overlapped communication {overlapped} ({source})").format(
+            steps=steps_text, time=U.time(total["stage_us"]), computing=part("computing"), exposed=part("exposed"),
+            free=part("free"), overlapped=U.time(total.get("overlapped_us")), source=steps.get("source"))))
     return out
 
 
@@ -65,7 +70,7 @@ def share_bar(share: Any) -> str:
 
 def bound_text(row: dict[str, Any]) -> str:
     """``vector (vec 0.87)``: the bound class with the busiest pipe's ratio where it was measured."""
-    bound = str(row.get("bound") or "unknown")
+    bound = _(str(row.get("bound") or "unknown"))
     pipe, ratio = row.get("busiest_pipe"), row.get("busiest_ratio")
     if pipe is None or ratio is None:
         return bound
@@ -87,9 +92,10 @@ def _op_type_table(doc: dict[str, Any], rows: list[dict[str, Any]]):
 
     table = Table(show_edge=False, pad_edge=False)
     # numbers never shrink; op type and family give way on a narrow terminal
-    for column, justify, width in (("op type", "left", None), ("family", "left", None), ("unit", "left", 9),
-                                   ("count", "right", 5), ("time", "right", 9), ("share", "left", 8 + BAR_WIDTH),
-                                   ("bound", "left", 7), ("eff", "right", 6)):
+    for column, justify, width in ((_("op type"), "left", None), (_("family"), "left", None), (_("unit"), "left", 9),
+                                   (_("count"), "right", 5), (_("time"), "right", 9),
+                                   (_("share"), "left", 8 + BAR_WIDTH), (_("bound"), "left", 7),
+                                   (_("efficiency"), "right", 6)):
         table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
     for row in rows:
         table.add_row(Text(str(row.get("op_type"))), Text(str(row.get("family"))), str(row.get("unit")),
@@ -113,19 +119,22 @@ def rank_table(ranks: list[dict[str, Any]]):
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(show_edge=False, pad_edge=False, title="ranks, slowest computation first", title_justify="left")
-    for column in ("rank", "computing", "", "exposed comm", "free", "device time"):
-        table.add_column(column, justify="left" if column in ("rank", "") else "right", no_wrap=True)
+    table = Table(show_edge=False, pad_edge=False, title=_("ranks, slowest computation first"), title_justify="left")
+    for number, column in enumerate((_("rank"), _("computing"), "", _("exposed communication"), _("free"),
+                                     _("device time"))):
+        table.add_column(column, justify="left" if number in (0, 2) else "right", no_wrap=True)
     ordered = sorted(ranks, key=lambda r: -(r["computing_us"] if r.get("computing_us") is not None else -1.0))
     slowest = max((r["computing_us"] for r in ordered if r.get("computing_us") is not None), default=0.0)
     shown = ordered if len(ordered) <= RANK_ROWS else ordered[:RANK_ROWS - 5] + [None] + ordered[-5:]
     for rank in shown:
         if rank is None:
-            table.add_row("…", f"{len(ordered) - RANK_ROWS + 1} more ranks (--format json lists all)", "", "", "", "")
+            table.add_row("…", _("{n} more ranks (--format json lists all)").format(n=len(ordered) - RANK_ROWS + 1),
+                          "", "", "", "")
             continue
         if rank.get("error"):
             # folder names and errors: text, not markup
-            table.add_row(Text(str(rank.get("rank"))), Text(f"not read: {rank['error']}"), "", "", "", "")
+            table.add_row(Text(str(rank.get("rank"))), Text(_("not read: {error}").format(error=rank["error"])),
+                          "", "", "", "")
             continue
         cells = [U.time(rank.get(key)) for key in ("computing_us", "exposed_us", "free_us", "device_time_us")]
         computing = rank.get("computing_us")
@@ -134,24 +143,25 @@ def rank_table(ranks: list[dict[str, Any]]):
     return table
 
 
-def roofline_table(doc: dict[str, Any], **_: Any) -> list:
+def roofline_table(doc: dict[str, Any], **_options: Any) -> list:
     """The chip's peaks, one row per op type against the roofs, why rows are not judged, the notes."""
     from rich.table import Table
     from rich.text import Text
 
     peaks = doc.get("peaks") or {}
     cube = ", ".join(f"{k} {v:.1f}" for k, v in (peaks.get("cube_tflops") or {}).items())
-    out: list = [Text(f"{(doc.get('source') or {}).get('path')}  (chip {peaks.get('chip') or 'unknown'}, "
-                      f"AIC {peaks.get('aic') or '?'}, {peaks.get('freq_mhz') or '?'} MHz; cube peak TFLOP/s: "
-                      f"{cube or 'unknown'}; HBM {peaks.get('hbm_gbps') or '?'} GB/s)")]
+    out: list = [Text(f"{(doc.get('source') or {}).get('path')}  " + _(
+        "(chip {chip}, AIC {aic}, {freq} MHz; cube peak TFLOP/s: {cube}; HBM {hbm} GB/s)").format(
+        chip=peaks.get("chip") or _("unknown"), aic=peaks.get("aic") or "?", freq=peaks.get("freq_mhz") or "?",
+        cube=cube or _("unknown"), hbm=peaks.get("hbm_gbps") or "?"))]
     rows = doc.get("op_types") or []
     if rows:
         table = Table(show_edge=False, pad_edge=False)
         # numbers never shrink; the op type gives way on a narrow terminal
-        for column, justify, width in (("op type", "left", None), ("time", "right", 9), ("dtype", "left", 5),
+        for column, justify, width in ((_("op type"), "left", None), (_("time"), "right", 9), (_("dtype"), "left", 5),
                                        ("TFLOP/s", "right", 7), ("GB/s", "right", 5), ("flop/B", "right", 6),
-                                       ("roof", "left", 9), ("eff", "right", 6), ("headroom", "right", 9),
-                                       ("gain*", "right", 11)):
+                                       (_("roof"), "left", 9), (_("efficiency"), "right", 6),
+                                       (_("headroom"), "right", 9), (_("gain*"), "right", 11)):
             table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
         for row in rows:
             gain = "" if row.get("model_gain_high") is None else U.share_range(row.get("model_gain_low"),
@@ -163,8 +173,8 @@ def roofline_table(doc: dict[str, Any], **_: Any) -> list:
                           str(row.get("roof") or ""), efficiency_cell(doc, row.get("op_type"), row.get("unit")) or "-",
                           headroom, gain)
         out.append(table)
-        out.append(Text("gain* = model estimate: the fraction of the op type's time saved if it reached 60–70 % of "
-                        "attainable; not a sourced figure"))
-        out += [Text(f"  {row.get('op_type')}: {row['reason']}") for row in rows if row.get("reason")]
-    out += [Text(f"  {note}") for note in doc.get("notes") or []]
+        out.append(Text(_("gain* = model estimate: the fraction of the op type's time saved if it reached 60–70 % of "
+                          "attainable; not a sourced figure")))
+        out += [Text(f"  {row.get('op_type')}: {localize(row['reason'])}") for row in rows if row.get("reason")]
+    out += [Text(f"  {localize(note)}") for note in doc.get("notes") or []]
     return out

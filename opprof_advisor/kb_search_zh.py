@@ -1,0 +1,89 @@
+"""Chinese queries of `advisor search`: character n-grams over the entries' ``zh:`` texts.
+
+SQLite's FTS5 ``unicode61`` tokenizer keeps a run of Han characters as one token, so "非极大值抑制"
+matches only that exact run and "通信" nothing inside "通信未掩盖". Chinese is matched here instead,
+on character bigrams (and single characters, weighted down), the usual dictionary-free way to
+index Chinese: every two-character term of the hiascend docs (算子, 融合, 下发, 通信, 掩盖 …) is a
+bigram, and nothing has to be segmented. jieba was measured against it and not taken: its
+dictionary costs about a second to load on first use (a third of a minute to build its cache on a
+cold machine), several times the search's whole budget, for no better ranking on 60–5,000 short
+entries whose terms are two or four characters long.
+
+A query is routed here when it holds a Han character. Each query gram weighs its inverse document
+frequency over the candidate entries; an entry scores the share of the query's weight it holds
+(0–1), 80 % for holding it anywhere in its zh texts and 20 % for holding it in its Chinese title. Latin words in the query (``NMS 回退``) are matched
+as whole lower-case words of the entry's English and Chinese texts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from opprof_advisor.kb_search import SearchHit
+    from opprof_advisor.store import Index
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_LATIN = re.compile(r"[a-z0-9_]+")
+#: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
+UNIGRAM_WEIGHT = 0.25
+#: Below this share of the query's weight an entry is not a hit.
+MIN_SCORE = 0.34
+TITLE_REPEAT = 3
+#: Of the score, the part the query earns in the zh title alone (orders entries that all hold the query).
+TITLE_SHARE = 0.2
+
+
+def has_han(text: str) -> bool:
+    """True when ``text`` holds a Chinese (Han) character."""
+    return bool(_HAN.search(text))
+
+
+def grams(text: str) -> Counter[str]:
+    """Character bigrams and unigrams of the Han runs of ``text``, and its lower-case Latin words."""
+    found: Counter[str] = Counter()
+    for run in _HAN.findall(text):
+        found.update(run)
+        found.update(run[i:i + 2] for i in range(len(run) - 1))
+    found.update(_LATIN.findall(text.lower()))
+    return found
+
+
+def entry_text(entry) -> str:
+    """What a Chinese query is matched against: the zh title (weighted), zh summary and first step, the title."""
+    zh = entry.zh or {}
+    return " ".join([zh.get("title", "")] * TITLE_REPEAT + [zh.get("summary", ""), zh.get("first_step", ""),
+                                                             entry.title, " ".join(entry.operators),
+                                                             " ".join(entry.tags)])
+
+
+def rank_chinese(index: "Index", candidate_ids: Iterable[str], query: str, top: int) -> list["SearchHit"]:
+    """The entries among ``candidate_ids`` that hold the query's Chinese, best first, as search hits."""
+    from opprof_advisor.kb_search import SearchHit
+
+    wanted = set(candidate_ids)
+    entries = [e for e in index.entries() if e.id in wanted]
+    if not entries:
+        return []
+    texts = {e.id: set(grams(entry_text(e))) for e in entries}
+    query_grams = grams(query)
+    weights = {g: _weight(g) * math.log(1 + len(entries) / (1 + sum(g in t for t in texts.values())))
+               for g in query_grams}
+    total = sum(weights.values()) or 1.0
+    scored = []
+    for entry in entries:
+        share = sum(w for g, w in weights.items() if g in texts[entry.id]) / total
+        if share >= MIN_SCORE:
+            title = grams((entry.zh or {}).get("title", ""))
+            in_title = sum(w for g, w in weights.items() if g in title) / total
+            scored.append((round((1 - TITLE_SHARE) * share + TITLE_SHARE * in_title, 4), entry))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+    return [SearchHit(e.id, e.kind, e.title, score, list(e.operators), list(e.tags), zh={"title": e.zh["title"]}
+                      if e.zh.get("title") else {}) for score, e in scored[:max(top, 0)]]
+
+
+def _weight(gram: str) -> float:
+    return UNIGRAM_WEIGHT if len(gram) == 1 and has_han(gram) else 1.0

@@ -1,0 +1,297 @@
+"""`advisor mcp`: the advisor's commands as Model Context Protocol tools, served over stdio.
+
+An agent (an MCP client) calls ``profile``, ``suggest``, ``search``, ``show``, ``compare``,
+``roofline`` and ``scan`` with paths and options as arguments. Each tool computes exactly what
+the command of the same name computes and returns its JSON document (``opprof-advisor/<command>/1``,
+what ``--format json`` prints) as the structured content, plus one paragraph of text that
+summarises it for the model to read. A bad input is a tool error carrying the one line the
+command would print (``error: <file>: <what> — <what to do>``); nothing is ever written (``compare``
+records no outcome: that stays a deliberate ``advisor compare --applied`` on the command line).
+
+The official ``mcp`` SDK (2.x) is an optional extra: ``pip install 'opprof-advisor[mcp]'``.
+This module imports it only when the server is built, so nothing else pays for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from opprof_advisor.errors import AdvisorError, error_lines
+from opprof_advisor.render.units import TEXT as U
+
+SERVER_NAME = "opprof-advisor"
+INSTRUCTIONS = (
+    "Ranked, evidence-backed tuning advice for Huawei Ascend NPU profiles (msprof op, system msprof, the torch_npu "
+    "profiler). Start with `suggest` on a profile folder; `profile` shows where device time goes, `roofline` how far "
+    "each op type is from the chip's roofs, `compare` what changed between two profiles, `scan` what a model's source "
+    "risks before any profile exists, `search` / `show` the knowledge base. Every tool returns the command's JSON "
+    "document; paths are read on the machine running the server."
+)
+
+
+class MissingSDK(AdvisorError):
+    """The optional ``mcp`` package is not installed."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The documents: what each command computes, without printing
+# ---------------------------------------------------------------------------------------------
+
+
+def profile_document(path: str, top: int = 20, peaks: str | None = None) -> dict[str, Any]:
+    """The ``profile/1`` document of ``advisor profile PATH --format json``."""
+    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profiles import load_profile
+
+    _raw, profile = load_profile(Path(path), peaks=Path(peaks) if peaks else None)
+    document = profile_to_json(profile)
+    document["op_types"] = document["op_types"][:max(top, 1)]
+    return document
+
+
+def suggest_document(profile: str, top: int = 5, model: str | None = None, kind: str | None = None,
+                     explain: bool = False, db: str | None = None) -> dict[str, Any]:
+    """The ``suggest/1`` document of ``advisor suggest --profile PATH --format json``."""
+    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.profiles import read_profile
+    from opprof_advisor.recommend import suggestions_to_json
+
+    parsed = read_profile(Path(profile))
+    advisor = open_advisor(Path(db) if db else None)
+    result = advisor.suggest(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
+    document = suggestions_to_json(result)
+    document["warnings"] = [str(w) for w in advisor.warnings]
+    return document
+
+
+def search_document(query: str, top: int = 10, kind: str | None = None, operator: str | None = None,
+                    db: str | None = None) -> dict[str, Any]:
+    """The ``search/1`` document of ``advisor search QUERY --format json``."""
+    from opprof_advisor.kb_search import run_search, search_to_json
+    from opprof_advisor.store import open_index
+
+    index = open_index(Path(db) if db else None)
+    return search_to_json(run_search(index, query, kind=kind, operator=operator, top=max(top, 1)))
+
+
+def show_document(entry_id: str, db: str | None = None) -> dict[str, Any]:
+    """The ``entry/1`` document of ``advisor show ID --format json``."""
+    from opprof_advisor.kb_stats import entry_to_json
+    from opprof_advisor.store import open_index
+
+    return entry_to_json(open_index(Path(db) if db else None).get(entry_id.strip()))
+
+
+def compare_document(before: str, after: str) -> dict[str, Any]:
+    """The ``compare/1`` document of ``advisor compare BEFORE AFTER --format json`` (no outcome is recorded)."""
+    from opprof_advisor.compare import compare_profiles, comparison_to_json
+    from opprof_advisor.profiles import read_side
+
+    return comparison_to_json(compare_profiles(read_side(Path(before), "BEFORE"), read_side(Path(after), "AFTER")))
+
+
+def roofline_document(path: str, peaks: str | None = None) -> dict[str, Any]:
+    """The ``roofline/1`` document of ``advisor roofline PATH --format json``."""
+    from opprof_advisor.profiles import load_profile
+    from opprof_advisor.roofline import roofline_document as build
+
+    _raw, profile = load_profile(Path(path), peaks=Path(peaks) if peaks else None)
+    return build(profile)
+
+
+def scan_document(path: str, top: int = 5, exclude: list[str] | None = None, db: str | None = None) -> dict[str, Any]:
+    """The ``scan/1`` document of ``advisor scan PATH --format json``."""
+    from opprof_advisor.scan import rank_advice, scan_path, scan_to_json
+
+    result = scan_path(Path(path), tuple(exclude or ()))
+    suggestions, notes = rank_advice(result, top=top, db_path=Path(db) if db else None) if top else ([], [])
+    result.notes.extend(notes)
+    return scan_to_json(result, suggestions)
+
+
+# ---------------------------------------------------------------------------------------------
+# One paragraph per document, for the model to read
+# ---------------------------------------------------------------------------------------------
+
+
+def summarize(document: dict[str, Any]) -> str:
+    """A one-paragraph summary of any document a tool returns."""
+    from opprof_advisor.documents import document_kind
+
+    summary = _SUMMARIES.get(document_kind(document))
+    return summary(document) if summary else f"{document.get('schema')} document."
+
+
+def _listed(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _summarize_suggest(doc: dict[str, Any]) -> str:
+    profile = doc.get("profile") or {}
+    reference = profile.get("reference") or "device time"
+    head = (f"{profile.get('path')} ({profile.get('format')}): device time {U.time(profile.get('device_time_us'))}"
+            + (f", step {U.time(profile.get('reference_us'))}" if reference == "step" else "") + ".")
+    suggestions = doc.get("suggestions") or []
+    if not suggestions:
+        return head + " No knowledge-base entry is backed by this profile."
+    first = suggestions[0]
+    from opprof_advisor.render.phrases import gain_line
+
+    text = (f"{head} {len(suggestions)} suggestion(s). First: {first.get('title')} ({first.get('id')}, "
+            f"{first.get('kind')}): {U.time(first.get('stake_us'))} at stake ({U.share(first.get('stake_share'))} of "
+            f"the {reference}), expected gain {gain_line(first.get('expected_gain'))}, evidence "
+            f"{', '.join(first.get('matched_symptoms') or []) or 'loosely related'}")
+    if first.get("first_step"):
+        text += f"; first step: {first['first_step']}"
+    text += "."
+    if len(suggestions) > 1:
+        text += " Then: " + _listed([s.get("id") for s in suggestions[1:]], 4) + "."
+    if doc.get("similar_cases"):
+        text += " Resembles " + _listed([c.get("id") for c in doc["similar_cases"]]) + "."
+    if doc.get("notes"):
+        text += f" {len(doc['notes'])} note(s) say what the profile could not show."
+    return text
+
+
+def _summarize_profile(doc: dict[str, Any]) -> str:
+    source = doc.get("source") or {}
+    ops = [f"{r.get('op_type')} {U.share(r.get('share'))}" for r in doc.get("op_types") or []]
+    symptoms = [s.get("id") for s in doc.get("symptoms") or []]
+    return (f"{source.get('path')} ({source.get('format')}): device time {U.time(doc.get('device_time_us'))}, "
+            f"compute {U.time(doc.get('compute_time_us'))}, communication {U.time(doc.get('communication_time_us'))}."
+            f" Top op types: {_listed(ops, 4) or 'none'}. Symptoms: {_listed(symptoms, 6) or 'none'}. "
+            f"{len(doc.get('notes') or [])} note(s).")
+
+
+def _summarize_search(doc: dict[str, Any]) -> str:
+    hits = doc.get("results") or []
+    if not hits:
+        close = doc.get("did_you_mean") or []
+        return f"No entry matches {doc.get('query')!r}" + (f"; did you mean {', '.join(close)}?" if close else ".")
+    return (f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} for {doc.get('query')!r}: "
+            + "; ".join(f"{h.get('id')} ({h.get('kind')}): {h.get('title')}" for h in hits[:5]) + ".")
+
+
+def _summarize_entry(doc: dict[str, Any]) -> str:
+    entry = doc.get("entry") or {}
+    return (f"{entry.get('id')} ({entry.get('kind')}, evidence grade {entry.get('evidence')}): {entry.get('title')}. "
+            f"{entry.get('summary') or ''}").strip()
+
+
+def _summarize_compare(doc: dict[str, Any]) -> str:
+    total = doc.get("total") or {}
+    rows = sorted(doc.get("op_types") or [], key=lambda r: -abs((r.get("after_us") or 0) - (r.get("before_us") or 0)))
+    changes = [f"{r.get('op_type')} {U.time(r.get('before_us'))} -> {U.time(r.get('after_us'))}" for r in rows]
+    delta = total.get("delta_pct")
+    return (f"Device time {U.time(total.get('before_us'))} -> {U.time(total.get('after_us'))}"
+            f"{'' if delta is None else ' (' + U.pct(delta, signed=True) + ')'}. Largest changes: "
+            f"{_listed(changes, 3) or 'none'}. {len(doc.get('notes') or [])} note(s).")
+
+
+def _summarize_roofline(doc: dict[str, Any]) -> str:
+    peaks = doc.get("peaks") or {}
+    judged = [r for r in doc.get("op_types") or [] if r.get("status") == "judged"]
+    judged.sort(key=lambda r: -(r.get("headroom_us") or 0))
+    rows = [f"{r.get('op_type')} at {U.share(r.get('efficiency'))} of attainable ({U.time(r.get('headroom_us'))} "
+            "headroom)" for r in judged]
+    return (f"Chip {peaks.get('chip') or 'unknown'}: {len(judged)} of {len(doc.get('op_types') or [])} op types judged "
+            f"against the roofs. Most headroom: {_listed(rows, 3) or 'none'}. {len(doc.get('notes') or [])} note(s).")
+
+
+def _summarize_scan(doc: dict[str, Any]) -> str:
+    advice = [f"{s.get('id')} ({s.get('title')})" for s in doc.get("suggestions") or []]
+    return (f"{doc.get('root')}: {doc.get('files_scanned')} Python file(s) scanned, "
+            f"{len(doc.get('files_failed') or [])} failed, {len(doc.get('findings') or [])} finding(s). "
+            f"Advice (static, no expected gain): {_listed(advice, 3) or 'none'}.")
+
+
+_SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "suggest": _summarize_suggest, "profile": _summarize_profile, "search": _summarize_search,
+    "entry": _summarize_entry, "compare": _summarize_compare, "roofline": _summarize_roofline,
+    "scan": _summarize_scan,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+# ---------------------------------------------------------------------------------------------
+
+#: Tool name -> (document function, description).
+TOOLS: dict[str, tuple[Callable[..., dict[str, Any]], str]] = {
+    "profile": (profile_document, "Where the device time of a profile goes: op types by time with unit and pipe-bound "
+                                  "class, symptoms, and what the data cannot judge. `path`: a profiler output folder, "
+                                  "CSV, DB or archive."),
+    "suggest": (suggest_document, "Ranked knowledge-base advice for a profile, each with its evidence from the profile "
+                                  "and an Amdahl-bounded expected gain (or none when no figure is sourced)."),
+    "search": (search_document, "Typo-tolerant search of the knowledge base (words, an operator name, a symptom, an "
+                                "id; Chinese works too)."),
+    "show": (show_document, "One knowledge-base entry: front matter, gain, evidence grade, sources and body."),
+    "compare": (compare_document, "What changed between two profiles, per operator family (time, share, unit, bound) "
+                                  "and in total. Records nothing."),
+    "roofline": (roofline_document, "How far each op type is from the chip's compute and bandwidth roofs: achieved "
+                                    "TFLOP/s and GB/s, efficiency, headroom (model estimates)."),
+    "scan": (scan_document, "Static analysis of a model's Python source before any profile exists: compute-heavy "
+                            "operators, CPU-fallback risks, CUDA-only code, fusion candidates, ranked advice."),
+}
+
+
+def run_tool(name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """(document, summary) of tool ``name``; an AdvisorError propagates (the server makes it a tool error)."""
+    function = TOOLS[name][0]
+    document = function(**arguments)
+    return document, summarize(document)
+
+
+def error_message(exc: BaseException) -> str:
+    """The one line the command would print for ``exc``."""
+    return " ".join(error_lines(exc))
+
+
+def build_server():
+    """The MCPServer with every tool registered (imports the ``mcp`` SDK)."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp_types import CallToolResult, TextContent
+    except ImportError as exc:
+        raise MissingSDK(f"the MCP server needs the mcp SDK 2.x ({exc.name or exc} is missing)",
+                         hint="pip install 'opprof-advisor[mcp]'") from None
+
+    from opprof_advisor import __version__
+
+    # WARNING: a tool error is an answer the agent reads, not something to log on every call.
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    def register(name: str, function: Callable[..., dict[str, Any]], description: str) -> None:
+        def call(**arguments: Any) -> CallToolResult:
+            try:
+                document, summary = run_tool(name, arguments)
+            except Exception as exc:  # noqa: BLE001 - every failure is a tool error with the CLI's one line
+                raise ToolError(error_message(exc)) from None
+            return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=document)
+
+        call.__name__ = name
+        call.__doc__ = description
+        call.__signature__ = _signature_of(function)  # the arguments the agent sees are the document function's
+        server.add_tool(call, name=name, description=description, structured_output=False)
+
+    for name, (function, description) in TOOLS.items():
+        register(name, function, description)
+    return server
+
+
+def _signature_of(function: Callable[..., Any]):
+    import inspect
+    import typing
+
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function)
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    return signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
+
+
+def serve() -> None:
+    """Serve the tools over stdio until the client closes the connection."""
+    build_server().run("stdio")

@@ -1,0 +1,151 @@
+"""Chinese output: one gettext catalogue, complete, compiled, and used by every command; English unchanged."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from opprof_advisor.cli.app import app
+from opprof_advisor.i18n import M_, lang_from_env, localize, set_lang
+
+ROOT = Path(__file__).resolve().parent.parent
+YOLO = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+sys.path.insert(0, str(ROOT / "data"))
+make_catalog = pytest.importorskip("make_catalog")
+
+
+def _catalog():
+    pytest.importorskip("babel")
+    return make_catalog.merge(make_catalog.read_po(), make_catalog.extract_messages())
+
+
+def test_every_message_has_chinese_and_the_shipped_mo_is_compiled_from_it():
+    catalog = _catalog()
+    assert len(catalog) > 250
+    assert make_catalog.untranslated(catalog) == []
+    assert make_catalog.MO.read_bytes() == make_catalog.compiled(catalog), "run python data/make_catalog.py"
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, spec, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_a_translation_keeps_every_placeholder_of_its_message():
+    wrong = [(m.id, m.string) for m in _catalog() if m.id and _fields(m.id) != _fields(m.string)]
+    assert wrong == []
+
+
+def test_the_catalogue_is_package_data():
+    mo = resources.files("opprof_advisor").joinpath("locale/zh/LC_MESSAGES/opprof_advisor.mo")
+    assert mo.is_file()
+
+
+def test_no_module_shadows_the_translation_function():
+    # `for x, _ in ...` or `**_` in a function that calls _() makes `_` a local: an error in Chinese only.
+    bad = []
+    for path in (ROOT / "opprof_advisor").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not any(isinstance(n, ast.ImportFrom) and n.module == "opprof_advisor.i18n"
+                   and any(a.name == "_" for a in n.names) for n in ast.walk(tree)):
+            continue
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = fn.args
+                names = [a.arg for a in args.args + args.kwonlyargs + args.posonlyargs]
+                names += [a.arg for a in (args.vararg, args.kwarg) if a]
+                stores = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == "_" and
+                          isinstance(n.ctx, ast.Store)]
+                in_comprehensions = sum(1 for c in ast.walk(fn) if isinstance(c, ast.comprehension)
+                                        for n in ast.walk(c.target) if isinstance(n, ast.Name) and n.id == "_")
+                if "_" in names or len(stores) > in_comprehensions:
+                    bad.append(f"{path.name}:{fn.lineno} {fn.name}")
+    assert bad == []
+
+
+@pytest.mark.parametrize("environ, expected", [
+    ({}, "en"), ({"LANG": "zh_CN.UTF-8"}, "zh"), ({"LC_ALL": "zh_TW.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
+    ({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"), ({"ADVISOR_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
+    ({"ADVISOR_LANG": "zh"}, "zh"), ({"ADVISOR_LANG": "klingon", "LANG": "zh_CN"}, "zh"),
+])
+def test_the_language_comes_from_advisor_lang_then_the_locale(environ, expected):
+    assert lang_from_env(environ) == expected
+
+
+def test_a_message_stays_english_data_and_is_said_in_chinese_from_its_template():
+    note = M_("cannot judge {what}: {why} ({remedy})", what="block dim", why="Block Dim / Block Num is not recorded",
+              remedy=M_("collect with {switch}", switch="profiler_level=Level1"))
+    assert note == "cannot judge block dim: Block Dim / Block Num is not recorded (collect with profiler_level=Level1)"
+    assert note.startswith("cannot judge")  # the core's checks on the text still hold
+    set_lang("zh")
+    assert localize(note) == "无法判断 Block Dim：未采集 Block Dim / Block Num（采集方式：profiler_level=Level1）"
+    assert localize("no sourced figure") == "无有来源的数据"
+    assert localize("text the catalogue does not hold") == "text the catalogue does not hold"
+
+
+def test_suggest_in_chinese_prints_the_table_notes_and_advice_in_chinese(runner):
+    result = runner.invoke(app, ["suggest", "--profile", YOLO, "--lang", "zh"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for words in ("建议与第一步", "涉及耗时", "预期收益", "把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上",
+                  "1. 把逐图或逐框的 NMS 替换为 torch_npu.npu_batch_nms", "其余步骤：advisor show nms-on-npu",
+                  "aicpu_fallback（AI CPU 回退）", "占迭代 21.9 %", "您的 profile 与 yolov8s-migration 相似",
+                  "说明: 无法判断 Block Dim 与核数的匹配：profile 中没有芯片的 AI Core 核数",
+                  "说明: nms-single-cpu-call：没有有来源的收益数据"):
+        assert words in out, words
+    english = runner.invoke(app, ["suggest", "--profile", YOLO]).stdout
+    assert not CJK.search(english.replace("AI CPU", ""))
+    assert "Advice and first step" in english
+
+
+def test_a_chinese_locale_makes_profile_chinese_and_advisor_lang_en_overrides_it(runner):
+    chinese = runner.invoke(app, ["profile", YOLO], env={"LANG": "zh_CN.UTF-8", "COLUMNS": "200"})
+    assert chinese.exit_code == 0, chinese.output
+    assert "算子类型" in chinese.stdout and "设备耗时 4.87 ms = 计算 4.87 ms" in chinese.stdout
+    assert "nms_cpu（NMS 在 CPU 上执行） (23.6 %): 非极大值抑制（NonMaxSuppressionV3）在 AI CPU 上执行" in chinese.stdout
+    english = runner.invoke(app, ["profile", YOLO], env={"LANG": "zh_CN.UTF-8", "ADVISOR_LANG": "en",
+                                                         "COLUMNS": "200"})
+    assert "op type" in english.stdout and not CJK.search(english.stdout)
+
+
+def test_the_json_document_does_not_depend_on_the_language(runner):
+    zh = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json", "--lang", "zh"]).stdout
+    en = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json"]).stdout
+    assert zh == en
+    assert json.loads(en)["suggestions"][0]["zh"]["title"].startswith("把 NMS")
+
+
+def test_errors_are_one_chinese_line(runner):
+    result = runner.invoke(app, ["show", "no-such-entry", "--lang", "zh"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("错误: 知识库中没有 id 为 'no-such-entry' 的条目 — ")
+
+
+def test_the_html_report_says_it_is_chinese(runner, tmp_path):
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["--lang", "zh", "suggest", "--profile", YOLO, "--format", "html", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in page and "数据无法判断的内容" in page and "把 NMS（非极大值抑制）" in page
+    runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "html", "-o", str(out)])
+    assert '<html lang="en">' in out.read_text(encoding="utf-8")
+
+
+def test_every_command_takes_lang(runner):
+    from typer.main import get_command
+
+    group = get_command(app)
+    missing = []
+    for name, command in group.commands.items():
+        for sub in (command.commands.values() if hasattr(command, "commands") else [command]):
+            if not any("--lang" in p.opts for p in sub.params):
+                missing.append(f"{name} {sub.name}")
+    assert missing == []

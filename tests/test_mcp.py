@@ -1,0 +1,58 @@
+"""`advisor mcp` end to end with the official SDK's own stdio client: initialize, list tools, call them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+anyio = pytest.importorskip("anyio")
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+YOLO = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
+
+
+async def _session_calls(home: Path, calls: list[tuple[str, dict]]):
+    # The server is the real console command path: `python -m opprof_advisor mcp`.
+    params = StdioServerParameters(command=sys.executable, args=["-m", "opprof_advisor", "mcp"],
+                                   env={"ADVISOR_HOME": str(home), "PATH": os.environ.get("PATH", "")}, cwd=str(ROOT))
+    async with stdio_client(params) as streams:
+        async with ClientSession(*streams) as session:
+            init = await session.initialize()
+            tools = await session.list_tools()
+            results = [await session.call_tool(name, arguments) for name, arguments in calls]
+    return init, tools, results
+
+
+def test_an_mcp_client_lists_the_tools_and_gets_the_nms_advice(advisor_home):
+    init, tools, (suggest, search, missing, bad_profile) = anyio.run(_session_calls, advisor_home, [
+        ("suggest", {"profile": YOLO, "top": 3}),
+        ("search", {"query": "非极大值抑制"}),
+        ("show", {"entry_id": "no-such-entry"}),
+        ("profile", {"path": str(ROOT / "no-such-folder")}),
+    ])
+    assert init.server_info.name == "opprof-advisor"
+    names = {tool.name for tool in tools.tools}
+    assert names == {"profile", "suggest", "search", "show", "compare", "roofline", "scan"}
+    schema = next(t for t in tools.tools if t.name == "suggest").input_schema
+    assert schema["required"] == ["profile"] and {"top", "model", "kind", "explain", "db"} <= set(schema["properties"])
+
+    assert not suggest.is_error
+    document = suggest.structured_content
+    assert document["schema"] == "opprof-advisor/suggest/1"
+    assert [s["id"] for s in document["suggestions"]][:2] == ["nms-on-npu", "nms-single-cpu-call"]
+    summary = suggest.content[0].text
+    assert "First: Run NMS (non-maximum suppression) on the NPU" in summary and "nms-on-npu" in summary
+    assert "1.15 ms at stake (21.9 % of the step)" in summary
+
+    assert search.structured_content["results"][0]["id"] == "nms-on-npu"
+
+    assert missing.is_error
+    assert missing.content[0].text.endswith("error: no knowledge-base entry with id 'no-such-entry' — see `advisor kb list`")
+    assert bad_profile.is_error and "no-such-folder" in bad_profile.content[0].text
