@@ -87,7 +87,7 @@ def test_a_message_stays_english_data_and_is_said_in_chinese_from_its_template()
     assert note.startswith("cannot judge")  # the core's checks on the text still hold
     set_lang("zh")
     assert localize(note) == "无法判断 Block Dim：未采集 Block Dim / Block Num（采集方式：profiler_level=Level1）"
-    assert localize("no sourced figure") == "无有来源的数据"
+    assert localize("no sourced figure") == "无可引用的数据"
     assert localize("text the catalogue does not hold") == "text the catalogue does not hold"
 
 
@@ -97,9 +97,9 @@ def test_suggest_in_chinese_prints_the_table_notes_and_advice_in_chinese(runner)
     out = result.stdout
     for words in ("建议与第一步", "涉及耗时", "预期收益", "把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上",
                   "1. 把逐图或逐框的 NMS 替换为 torch_npu.npu_batch_nms", "其余步骤：advisor show nms-on-npu",
-                  "aicpu_fallback（AI CPU 回退）", "占迭代 21.9 %", "您的 profile 与 yolov8s-migration 相似",
-                  "说明: 无法判断 Block Dim 与核数的匹配：profile 中没有芯片的 AI Core 核数",
-                  "说明: nms-single-cpu-call：没有有来源的收益数据"):
+                  "aicpu_fallback（AI CPU 算子回退）", "占迭代 21.9 %", "您的 profile 与 yolov8s-migration 相似",
+                  "说明： 无法判断 Block Dim 与核数是否匹配：profile 中没有芯片的 AI Core 核数",
+                  "说明： nms-single-cpu-call：无可引用的收益数据"):
         assert words in out, words
     english = runner.invoke(app, ["suggest", "--profile", YOLO]).stdout
     assert not CJK.search(english.replace("AI CPU", ""))
@@ -126,7 +126,7 @@ def test_the_json_document_does_not_depend_on_the_language(runner):
 def test_errors_are_one_chinese_line(runner):
     result = runner.invoke(app, ["show", "no-such-entry", "--lang", "zh"])
     assert result.exit_code == 1
-    assert result.stderr.startswith("错误: 知识库中没有 id 为 'no-such-entry' 的条目 — ")
+    assert result.stderr.startswith("错误： 知识库中没有 id 为 'no-such-entry' 的条目 — ")
 
 
 def test_the_html_report_says_it_is_chinese(runner, tmp_path):

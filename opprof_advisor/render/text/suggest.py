@@ -97,7 +97,7 @@ def _scenario_tables(doc: dict[str, Any]) -> list:
     from rich.text import Text
 
     table = Table(title=_("synthetic scenarios"), title_justify="left")
-    for name in (_("scenario"), _("format"), _("expected"), _("rank"), "hit@1", "hit@3", "RR", _("top 3")):
+    for name in (_("scenario"), _("format"), _("expected"), _("position"), "hit@1", "hit@3", "RR", _("top 3")):
         table.add_column(name, overflow="fold")
     scenarios = doc.get("scenarios") or []
     for r in scenarios:
