@@ -4,7 +4,7 @@
 
 1. `advisor search nms` on the shipped KB with the index already built (wall time per call,
    interpreter start included; target ≤ 150 ms), through the Typer app and through the Typer-free
-   fast path (opprof_advisor.cli.fast_search), with `python -c pass` and `advisor --version` for scale.
+   fast path (opprof_advisor.cli.fast_path), with `python -c pass` and `advisor --version` for scale.
 2. A synthetic KB of N entries (default 5,000) written to a temporary user KB folder:
    `advisor kb build --rebuild` (target ≤ 20 s), `advisor search nms` (target ≤ 250 ms), one
    `advisor add` into that KB (incremental re-index), and search time inside one process.
@@ -35,10 +35,10 @@ WORDS = ("slow kernel layout cast fusion tiling padding memory bandwidth dispatc
 
 
 #: How `advisor` is started: the module entry (Typer for every command), or the console-script
-#: entry opprof_advisor.cli.fast_search:main (plain searches skip Typer).
+#: entry opprof_advisor.cli.fast_path:main (plain suggest, profile, show and search skip Typer).
 ENTRIES = {
     "typer": [sys.executable, "-m", "opprof_advisor"],
-    "fast": [sys.executable, "-c", "from opprof_advisor.cli.fast_search import main; main()"],
+    "fast": [sys.executable, "-c", "from opprof_advisor.cli.fast_path import main; main()"],
 }
 
 
