@@ -36,7 +36,7 @@ SUGGEST_MODULES = {
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
     "opprof_advisor.cluster", "opprof_advisor.cluster.executors", "opprof_advisor.compare",
     "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families", "opprof_advisor.gains",
-    "opprof_advisor.kb", "opprof_advisor.matcher", "opprof_advisor.migrations", "opprof_advisor.models",
+    "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.matcher", "opprof_advisor.migrations", "opprof_advisor.models",
     "opprof_advisor.operators", "opprof_advisor.outcomes", "opprof_advisor.outcomes_store", "opprof_advisor.paths",
     "opprof_advisor.profile_builder", "opprof_advisor.profiles", "opprof_advisor.readers", "opprof_advisor.recommend",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
