@@ -126,6 +126,18 @@ def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list
             found.append(SourceFile(item.path, prefix + name, number, origin, stat.st_size, stat.st_mtime_ns))
 
 
+#: The racy window of a file system that keeps sub-second times: a few ticks of the kernel's coarse clock.
+FINE_RACY_WINDOW_NS = 50_000_000
+
+
+def racy_window(mtimes_ns: Sequence[int]) -> int:
+    """RACY_WINDOW_NS, or FINE_RACY_WINDOW_NS when the times show sub-second resolution (ext4, xfs, btrfs,
+    tmpfs, APFS): whole seconds everywhere mean a coarse file system (FAT, HFS+, ext3), where a
+    change within the same second or two leaves the time as it was."""
+    fine = any(mtime % 1_000_000_000 for mtime in mtimes_ns if mtime > 0)
+    return FINE_RACY_WINDOW_NS if fine else RACY_WINDOW_NS
+
+
 def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool:
     """True when the index's manifest of folders still describes ``sources`` (a big KB's quick check).
 
@@ -138,8 +150,9 @@ def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool
         folders = json.loads(meta.get("folders", "[]"))
         signed_at = int(meta.get("signed_at_ns", "0"))
         roots = [str(source.root) for source in sources]
+        window = racy_window([mtime_ns for _, _, mtime_ns in folders])
         for number, rel, mtime_ns in folders:
-            if mtime_ns >= signed_at - RACY_WINDOW_NS or _mtime(os.path.join(roots[number], rel)) != mtime_ns:
+            if mtime_ns >= signed_at - window or _mtime(os.path.join(roots[number], rel)) != mtime_ns:
                 return False
     except (ValueError, TypeError, IndexError):
         return False

@@ -353,6 +353,7 @@ def big_kb(kb_dir, tmp_path, monkeypatch):
     """The three-entry KB treated as a big one (more than FULL_STAT_LIMIT files), built and signed."""
     monkeypatch.setattr(store, "FULL_STAT_LIMIT", 1)
     monkeypatch.setattr(store, "RACY_WINDOW_NS", 0)  # the files were written before the build signed them
+    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 0)
     db = tmp_path / "index.db"
     store.build_index(db, kb_dirs=[kb_dir])
     return db, kb_dir
@@ -391,3 +392,20 @@ def test_a_small_kb_sees_a_file_rewritten_in_place_at_once(kb_dir, tmp_path):
     path = kb_dir / "recipes" / "alpha.md"
     path.write_text(path.read_text().replace("Alpha recipe", "Alpha edited"))
     assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha edited"
+
+
+def test_the_racy_window_follows_the_file_system_s_time_resolution():
+    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_000_000_000]) == store.RACY_WINDOW_NS
+    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_123_456_789]) == store.FINE_RACY_WINDOW_NS
+    assert store.racy_window([-1]) == store.RACY_WINDOW_NS  # a missing folder tells nothing
+
+
+def test_a_big_kb_folder_changed_just_before_the_signature_is_listed_again(big_kb, monkeypatch):
+    db, kb_dir = big_kb
+    monkeypatch.setattr(store, "RACY_WINDOW_NS", 10**18)  # every folder looks modified within the window
+    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 10**18)
+    listed = []
+    real_scan = store.scan_files
+    monkeypatch.setattr(store, "scan_files", lambda *args: listed.append(1) or real_scan(*args))
+    assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    assert listed
