@@ -1,5 +1,5 @@
 """`python -m opprof_advisor`: the same entry point as the `advisor` command."""
 
-from opprof_advisor.cli.fast_search import main
+from opprof_advisor.cli.fast_path import main
 
 main()

@@ -39,13 +39,14 @@ def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False) -> In
         # killed: the file cannot be trusted (and every read-only open fails on a hot journal).
         journal_left = _remove_journals(db)
         scanned_at = time.time_ns()
-        files = scan_files(sources)
+        folders: list[list] = []
+        files = scan_files(sources, folders)
         snapshot = None if journal_left else _open_snapshot(db)
         if snapshot is not None and not rebuild and _freshness(snapshot[1], sources, files) == FRESH:
             return Index(db, *snapshot)
         if snapshot is not None:
             snapshot[0].close()
-        write_index(db, sources, files, scanned_at, base=None if rebuild or snapshot is None else db)
+        write_index(db, sources, files, scanned_at, base=None if rebuild or snapshot is None else db, folders=folders)
         return Index(db, *(_open_snapshot(db) or _unreadable(db)))
 
 
@@ -124,7 +125,9 @@ def _remove_journals(db_path: Path) -> bool:
 
 
 def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-                 base: Path | None) -> None:
+                base: Path | None, folders: list[list] | None = None) -> None:
+    """Write the index for ``files`` into a temporary copy of ``base`` (or an empty file), then replace
+    ``db_path`` with it. ``folders`` is the manifest scan_files listed (none: the index keeps none)."""
     import tempfile
 
     try:
@@ -134,7 +137,7 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
     os.close(handle)
     tmp = Path(tmp_name)
     try:
-        _fill_index(tmp, sources, files, scanned_at, base)
+        _fill_index(tmp, sources, files, scanned_at, base, folders or [])
         os.replace(tmp, db_path)
     except OSError as exc:
         raise _not_writable(db_path, exc.strerror or str(exc)) from exc
@@ -144,7 +147,7 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
         remove_with_journals(tmp)
 
 
-def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None) -> None:
+def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
 
     if base is not None and not _copy_database(base, tmp):
@@ -156,7 +159,7 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None) -
         with db.atomic():
             _sync_files(db, files, digests)
             problems = _sync_entries(db, sources)
-            _write_meta(db, sources, files, digests, problems, scanned_at)
+            _write_meta(db, sources, files, digests, problems, scanned_at, folders)
     finally:
         db.close()
 
@@ -193,17 +196,18 @@ def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> Non
     from opprof_advisor.kb import entry_too_big, validate_file
 
     known = {row["path"]: row["sha256"] for row in db.query("select path, sha256 from files")}
-    current = {str(f.path) for f in files}
+    current = {f.path for f in files}
     for path in set(known) - current:
         db["files"].delete(path)
     for f in files:
-        digest = digests[str(f.path)]
-        if known.get(str(f.path)) == digest:
+        digest = digests[f.path]
+        if known.get(f.path) == digest:
             continue
-        too_big = entry_too_big(f.path, f.size)  # not even parsed
-        entry, problems = (None, [too_big]) if too_big else validate_file(f.path, origin=f.origin)
+        path = Path(f.path)
+        too_big = entry_too_big(path, f.size)  # not even parsed
+        entry, problems = (None, [too_big]) if too_big else validate_file(path, origin=f.origin)
         db["files"].upsert({
-            "path": str(f.path), "source": f.source, "origin": f.origin, "sha256": digest,
+            "path": f.path, "source": f.source, "origin": f.origin, "sha256": digest,
             "entry_id": entry.id if entry else None,
             "entry": json.dumps(entry.to_dict(), ensure_ascii=False) if entry else None,
             "problems": json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False) if problems else None,
@@ -241,8 +245,10 @@ def _sync_entries(db, sources: Sequence[KbSource]) -> list[Problem]:
     return problems
 
 
-def _write_meta(db, sources, files, digests, problems: list[Problem], scanned_at: int) -> None:
+def _write_meta(db, sources, files, digests, problems: list[Problem], scanned_at: int, folders: list[list]) -> None:
     db["meta"].upsert_all([
+        {"key": "file_count", "value": str(len(files))},
+        {"key": "folders", "value": json.dumps(folders)},
         {"key": "app", "value": APP_ID},
         {"key": "build_version", "value": BUILD_VERSION},
         {"key": "sources", "value": _sources_json(sources)},

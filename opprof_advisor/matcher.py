@@ -20,10 +20,14 @@ still adds recall. One vectorizer over one weighted text keeps the scores a plai
 
 from __future__ import annotations
 
+import base64
+import bisect
 import json
 import math
 import os
 import re
+import sys
+from array import array
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -32,7 +36,7 @@ from opprof_advisor.errors import MatcherError
 from opprof_advisor.models import Entry
 
 #: Bump when the analyzer or the document layout changes: cached states with another version are refitted.
-STATE_VERSION = 1
+STATE_VERSION = 2
 STATE_SCHEMA = "opprof-advisor/matcher/1"
 
 DEFAULT_FIELD_WEIGHTS: dict[str, int] = {
@@ -115,15 +119,18 @@ class EntryMatcher:
         self.entry_ids_ = [e.id for e in entries]
         self.vocabulary_ = {term: int(i) for term, i in vectorizer.vocabulary_.items()}
         self.idf_ = [float(x) for x in vectorizer.idf_]
-        self.matrix_ = _csr_to_rows(matrix)
-        self._index_postings()
+        columns = matrix.tocsc()
+        columns.sort_indices()  # each term's entries in row order, as the scores are summed
+        self._columns = (array("q", columns.indptr.tolist()), array("q", columns.indices.tolist()),
+                         array("d", columns.data.tolist()))
         return self
 
     # -- persistence (plain JSON, no pickle) --------------------------------------------------
 
     def to_state(self) -> dict[str, Any]:
-        """The fitted state as a JSON-serialisable dict."""
+        """The fitted state as a JSON-serialisable dict (the posting arrays as base64 of their bytes)."""
         self._check_fitted()
+        indptr, rows, weights = self._columns
         return {
             "schema": STATE_SCHEMA,
             "version": STATE_VERSION,
@@ -131,7 +138,9 @@ class EntryMatcher:
             "entry_ids": list(self.entry_ids_),
             "vocabulary": self.vocabulary_,
             "idf": self.idf_,
-            "rows": [[[i, w] for i, w in row.items()] for row in self.matrix_],
+            "byteorder": sys.byteorder,
+            "columns": {name: base64.b64encode(values.tobytes()).decode("ascii")
+                        for name, values in (("indptr", indptr), ("rows", rows), ("weights", weights))},
         }
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -147,18 +156,20 @@ class EntryMatcher:
         """Rebuild a fitted matcher from ``to_state()`` output; raises MatcherError if foreign or stale."""
         if not isinstance(state, dict) or state.get("schema") != STATE_SCHEMA or state.get("version") != STATE_VERSION:
             raise MatcherError("matcher cache has another schema or version", hint="it is refitted automatically")
+        if state.get("byteorder") != sys.byteorder:
+            raise MatcherError("matcher cache was written on another machine", hint="it is refitted automatically")
         try:
             matcher = cls(**state["params"])
             matcher.vectorizer_ = None  # not needed for scoring; refit to get one
             matcher.entry_ids_ = list(state["entry_ids"])
             matcher.vocabulary_ = {str(t): int(i) for t, i in state["vocabulary"].items()}
             matcher.idf_ = [float(x) for x in state["idf"]]
-            matcher.matrix_ = [{int(i): float(w) for i, w in row} for row in state["rows"]]
-        except (KeyError, TypeError, ValueError) as exc:
+            matcher._columns = tuple(_array(code, state["columns"][name])
+                                     for code, name in (("q", "indptr"), ("q", "rows"), ("d", "weights")))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise MatcherError(f"matcher cache is malformed ({exc})", hint="it is refitted automatically") from None
-        if len(matcher.matrix_) != len(matcher.entry_ids_) or len(matcher.idf_) != len(matcher.vocabulary_):
+        if not _consistent(matcher):
             raise MatcherError("matcher cache is inconsistent", hint="it is refitted automatically")
-        matcher._index_postings()
         return matcher
 
     @classmethod
@@ -194,19 +205,33 @@ class EntryMatcher:
         """Cosine similarity of the query to every entry, in ``entry_ids_`` order."""
         query = self.transform_query(query_doc)
         scores = [0.0] * len(self.entry_ids_)
+        indptr, rows, weights = self._columns
         for index, weight in query.items():
-            for row, value in self._postings.get(index, ()):
+            start, end = indptr[index], indptr[index + 1]
+            for row, value in zip(rows[start:end], weights[start:end]):
                 scores[row] += weight * value
         return scores
+
+    @property
+    def matrix_(self) -> list[dict[int, float]]:
+        """The entry rows as {term index: weight} (built from the columns on demand; not used to score)."""
+        self._check_fitted()
+        indptr, rows, weights = self._columns
+        matrix: list[dict[int, float]] = [{} for _ in self.entry_ids_]
+        for index in range(len(indptr) - 1):
+            for position in range(indptr[index], indptr[index + 1]):
+                matrix[rows[position]][index] = weights[position]
+        return matrix
 
     def matched_terms(self, query_doc: str, entry_id: str, limit: int = 8) -> list[tuple[str, float]]:
         """The terms that contribute most to one entry's score, with their contributions."""
         query = self.transform_query(query_doc)
         try:
-            row = self.matrix_[self.entry_ids_.index(entry_id)]
+            entry_row = self.entry_ids_.index(entry_id)
         except ValueError:
             return []
         terms = {i: t for t, i in self.vocabulary_.items() if i in query}
+        row = {i: value for i in query if (value := self._weight(entry_row, i)) is not None}
         parts = [(terms[i], w * row[i]) for i, w in query.items() if i in row]
         parts.sort(key=lambda item: -item[1])
         return parts[:limit]
@@ -221,25 +246,35 @@ class EntryMatcher:
             "smooth_idf": self.smooth_idf,
         }
 
-    def _index_postings(self) -> None:
-        postings: dict[int, list[tuple[int, float]]] = {}
-        for row_number, row in enumerate(self.matrix_):
-            for index, value in row.items():
-                postings.setdefault(index, []).append((row_number, value))
-        self._postings = postings
+    def _weight(self, entry_row: int, index: int) -> float | None:
+        """The weight of term ``index`` in entry ``entry_row``, or None when the entry lacks the term."""
+        indptr, rows, weights = self._columns
+        start, end = indptr[index], indptr[index + 1]
+        position = bisect.bisect_left(rows, entry_row, start, end)
+        return weights[position] if position < end and rows[position] == entry_row else None
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "matrix_"):
+        if not hasattr(self, "_columns"):
             raise MatcherError("the matcher is not fitted", hint="call fit(entries) or load_matcher(index) first")
 
 
-def _csr_to_rows(matrix: Any) -> list[dict[int, float]]:
-    rows: list[dict[int, float]] = []
-    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
-    for r in range(matrix.shape[0]):
-        start, end = int(indptr[r]), int(indptr[r + 1])
-        rows.append({int(indices[k]): float(data[k]) for k in range(start, end)})
-    return rows
+def _array(code: str, text: str) -> array:
+    values = array(code)
+    values.frombytes(base64.b64decode(text.encode("ascii"), validate=True))
+    return values
+
+
+def _consistent(matcher: EntryMatcher) -> bool:
+    """Whether restored arrays describe a matrix of len(entry_ids) rows by len(vocabulary) terms."""
+    indptr, rows, weights = matcher._columns
+    terms = len(matcher.vocabulary_)
+    if len(matcher.idf_) != terms or len(indptr) != terms + 1 or len(rows) != len(weights):
+        return False
+    if indptr[0] != 0 or indptr[-1] != len(rows) or any(a > b for a, b in zip(indptr, indptr[1:])):
+        return False
+    if matcher.vocabulary_ and not 0 <= min(matcher.vocabulary_.values()) <= max(matcher.vocabulary_.values()) < terms:
+        return False
+    return not rows or (min(rows) >= 0 and max(rows) < len(matcher.entry_ids_))
 
 
 # --------------------------------------------------------------------------------------------

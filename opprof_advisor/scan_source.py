@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
 
@@ -85,10 +86,48 @@ class Finding:
         return {key: getattr(self, key) for key in ("category", "op", "path", "line", "support", "replacement", "source")}
 
 
-def collect_aliases(tree: ast.AST) -> dict[str, str]:
+def walk(root: ast.AST) -> list[ast.AST]:
+    """Every node under ``root`` (itself included) in ``ast.walk``'s order, as a list."""
+    return walk_classes(root)[0]
+
+
+def walk_classes(root: ast.AST) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
+    """Every node under ``root`` in ``ast.walk``'s breadth-first order, and, for each class (by ``id``),
+    the Assign and Call nodes inside it in the order ``ast.walk(that class)`` yields them.
+
+    One pass for what took a walk of the module plus one per class: the order ``ast.walk`` gives a
+    subtree is the order of its nodes in the walk of the whole tree, so each class's nodes are
+    picked out of the one walk. No generator per node either; parsing aside, walking is most of a
+    scan's time.
+    """
+    nodes, owners = [root], [()]
+    members: dict[int, list[ast.AST]] = {}
+    node_type, class_type, wanted, position = ast.AST, ast.ClassDef, (ast.Assign, ast.Call), 0
+    while position < len(nodes):
+        node, owner = nodes[position], owners[position]
+        position += 1
+        if isinstance(node, wanted):
+            for cls in owner:
+                members[cls].append(node)
+        if isinstance(node, class_type):
+            members[id(node)] = []
+            owner = (*owner, id(node))
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                nodes.append(value)
+                owners.append(owner)
+            elif isinstance(value, list):
+                children = [item for item in value if isinstance(item, node_type)]
+                nodes.extend(children)
+                owners.extend([owner] * len(children))
+    return nodes, members
+
+
+def collect_aliases(tree: ast.AST, nodes: list[ast.AST] | None = None) -> dict[str, str]:
     """Local name -> fully qualified name for every absolute import in the module."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree) if nodes is None else nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -112,7 +151,7 @@ def short_name(qualified: str) -> str:
 
 
 def _has_cuda_string(node: ast.AST) -> bool:
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Constant) and isinstance(child.value, str) and re.match(r"cuda(:\d+)?$", child.value):
             return True
     return False
@@ -129,7 +168,8 @@ class FileScan:
         self.rel = rel
         self.tree = tree
         self.table = table
-        self.aliases = collect_aliases(tree)
+        self.nodes, self._class_members = walk_classes(tree)
+        self.aliases = collect_aliases(tree, self.nodes)
         self.torch_file = any(q.split(".")[0] in _TORCH_ROOTS for q in self.aliases.values())
         self.findings: dict[tuple[str, int], Finding] = {}
         self.amp_used = False
@@ -173,21 +213,31 @@ class FileScan:
     # -- pass 1: API look-ups ------------------------------------------------------------------
 
     def scan_api(self) -> None:
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call):
-                self._scan_call(node)
-            elif isinstance(node, ast.Attribute):
-                self._scan_attribute(node)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.torch_file:
+        # One dict look-up per node instead of a chain of isinstance tests (parsed trees hold exact
+        # node types); most nodes (names, constants, contexts) have no handler.
+        handlers = self._api_handlers()
+        for node in self.nodes:
+            handler = handlers.get(type(node))
+            if handler is not None:
+                handler(node)
+
+    def _api_handlers(self) -> dict[type, Any]:
+        def matmul(node: ast.BinOp) -> None:
+            if isinstance(node.op, ast.MatMult) and self.torch_file:
                 self.add("@", node.lineno)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._scan_import(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._scan_decorators(node)
-            elif isinstance(node, ast.If) and _is_main_guard(node):
+
+        def main_guard(node: ast.If) -> None:
+            if _is_main_guard(node):
                 self.is_entry = True
-            elif isinstance(node, ast.Assign) and _assigns_device(node):
+
+        def device(node: ast.Assign) -> None:
+            if _assigns_device(node):
                 self.add('device="cuda"', node.lineno)
+
+        return {ast.Call: self._scan_call, ast.Attribute: self._scan_attribute, ast.BinOp: matmul,
+                ast.Import: self._scan_import, ast.ImportFrom: self._scan_import,
+                ast.FunctionDef: self._scan_decorators, ast.AsyncFunctionDef: self._scan_decorators,
+                ast.If: main_guard, ast.Assign: device}
 
     def _scan_call(self, call: ast.Call) -> None:
         func = call.func
@@ -285,8 +335,12 @@ class FileScan:
                 _Scope(self, cls).run(node.body)
                 self._scan_defs(node.body, cls)
 
+    def class_members(self, cls: ast.ClassDef) -> list[ast.AST]:
+        """The Assign and Call nodes inside one class, in ``ast.walk(cls)`` order."""
+        return self._class_members[id(cls)]
+
     def _collect_class_attrs(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if not isinstance(node, ast.ClassDef):
                 continue
             attrs: dict[str, str] = {}
@@ -295,7 +349,7 @@ class FileScan:
                     for target in stmt.targets:
                         if isinstance(target, ast.Name):
                             attrs[target.id] = short_name(self.qualname(stmt.value.func) or "")
-            for sub in ast.walk(node):
+            for sub in self.class_members(node):
                 if isinstance(sub, ast.Assign):
                     self._record_self_attr(sub, attrs)
             self.class_attrs[node.name] = {k: v for k, v in attrs.items() if v}
@@ -313,7 +367,7 @@ class FileScan:
                 attrs[target.attr] = kind
 
     def _scan_sequentials(self, cls: ast.ClassDef) -> None:
-        for node in ast.walk(cls):
+        for node in self.class_members(cls):
             if isinstance(node, ast.Call) and short_name(self.qualname(node.func) or "") == "nn.Sequential":
                 kinds = [short_name(self.qualname(a.func) or "") if isinstance(a, ast.Call) else "" for a in node.args]
                 self._scan_module_chain(node.args, kinds)

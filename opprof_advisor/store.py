@@ -7,7 +7,12 @@ on their path and content hash and only changed files are parsed again. Reading 
 alone costs ~100 ms.
 
 Freshness: the index stores a signature of the KB files' sizes and mtimes and a content hash.
-Stats equal → fresh; stats changed → hash the files; hash changed → rebuild.
+Stats equal → fresh; stats changed → hash the files; hash changed → rebuild. It also keeps a
+manifest of the KB folders and their mtimes: in a KB of more than FULL_STAT_LIMIT files, where
+stat-ing every file would cost more than the search (~3 µs a file here: 0.15 s at 50,000), an
+open checks the folders only. Adding, removing or renaming a file changes its folder's mtime, and
+so does saving it by replacement (what `advisor add`, vim, emacs and most editors do); a file of
+such a KB rewritten in place is picked up by the next `advisor kb build` or `advisor add`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable
@@ -39,6 +44,9 @@ APP_ID = "opprof-advisor/kb-index"
 
 #: A file modified this close to the last signature may have changed within one mtime tick.
 RACY_WINDOW_NS = 2_000_000_000
+
+#: Above this many KB files an open checks the folders' mtimes instead of every file's stats.
+FULL_STAT_LIMIT = 5_000
 
 
 _LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires")
@@ -59,7 +67,7 @@ class KbSource:
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: Path
+    path: str  # not a Path: building 50,000 of them costs more than the search they are for
     rel: str
     source: int  # index into the list of KbSource
     origin: str
@@ -76,15 +84,30 @@ def kb_sources(kb_dirs: Sequence[Path | str] | None = None) -> list[KbSource]:
     return [KbSource(Path(d), "user" if Path(d).resolve() == user_resolved else "builtin") for d in kb_dirs]
 
 
-def scan_files(sources: Sequence[KbSource]) -> list[SourceFile]:
-    """Every entry file of the sources with its size and mtime (no file is read)."""
+def scan_files(sources: Sequence[KbSource], folders: list[list] | None = None) -> list[SourceFile]:
+    """Every entry file of the sources with its size and mtime (no file is read).
+
+    ``folders`` receives ``[source number, relative folder, mtime_ns]`` for every folder listed
+    (the manifest an open of a big KB checks instead of the files).
+    """
     found: list[SourceFile] = []
     for number, source in enumerate(sources):
-        _scan_folder(str(source.root), "", number, source.origin, found)
+        root = str(source.root)
+        if folders is not None:
+            folders.append([number, "", _mtime(root)])
+        _scan_folder(root, "", number, source.origin, found, folders)
     return found
 
 
-def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list[SourceFile]) -> None:
+def _mtime(folder: str) -> int:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return -1  # missing: creating it changes this
+
+
+def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list[SourceFile],
+                 folders: list[list] | None) -> None:
     # scandir + a hand-made relative path: this runs on every `advisor search`, for every KB file.
     try:
         items = sorted(os.scandir(folder), key=lambda item: item.name)
@@ -95,10 +118,45 @@ def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list
         if name.startswith("."):
             continue
         if item.is_dir():
-            _scan_folder(item.path, f"{prefix}{name}/", number, origin, found)
+            if folders is not None:
+                folders.append([number, f"{prefix}{name}/", item.stat().st_mtime_ns])
+            _scan_folder(item.path, f"{prefix}{name}/", number, origin, found, folders)
         elif name.endswith(".md") and name.lower() != "readme.md" and item.is_file():
             stat = item.stat()
-            found.append(SourceFile(Path(item.path), prefix + name, number, origin, stat.st_size, stat.st_mtime_ns))
+            found.append(SourceFile(item.path, prefix + name, number, origin, stat.st_size, stat.st_mtime_ns))
+
+
+#: The racy window of a file system that keeps sub-second times: a few ticks of the kernel's coarse clock.
+FINE_RACY_WINDOW_NS = 50_000_000
+
+
+def racy_window(mtimes_ns: Sequence[int]) -> int:
+    """RACY_WINDOW_NS, or FINE_RACY_WINDOW_NS when the times show sub-second resolution (ext4, xfs, btrfs,
+    tmpfs, APFS): whole seconds everywhere mean a coarse file system (FAT, HFS+, ext3), where a
+    change within the same second or two leaves the time as it was."""
+    fine = any(mtime % 1_000_000_000 for mtime in mtimes_ns if mtime > 0)
+    return FINE_RACY_WINDOW_NS if fine else RACY_WINDOW_NS
+
+
+def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool:
+    """True when the index's manifest of folders still describes ``sources`` (a big KB's quick check).
+
+    Only for a KB of more than FULL_STAT_LIMIT files: every recorded folder has its mtime, and none
+    was modified within RACY_WINDOW_NS of the signature (it might have changed again within one tick).
+    """
+    if int(meta.get("file_count", "0")) <= FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
+        return False
+    try:
+        folders = json.loads(meta.get("folders", "[]"))
+        signed_at = int(meta.get("signed_at_ns", "0"))
+        roots = [str(source.root) for source in sources]
+        window = racy_window([mtime_ns for _, _, mtime_ns in folders])
+        for number, rel, mtime_ns in folders:
+            if mtime_ns >= signed_at - window or _mtime(os.path.join(roots[number], rel)) != mtime_ns:
+                return False
+    except (ValueError, TypeError, IndexError):
+        return False
+    return bool(folders)
 
 
 def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> str:
@@ -110,14 +168,19 @@ def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> 
 
 def file_digests(files: Sequence[SourceFile]) -> dict[str, str]:
     """sha256 of each file's bytes, keyed by path."""
-    return {str(f.path): hashlib.sha256(f.path.read_bytes()).hexdigest() for f in files}
+    return {f.path: hashlib.sha256(_read_bytes(f.path)).hexdigest() for f in files}
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
     """Hash of all sources' contents (and of the build version), independent of where they live."""
     hasher = hashlib.sha256(BUILD_VERSION.encode())
     for f in files:
-        hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[str(f.path)]}".encode())
+        hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[f.path]}".encode())
     return hasher.hexdigest()
 
 
@@ -186,7 +249,7 @@ def _sources_json(sources: Sequence[KbSource]) -> str:
     return json.dumps([[str(s.root.resolve()), s.origin] for s in sources])
 
 
-def _refresh_signature(db_path: Path, sources, files, scanned_at: int) -> None:
+def _refresh_signature(db_path: Path, sources, files, scanned_at: int, folders: list[list]) -> None:
     """Record the new file stats so the next open need not hash the files; skipped when busy or read-only.
 
     Written like any build (temporary copy, then a rename), never into the live file.
@@ -197,7 +260,7 @@ def _refresh_signature(db_path: Path, sources, files, scanned_at: int) -> None:
     if not lock.try_acquire():
         return
     try:
-        write_index(db_path, sources, files, scanned_at, base=db_path)
+        write_index(db_path, sources, files, scanned_at, base=db_path, folders=folders)
     except KnowledgeBaseError:
         pass  # an optimisation only: the next open hashes the files again
     finally:
@@ -209,9 +272,12 @@ def _refresh_signature(db_path: Path, sources, files, scanned_at: int) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EntrySummary:
-    """The searchable fields of an entry, without its body."""
+class EntrySummary(NamedTuple):
+    """The searchable fields of an entry, without its body.
+
+    A named tuple, not a frozen dataclass: a search builds one per entry, and a tuple is built
+    four times faster (0.14 s against 0.58 s for 50,000 here).
+    """
 
     id: str
     kind: str
@@ -371,12 +437,15 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
     db = Path(db_path) if db_path else paths.default_db_path()
     sources = kb_sources(kb_dirs)
     scanned_at = time.time_ns()
-    files = scan_files(sources)
     snapshot = _open_snapshot(db)
+    if snapshot is not None and folders_unchanged(snapshot[1], sources):
+        return Index(db, *snapshot)
+    folders: list[list] = []
+    files = scan_files(sources, folders)
     if snapshot is not None:
         state = _freshness(snapshot[1], sources, files)
         if state == SAME_CONTENT:
-            _refresh_signature(db, sources, files, scanned_at)
+            _refresh_signature(db, sources, files, scanned_at, folders)
         if state != STALE:
             return Index(db, *snapshot)
         snapshot[0].close()

@@ -1,4 +1,4 @@
-"""Both entry points (the Typer app and the Typer-free search path) end every run with one line or quietly."""
+"""Both entry points (the Typer app and the Typer-free fast path) end every run with one line or quietly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from opprof_advisor.cli import fast_search
+from opprof_advisor.cli import fast_commands, fast_path
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"
 
@@ -17,8 +17,8 @@ def test_the_fast_path_turns_an_unexpected_exception_into_one_line(monkeypatch, 
     def broken(options):
         raise RuntimeError("something\nunexpected")
 
-    monkeypatch.setattr(fast_search, "search_and_print", broken)
-    assert fast_search.run(["search", "nms"]) == 1
+    monkeypatch.setattr(fast_commands, "run_search", broken)
+    assert fast_path.run(["search", "nms"]) == 1
     captured = capsys.readouterr()
     assert captured.err == ("error: internal error (RuntimeError: something\\nunexpected) — rerun with --debug "
                             "and report it\n")
@@ -28,8 +28,8 @@ def test_the_fast_path_exits_130_on_ctrl_c(monkeypatch, capsys):
     def interrupted(options):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fast_search, "search_and_print", interrupted)
-    assert fast_search.run(["search", "nms"]) == 130
+    monkeypatch.setattr(fast_commands, "run_search", interrupted)
+    assert fast_path.run(["search", "nms"]) == 130
     assert capsys.readouterr().err == ""
 
 

@@ -176,3 +176,25 @@ def test_pure_python_equals_sklearn_on_the_real_kb_and_profile_queries():
         expected = linear_kernel(matcher.vectorizer_.transform([query]), docs)[0]
         got = matcher.score(query)
         assert max(abs(a - b) for a, b in zip(got, expected)) < 1e-9
+
+
+@pytest.mark.parametrize("damage", [
+    lambda state: state["columns"].update(weights="not base64!"),
+    lambda state: state["columns"].update(rows=state["columns"]["rows"][:8]),
+    lambda state: state["columns"].update(indptr=""),
+    lambda state: state["vocabulary"].update(extra=10_000),
+    lambda state: state.update(byteorder="middle"),
+    lambda state: state.pop("columns"),
+])
+def test_a_damaged_cached_state_is_refused_not_used(fitted, damage):
+    state = json.loads(json.dumps(fitted.to_state()))
+    damage(state)
+    with pytest.raises(MatcherError):
+        EntryMatcher.from_state(state)
+
+
+def test_the_cached_state_restores_every_weight_exactly(fitted):
+    restored = EntryMatcher.from_state(json.loads(json.dumps(fitted.to_state())))
+    assert restored.matrix_ == fitted.matrix_
+    for query in QUERIES:
+        assert restored.score(query) == fitted.score(query)

@@ -100,16 +100,16 @@ def test_help_lists_the_options(runner):
 
 
 def test_progress_bar_appears_only_after_the_delay(monkeypatch):
-    from opprof_advisor.cli import _common
+    from opprof_advisor.cli import output
 
     shown = []
-    monkeypatch.setattr(_common, "_can_show_progress", lambda: True)
-    monkeypatch.setattr(_common, "PROGRESS_DELAY_S", 3600.0)
-    with _common.DelayedProgress("x") as progress:
+    monkeypatch.setattr(output, "_can_show_progress", lambda: True)
+    monkeypatch.setattr(output, "PROGRESS_DELAY_S", 3600.0)
+    with output.DelayedProgress("x") as progress:
         progress(1, 10)
         shown.append(progress.bar)
-    monkeypatch.setattr(_common, "PROGRESS_DELAY_S", 0.0)
-    with _common.DelayedProgress("x") as progress:
+    monkeypatch.setattr(output, "PROGRESS_DELAY_S", 0.0)
+    with output.DelayedProgress("x") as progress:
         progress(5, 10)
         shown.append(progress.bar)
         assert progress.bar.tasks[0].completed == 5

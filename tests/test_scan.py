@@ -441,3 +441,29 @@ def test_support_table_row_without_source_is_an_error_with_its_line(tmp_path):
     with pytest.raises(SupportTableError) as info:
         load_support_table(str(bad))
     assert str(info.value) == f"{bad}:4: row 'torch.mm' has no source — every row must cite a source"
+
+
+def test_a_file_that_can_hold_no_finding_is_not_parsed(tmp_path, monkeypatch):
+    (tmp_path / "model.py").write_text("import torch\nx = torch.nonzero(y)\n")
+    (tmp_path / "util.py").write_text("def helper(x):\n    return x + 1\n")
+    (tmp_path / "broken_util.py").write_text("def unfinished(x:\n")
+    (tmp_path / "broken_model.py").write_text("import torch\ndef unfinished(x:\n")
+    parsed = []
+    real_parse = scan_module.ast.parse
+    monkeypatch.setattr(scan_module.ast, "parse", lambda source, filename: parsed.append(filename) or real_parse(source))
+    result = scan_path(tmp_path)
+    assert sorted(parsed) == ["broken_model.py", "model.py"]
+    assert result.files_scanned == 3 and [path for path, _ in result.files_failed] == ["broken_model.py"]
+    assert [f.op for f in result.findings] == ["torch.nonzero"]
+
+
+def test_the_prefilter_loses_no_finding(monkeypatch):
+    """Analysing every file, whatever it mentions, finds nothing more than the prefiltered scan."""
+    import sklearn
+
+    for root in (FIXTURE, Path(sklearn.__file__).parent / "utils"):
+        quick = scan_to_json(scan_path(root))
+        with monkeypatch.context() as patch:
+            patch.setattr(scan_module, "can_hold_finding", lambda source: True)
+            full = scan_to_json(scan_path(root))
+        assert quick["findings"] == full["findings"] and quick["files_scanned"] >= full["files_scanned"]

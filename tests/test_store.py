@@ -341,3 +341,71 @@ def test_outcomes_schema_is_migrated(tmp_path):
     db = sqlite_utils.Database(tmp_path / "i.outcomes.db")
     assert [m.name for m in migrations.outcome_migrations().applied(db)] == ["o001_create_outcomes"]
     assert db["outcomes"].pks == ["id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A big KB: freshness by the manifest of folders
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def big_kb(kb_dir, tmp_path, monkeypatch):
+    """The three-entry KB treated as a big one (more than FULL_STAT_LIMIT files), built and signed."""
+    monkeypatch.setattr(store, "FULL_STAT_LIMIT", 1)
+    monkeypatch.setattr(store, "RACY_WINDOW_NS", 0)  # the files were written before the build signed them
+    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 0)
+    db = tmp_path / "index.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    return db, kb_dir
+
+
+def test_a_big_kb_is_opened_without_listing_its_files_when_no_folder_changed(big_kb, monkeypatch):
+    db, kb_dir = big_kb
+    monkeypatch.setattr(store, "scan_files", lambda *args: pytest.fail("listed every file"))
+    assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+
+
+def test_a_file_added_removed_or_saved_by_replacement_is_seen_at_once(big_kb):
+    db, kb_dir = big_kb
+    time.sleep(0.01)
+    write_entry(kb_dir, "delta", kind="tip", title="Delta tip", body=body_for("tip"))
+    assert "delta" in store.open_index(db, kb_dirs=[kb_dir]).ids()
+    (kb_dir / "tips" / "beta.md").unlink()
+    assert "beta" not in store.open_index(db, kb_dirs=[kb_dir]).ids()
+    saved = kb_dir / "recipes" / ".alpha.md.swp"  # an editor's safe save: a new file renamed over the old one
+    saved.write_text((kb_dir / "recipes" / "alpha.md").read_text().replace("Alpha recipe", "Alpha renamed"))
+    os.replace(saved, kb_dir / "recipes" / "alpha.md")
+    assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha renamed"
+
+
+def test_a_file_of_a_big_kb_rewritten_in_place_is_seen_by_the_next_build(big_kb):
+    db, kb_dir = big_kb
+    path = kb_dir / "recipes" / "alpha.md"
+    path.write_text(path.read_text().replace("Alpha recipe", "Alpha edited"))  # same folder, no rename
+    assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha recipe"
+    assert store.build_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha edited"
+
+
+def test_a_small_kb_sees_a_file_rewritten_in_place_at_once(kb_dir, tmp_path):
+    db = tmp_path / "index.db"
+    store.build_index(db, kb_dirs=[kb_dir])
+    path = kb_dir / "recipes" / "alpha.md"
+    path.write_text(path.read_text().replace("Alpha recipe", "Alpha edited"))
+    assert store.open_index(db, kb_dirs=[kb_dir]).get("alpha").title == "Alpha edited"
+
+
+def test_the_racy_window_follows_the_file_system_s_time_resolution():
+    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_000_000_000]) == store.RACY_WINDOW_NS
+    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_123_456_789]) == store.FINE_RACY_WINDOW_NS
+    assert store.racy_window([-1]) == store.RACY_WINDOW_NS  # a missing folder tells nothing
+
+
+def test_a_big_kb_folder_changed_just_before_the_signature_is_listed_again(big_kb, monkeypatch):
+    db, kb_dir = big_kb
+    monkeypatch.setattr(store, "RACY_WINDOW_NS", 10**18)  # every folder looks modified within the window
+    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 10**18)
+    listed = []
+    real_scan = store.scan_files
+    monkeypatch.setattr(store, "scan_files", lambda *args: listed.append(1) or real_scan(*args))
+    assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
+    assert listed

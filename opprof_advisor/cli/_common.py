@@ -1,78 +1,27 @@
-"""Shared pieces of the CLI layer: consoles, output formats, JSON printing.
+"""Shared pieces of the Typer commands: options built from the option table, and the output helpers.
 
-Only the CLI package imports typer and prints; the core raises named errors.
+Only the CLI package imports typer and prints; the core raises named errors. The options of the
+commands the fast path answers are declared once, in cli/options.py; ``typer_command`` turns one of
+those declarations into the Typer command, so the two parsers cannot drift apart.
 """
 
 from __future__ import annotations
 
-import sys
-import time
+import inspect
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from opprof_advisor.render.console import safe_console
-from opprof_advisor.terminal import dumps_json, printable
-from opprof_advisor.vocabulary import KINDS
-
-# A wide default keeps Rich from wrapping table cells in tests and pipes. Both consoles drop the
-# control characters of whatever text they print (profile, KB and file-name text is not trusted).
-console = safe_console(highlight=False, soft_wrap=False)
-err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
-
-
-#: The knowledge-base entry kinds as a --kind choice.
-Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
-
-
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
-
-
-class TableJsonHtml(str, Enum):
-    table = "table"
-    json = "json"
-    html = "html"
-
-
-class ReportFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
-class TableJsonHtmlSheets(str, Enum):
-    """profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook."""
-
-    table = "table"
-    json = "json"
-    html = "html"
-    csv = "csv"
-    xlsx = "xlsx"
-
-
-class SuggestFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-    csv = "csv"
-    xlsx = "xlsx"
-
-
-#: Show a progress bar only when reading takes longer than this (seconds).
-PROGRESS_DELAY_S = 1.0
-
-#: The `--db` option of every command that uses the knowledge-base index.
-DbOption = Annotated[
-    Optional[Path],
-    typer.Option("--db", help="Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home folder).",
-                 dir_okay=False, show_default=False),
-]
+from opprof_advisor.cli import options
+from opprof_advisor.cli.options import (  # noqa: F401  (re-exported for the command modules)
+    ExecutorName, Kind, Param, ReportFormat, SuggestFormat, TableJsonHtml, TableJsonHtmlSheets, TableOrJson,
+)
+from opprof_advisor.cli.output import (  # noqa: F401  (re-exported for the command modules)
+    DelayedProgress, console, echo, emit_json, err_console, executor_choice, print_items, render, show, write_html,
+    write_sheet_formats,
+)
 
 
 def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
@@ -88,144 +37,75 @@ def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
 
 #: `--lang` of every command (and of `advisor` itself): the language of what it prints.
 LangOption = Annotated[Optional[str], typer.Option(
-    "--lang", metavar="zh|en", callback=_choose_lang, expose_value=False, is_eager=True, show_default=False,
-    help="Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for a zh_* locale, else en).")]
+    *options.LANG.flags, metavar=options.LANG.metavar, callback=_choose_lang, expose_value=False, is_eager=True,
+    show_default=False, help=options.LANG.help)]
 
 
-#: `--force` of the commands that write a report or an export.
-ForceOption = Annotated[bool, typer.Option(
-    "--force", help="Replace an --output / --export file that advisor did not write (a file inside the profile read "
-                    "is never written).")]
+def typer_annotation(param: Param) -> Any:
+    """The ``Annotated[type, typer.Option(...)]`` (or ``typer.Argument``) of one row of the option table."""
+    if param is options.LANG:
+        return LangOption
+    settings: dict[str, Any] = {"help": param.help}
+    for key in ("min", "metavar", "show_default"):
+        if getattr(param, key) is not None:
+            settings[key] = getattr(param, key)
+    if param.exists:
+        settings["exists"] = True
+    if not param.dir_okay:
+        settings["dir_okay"] = False
+    info = typer.Argument(**settings) if param.is_argument else typer.Option(*param.flags, **settings)
+    kind = list[param.kind] if param.many else param.kind
+    if not param.required and param.default is None:
+        kind = Optional[kind]
+    return Annotated[kind, info]
 
 
-class ExecutorName(str, Enum):
-    auto = "auto"
-    serial = "serial"
-    processes = "processes"
-    dask = "dask"
+def typer_default(param: Param) -> Any:
+    """The default Typer shows and passes: a choice's Enum member, else the table's value."""
+    if param.required:
+        return inspect.Parameter.empty
+    if isinstance(param.kind, type) and issubclass(param.kind, Enum) and param.default is not None:
+        return param.kind(param.default)
+    return param.default
 
 
-#: `--executor` and `--scheduler` of the commands that read a profile (used by a folder of ranks).
-ExecutorOption = Annotated[
-    ExecutorName,
-    typer.Option("--executor", help="Where a folder of ranks is summarised rank by rank: auto (worker processes "
-                                    "when the ranks are big enough), serial, processes, or dask (a local Dask "
-                                    "cluster, or --scheduler; pip install 'opprof-advisor[cluster]')."),
-]
-SchedulerOption = Annotated[
-    Optional[str],
-    typer.Option("--scheduler", metavar="ADDRESS", help="Run the per-rank map on this Dask scheduler (e.g. "
-                                                        "tcp://host:8786; its workers must see the rank folders at "
-                                                        "the same paths). Implies --executor dask.",
-                 show_default=False),
-]
+def typer_command(name: str, body: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
+    """The Typer command function for ``options.COMMANDS[name]``: its signature and help come from the table;
+    it passes ``body`` the same values ``options.parse_args`` would (a choice as its string value; --lang is
+    applied by its callback, as on every command)."""
+    command = options.COMMANDS[name]
 
+    def command_function(**values: Any) -> None:
+        values = {key: value.value if isinstance(value, Enum) else value for key, value in values.items()
+                  if key != options.LANG.name}  # its callback has set the language already
+        problem = options.usage_problem(name, values)
+        if problem is not None:
+            raise typer.BadParameter(problem.message, param_hint=problem.param_hint)
+        body(values)
 
-def executor_choice(executor: ExecutorName, scheduler: Optional[str]):
-    """The core's ExecutorChoice for the two options (a --scheduler with a non-Dask executor is a usage error)."""
-    from opprof_advisor.cluster.executors import ExecutorChoice
-
-    if scheduler and executor not in (ExecutorName.auto, ExecutorName.dask):
-        raise typer.BadParameter(f"runs the map on Dask, not with --executor {executor.value}",
-                                 param_hint="--scheduler")
-    return ExecutorChoice(name=executor.value, scheduler=scheduler or None)
-
-
-class DelayedProgress:
-    """A Rich progress bar on stderr that appears only once reading has taken PROGRESS_DELAY_S."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.start = time.monotonic()
-        self.bar = None
-        self.task = None
-
-    def __enter__(self) -> "DelayedProgress":
-        self.start = time.monotonic()
-        return self
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.start < PROGRESS_DELAY_S or not _can_show_progress():
-                return
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
-                                TimeElapsedColumn(), console=err_console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def _can_show_progress() -> bool:
-    # A bar on a pipe or a CI log is noise: only on an interactive stderr.
-    return err_console.is_terminal
-
-
-def emit_json(document: Any) -> None:
-    """Print a JSON document on stdout, unwrapped and unstyled (for scripts)."""
-    sys.stdout.write(dumps_json(document))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-
-
-def echo(text: str) -> None:
-    """Print plain text (markdown, a path) on stdout, without its control characters."""
-    typer.echo(printable(text))
-
-
-def show(document: dict[str, Any], fmt: str, **options: Any) -> None:
-    """Print ``document`` on stdout as ``fmt`` (``json``, ``table`` or ``markdown``; see opprof_advisor.render)."""
-    if fmt == "json":
-        emit_json(document)
-        return
-    from opprof_advisor.render import render
-
-    if fmt == "table":
-        print_items(render(document, "table", width=console.width, **options))
-    else:
-        echo(render(document, fmt, **options))
-
-
-def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
-    """Print what a table renderer returned: a ``str`` as the line it is, anything else through Rich."""
-    target = err_console if to_stderr else console
-    for item in items:
-        if isinstance(item, str):
-            typer.echo(printable(item), err=to_stderr)
-        else:
-            target.print(item)
+    parameters = [inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=typer_default(param),
+                                    annotation=typer_annotation(param)) for param in command.params]
+    command_function.__signature__ = inspect.Signature(parameters)
+    command_function.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    command_function.__name__ = command_function.__qualname__ = f"{name}_command"
+    command_function.__doc__ = command.help
+    return command_function
 
 
 def write_sheets(document: dict[str, Any], fmt: str, output: Optional[Path], *, force: bool, inputs: Any = ()) -> bool:
     """Print ``document``'s main table as CSV, or write its tables into an xlsx workbook; False for other formats."""
-    if fmt == "csv":
-        if output is not None:
-            raise typer.BadParameter("--format csv prints to stdout; --output is for html and xlsx",
-                                     param_hint="--output")
-        echo(render(document, "csv").rstrip("\n"))
-        return True
-    if fmt == "xlsx":
-        from opprof_advisor.render.sheets import write_xlsx
-
-        echo(f"wrote {write_xlsx(document, output, force=force, inputs=inputs)}")
-        return True
-    return False
+    problem = options.sheets_problem(fmt, output)
+    if problem is not None:
+        raise typer.BadParameter(problem.message, param_hint=problem.param_hint)
+    return write_sheet_formats(document, fmt, output, force=force, inputs=inputs)
 
 
-def render(document: dict[str, Any], fmt: str, **options: Any) -> Any:
-    from opprof_advisor.render import render as render_document
-
-    return render_document(document, fmt, **options)
-
-
-def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:
-    """Render ``document`` as an HTML report, write it (default: advisor-report-<time>.html here), say where."""
-    from opprof_advisor.render import render
-    from opprof_advisor.render.html.page import write_report
-
-    echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=inputs)}")
+#: The `--db` option of every command that uses the knowledge-base index.
+DbOption = typer_annotation(options.DB)
+#: `--force` of the commands that write a report or an export.
+ForceOption = typer_annotation(options.FORCE)
+#: `--executor` and `--scheduler` of the commands that read a profile (used by a folder of ranks).
+ExecutorOption = typer_annotation(options.EXECUTOR)
+SchedulerOption = typer_annotation(options.SCHEDULER)
+#: The `--peaks` option of every command that computes a roofline.
+PeaksOption = typer_annotation(options.PEAKS)

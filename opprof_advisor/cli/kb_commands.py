@@ -7,15 +7,14 @@ fast path stays fast) and renders their documents. No logic that a test of the c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import LangOption, DbOption, Kind, TableOrJson, console, err_console, show
+from opprof_advisor.cli._common import DbOption, Kind, LangOption, TableOrJson, console, err_console, show, typer_command
+from opprof_advisor.cli.fast_commands import open_index, run_search, run_show, warn_problems
 from opprof_advisor.terminal import one_line
 
-if TYPE_CHECKING:
-    from opprof_advisor.store import Index
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -36,65 +35,13 @@ def register(app: typer.Typer) -> None:
     app.add_typer(kb_app, name="kb")
 
 
-def _open_index(db: Path | None) -> Index:
-    from opprof_advisor.store import open_index
-
-    index = open_index(db)
-    _warn_problems(index)
-    return index
-
-
-def _warn_problems(index: Index) -> None:
-    from opprof_advisor.render.text.kb import problems_warning
-
-    warning = problems_warning(index.problems)
-    if warning:
-        err_console.print(warning, markup=False)
-
-
 # ---------------------------------------------------------------------------------------------
 # advisor search / show / add
 # ---------------------------------------------------------------------------------------------
 
-
-def search_command(
-    query: Annotated[list[str], typer.Argument(
-        metavar="QUERY", show_default=False,
-        help="What to look for: words, an operator name, an id (typos are fine).")],
-    kind: Annotated[Optional[Kind], typer.Option("--kind", "-k", help="Only entries of this kind.")] = None,
-    operator: Annotated[Optional[str], typer.Option("--operator",
-                                                    help="Only entries about this operator family or alias "
-                                                         "(e.g. NMS, BatchMatMulV2).")] = None,
-    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many hits to show.")] = 10,
-    fmt: FormatOption = TableOrJson.table,
-    db: DbOption = None,
-    lang: LangOption = None,
-) -> None:
-    """Search the knowledge base (full text + fuzzy match on titles, ids, operators and tags).
-
-    Example: advisor search nms --format json
-    """
-    # The Typer-free entry point answers plain searches; both print through the same function.
-    from opprof_advisor.cli.fast_search import search_and_print
-
-    search_and_print({"words": query, "kind": kind.value if kind else None, "operator": operator, "top": top,
-                      "format": fmt.value, "db": str(db) if db else None})
-
-
-def show_command(
-    entry_id: Annotated[str, typer.Argument(
-        metavar="ID", show_default=False, help="The entry id (see `advisor search` / `advisor kb list`).")],
-    fmt: FormatOption = TableOrJson.table,
-    db: DbOption = None,
-    lang: LangOption = None,
-) -> None:
-    """Show one entry: its summary, gain, evidence grade, sources and body.
-
-    Example: advisor show nms-on-npu
-    """
-    from opprof_advisor.kb_stats import entry_to_json
-
-    show(entry_to_json(_open_index(db).get(entry_id.strip())), fmt.value)
+#: `advisor search` and `advisor show`: options from cli/options.py, bodies shared with the Typer-free entry point.
+search_command = typer_command("search", run_search)
+show_command = typer_command("show", run_show)
 
 
 def add_command(
@@ -174,7 +121,7 @@ def build_command(
 
     started = time.perf_counter()
     index = build_index(db, rebuild=rebuild)
-    _warn_problems(index)
+    warn_problems(index)
     count = len(index.ids())
     console.print(f"indexed {count} entries from {index.file_count} files in {time.perf_counter() - started:.2f} s "
                   f"→ {index.db_path}", markup=False)
@@ -190,7 +137,7 @@ def list_command(
     """List the entries of the knowledge base."""
     from opprof_advisor.kb_stats import entries_to_json
 
-    show(entries_to_json(_open_index(db).entries(kind.value if kind else None)), fmt.value)
+    show(entries_to_json(open_index(db).entries(kind.value if kind else None)), fmt.value)
 
 
 @kb_app.command("stats")
@@ -206,4 +153,4 @@ def stats_command(
     """
     from opprof_advisor.kb_stats import stats_to_json
 
-    show(stats_to_json(_open_index(db).entries()), fmt.value)
+    show(stats_to_json(open_index(db).entries()), fmt.value)

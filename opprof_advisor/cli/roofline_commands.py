@@ -1,8 +1,7 @@
 """`advisor roofline PATH`: each op type against the chip's compute and bandwidth roofs.
 
 Parses options, calls opprof_advisor.readers / roofline (imported inside the command so start-up
-stays fast) and renders the roofline document as a table, JSON or an HTML report. Also holds the
-``--peaks`` option that `advisor profile` shares.
+stays fast) and renders the roofline document as a table, JSON or an HTML report.
 """
 
 from __future__ import annotations
@@ -12,17 +11,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import LangOption, DelayedProgress, ForceOption, TableJsonHtml, echo, show, write_html
+from opprof_advisor.cli._common import (
+    DelayedProgress, ForceOption, LangOption, PeaksOption, TableJsonHtml, echo, show, write_html,
+)
 from opprof_advisor.terminal import dumps_json
-
-#: The `--peaks` option of every command that computes a roofline.
-PeaksOption = Annotated[
-    Optional[Path],
-    typer.Option("--peaks", help="YAML with measured or known peaks (chip, aic, aiv, freq_mhz, hbm_gbps, "
-                                 "cube_tflops: {bf16: ...}); over the profile's own figures and $ADVISOR_HOME/peaks.yaml.",
-                 exists=True, dir_okay=False, show_default=False),
-]
-
 
 def register(app: typer.Typer) -> None:
     """Add `advisor roofline` to the app."""

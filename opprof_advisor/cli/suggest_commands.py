@@ -7,55 +7,21 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import (
-    LangOption, DbOption, DelayedProgress, ExecutorName, ExecutorOption, ForceOption, Kind, SchedulerOption,
-    SuggestFormat, TableOrJson, err_console, executor_choice, show, write_html, write_sheets,
-)
+from opprof_advisor.cli._common import DbOption, LangOption, TableOrJson, err_console, show, typer_command
+from opprof_advisor.cli.fast_commands import run_suggest, warn
 
 
 def _open(db: Optional[Path], *, outcomes: bool = True):
     # Imported here: the store pulls in sqlite-utils, which `advisor --help` should not pay for.
     from opprof_advisor.advisor import open_advisor
-    from opprof_advisor.terminal import one_line
 
     advisor = open_advisor(db, outcomes=outcomes)
-    for warning in advisor.warnings:
-        err_console.print(f"warning: {one_line(warning)}", markup=False)
+    warn(advisor.warnings)
     return advisor
 
 
-def suggest_command(
-    profile: Annotated[Path, typer.Option("--profile", "-p", help="Profiler output: a folder, a CSV/DB file or an archive.")],
-    top: Annotated[int, typer.Option("--top", "-n", min=1, help="How many suggestions to show.")] = 5,
-    model: Annotated[Optional[str], typer.Option("--model", help="Model hint, e.g. yolov8, llama2-7b.")] = None,
-    kind: Annotated[Optional[Kind], typer.Option("--kind", help="Only entries of this kind (cases are not suggested otherwise).")] = None,
-    fmt: Annotated[SuggestFormat, typer.Option("--format", "-f", help="Output format (csv: the suggestions table; "
-                                                                       "xlsx: a sheet per table, needs --output).")] = SuggestFormat.table,
-    explain: Annotated[bool, typer.Option("--explain", help="Show matched terms and the score breakdown.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file: with --format html (default advisor-report-<time>.html here) or xlsx.", metavar="FILE")] = None,
-    force: ForceOption = False,
-    db: DbOption = None,
-    executor: ExecutorOption = ExecutorName.auto,
-    scheduler: SchedulerOption = None,
-    lang: LangOption = None,
-) -> None:
-    """Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded expected gains."""
-    if output is not None and fmt not in (SuggestFormat.html, SuggestFormat.xlsx, SuggestFormat.csv):
-        raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
-    from opprof_advisor.profiles import read_profile
-    from opprof_advisor.recommend import suggestions_to_json
-
-    choice = executor_choice(executor, scheduler)
-    with DelayedProgress(f"reading {profile.name}") as progress:
-        parsed = read_profile(profile, progress, executor=choice)
-    result = _open(db).suggest(parsed, top=top, model=model, kind=kind.value if kind else None, explain=explain)
-    document = suggestions_to_json(result)
-    if write_sheets(document, fmt.value, output, force=force, inputs=[profile]):
-        return
-    if fmt is SuggestFormat.html:
-        write_html(document, output, force=force, inputs=[profile])
-    else:
-        show(document, fmt.value)
+#: `advisor suggest`: options from cli/options.py, body shared with the Typer-free entry point.
+suggest_command = typer_command("suggest", run_suggest)
 
 
 def eval_command(

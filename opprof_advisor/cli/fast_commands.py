@@ -1,0 +1,123 @@
+"""The bodies of `suggest`, `profile`, `show` and `search`: the option values in, the rendered document out.
+
+One body per command, called with the values of cli/options.py's table by both the Typer app
+(cli/_common.typer_command) and the Typer-free entry point (cli/fast_path.py), so the two print the
+same bytes. No Typer here; the core is imported inside each body so that a command pays only for
+what it uses (tests/test_import_budget.py lists what a plain `suggest` may import).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor.cli.output import (
+    DelayedProgress, console, emit_json, err_console, executor_choice, print_items, show, write_html,
+    write_sheet_formats,
+)
+
+
+def run_suggest(values: dict[str, Any]) -> None:
+    """Rank knowledge-base advice against a profile and print it."""
+    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.profiles import read_profile
+    from opprof_advisor.recommend import suggestions_to_json
+
+    profile: Path = values["profile"]
+    choice = executor_choice(values["executor"], values["scheduler"])
+    with DelayedProgress(f"reading {profile.name}") as progress:
+        parsed = read_profile(profile, progress, executor=choice)
+    advisor = open_advisor(values["db"])
+    warn(advisor.warnings)
+    result = advisor.suggest(parsed, top=values["top"], model=values["model"], kind=values["kind"],
+                             explain=values["explain"])
+    document = suggestions_to_json(result)
+    if write_sheet_formats(document, values["fmt"], values["output"], force=values["force"], inputs=[profile]):
+        return
+    if values["fmt"] == "html":
+        write_html(document, values["output"], force=values["force"], inputs=[profile])
+    else:
+        show(document, values["fmt"])
+
+
+def warn(warnings: list[str]) -> None:
+    """Print each warning as one `warning: ...` line on stderr."""
+    from opprof_advisor.terminal import one_line
+
+    for warning in warnings:
+        err_console.print(f"warning: {one_line(warning)}", markup=False)
+
+
+def run_profile(values: dict[str, Any]) -> None:
+    """Read a profile and print its operator profile (and write the --export database)."""
+    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profiles import load_profile
+
+    path: Path = values["path"]
+    choice = executor_choice(values["executor"], values["scheduler"])
+    with DelayedProgress(f"reading {path.name}") as progress:
+        raw, profile = load_profile(path, progress, peaks=values["peaks"], executor=choice)
+    if values["export"] is not None:
+        from opprof_advisor.profile_export import export_profile
+
+        written, counts = export_profile(values["export"], raw, profile, force=values["force"], inputs=[path])
+        if counts["ranks"] and not counts["kernels"]:
+            written_what = (f"{counts['op_types']} op types and {counts['ranks']} ranks (a job keeps no kernel "
+                            "rows: export one rank's folder for its kernels)")
+        else:
+            written_what = f"{counts['kernels']} kernels and {counts['op_types']} op types"
+        err_console.print(f"wrote {written_what} to {written}", markup=False)
+    document = profile_to_json(profile)
+    fmt = values["fmt"]
+    if fmt in ("json", "csv", "xlsx"):
+        document["op_types"] = document["op_types"][:values["top"]]  # as the table: --top rows
+    if write_sheet_formats(document, fmt, values["output"], force=values["force"], inputs=[path]):
+        return
+    if fmt == "json":
+        show(document, "json")
+    elif fmt == "html":
+        write_html(document, values["output"], force=values["force"], inputs=[path])
+    else:
+        show(document, "table", top=values["top"])
+
+
+def open_index(db: Path | None):
+    """The KB index (built or refreshed when needed), its problems printed as one warning."""
+    from opprof_advisor.store import open_index as open_store_index
+
+    index = open_store_index(db)
+    warn_problems(index)
+    return index
+
+
+def warn_problems(index) -> None:
+    """Print the index's problems (files not indexed) as one warning line on stderr."""
+    from opprof_advisor.render.text.kb import problems_warning
+
+    warning = problems_warning(index.problems)
+    if warning:
+        err_console.print(warning, markup=False)
+
+
+def run_show(values: dict[str, Any]) -> None:
+    """Print one entry."""
+    from opprof_advisor.kb_stats import entry_to_json
+
+    show(entry_to_json(open_index(values["db"]).get(values["entry_id"].strip())), values["fmt"])
+
+
+def run_search(values: dict[str, Any]) -> None:
+    """Search the knowledge base and print the hits (a line on stderr when there is none, with JSON)."""
+    from opprof_advisor.kb_search import run_search as search, search_to_json
+    from opprof_advisor.render.text.kb import no_hits_line, search_table
+
+    index = open_index(values["db"])
+    result = search(index, " ".join(values["query"]), kind=values["kind"], operator=values["operator"],
+                    top=values["top"])
+    document = search_to_json(result)
+    if values["fmt"] == "json":
+        emit_json(document)
+        if not result.hits:
+            err_console.print(no_hits_line(document), markup=False)
+        return
+    print_items(search_table(document, width=console.width))

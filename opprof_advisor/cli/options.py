@@ -1,0 +1,288 @@
+"""The options of the commands people run most (`suggest`, `profile`, `show`, `search`), as one table.
+
+Both parsers are derived from ``COMMANDS``: the Typer app builds each command's signature from it
+(``cli/_common.typer_command``), and ``parse_args`` reads the plain forms of the same command line
+by hand, so that ``cli/fast_path.py`` can answer them without importing Typer (Typer 0.2x builds a
+pydantic TypeAdapter for every parameter it converts: ~90 ms of imports, plus ~25 ms to build the
+command tree). ``parse_args`` accepts only what it can read exactly as Typer does and returns None
+for anything else — ``--help``, an unknown or misspelt option, a bad value, a missing required
+option, an option value that looks like an option — so the Typer app prints its usage message.
+tests/test_fast_path.py checks, for every option, that both parsers hand the command the same values.
+
+No Typer here (nor anything slow): this module is imported on the fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from opprof_advisor.vocabulary import KINDS
+
+#: The knowledge-base entry kinds as a --kind choice.
+Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
+
+
+class TableOrJson(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class TableJsonHtml(str, Enum):
+    table = "table"
+    json = "json"
+    html = "html"
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+class TableJsonHtmlSheets(str, Enum):
+    """profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook."""
+
+    table = "table"
+    json = "json"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
+class SuggestFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+    csv = "csv"
+    xlsx = "xlsx"
+
+
+class ExecutorName(str, Enum):
+    auto = "auto"
+    serial = "serial"
+    processes = "processes"
+    dask = "dask"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One option or argument: what both parsers need to read it, and what `--help` says of it."""
+
+    name: str                          # the command function's parameter (the key of the parsed values)
+    flags: tuple[str, ...]             # option names; () for a positional argument
+    kind: type                         # str, int, bool (a flag), Path, or a str Enum (a choice)
+    help: str
+    default: Any = None                # the Enum member's value for a choice
+    required: bool = False
+    many: bool = False                 # an argument that takes every remaining word
+    min: int | None = None
+    metavar: str | None = None
+    exists: bool = False               # a Path that must exist
+    dir_okay: bool = True              # a Path that may be a folder
+    show_default: bool | None = None   # None: Typer's own default
+
+    @property
+    def is_argument(self) -> bool:
+        return not self.flags
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    params: tuple[Param, ...]
+
+
+_FORMAT_HELP = "Output format."
+_HTML_OUTPUT_HELP = "HTML report file (with --format html; default advisor-report-<time>.html here)."
+
+DB = Param("db", ("--db",), Path, "Index database file (default: $ADVISOR_DB, else advisor.db in the advisor home "
+                                  "folder).", dir_okay=False, show_default=False)
+FORCE = Param("force", ("--force",), bool, "Replace an --output / --export file that advisor did not write (a file "
+                                          "inside the profile read is never written).", default=False)
+EXECUTOR = Param("executor", ("--executor",), ExecutorName,
+                 "Where a folder of ranks is summarised rank by rank: auto (worker processes when the ranks are big "
+                 "enough), serial, processes, or dask (a local Dask cluster, or --scheduler; pip install "
+                 "'opprof-advisor[cluster]').", default="auto")
+SCHEDULER = Param("scheduler", ("--scheduler",), str,
+                  "Run the per-rank map on this Dask scheduler (e.g. tcp://host:8786; its workers must see the rank "
+                  "folders at the same paths). Implies --executor dask.", metavar="ADDRESS", show_default=False)
+LANG = Param("lang", ("--lang",), str, "Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for "
+                                      "a zh_* locale, else en).", metavar="zh|en", show_default=False)
+#: The --lang values the fast path reads itself (Typer also takes the spellings i18n.normalise_lang accepts).
+FAST_LANGS = ("zh", "en")
+PEAKS = Param("peaks", ("--peaks",), Path,
+              "YAML with measured or known peaks (chip, aic, aiv, freq_mhz, hbm_gbps, cube_tflops: {bf16: ...}); "
+              "over the profile's own figures and $ADVISOR_HOME/peaks.yaml.", exists=True, dir_okay=False,
+              show_default=False)
+
+SUGGEST = Command("suggest", "Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded "
+                             "expected gains.", (
+    Param("profile", ("--profile", "-p"), Path, "Profiler output: a folder, a CSV/DB file or an archive.",
+          required=True),
+    Param("top", ("--top", "-n"), int, "How many suggestions to show.", default=5, min=1),
+    Param("model", ("--model",), str, "Model hint, e.g. yolov8, llama2-7b."),
+    Param("kind", ("--kind",), Kind, "Only entries of this kind (cases are not suggested otherwise)."),
+    Param("fmt", ("--format", "-f"), SuggestFormat, "Output format (csv: the suggestions table; xlsx: a sheet per "
+                                                    "table, needs --output).", default="table"),
+    Param("explain", ("--explain",), bool, "Show matched terms and the score breakdown.", default=False),
+    Param("output", ("--output", "-o"), Path, "Report file: with --format html (default "
+                                              "advisor-report-<time>.html here) or xlsx.", metavar="FILE"),
+    FORCE, DB, EXECUTOR, SCHEDULER, LANG,
+))
+
+PROFILE = Command("profile", "Show where device time goes: op types by time with unit and bound class, symptoms, "
+                             "and what cannot be judged.\n\nExample: advisor profile ./rank0_ascend_pt --top 10", (
+    Param("path", (), Path, "Profiler output: a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an "
+                            "op_summary / kernel_details CSV, an msprof DB, a folder of ranks, or a .zip / .tar.gz "
+                            "of one.", required=True, show_default=False),
+    Param("top", ("--top", "-n"), int, "How many op types to list.", default=20, min=1),
+    Param("fmt", ("--format", "-f"), TableJsonHtmlSheets, "Output format (csv: the op-type table; xlsx: a sheet per "
+                                                          "table, needs --output).", default="table"),
+    Param("export", ("--export",), Path, "Also write kernels and the op-type summary into this SQLite file (browse "
+                                         "it with datasette).", dir_okay=False, show_default=False),
+    Param("output", ("--output", "-o"), Path, _HTML_OUTPUT_HELP, show_default=False),
+    PEAKS, FORCE, EXECUTOR, SCHEDULER, LANG,
+))
+
+SHOW = Command("show", "Show one entry: its summary, gain, evidence grade, sources and body.\n\n"
+                       "Example: advisor show nms-on-npu", (
+    Param("entry_id", (), str, "The entry id (see `advisor search` / `advisor kb list`).", required=True,
+          metavar="ID", show_default=False),
+    Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table"),
+    DB, LANG,
+))
+
+SEARCH = Command("search", "Search the knowledge base (full text + fuzzy match on titles, ids, operators and "
+                           "tags).\n\nExample: advisor search nms --format json", (
+    Param("query", (), str, "What to look for: words, an operator name, an id (typos are fine).", required=True,
+          many=True, metavar="QUERY", show_default=False),
+    Param("kind", ("--kind", "-k"), Kind, "Only entries of this kind."),
+    # `-o` is --output in every command, so --operator has no short form (search writes no file).
+    Param("operator", ("--operator",), str, "Only entries about this operator family or alias (e.g. NMS, "
+                                            "BatchMatMulV2)."),
+    Param("top", ("--top", "-n"), int, "How many hits to show.", default=10, min=1),
+    Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table"),
+    DB, LANG,
+))
+
+COMMANDS: dict[str, Command] = {command.name: command for command in (SUGGEST, PROFILE, SHOW, SEARCH)}
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def parse_args(name: str, argv: list[str]) -> dict[str, Any] | None:
+    """The values of command ``name`` for ``argv`` (the words after the command name), as Typer would pass
+    them (a choice as its string value), or None when only Typer can read ``argv`` exactly."""
+    command = COMMANDS[name]
+    by_flag = {flag: param for param in command.params for flag in param.flags}
+    arguments = [param for param in command.params if param.is_argument]
+    values: dict[str, Any] = {}
+    words: list[str] = []
+    position = 0
+    while position < len(argv):
+        arg = argv[position]
+        position += 1
+        if arg == "--":
+            words += argv[position:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            words.append(arg)
+            continue
+        # Click reads "--top=3" as a value, but "-n=3" as the value "=3" and "-n3" as "3": only the long form here.
+        flag, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        param = by_flag.get(flag)
+        if param is None:
+            return None
+        if param.kind is bool:
+            if has_value:
+                return None
+            values[param.name] = True
+            continue
+        if not has_value:
+            if position >= len(argv) or argv[position].startswith("-"):
+                return None
+            value = argv[position]
+            position += 1
+        converted = _convert(param, value)
+        if converted is None:
+            return None
+        values[param.name] = converted
+    if not _take_arguments(arguments, words, values):
+        return None
+    for param in command.params:
+        if param.name not in values:
+            if param.required:
+                return None
+            values[param.name] = param.default
+    return values
+
+
+def _take_arguments(arguments: list[Param], words: list[str], values: dict[str, Any]) -> bool:
+    for param in arguments:
+        taken = words if param.many else words[:1]
+        words = words[len(taken):]
+        converted = [_convert(param, word) for word in taken]
+        if None in converted:
+            return False
+        if converted:
+            values[param.name] = converted if param.many else converted[0]
+    return not words  # an extra argument is Typer's usage error
+
+
+def _convert(param: Param, value: str) -> Any:
+    """``value`` as ``param``'s type, or None when Typer might read it otherwise (or refuse it)."""
+    kind = param.kind
+    if kind is int:
+        if not _DIGITS.fullmatch(value):
+            return None
+        number = int(value)
+        return number if param.min is None or number >= param.min else None
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return value if value in {member.value for member in kind} else None
+    if param is LANG:
+        return value if value in FAST_LANGS else None
+    if kind is Path:
+        if not value or value == "-":
+            return None
+        if (param.exists and not os.path.exists(value)) or (not param.dir_okay and os.path.isdir(value)):
+            return None
+        return Path(value)
+    return value
+
+
+@dataclass(frozen=True)
+class UsageProblem:
+    """A combination of options the command refuses (Typer prints it as a usage error, exit 2)."""
+
+    message: str
+    param_hint: str
+
+
+def usage_problem(name: str, values: dict[str, Any]) -> UsageProblem | None:
+    """What is wrong with the combination of ``values`` for command ``name``, before any work is done."""
+    fmt, output = values.get("fmt"), values.get("output")
+    if name in ("suggest", "profile"):
+        if output is not None and fmt not in ("html", "xlsx", "csv"):
+            return UsageProblem("--output is only used with --format html or xlsx", "--output")
+        problem = sheets_problem(fmt, output)
+        if problem is not None:
+            return problem
+    executor = values.get("executor")
+    if values.get("scheduler") and executor not in (None, "auto", "dask"):
+        return UsageProblem(f"runs the map on Dask, not with --executor {executor}", "--scheduler")
+    return None
+
+
+def sheets_problem(fmt: str | None, output: Path | None) -> UsageProblem | None:
+    """--format csv prints its table on stdout: an --output with it is a usage error."""
+    if fmt == "csv" and output is not None:
+        return UsageProblem("--format csv prints to stdout; --output is for html and xlsx", "--output")
+    return None

@@ -1,0 +1,91 @@
+"""The import budget of the commands people run most: what a plain `suggest`, `search` and `profile` may import.
+
+Start-up is most of these commands' time (Typer and the pydantic it converts parameters with were
+~0.2 s of a 0.45 s suggest; scikit-learn alone is ~0.7 s), so a module joining the list below is
+a decision, not an accident. Measured in a fresh interpreter, with the index and the fitted
+matcher already cached, as a user's second command finds them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+EXAMPLE = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
+
+#: Third-party packages (top-level names) each command may import; the standard library is free.
+THIRD_PARTY = {
+    "suggest": {"rich"},
+    "profile": {"rich"},
+    "search": {"rich", "rapidfuzz"},
+}
+
+#: Never on these paths: the CLI framework, the matcher's fitting, the build-time parsers, columnar engines.
+NEVER = {"typer", "click", "pydantic", "pydantic_core", "sklearn", "scipy", "numpy", "pyarrow", "polars",
+         "sqlite_utils", "yaml", "markdown_it", "mdit_py_plugins", "filelock", "platformdirs", "dask", "pandas"}
+
+#: Our modules a plain `suggest` imports (readers/ is one entry: its format list is loaded to detect the format).
+SUGGEST_MODULES = {
+    "opprof_advisor", "opprof_advisor.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
+    "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
+    "opprof_advisor.cluster", "opprof_advisor.cluster.executors", "opprof_advisor.compare",
+    "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families", "opprof_advisor.gains",
+    "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.matcher", "opprof_advisor.migrations", "opprof_advisor.models",
+    "opprof_advisor.operators", "opprof_advisor.outcomes", "opprof_advisor.outcomes_store", "opprof_advisor.paths",
+    "opprof_advisor.profile_builder", "opprof_advisor.profiles", "opprof_advisor.readers", "opprof_advisor.recommend",
+    "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
+    "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
+    "opprof_advisor.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
+    "opprof_advisor.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.store",
+    "opprof_advisor.symptoms", "opprof_advisor.symptoms_kernels", "opprof_advisor.terminal",
+    "opprof_advisor.thresholds", "opprof_advisor.vocabulary",
+}
+
+_PROBE = """
+import contextlib, io, json, sys
+before = set(sys.modules)
+from opprof_advisor.cli.fast_path import run
+with contextlib.redirect_stdout(io.StringIO()):
+    code = run(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(set(sys.modules) - before)}))
+"""
+
+COMMANDS = {"suggest": ["suggest", "--profile", EXAMPLE], "profile": ["profile", EXAMPLE], "search": ["search", "nms"]}
+
+
+def imported(argv: list[str], home) -> set[str]:
+    env = {**os.environ, "ADVISOR_HOME": str(home)}
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=True)
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    return set(report["modules"])
+
+
+@pytest.fixture(scope="module")
+def warm_home(tmp_path_factory):
+    """One home for the module, with the index built and the matcher fitted by a first suggest."""
+    home = tmp_path_factory.mktemp("budget-home")
+    imported(COMMANDS["suggest"], home)
+    return home
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_only_the_budgeted_packages_are_imported(name, warm_home):
+    modules = imported(COMMANDS[name], warm_home)
+    ours = {module.split(".")[0] for module in modules} - set(sys.stdlib_module_names) - {"opprof_advisor"}
+    ours = {module for module in ours if not module.startswith(("_cython", "cython_runtime"))}  # rapidfuzz's
+    assert ours <= THIRD_PARTY[name], sorted(ours - THIRD_PARTY[name])
+    assert not ours & NEVER
+
+
+def test_a_plain_suggest_imports_only_the_listed_modules(warm_home):
+    modules = {module for module in imported(COMMANDS["suggest"], warm_home) if module.startswith("opprof_advisor")}
+    readers = {module for module in modules if module.startswith("opprof_advisor.readers.")}
+    assert modules - readers == SUGGEST_MODULES
