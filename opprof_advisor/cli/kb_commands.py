@@ -71,7 +71,7 @@ def add_command(
 def check_command(
     dirs: Annotated[
         Optional[list[Path]],
-        typer.Argument(help="KB folders or files to check (default: the built-in KB and your own).",
+        typer.Argument(metavar="PATH", help="KB folders or files to check (default: the built-in KB and your own).",
                        show_default=False),
     ] = None,
     fmt: FormatOption = TableOrJson.table,
@@ -80,7 +80,7 @@ def check_command(
     """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, sources, unsourced figures.
 
     Every problem is printed as `path:line: message`; exit code 1 when there is any. A source must be one a
-    user can open (an http(s) URL, owner/repo@<commit>:<path>, package==version:<path>, or the KB sources
+    user can open (an http(s) URL, owner/repo@COMMIT:PATH, package==version:PATH, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
     from opprof_advisor.kb_checks import check_installed
