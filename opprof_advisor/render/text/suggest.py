@@ -92,7 +92,8 @@ def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list
         out += _real_tables(real, width)
     else:
         where = doc.get("real_profiles_dir") or "../shared/real-profiles"
-        out.append(Text(_("real profiles: not found at {where} (give --real-profiles DIR)").format(where=where)))
+        out.append(Text(_("real profiles: skipped, none at {where} (point at them with --real-profiles DIR or "
+                          "ADVISOR_REAL_PROFILES)").format(where=where)))
     return out
 
 
