@@ -1,4 +1,4 @@
-"""Knowledge-base commands: `advisor search`, `show`, `add` and the `advisor kb` group.
+"""Knowledge-base commands: `advisor search`, `show`, `add`, `remove` and the `advisor kb` group.
 
 Parses options, calls opprof_advisor.kb / store / search (imported inside the commands so the
 fast path stays fast) and renders their documents. No logic that a test of the core would miss lives here.
@@ -11,10 +11,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, Kind, LangOption, TableOrJson, console, err_console, show, typer_command
+from opprof_advisor.cli._common import (
+    DbOption, Kind, LangOption, TableOrJson, console, emit_json, err_console, show, typer_command,
+)
 from opprof_advisor.cli.fast_commands import open_index, run_search, run_show, warn_problems
 from opprof_advisor.terminal import one_line
-
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -32,6 +33,7 @@ def register(app: typer.Typer) -> None:
     app.command("search", no_args_is_help=True)(search_command)
     app.command("show", no_args_is_help=True)(show_command)
     app.command("add", no_args_is_help=True)(add_command)
+    app.command("remove", no_args_is_help=True)(remove_command)
     app.add_typer(kb_app, name="kb")
 
 
@@ -60,6 +62,29 @@ def add_command(
 
     entry = add_entry_file(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
+
+
+def remove_command(
+    entry_id: Annotated[str, typer.Argument(metavar="ID", show_default=False,
+                                            help="The id of an entry you added (see `advisor kb list`).")],
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    db: DbOption = None,
+    lang: LangOption = None,
+) -> None:
+    """Remove an entry you added with `advisor add` from your KB folder and the index.
+
+    The shipped knowledge base is read-only: removing one of its entries is refused. An entry you
+    added over a shipped one (--replace) is removed and the shipped entry is in effect again.
+    Example: advisor remove my-yolo-case
+    """
+    from opprof_advisor.kb_remove import remove_entry
+    from opprof_advisor.render.text.kb import removed_line
+
+    document = remove_entry(entry_id.strip(), db_path=db).to_json()
+    if fmt is TableOrJson.json:
+        emit_json(document)
+    else:
+        console.print(removed_line(document), markup=False)
 
 
 # ---------------------------------------------------------------------------------------------

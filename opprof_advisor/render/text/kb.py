@@ -28,6 +28,15 @@ def no_hits_line(doc: dict[str, Any]) -> str:
     return _("no entries match {query}; see `advisor kb list` for every entry").format(query=repr(query))
 
 
+def removed_line(doc: dict[str, Any]) -> str:
+    """`advisor remove`: ``removed my-case (case) from your KB: <file>`` (and whether a shipped entry is back)."""
+    line = _("removed {id} ({kind}) from your KB: {files}").format(id=doc.get("removed"), kind=word(doc.get("kind")),
+                                                                   files=", ".join(doc.get("files") or []))
+    if doc.get("builtin_back"):
+        line += _("; the shipped entry {id} is in effect again").format(id=doc.get("removed"))
+    return line
+
+
 def problems_warning(problems: list[Any]) -> str | None:
     """A one-line warning about problems met while indexing, or None."""
     if not problems:
