@@ -55,13 +55,19 @@ def add_command(
 ) -> None:
     """Validate a markdown entry, copy it into your KB folder and index it.
 
-    Every problem is printed as `path:line: message` and nothing is written when there is one.
+    Every problem is printed as `path:line: message` and nothing is written when there is one. A
+    warning names the existing entry when the new one's title and summary nearly copy it.
     Example: advisor add my-yolo-case.md
     """
+    from opprof_advisor.near_duplicates import closest_entry
+    from opprof_advisor.render.text.kb import near_duplicate_line
     from opprof_advisor.store import add_entry_file
 
     entry = add_entry_file(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
+    close = closest_entry(entry, _open_index(db).entries())
+    if close is not None:  # a warning, not a refusal: two entries may rightly share their words
+        err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
 
 
 def remove_command(

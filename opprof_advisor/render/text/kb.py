@@ -37,6 +37,13 @@ def removed_line(doc: dict[str, Any]) -> str:
     return line
 
 
+def near_duplicate_line(new_id: str, other_id: str, score: float, other_title: str) -> str:
+    """The warning of `advisor add` when the new entry nearly copies an existing one."""
+    return _("warning: {id} nearly duplicates {other} ({score:.0f}/100 alike in title and summary: \"{title}\"); "
+             "check they are not the same advice (advisor show {other}, advisor remove {id})").format(
+        id=new_id, other=other_id, score=score, title=other_title)
+
+
 def problems_warning(problems: list[Any]) -> str | None:
     """A one-line warning about problems met while indexing, or None."""
     if not problems:
