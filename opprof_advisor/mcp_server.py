@@ -5,8 +5,9 @@ An agent (an MCP client) calls ``profile``, ``suggest``, ``search``, ``show``, `
 the command of the same name computes and returns its JSON document (``opprof-advisor/<command>/1``,
 what ``--format json`` prints) as the structured content, plus one paragraph of text that
 summarises it for the model to read (in Chinese with the ``lang`` argument every tool takes). A
-bad input is a tool error carrying the one line the command would print (``error: <file>: <what> — <what to do>``); nothing is ever written (``compare``
-records no outcome: that stays a deliberate ``advisor compare --applied`` on the command line).
+bad input is a tool error carrying the one line the command would print (``error: <file>: <what>
+— <what to do>``); nothing is ever written (``compare`` records no outcome: that stays a
+deliberate ``advisor compare --applied`` on the command line).
 
 The official ``mcp`` SDK (2.x) is an optional extra: ``pip install 'opprof-advisor[mcp]'``.
 This module imports it only when the server is built, so nothing else pays for it.
