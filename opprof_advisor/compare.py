@@ -16,6 +16,7 @@ from typing import Any
 from opprof_advisor.families import family_totals
 from opprof_advisor.models import Profile
 from opprof_advisor.vocabulary import UNIT_CLASS
+from opprof_advisor.render.units import TEXT as U
 
 SCHEMA = "opprof-advisor/compare/1"
 
@@ -147,7 +148,7 @@ def _incomplete_simulation(before: Profile, after: Profile) -> str | None:
     for side, profile in (("BEFORE", before), ("AFTER", after)):
         kernel = profile.kernel or {}
         if kernel.get("simulator") and kernel.get("kernel_time_complete") is False:
-            return (f"the simulated kernel time of {side} ({profile.device_time_us:,.1f} us) is a lower bound, "
+            return (f"the simulated kernel time of {side} ({U.time(profile.device_time_us)}) is a lower bound, "
                     f"{kernel.get('kernel_time_gap') or 'some simulated cores are not timed'}")
     return None
 
@@ -219,7 +220,7 @@ KERNEL_FIELDS: tuple[tuple[str, str], ...] = (
     ("kernel", "kernel"),
     ("op_type", "kernel type"),
     ("chip", "chip"),
-    ("task_duration_us", "task duration (us)"),
+    ("task_duration_us", "task duration (µs)"),
     ("block_dim", "block dim"),
     ("mix_block_dim", "mix block dim"),
     ("block_imbalance", "block imbalance (slowest / mean block)"),
@@ -294,7 +295,7 @@ def _kernel_rows(before: dict[str, Any] | None, after: dict[str, Any] | None,
     if with_change and old.get("task_duration_us") and new.get("task_duration_us"):
         change = (new["task_duration_us"] - old["task_duration_us"]) / old["task_duration_us"] * 100.0
         change_row = KernelRow("task duration change", None, f"{change:+.1f} %")
-        rows.insert(_index_after(rows, "task duration (us)"), change_row)
+        rows.insert(_index_after(rows, "task duration (µs)"), change_row)
     return rows
 
 
@@ -314,7 +315,7 @@ def _notes(comparison: Comparison) -> list[str]:
         if row.unit_changed:
             notes.append(
                 f"{row.family} moved from {_unit(row.unit_before)} to {_unit(row.unit_after)}: "
-                f"{row.before_us:,.1f} us -> {row.after_us:,.1f} us ({_pct(row.delta_pct)})"
+                f"{U.time(row.before_us)} -> {U.time(row.after_us)} ({_pct(row.delta_pct)})"
             )
     for row in comparison.families:
         if row.bound_changed:
@@ -322,10 +323,10 @@ def _notes(comparison: Comparison) -> list[str]:
     appeared = [row for row in comparison.families if row.status == "appeared"]
     vanished = [row for row in comparison.families if row.status == "vanished"]
     if appeared:
-        notes.append("appeared: " + ", ".join(f"{r.family} ({r.after_us:,.1f} us, {_unit(r.unit_after)})"
+        notes.append("appeared: " + ", ".join(f"{r.family} ({U.time(r.after_us)}, {_unit(r.unit_after)})"
                                               for r in appeared))
     if vanished:
-        notes.append("vanished: " + ", ".join(f"{r.family} ({r.before_us:,.1f} us, {_unit(r.unit_before)})"
+        notes.append("vanished: " + ", ".join(f"{r.family} ({U.time(r.before_us)}, {_unit(r.unit_before)})"
                                               for r in vanished))
     notes.extend(_missing_bound_notes(comparison))
     if before.kernel and after.kernel:

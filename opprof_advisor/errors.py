@@ -101,6 +101,17 @@ class EntryNotFound(KnowledgeBaseError):
         super().__init__(M_("no knowledge-base entry with id {id}", id=repr(entry_id)), hint=hint)
 
 
+class EntryReadOnly(KnowledgeBaseError):
+    """The entry is part of the shipped knowledge base, which `advisor remove` never writes."""
+
+    def __init__(self, entry_id: str):
+        from opprof_advisor.i18n import M_, N_
+
+        self.entry_id = entry_id
+        super().__init__(M_("{id} is part of the shipped knowledge base, which is read-only", id=repr(entry_id)),
+                         hint=N_("only entries you added with `advisor add` (in your KB folder) can be removed"))
+
+
 class EntryExists(KnowledgeBaseError):
     """An entry with that id already exists (use --replace)."""
 

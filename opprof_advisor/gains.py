@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
+from opprof_advisor.render.units import TEXT as U
 
 if TYPE_CHECKING:
     from opprof_advisor.outcomes import Outcome
@@ -106,7 +107,7 @@ def sourced_gain(entry: Entry, fixed_us: float, profile: Profile, operators: Seq
     low, high = min(gain.low_pct, 100.0) / 100, min(gain.high_pct, 100.0) / 100
     what = ", ".join(operators) or "the matched operators"
     basis = (f"{_pct(gain.low_pct)}–{_pct(gain.high_pct)} % of {what} time ({gain.metric}, {gain.source}) × their "
-             f"{fixed_us:,.1f} us (Amdahl)")
+             f"{U.time(fixed_us)} (Amdahl)")
     return gain_of(low * fixed_us, high * fixed_us, profile, basis, "sourced", ceiling_us)
 
 
@@ -130,7 +131,7 @@ def calibrated_gain(entry: Entry, outcomes: list[Any], fixed_us: float, profile:
     if calibration.low_pct is None or calibration.high_pct is None or fixed_us <= 0:
         return None, calibration.text
     what = ", ".join(operators) or "the matched operators"
-    basis = f"{calibration.basis}; × the {fixed_us:,.1f} us of {what} (Amdahl)"
+    basis = f"{calibration.basis}; × the {U.time(fixed_us)} of {what} (Amdahl)"
     low, high = calibration.low_pct / 100 * fixed_us, calibration.high_pct / 100 * fixed_us
     return gain_of(low, high, profile, basis, "calibrated", ceiling_us), calibration.text
 

@@ -4,9 +4,10 @@ An agent (an MCP client) calls ``profile``, ``suggest``, ``search``, ``show``, `
 ``roofline`` and ``scan`` with paths and options as arguments. Each tool computes exactly what
 the command of the same name computes and returns its JSON document (``opprof-advisor/<command>/1``,
 what ``--format json`` prints) as the structured content, plus one paragraph of text that
-summarises it for the model to read. A bad input is a tool error carrying the one line the
-command would print (``error: <file>: <what> — <what to do>``); nothing is ever written (``compare``
-records no outcome: that stays a deliberate ``advisor compare --applied`` on the command line).
+summarises it for the model to read (in Chinese with the ``lang`` argument every tool takes). A
+bad input is a tool error carrying the one line the command would print (``error: <file>: <what>
+— <what to do>``); nothing is ever written (``compare`` records no outcome: that stays a
+deliberate ``advisor compare --applied`` on the command line).
 
 The official ``mcp`` SDK (2.x) is an optional extra: ``pip install 'opprof-advisor[mcp]'``.
 This module imports it only when the server is built, so nothing else pays for it.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opprof_advisor.errors import AdvisorError, error_lines
+from opprof_advisor.i18n import _
 from opprof_advisor.render.units import TEXT as U
 
 SERVER_NAME = "opprof-advisor"
@@ -125,33 +127,42 @@ def summarize(document: dict[str, Any]) -> str:
 
 def _listed(items: list[str], limit: int = 3) -> str:
     shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+    return shown + (_(" and {n} more").format(n=len(items) - limit) if len(items) > limit else "")
+
+
+def _none(text: str) -> str:
+    return text or _("none")
 
 
 def _summarize_suggest(doc: dict[str, Any]) -> str:
+    from opprof_advisor.render.phrases import entry_text, gain_line, reference_name
+
     profile = doc.get("profile") or {}
-    reference = profile.get("reference") or "device time"
-    head = (f"{profile.get('path')} ({profile.get('format')}): device time {U.time(profile.get('device_time_us'))}"
-            + (f", step {U.time(profile.get('reference_us'))}" if reference == "step" else "") + ".")
+    reference = reference_name(profile.get("reference"))
+    head = _("{path} ({format}): device time {time}").format(path=profile.get("path"), format=profile.get("format"),
+                                                            time=U.time(profile.get("device_time_us")))
+    if profile.get("reference") == "step":
+        head += _(", step {time}").format(time=U.time(profile.get("reference_us")))
+    head += "."
     suggestions = doc.get("suggestions") or []
     if not suggestions:
-        return head + " No knowledge-base entry is backed by this profile."
+        return head + " " + _("No entry of the knowledge base is backed by this profile.")
     first = suggestions[0]
-    from opprof_advisor.render.phrases import gain_line
-
-    text = (f"{head} {len(suggestions)} suggestion(s). First: {first.get('title')} ({first.get('id')}, "
-            f"{first.get('kind')}): {U.time(first.get('stake_us'))} at stake ({U.share(first.get('stake_share'))} of "
-            f"the {reference}), expected gain {gain_line(first.get('expected_gain'))}, evidence "
-            f"{', '.join(first.get('matched_symptoms') or []) or 'loosely related'}")
+    text = head + " " + _("{n} suggestion(s). First: {title} ({id}, {kind}): {stake} at stake ({share} of the "
+                          "{reference}), expected gain {gain}, evidence {evidence}").format(
+        n=len(suggestions), title=entry_text(first, "title"), id=first.get("id"), kind=first.get("kind"),
+        stake=U.time(first.get("stake_us")), share=U.share(first.get("stake_share")), reference=reference,
+        gain=gain_line(first.get("expected_gain")),
+        evidence=", ".join(first.get("matched_symptoms") or []) or _("loosely related"))
     if first.get("first_step"):
-        text += f"; first step: {first['first_step']}"
+        text += _("; first step: {step}").format(step=entry_text(first, "first_step"))
     text += "."
     if len(suggestions) > 1:
-        text += " Then: " + _listed([s.get("id") for s in suggestions[1:]], 4) + "."
+        text += " " + _("Then: {ids}.").format(ids=_listed([s.get("id") for s in suggestions[1:]], 4))
     if doc.get("similar_cases"):
-        text += " Resembles " + _listed([c.get("id") for c in doc["similar_cases"]]) + "."
+        text += " " + _("Resembles {ids}.").format(ids=_listed([c.get("id") for c in doc["similar_cases"]]))
     if doc.get("notes"):
-        text += f" {len(doc['notes'])} note(s) say what the profile could not show."
+        text += " " + _("{n} note(s) say what the profile could not show.").format(n=len(doc["notes"]))
     return text
 
 
@@ -159,25 +170,33 @@ def _summarize_profile(doc: dict[str, Any]) -> str:
     source = doc.get("source") or {}
     ops = [f"{r.get('op_type')} {U.share(r.get('share'))}" for r in doc.get("op_types") or []]
     symptoms = [s.get("id") for s in doc.get("symptoms") or []]
-    return (f"{source.get('path')} ({source.get('format')}): device time {U.time(doc.get('device_time_us'))}, "
-            f"compute {U.time(doc.get('compute_time_us'))}, communication {U.time(doc.get('communication_time_us'))}."
-            f" Top op types: {_listed(ops, 4) or 'none'}. Symptoms: {_listed(symptoms, 6) or 'none'}. "
-            f"{len(doc.get('notes') or [])} note(s).")
+    return _("{path} ({format}): device time {device}, compute {compute}, communication {communication}. Top op "
+             "types: {ops}. Symptoms: {symptoms}. {notes} note(s).").format(
+        path=source.get("path"), format=source.get("format"), device=U.time(doc.get("device_time_us")),
+        compute=U.time(doc.get("compute_time_us")), communication=U.time(doc.get("communication_time_us")),
+        ops=_none(_listed(ops, 4)), symptoms=_none(_listed(symptoms, 6)), notes=len(doc.get("notes") or []))
 
 
 def _summarize_search(doc: dict[str, Any]) -> str:
+    from opprof_advisor.render.phrases import entry_text
+
     hits = doc.get("results") or []
     if not hits:
-        close = doc.get("did_you_mean") or []
-        return f"No entry matches {doc.get('query')!r}" + (f"; did you mean {', '.join(close)}?" if close else ".")
-    return (f"{len(hits)} entr{'y' if len(hits) == 1 else 'ies'} for {doc.get('query')!r}: "
-            + "; ".join(f"{h.get('id')} ({h.get('kind')}): {h.get('title')}" for h in hits[:5]) + ".")
+        from opprof_advisor.render.text.kb import no_hits_line
+
+        return no_hits_line(doc)
+    return _("{n} entries for {query}: {hits}.").format(
+        n=len(hits), query=repr(doc.get("query")),
+        hits="; ".join(f"{h.get('id')} ({h.get('kind')}): {entry_text(h, 'title')}" for h in hits[:5]))
 
 
 def _summarize_entry(doc: dict[str, Any]) -> str:
+    from opprof_advisor.render.phrases import entry_text
+
     entry = doc.get("entry") or {}
-    return (f"{entry.get('id')} ({entry.get('kind')}, evidence grade {entry.get('evidence')}): {entry.get('title')}. "
-            f"{entry.get('summary') or ''}").strip()
+    return _("{id} ({kind}, evidence grade {grade}): {title}. {summary}").format(
+        id=entry.get("id"), kind=entry.get("kind"), grade=entry.get("evidence"), title=entry_text(entry, "title"),
+        summary=entry_text(entry, "summary") or "").strip()
 
 
 def _summarize_compare(doc: dict[str, Any]) -> str:
@@ -185,26 +204,33 @@ def _summarize_compare(doc: dict[str, Any]) -> str:
     rows = sorted(doc.get("op_types") or [], key=lambda r: -abs((r.get("after_us") or 0) - (r.get("before_us") or 0)))
     changes = [f"{r.get('op_type')} {U.time(r.get('before_us'))} -> {U.time(r.get('after_us'))}" for r in rows]
     delta = total.get("delta_pct")
-    return (f"Device time {U.time(total.get('before_us'))} -> {U.time(total.get('after_us'))}"
-            f"{'' if delta is None else ' (' + U.pct(delta, signed=True) + ')'}. Largest changes: "
-            f"{_listed(changes, 3) or 'none'}. {len(doc.get('notes') or [])} note(s).")
+    return _("Device time {before} -> {after}{change}. Largest changes: {changes}. {notes} note(s).").format(
+        before=U.time(total.get("before_us")), after=U.time(total.get("after_us")),
+        change="" if delta is None else f" ({U.pct(delta, signed=True)})", changes=_none(_listed(changes, 3)),
+        notes=len(doc.get("notes") or []))
 
 
 def _summarize_roofline(doc: dict[str, Any]) -> str:
     peaks = doc.get("peaks") or {}
     judged = [r for r in doc.get("op_types") or [] if r.get("status") == "judged"]
     judged.sort(key=lambda r: -(r.get("headroom_us") or 0))
-    rows = [f"{r.get('op_type')} at {U.share(r.get('efficiency'))} of attainable ({U.time(r.get('headroom_us'))} "
-            "headroom)" for r in judged]
-    return (f"Chip {peaks.get('chip') or 'unknown'}: {len(judged)} of {len(doc.get('op_types') or [])} op types judged "
-            f"against the roofs. Most headroom: {_listed(rows, 3) or 'none'}. {len(doc.get('notes') or [])} note(s).")
+    rows = [_("{op} at {efficiency} of attainable ({headroom} headroom)").format(
+        op=r.get("op_type"), efficiency=U.share(r.get("efficiency")), headroom=U.time(r.get("headroom_us")))
+        for r in judged]
+    return _("Chip {chip}: {judged} of {total} op types judged against the roofs. Most headroom: {rows}. "
+             "{notes} note(s).").format(chip=peaks.get("chip") or _("unknown"), judged=len(judged),
+                                        total=len(doc.get("op_types") or []), rows=_none(_listed(rows, 3)),
+                                        notes=len(doc.get("notes") or []))
 
 
 def _summarize_scan(doc: dict[str, Any]) -> str:
-    advice = [f"{s.get('id')} ({s.get('title')})" for s in doc.get("suggestions") or []]
-    return (f"{doc.get('root')}: {doc.get('files_scanned')} Python file(s) scanned, "
-            f"{len(doc.get('files_failed') or [])} failed, {len(doc.get('findings') or [])} finding(s). "
-            f"Advice (static, no expected gain): {_listed(advice, 3) or 'none'}.")
+    from opprof_advisor.render.phrases import entry_text
+
+    advice = [f"{s.get('id')} ({entry_text(s, 'title')})" for s in doc.get("suggestions") or []]
+    return _("{root}: {scanned} Python file(s) scanned, {failed} failed, {findings} finding(s). Advice (static, no "
+             "expected gain): {advice}.").format(
+        root=doc.get("root"), scanned=doc.get("files_scanned"), failed=len(doc.get("files_failed") or []),
+        findings=len(doc.get("findings") or []), advice=_none(_listed(advice, 3)))
 
 
 _SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
@@ -244,6 +270,21 @@ def run_tool(name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]
     return document, summarize(document)
 
 
+class UnknownLanguage(AdvisorError):
+    """The ``lang`` argument of a tool names no language advisor speaks."""
+
+
+def use_language(lang: str | None) -> str:
+    """Speak ``lang`` (zh / en; None: the server's own, from its environment) until the next call; the previous one."""
+    from opprof_advisor.i18n import LANGS, current_lang, normalise_lang, set_lang
+
+    previous = current_lang()
+    if lang is not None and normalise_lang(lang) is None:
+        raise UnknownLanguage(f"lang {lang!r} is not one of {', '.join(LANGS)}")
+    set_lang(lang)
+    return previous
+
+
 def error_message(exc: BaseException) -> str:
     """The one line the command would print for ``exc``."""
     return " ".join(error_lines(exc))
@@ -265,11 +306,18 @@ def build_server():
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def register(name: str, function: Callable[..., dict[str, Any]], description: str) -> None:
-        def call(**arguments: Any) -> CallToolResult:
+        def call(lang: str | None = None, **arguments: Any) -> CallToolResult:
+            # `lang` changes the summary, the entries' titles and the error line, never the JSON document
+            from opprof_advisor.i18n import set_lang
+
+            previous = None
             try:
+                previous = use_language(lang)
                 document, summary = run_tool(name, arguments)
             except Exception as exc:  # noqa: BLE001 - every failure is a tool error with the CLI's one line
                 raise ToolError(error_message(exc)) from None
+            finally:
+                set_lang(previous)
             return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=document)
 
         call.__name__ = name
@@ -289,6 +337,9 @@ def _signature_of(function: Callable[..., Any]):
     signature = inspect.signature(function)
     hints = typing.get_type_hints(function)
     parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    # every tool also takes the language of its summary and errors (zh / en)
+    parameters.append(inspect.Parameter("lang", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=typing.Optional[str]))
     return signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
 
 

@@ -59,10 +59,12 @@ def real_labels_path() -> Path:
     return _data_dir("real_bench") / "labels.yaml"
 
 
-def real_profiles_dir() -> Path:
-    """Where the labelled real profiles are by default: ``../shared/real-profiles`` beside a source checkout
-    (``ADVISOR_REAL_PROFILES`` overrides it)."""
+def real_profiles_dir() -> Path | None:
+    """Where the labelled real profiles are by default: ``ADVISOR_REAL_PROFILES``, else
+    ``../shared/real-profiles`` beside a source checkout; None for an installed package without either."""
     env = os.environ.get("ADVISOR_REAL_PROFILES")
     if env:
         return Path(env).expanduser()
-    return _PACKAGE_DIR.parent.parent / "shared" / "real-profiles"
+    if (_PACKAGE_DIR.parent / "pyproject.toml").is_file():  # a source checkout, not site-packages
+        return _PACKAGE_DIR.parent.parent / "shared" / "real-profiles"
+    return None

@@ -21,6 +21,7 @@ from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.vocabulary import UNITS
+from opprof_advisor.render.units import TEXT as U
 
 SCHEMA = "opprof-advisor/profile/1"
 
@@ -293,7 +294,8 @@ def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None
     keys = _pipes_for(unit, ctx.pipe)
     long = [i for i in indices if ctx.duration[i] >= ctx.min_duration]
     if not long:
-        return "unknown", None, None, M_("every launch is shorter than {limit:.0f} us", limit=thresholds.MIN_TASK_DURATION_US)
+        return "unknown", None, None, M_("every launch is shorter than {limit}",
+                                              limit=U.time_tick(thresholds.MIN_TASK_DURATION_US))
     working = ctx.working
     best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
     for key in keys:

@@ -311,7 +311,7 @@ def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tupl
 
 #: Launches shorter than thresholds.MIN_TASK_DURATION_US on average are not judged (msprof-analyze's
 #: _MIN_TASK_DURATION = 20 us): their time is launch and setup, not work against a roof.
-SHORT_REASON = "kernels shorter than 20 us on average: launch overhead, not a roof, sets their time"
+SHORT_REASON = "kernels shorter than 20 µs on average: launch overhead, not a roof, sets their time"
 
 _WORK_CACHE: dict[tuple, Work | NotJudged] = {}
 

@@ -26,6 +26,7 @@ from opprof_advisor.thresholds import (
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
 from opprof_advisor.i18n import M_, N_
+from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.symptoms_kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )
@@ -50,8 +51,8 @@ def check_step_split(ctx: Kernels) -> None:
     exposed = total.exposed_us / total.stage_us
     if exposed >= COMM_EXPOSED_SHARE:
         ctx.add("communication_exposed", comm, total.exposed_us,
-                f"{total.exposed_us:.1f} us of communication is not overlapped with computation = {exposed:.1%} of "
-                f"the step ({total.communication_us:.1f} us communication in total; {ctx.step_source})",
+                f"{U.time(total.exposed_us)} of communication is not overlapped with computation = {exposed:.1%} of "
+                f"the step ({U.time(total.communication_us)} communication in total; {ctx.step_source})",
                 share=exposed, ceiling_us=total.exposed_us)
     free = total.free_us / total.stage_us
     gap = total.largest_gap_us or 0.0
@@ -67,9 +68,9 @@ def check_step_split(ctx: Kernels) -> None:
     elif free >= FREE_SHARE:
         level = "above 30 %: other load on the host, or the host cannot feed the device" if free >= FREE_HIGH_SHARE \
             else "above the 10 % Huawei's profiling guide calls normal"
-        preparing = f"; {total.preparing_us:.1f} us before the first task of the step" if total.preparing_us else ""
+        preparing = f"; {U.time(total.preparing_us)} before the first task of the step" if total.preparing_us else ""
         ctx.add("host_bound", [], total.free_us,
-                f"the device is idle {total.free_us:.1f} us = {free:.1%} of the step ({level}){preparing}",
+                f"the device is idle {U.time(total.free_us)} = {free:.1%} of the step ({level}){preparing}",
                 share=free, ceiling_us=total.free_us)
 
 
@@ -117,16 +118,16 @@ def check_slow_rank(ctx: Kernels) -> None:
     base = median(stages) if stages else median(r.device_time_us or 0.0 for r in ranks)
     gap = slowest.computing_us - fastest.computing_us
     share = gap / base if base else 0.0
-    device = f", device time {slowest.device_time_us:.1f} us" if slowest.device_time_us is not None else ""
-    who = f"{slowest.rank} ({slowest.computing_us:.1f} us of computing{device})"
+    device = f", device time {U.time(slowest.device_time_us)}" if slowest.device_time_us is not None else ""
+    who = f"{slowest.rank} ({U.time(slowest.computing_us)} of computing{device})"
     if share < SLOW_RANK_GAP:
         ctx.notes.append(f"computation is balanced across {len(ranks)} ranks: the slowest by computation, {who}, "
-                         f"computes {gap:.1f} us = {share:.1%} of the step longer than the fastest ({fastest.rank}); "
+                         f"computes {U.time(gap)} = {share:.1%} of the step longer than the fastest ({fastest.rank}); "
                          "waiting in collectives is not caused by a slow computing rank")
         return
     ctx.add("slow_rank", [], gap,
-            f"the slowest rank by computation, {who}, computes {gap:.1f} us = {share:.1%} of the step longer than "
-            f"{fastest.rank} ({fastest.computing_us:.1f} us); the other ranks wait for it in collectives",
+            f"the slowest rank by computation, {who}, computes {U.time(gap)} = {share:.1%} of the step longer than "
+            f"{fastest.rank} ({U.time(fastest.computing_us)}); the other ranks wait for it in collectives",
             share=share, ceiling_us=gap)
 
 
@@ -187,14 +188,14 @@ def check_aicpu(ctx: Kernels) -> None:
         return
     ops = [op for op, _ in time_by_op.most_common()]
     ctx.add("aicpu_fallback", ops, total,
-            M_("{count} AI CPU kernel(s) of {ops} take {total:.1f} us ({share:.1%} of compute time, longest "
-               "{longest:.1f} us)", count=count, ops=", ".join(ops[:5]), total=total,
-               share=ctx.compute_share(total), longest=longest), ceiling_us=total)
+            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time, longest "
+               "{longest})", count=count, ops=", ".join(ops[:5]), total=U.time(total),
+               share=ctx.compute_share(total), longest=U.time(longest)), ceiling_us=total)
     nms = [op for op in ops if ctx.family.get(op) == "NMS"]
     if nms:
         nms_time = sum(time_by_op[op] for op in nms)
-        ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time:.1f} us "
-                                             "({share:.1%} of compute time)", ops=", ".join(nms), time=nms_time,
+        ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time} "
+                                             "({share:.1%} of compute time)", ops=", ".join(nms), time=U.time(nms_time),
                                              share=ctx.compute_share(nms_time)), ceiling_us=nms_time)
 
 
@@ -223,8 +224,8 @@ def check_double(ctx: Kernels) -> None:
     total = sum(time_by_op.values())
     if time_by_op and (longest >= MIN_TASK_DURATION_US or ctx.compute_share(total) >= AICPU_MIN_SHARE):
         ops = [op for op, _ in time_by_op.most_common()]
-        ctx.add("double_dtype", ops, total, M_("float64, or int64 on the AI CPU, in {ops}: {total:.1f} us "
-                                               "({share:.1%} of compute time)", ops=", ".join(ops[:5]), total=total,
+        ctx.add("double_dtype", ops, total, M_("float64, or int64 on the AI CPU, in {ops}: {total} "
+                                               "({share:.1%} of compute time)", ops=", ".join(ops[:5]), total=U.time(total),
                                                share=ctx.compute_share(total)))
 
 
@@ -234,8 +235,8 @@ def check_transdata(ctx: Kernels) -> None:
     if hits and ctx.compute_share(total) >= TRANSDATA_SHARE:
         count = sum(r.count for r in hits)
         ctx.add("transdata_overhead", [r.op_type for r in hits], total,
-                M_("{count} TransData kernel(s) take {total:.1f} us = {share:.1%} of compute time", count=count,
-                   total=total, share=ctx.compute_share(total)),
+                M_("{count} TransData kernel(s) take {total} = {share:.1%} of compute time", count=count,
+                   total=U.time(total), share=ctx.compute_share(total)),
                 ceiling_us=total)
 
 
@@ -280,7 +281,7 @@ def _check_recompile(ctx: Kernels, dynamic: Counter[str]) -> None:
     if share >= COMPILE_SHARE:
         ops = [op for op, _ in dynamic.most_common()] if dynamic else []
         ctx.add("shape_recompile", ops, compile_us,
-                f"{calls} online operator compilation call(s) take {compile_us:.1f} us = {share:.1%} of the step "
+                f"{calls} online operator compilation call(s) take {U.time(compile_us)} = {share:.1%} of the step "
                 f"(host API statistics)", share=share, ceiling_us=compile_us)
 
 
@@ -303,8 +304,8 @@ def check_launch(ctx: Kernels) -> None:
         by_op = Counter(ctx.op_type[i] for i in short)
         total = sum(ctx.duration[i] for i in short)
         ctx.add("launch_bound", [op for op, _ in by_op.most_common(8)], total,
-                f"{len(short)} of {len(compute)} kernels are shorter than {MIN_TASK_DURATION_US:.0f} us "
-                f"(median {median_dur:.1f} us) and wait a median {median_gap:.1f} us before starting")
+                f"{len(short)} of {len(compute)} kernels are shorter than {U.time_tick(MIN_TASK_DURATION_US)} "
+                f"(median {U.time(median_dur)}) and wait a median {U.time(median_gap)} before starting")
 
 
 def check_small_kernels(ctx: Kernels) -> None:
@@ -321,16 +322,16 @@ def check_small_kernels(ctx: Kernels) -> None:
         return
     total = sum(time_by_op.values())
     share = ctx.compute_share(total)
-    ctx.notes.append(M_("{count} kernel launch(es) shorter than {limit:.0f} us ({ops} op types, {share:.1%} of compute "
+    ctx.notes.append(M_("{count} kernel launch(es) shorter than {limit} ({ops} op types, {share:.1%} of compute "
                         "time) are not judged one by one for bound class or block dim: their pipe counters are too "
-                        "short to mean much (msprof-analyze's 20 us rule)", count=count, limit=MIN_TASK_DURATION_US,
+                        "short to mean much (msprof-analyze's 20 µs rule)", count=count, limit=U.time_tick(MIN_TASK_DURATION_US),
                         ops=len(time_by_op), share=share))
     if share >= SMALL_KERNEL_SHARE:
         ops = [op for op, _ in time_by_op.most_common()]
         ctx.add("small_kernels", ops, total,
-                M_("{count} kernels shorter than {limit:.0f} us take {total:.1f} us = {share:.1%} of compute time "
+                M_("{count} kernels shorter than {limit} take {total} = {share:.1%} of compute time "
                    "({ops} …): latency-bound work best fused or captured as a graph", count=count,
-                   limit=MIN_TASK_DURATION_US, total=total, share=share, ops=", ".join(ops[:4])))
+                   limit=U.time_tick(MIN_TASK_DURATION_US), total=U.time(total), share=share, ops=", ".join(ops[:4])))
 
 
 def check_setup(ctx: Kernels) -> None:
@@ -341,7 +342,7 @@ def check_setup(ctx: Kernels) -> None:
     time_us = sum(r.time_us for r in generation)
     if generation and ctx.share(time_us) >= SETUP_SHARE:
         ctx.add("setup_in_window", [r.op_type for r in generation], time_us,
-                f"input generation ({', '.join(r.op_type for r in generation[:3])}) takes {time_us:.1f} us = "
+                f"input generation ({', '.join(r.op_type for r in generation[:3])}) takes {U.time(time_us)} = "
                 f"{ctx.share(time_us):.1%} of device time: the window holds set-up, not the steady state",
                 ceiling_us=time_us)
         return
@@ -352,8 +353,8 @@ def check_setup(ctx: Kernels) -> None:
         window = sum(s.stage_us for s in steps)
         if first.stage_us >= WARMUP_RATIO * typical and (first.stage_us - typical) / window >= SETUP_SHARE:
             ctx.add("setup_in_window", [], first.stage_us - typical,
-                    f"step {first.step} takes {first.stage_us:.1f} us, {first.stage_us / typical:.1f}x the median "
-                    f"{typical:.1f} us of the other {len(rest)} steps: a warm-up step inside the window",
+                    f"step {first.step} takes {U.time(first.stage_us)}, {first.stage_us / typical:.1f}x the median "
+                    f"{U.time(typical)} of the other {len(rest)} steps: a warm-up step inside the window",
                     share=(first.stage_us - typical) / window, ceiling_us=first.stage_us - typical)
 
 

@@ -13,6 +13,7 @@ from opprof_advisor.thresholds import (
     FP32_DTYPE, HOT_SHARE, IDLE_SLOT_SHARE, IMBALANCE_RATIO, L2_HIT_RATE, NO_PIPE_UNITS, WORKING_SIDE_SHARE,
 )
 from opprof_advisor.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.render.units import TEXT as U
 
 if TYPE_CHECKING:
     from opprof_advisor.profile_builder import Kernels
@@ -65,9 +66,9 @@ def check_block_dim(ctx: Kernels) -> None:
         time_us = sum(bucket[op][0] for op in hot)
         ceiling = sum(bucket[op][1] for op in hot)
         ctx.add(symptom_id, hot, time_us,
-                f"{'; '.join(examples[op] for op in hot[:3])}: kernels that {what} take {time_us:.1f} us "
+                f"{'; '.join(examples[op] for op in hot[:3])}: kernels that {what} take {U.time(time_us)} "
                 f"({ctx.compute_share(time_us):.1%} of compute time; chip {aic} AIC / {aiv} AIV); "
-                f"using every core would save at most {ceiling:.1f} us", ceiling_us=ceiling)
+                f"using every core would save at most {U.time(ceiling)}", ceiling_us=ceiling)
 
 
 def check_bound(ctx: Kernels) -> None:
@@ -120,7 +121,7 @@ def check_imbalance(ctx: Kernels) -> None:
         ops = [r.op_type for r in ctx.rows if r.unit != "communication"] or [str(detail.get("kernel", "kernel"))]
         saving = 1 - mean / high
         ctx.add("block_imbalance", ops, ctx.compute_time,
-                f"{side} blocks: slowest {high:.1f} us (block {slowest}) vs mean {mean:.1f} us, fastest {low:.1f} us; "
+                f"{side} blocks: slowest {U.time(high)} (block {slowest}) vs mean {U.time(mean)}, fastest {U.time(low)}; "
                 f"balanced blocks would save up to {saving:.0%} of the kernel time", ceiling_us=ctx.compute_time * saving)
 
 
@@ -169,7 +170,7 @@ def check_attention(ctx: Kernels) -> None:
         total = sum(ctx.duration[i] for i in chains)
         count = sum(1 for i in chains if ctx.family.get(ops[i]) == "Softmax")
         ctx.add("unfused_attention", sorted({ops[i] for i in chains}), total,
-                f"{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total:.1f} us "
+                f"{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {U.time(total)} "
                 f"({ctx.compute_share(total):.1%} of compute time) instead of one fused attention kernel")
 
 
@@ -207,7 +208,7 @@ def check_norm(ctx: Kernels) -> None:
     kernels = set().union(*found.values())
     total = sum(ctx.duration[i] for i in kernels)
     ctx.add("unfused_norm", sorted({ctx.op_type[i] for i in kernels}), total,
-            f"{', '.join(found)} built from separate small kernels: {total:.1f} us "
+            f"{', '.join(found)} built from separate small kernels: {U.time(total)} "
             f"({ctx.compute_share(total):.1%} of compute time)")
 
 
@@ -249,6 +250,6 @@ def check_fp32(ctx: Kernels) -> None:
         total = sum(hot.values())
         order = sorted(hot, key=hot.get, reverse=True)
         ctx.add("fp32_compute", order, total, f"float32 inputs on the cube unit in {', '.join(order[:4])}: "
-                f"{total:.1f} us ({ctx.compute_share(total):.1%} of compute time)")
+                f"{U.time(total)} ({ctx.compute_share(total):.1%} of compute time)")
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from skip_summary import pytest_terminal_summary  # noqa: F401 - the skips as one line (see skip_summary.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 REAL_PROFILES = SHARED / "real-profiles"

@@ -84,3 +84,8 @@ def write_search_kb(folder: Path) -> Path:
     write_entry(folder, "task-queue", kind="tip", title="Enable TASK_QUEUE_ENABLE",
                 summary="Overlap operator dispatch with execution.", symptoms=["launch_bound"], tags=["dispatch"])
     return folder
+
+
+def without_near_duplicate_warnings(stderr: str) -> str:
+    """``stderr`` of `advisor add` without its near-duplicate warnings (test entries that differ by a number)."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if " nearly duplicates " not in line)

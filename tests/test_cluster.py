@@ -19,6 +19,7 @@ from opprof_advisor.profiles import read_profile
 from opprof_advisor.readers import read_raw
 from opprof_advisor.readers.multirank import rank_summary
 from opprof_advisor.testing import KernelSpec, write_torch_npu_job
+from opprof_advisor.render.units import TEXT as U
 
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 LEVEL2 = "msinsight-torch-npu/text/level2/rank0_ascend_pt"
@@ -44,9 +45,9 @@ def test_a_128_rank_job_names_the_rank_that_computes_longest(tmp_path):
     assert len({r.device_time_us for r in profile.ranks}) == 1
     slow = next(s for s in profile.symptoms if s.id == "slow_rank")
     compute = 6 * 150.0 + 8 * 30.0 + 2 * 50.0
-    assert slow.detail.startswith(f"the slowest rank by computation, rank77 ({1.5 * compute:.1f} us of computing")
+    assert slow.detail.startswith(f"the slowest rank by computation, rank77 ({U.time(1.5 * compute)} of computing")
     assert slow.time_us == pytest.approx(0.5 * compute)
-    assert "its extra computation is in MatMulV2 (+450.0 us over the median rank)" in slow.detail
+    assert "its extra computation is in MatMulV2 (+450 µs over the median rank)" in slow.detail
     assert profile.cluster["slow_rank"] == "rank77" and profile.cluster["fast_rank"] == "rank0"
     top = profile.cluster["dispersion"][0]
     assert (top["op_type"], top["max_rank"], top["slow_excess_us"]) == ("MatMulV2", "rank77", 450.0)

@@ -17,6 +17,7 @@ from opprof_advisor.compare import (
 )
 from opprof_advisor.models import OpTypeStat, Profile
 from opprof_advisor.render.units import TEXT
+from opprof_advisor.render.units import TEXT as U
 
 
 def make_profile(rows, *, path="p", fmt="torch-npu-text", chip=None, kernel=None, versions=None) -> Profile:
@@ -75,7 +76,7 @@ def test_nms_moved_to_ai_core_shows_delta_unit_change_and_end_to_end_change():
                    "after_share": round(450 / 7450, 6), "bound_before": "unknown", "bound_after": "vector",
                    "status": "both"}
     assert doc["total"] == {"before_us": 10000.0, "after_us": 7450.0, "delta_pct": -25.5}
-    assert "NMS moved from AI CPU to AI Core: 3,000.0 us -> 450.0 us (-85.0 %)" in doc["notes"]
+    assert "NMS moved from AI CPU to AI Core: 3.00 ms -> 450 µs (-85.0 %)" in doc["notes"]
     conv = comparison.family("Conv2D")
     assert (conv.before_share, round(conv.after_share, 4)) == (0.6, round(6000 / 7450, 4))
 
@@ -101,8 +102,8 @@ def test_appeared_vanished_and_bound_changes_are_noted():
     assert comparison.family("Cast").status == "appeared"
     assert comparison.family("Cast").delta_pct is None
     assert "MatMul bound class changed: mte2 -> cube" in comparison.notes
-    assert "appeared: Cast (20.0 us, AI Vector)" in comparison.notes
-    assert "vanished: TransData (100.0 us, AI Core)" in comparison.notes
+    assert "appeared: Cast (20.0 µs, AI Vector)" in comparison.notes
+    assert "vanished: TransData (100 µs, AI Core)" in comparison.notes
     doc = comparison_to_json(comparison)
     cast = next(row for row in doc["op_types"] if row["op_type"] == "Cast")
     assert (cast["before_us"], cast["delta_pct"], cast["unit_before"]) == (0.0, None, None)
@@ -151,7 +152,7 @@ def test_two_single_kernel_runs_are_shown_side_by_side():
                          kernel=_kernel(60.0, 40, [50.0, 50.0, 50.0, 50.0], 0.7, 0.5))
     comparison = compare_profiles(before, after)
     rows = {row.metric: (row.before, row.after) for row in comparison.kernel_rows}
-    assert rows["task duration (us)"] == (120.0, 60.0)
+    assert rows["task duration (µs)"] == (120.0, 60.0)
     assert rows["task duration change"] == (None, "-50.0 %")
     assert rows["block dim"] == (8, 40)
     assert rows["block imbalance (slowest / mean block)"] == (round(110 / 50, 3), 1.0)
@@ -275,7 +276,7 @@ def test_device_and_simulator_runs_of_one_kernel_side_by_side(runner, tmp_path):
     assert table.exit_code == 0, table.output
     mode_line = next(line for line in table.stdout.splitlines() if line.strip().startswith("mode"))
     assert mode_line.replace("│", " ").split() == ["mode", "device", "simulator"]
-    assert any(line.split()[:3] == ["task", "duration", "(us)"] and "180.000" in line
+    assert any(line.split()[:3] == ["task", "duration", "(µs)"] and "180.000" in line
                for line in table.stdout.splitlines())
     assert any(line.split()[:3] == ["task", "duration", "change"] and f"{(150 - 180) / 180 * 100:+.1f} %" in line
                for line in table.stdout.splitlines())
@@ -295,7 +296,7 @@ def test_device_vs_an_incomplete_simulation_gives_no_percentage(runner, real_pro
     assert sim_us >= ticks / 2000
     assert doc["total"]["delta_pct"] is None and [row["delta_pct"] for row in doc["op_types"]] == [None]
     [note] = [n for n in doc["notes"] if n.startswith("cannot judge the speed-up")]
-    assert f"the simulated kernel time of AFTER ({sim_us:,.1f} us) is a lower bound" in note
+    assert f"the simulated kernel time of AFTER ({U.time(sim_us)}) is a lower bound" in note
     assert note.endswith("no percentage change is given")
     table = runner.invoke(app, ["compare", str(device), str(simulated)])
     assert table.exit_code == 0, table.output

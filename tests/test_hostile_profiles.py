@@ -130,8 +130,8 @@ def test_a_fifo_in_place_of_a_side_file_does_not_hang(torch_run, opprof_run, pro
     ("Block Dim", "1e400", "Block Dim '1e400' is not a finite number"),
     ("Wait Time(us)", "inf", "Wait Time(us) 'inf' is not a finite number"),
     ("aic_mac_ratio", "nan", "aic_mac_ratio 'nan' is not a finite number"),
-    ("Duration(us)", "1e300", "duration 1e+300 us is longer than any task runs"),
-    ("Duration(us)", "Infinity", "duration inf us is negative or not finite"),
+    ("Duration(us)", "1e300", "duration 1e+300 µs is longer than any task runs"),
+    ("Duration(us)", "Infinity", "duration inf µs is negative or not finite"),
 ])
 def test_a_non_finite_number_in_a_kernel_csv_is_refused_with_its_line(torch_run, column, value, message):
     path = torch_run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"

@@ -41,6 +41,7 @@ SUGGEST_MODULES = {
     "opprof_advisor.profile_builder", "opprof_advisor.profiles", "opprof_advisor.readers", "opprof_advisor.recommend",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
+    "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
     "opprof_advisor.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
     "opprof_advisor.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.store",
     "opprof_advisor.symptoms", "opprof_advisor.symptoms_kernels", "opprof_advisor.terminal",

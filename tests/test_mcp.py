@@ -56,3 +56,20 @@ def test_an_mcp_client_lists_the_tools_and_gets_the_nms_advice(advisor_home):
     assert missing.is_error
     assert missing.content[0].text.endswith("error: no knowledge-base entry with id 'no-such-entry' — see `advisor kb list`")
     assert bad_profile.is_error and "no-such-folder" in bad_profile.content[0].text
+
+
+def test_every_tool_takes_a_lang_for_its_summary_and_errors_and_the_document_stays_the_same(advisor_home):
+    _init, tools, (chinese, english, missing, bad_lang) = anyio.run(_session_calls, advisor_home, [
+        ("suggest", {"profile": YOLO, "top": 3, "lang": "zh"}),
+        ("suggest", {"profile": YOLO, "top": 3}),
+        ("show", {"entry_id": "no-such-entry", "lang": "zh"}),
+        ("search", {"query": "nms", "lang": "fr"}),
+    ])
+    assert all("lang" in tool.input_schema["properties"] for tool in tools.tools)
+    assert chinese.structured_content == english.structured_content  # the JSON is data, in no language
+    summary = chinese.content[0].text
+    assert "首条：把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上（nms-on-npu" in summary, summary
+    assert "涉及耗时 1.15 ms" in summary
+    assert english.content[0].text.count("First: Run NMS") == 1  # a zh call leaves the next call in English
+    assert missing.is_error and "知识库中没有 id 为 'no-such-entry' 的条目" in missing.content[0].text
+    assert bad_lang.is_error and "lang 'fr' is not one of en, zh" in bad_lang.content[0].text

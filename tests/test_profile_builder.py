@@ -8,6 +8,7 @@ from opprof_advisor.profile_builder import build_profile, profile_to_json
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, RawProfile
+from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.vocabulary import SYMPTOMS, UNITS
 
 
@@ -182,7 +183,7 @@ def test_block_imbalance_from_msopprof_kernel_detail():
                        format="msopprof-device")
     symptom = _symptom(profile, "block_imbalance")
     mean = (386.8 + 20 + 20 + 4.9) / 4
-    assert symptom.detail.startswith(f"vector blocks: slowest 386.8 us (block 0) vs mean {mean:.1f} us")
+    assert symptom.detail.startswith(f"vector blocks: slowest 387 µs (block 0) vs mean {U.time(mean)}")
     balanced = _profile([{"op": "K", "task": "vector", "dur": 10.0}],
                         kernel_detail={"block_time_us": {"vector": [10.0, 9.5, 9.8]}})
     assert "block_imbalance" not in balanced.symptom_ids()

@@ -140,7 +140,7 @@ def test_a_warm_up_step_in_the_window_is_set_up():
     split[0].stage_us = split[0].computing_us = 400.0
     raw = _raw([("Add", "AI_VECTOR_CORE", 0.0, 10.0)], steps=split, step_source="step_trace_time.csv")
     setup = next(s for s in build_profile(raw).symptoms if s.id == "setup_in_window")
-    assert "step 1 takes 400.0 us, 4.0x the median 100.0 us of the other 3 steps" in setup.detail
+    assert "step 1 takes 400 µs, 4.0x the median 100 µs of the other 3 steps" in setup.detail
     assert setup.share == pytest.approx(300.0 / 700.0, abs=1e-6)
 
 
@@ -155,7 +155,7 @@ def test_dynamic_shape_is_descriptive_unless_compilation_shows(real_profiles):
     recompiling.kernels.present.add("op_state")
     found = {s.id: s for s in build_profile(recompiling).symptoms}
     assert found["shape_recompile"].share == pytest.approx(0.2)
-    assert found["shape_recompile"].detail.startswith("40 online operator compilation call(s) take 200.0 us")
+    assert found["shape_recompile"].detail.startswith("40 online operator compilation call(s) take 200 µs")
 
 
 def test_small_kernels_are_summed_and_always_noted():
@@ -163,7 +163,7 @@ def test_small_kernels_are_summed_and_always_noted():
     profile = build_profile(_raw(kernels))
     small = next(s for s in profile.symptoms if s.id == "small_kernels")
     assert small.op_types == ["Mul"] and small.time_us == 150.0
-    assert any(n.startswith("30 kernel launch(es) shorter than 20 us (1 op types, 20.0% of compute time) are not "
+    assert any(n.startswith("30 kernel launch(es) shorter than 20 µs (1 op types, 20.0% of compute time) are not "
                             "judged one by one") for n in profile.notes)
 
 

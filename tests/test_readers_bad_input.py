@@ -86,7 +86,7 @@ def test_non_numeric_duration(runner, tmp_path):
 def test_negative_duration(runner, tmp_path):
     rows = [kernel("Add", "Add", "AI_VECTOR_CORE", -3.5), kernel("Mul", "Mul", "AI_CORE", 2.0)]
     path = _kernel_file(tmp_path, rows)
-    assert _error_line(runner, path.parents[1]) == f"error: {path}:2: duration -3.5 us is negative or not finite — {REEXPORT}"
+    assert _error_line(runner, path.parents[1]) == f"error: {path}:2: duration -3.5 µs is negative or not finite — {REEXPORT}"
 
 
 def test_gbk_file_is_read_and_bom_file_is_read(runner, tmp_path):

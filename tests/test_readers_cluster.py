@@ -78,6 +78,6 @@ def test_a_slow_link_and_a_slow_rank_are_named(tmp_path):
     (out / "cluster_communication.json").write_text(json.dumps({"(0, 1, 2, 3)": {"step1": {"hcom_allReduce__1@1": ranks}}}))
     profile = read_profile(tmp_path)
     found = {s.id: s for s in profile.symptoms}
-    assert found["slow_rank"].detail.startswith("the slowest rank by computation, rank2 (650.0 us of computing)")
+    assert found["slow_rank"].detail.startswith("the slowest rank by computation, rank2 (650 µs of computing)")
     assert found["slow_rank"].share == pytest.approx(0.15)
     assert found["slow_link"].detail == "rank1 HCCS 10.0 GB/s against a median 20.0 GB/s"

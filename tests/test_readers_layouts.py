@@ -91,8 +91,8 @@ def test_ranks_read_serially_and_in_a_process_pool(tmp_path, monkeypatch, parall
     exposed = next(s for s in profile.symptoms if s.id == "communication_exposed")
     assert exposed.share == pytest.approx(40.0 / ((250 + 310 + 270) / 3), abs=1e-6)
     slow = next(s for s in profile.symptoms if s.id == "slow_rank")
-    assert slow.detail.startswith("the slowest rank by computation, rank1 (170.0 us of computing, device time "
-                                  "170.0 us), computes 60.0 us")
+    assert slow.detail.startswith("the slowest rank by computation, rank1 (170 µs of computing, device time "
+                                  "170 µs), computes 60.0 µs")
     assert slow.ceiling_us == 60.0
 
 

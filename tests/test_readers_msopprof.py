@@ -16,6 +16,7 @@ from opprof_advisor.profile_builder import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
 from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,
                                                        read_summary_logs)
+from opprof_advisor.render.units import TEXT as U
 
 CATLASS_CM = "catlass-msprof-op/device/02_fp32_cm_gemv_aiv/prof/OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
 CATLASS_RM = "catlass-msprof-op/device/02_fp32_rm_gemv_aiv/prof/OPPROF_20250304222326_WHJPXTHYGIMBZNZI"
@@ -313,8 +314,8 @@ def test_catlass_simulator_times_the_untraced_core_from_the_summary_log(real_pro
     assert detail["kernel_time_complete"] is False
     [note] = [n for n in raw.notes if n.startswith("cannot judge kernel time")]
     assert "2 AI Core folders (core0, core1) of the 20 that block dim 20 runs on" in note
-    assert f"{max(ticks) / clock:,.1f} us is a lower bound" in note
-    assert any(n.startswith("kernel time 39.6 us from dump/core0_summary_log") and f"{max(ticks):,} ticks" in n
+    assert f"{U.time(max(ticks) / clock)} is a lower bound" in note
+    assert any(n.startswith("kernel time 39.6 µs from dump/core0_summary_log") and f"{max(ticks):,} ticks" in n
                for n in raw.notes)
     assert "vector" not in detail["block_time_us"]  # an untimed vector core: no imbalance claim
 

@@ -129,7 +129,7 @@ def test_attention_layout_needs_evidence():
 def test_short_kernels_and_fp32_cube_are_not_judged():
     profile = build_profile(raw_profile([("MatMulV2", "AI_CORE", 10.0, "64,64;64,64", "DT_BF16;DT_BF16"),
                                          ("BatchMatMul", "AI_CORE", 500.0, "8,512,512;8,512,512", "FLOAT;FLOAT")]))
-    assert "shorter than 20 us" in profile.roofline.row("MatMulV2").reason
+    assert "shorter than 20 µs" in profile.roofline.row("MatMulV2").reason
     assert "no sourced cube rate for fp32" in profile.roofline.row("BatchMatMul").reason
 
 

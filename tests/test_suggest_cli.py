@@ -329,3 +329,38 @@ def test_half_precision_runs_get_no_float32_advice(runner, tmp_path):
     # and a float32 run does get it first among its precision advice
     vit = run_json(runner, "--profile", str(bench_path("vit-fp32-cube")), "--top", "3")
     assert _float32_advice(vit)[:1] == [vit["suggestions"][0]["id"]]
+
+
+def test_an_installed_package_evaluates_its_shipped_bench_and_says_where_the_real_profiles_would_be(
+        runner, tmp_path, monkeypatch):
+    """Outside a source checkout: the wheel's _data/bench is the default, the real profiles are skipped in one line."""
+    import shutil
+    import tomllib
+
+    from opprof_advisor import paths
+
+    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "force-include"]
+    assert shipped["data/bench"] == "opprof_advisor/_data/bench"
+    assert shipped["data/real_bench"] == "opprof_advisor/_data/real_bench"
+    installed = tmp_path / "site-packages" / "opprof_advisor"  # the wheel's layout: no data/ nor pyproject.toml beside it
+    shutil.copytree(BENCH, installed / "_data" / "bench")
+    shutil.copytree(ROOT / "data" / "real_bench", installed / "_data" / "real_bench")
+    (installed / "_kb").symlink_to(ROOT / "kb")
+    monkeypatch.setattr(paths, "_PACKAGE_DIR", installed)
+    monkeypatch.delenv("ADVISOR_REAL_PROFILES", raising=False)
+    assert paths.bench_dir() == installed / "_data" / "bench" and paths.real_profiles_dir() is None
+    result = runner.invoke(app, ["eval"])
+    assert result.exit_code == 0, result.output
+    assert "yolov8s-nms-aicpu" in result.stdout and "hit@3 1.000" in result.stdout
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("real profiles")]
+    assert skipped == ["real profiles: skipped, none at ../shared/real-profiles (point at them with --real-profiles "
+                       "DIR or ADVISOR_REAL_PROFILES)"]
+    doc = json.loads(runner.invoke(app, ["eval", "--format", "json"]).stdout)
+    assert doc["real_profiles"] is None and doc["real_profiles_dir"] is None
+
+
+def test_advisor_real_profiles_points_eval_at_them(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_REAL_PROFILES", str(tmp_path / "nowhere"))
+    result = runner.invoke(app, ["eval", str(BENCH)])
+    assert f"real profiles: skipped, none at {tmp_path / 'nowhere'}" in result.stdout

@@ -45,7 +45,10 @@ def typer_annotation(param: Param) -> Any:
     """The ``Annotated[type, typer.Option(...)]`` (or ``typer.Argument``) of one row of the option table."""
     if param is options.LANG:
         return LangOption
-    settings: dict[str, Any] = {"help": param.help}
+    from rich.markup import escape
+
+    # Typer reads help as Rich markup: "opprof-advisor[cluster]" would lose its "[cluster]"
+    settings: dict[str, Any] = {"help": escape(param.help)}
     for key in ("min", "metavar", "show_default"):
         if getattr(param, key) is not None:
             settings[key] = getattr(param, key)

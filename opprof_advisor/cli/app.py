@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from opprof_advisor import __version__
 from opprof_advisor.cli._common import LangOption
+from opprof_advisor.cli.help_types import use_plain_types
 from opprof_advisor.errors import AdvisorError, error_lines, format_warning
 from opprof_advisor.terminal import detach_closed_stdout
 
@@ -47,6 +48,7 @@ class AdvisorGroup(TyperGroup):
             raise typer.Exit(1) from None
 
 
+use_plain_types()
 app = typer.Typer(
     cls=AdvisorGroup,
     name="advisor",

@@ -1,4 +1,4 @@
-"""Knowledge-base commands: `advisor search`, `show`, `add` and the `advisor kb` group.
+"""Knowledge-base commands: `advisor search`, `show`, `add`, `remove` and the `advisor kb` group.
 
 Parses options, calls opprof_advisor.kb / store / search (imported inside the commands so the
 fast path stays fast) and renders their documents. No logic that a test of the core would miss lives here.
@@ -11,10 +11,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from opprof_advisor.cli._common import DbOption, Kind, LangOption, TableOrJson, console, err_console, show, typer_command
+from opprof_advisor.cli._common import (
+    DbOption, Kind, LangOption, TableOrJson, console, emit_json, err_console, show, typer_command,
+)
 from opprof_advisor.cli.fast_commands import open_index, run_search, run_show, warn_problems
 from opprof_advisor.terminal import one_line
-
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -32,6 +33,7 @@ def register(app: typer.Typer) -> None:
     app.command("search", no_args_is_help=True)(search_command)
     app.command("show", no_args_is_help=True)(show_command)
     app.command("add", no_args_is_help=True)(add_command)
+    app.command("remove", no_args_is_help=True)(remove_command)
     app.add_typer(kb_app, name="kb")
 
 
@@ -53,13 +55,42 @@ def add_command(
 ) -> None:
     """Validate a markdown entry, copy it into your KB folder and index it.
 
-    Every problem is printed as `path:line: message` and nothing is written when there is one.
+    Every problem is printed as `path:line: message` and nothing is written when there is one. A
+    warning names the existing entry when the new one's title and summary nearly copy it.
     Example: advisor add my-yolo-case.md
     """
+    from opprof_advisor.near_duplicates import closest_entry
+    from opprof_advisor.render.text.kb import near_duplicate_line
     from opprof_advisor.store import add_entry_file
 
     entry = add_entry_file(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
+    close = closest_entry(entry, open_index(db).entries())
+    if close is not None:  # a warning, not a refusal: two entries may rightly share their words
+        err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
+
+
+def remove_command(
+    entry_id: Annotated[str, typer.Argument(metavar="ID", show_default=False,
+                                            help="The id of an entry you added (see `advisor kb list`).")],
+    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
+    db: DbOption = None,
+    lang: LangOption = None,
+) -> None:
+    """Remove an entry you added with `advisor add` from your KB folder and the index.
+
+    The shipped knowledge base is read-only: removing one of its entries is refused. An entry you
+    added over a shipped one (--replace) is removed and the shipped entry is in effect again.
+    Example: advisor remove my-yolo-case
+    """
+    from opprof_advisor.kb_remove import remove_entry
+    from opprof_advisor.render.text.kb import removed_line
+
+    document = remove_entry(entry_id.strip(), db_path=db).to_json()
+    if fmt is TableOrJson.json:
+        emit_json(document)
+    else:
+        console.print(removed_line(document), markup=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -71,7 +102,7 @@ def add_command(
 def check_command(
     dirs: Annotated[
         Optional[list[Path]],
-        typer.Argument(help="KB folders or files to check (default: the built-in KB and your own).",
+        typer.Argument(metavar="PATH", help="KB folders or files to check (default: the built-in KB and your own).",
                        show_default=False),
     ] = None,
     fmt: FormatOption = TableOrJson.table,
@@ -80,7 +111,7 @@ def check_command(
     """Lint KB markdown files: schema, YAML, vocabulary, ids, sections, sources, unsourced figures.
 
     Every problem is printed as `path:line: message`; exit code 1 when there is any. A source must be one a
-    user can open (an http(s) URL, owner/repo@<commit>:<path>, package==version:<path>, or the KB sources
+    user can open (an http(s) URL, owner/repo@COMMIT:PATH, package==version:PATH, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
     from opprof_advisor.kb_checks import check_installed

@@ -57,7 +57,7 @@ def collect_command(
     ctx: typer.Context,
     application: Annotated[
         list[str],
-        typer.Argument(help="The program to profile and its arguments, after `--`.", metavar="-- APP [ARGS]...",
+        typer.Argument(help="The program to profile and its arguments, after `--`.", metavar="APP",
                        show_default=False),
     ],
     mode: Annotated[
@@ -166,9 +166,9 @@ def _run_suggest(ctx: typer.Context, profile: Path) -> None:
 
 def compare_command(
     before: Annotated[
-        Path, typer.Argument(help="Profile before the change (any supported format).", show_default=False)
+        Path, typer.Argument(metavar="BEFORE", help="Profile before the change (any supported format).", show_default=False)
     ],
-    after: Annotated[Path, typer.Argument(help="Profile after the change.", show_default=False)],
+    after: Annotated[Path, typer.Argument(metavar="AFTER", help="Profile after the change.", show_default=False)],
     fmt: Annotated[TableJsonHtmlSheets, typer.Option("--format", "-f", help="Output format (csv: the family table; "
                                                                              "xlsx: a sheet per table, needs --output).")] = TableJsonHtmlSheets.table,
     output: Annotated[
@@ -255,7 +255,7 @@ def list_command(
 
 @outcomes_app.command("remove", no_args_is_help=True)
 def remove_command(
-    ids: Annotated[list[int], typer.Argument(metavar="ID...", help="Ids of the outcomes to remove (the # column of "
+    ids: Annotated[list[int], typer.Argument(metavar="ID", help="Ids of the outcomes to remove (the # column of "
                                                                    "`advisor outcomes list`).", show_default=False)],
     db: DbOption = None,
     lang: LangOption = None,

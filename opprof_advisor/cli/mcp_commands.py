@@ -17,7 +17,7 @@ def mcp_command(lang: LangOption = None) -> None:
 
     Register it in an MCP client as the command `advisor mcp` (see README, "Agents: advisor mcp").
     Each tool returns the command's JSON document as structured content plus a one-paragraph summary;
-    errors are tool errors with the command's one-line message. Needs: pip install 'opprof-advisor[mcp]'.
+    errors are tool errors with the command's one-line message. Needs: pip install 'opprof-advisor\\[mcp]'.
     """
     from opprof_advisor.mcp_server import serve
 

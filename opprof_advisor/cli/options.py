@@ -142,7 +142,7 @@ PROFILE = Command("profile", "Show where device time goes: op types by time with
                              "and what cannot be judged.\n\nExample: advisor profile ./rank0_ascend_pt --top 10", (
     Param("path", (), Path, "Profiler output: a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an "
                             "op_summary / kernel_details CSV, an msprof DB, a folder of ranks, or a .zip / .tar.gz "
-                            "of one.", required=True, show_default=False),
+                            "of one.", required=True, metavar="PATH", show_default=False),
     Param("top", ("--top", "-n"), int, "How many op types to list.", default=20, min=1),
     Param("fmt", ("--format", "-f"), TableJsonHtmlSheets, "Output format (csv: the op-type table; xlsx: a sheet per "
                                                           "table, needs --output).", default="table"),

@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 
 
 def roofline_command(
-    path: Annotated[Path, typer.Argument(help="Profiler output (any input `advisor profile` reads).", show_default=False)],
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="Profiler output (any input `advisor profile` reads).", show_default=False)],
     fmt: Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format.")] = TableJsonHtml.table,
     peaks: PeaksOption = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the JSON or HTML here instead of "

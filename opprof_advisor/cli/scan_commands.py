@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
 
 
 def scan_command(
-    path: Annotated[Path, typer.Argument(help="The model's source: a repository folder or one .py file.",
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="The model's source: a repository folder or one .py file.",
                                          show_default=False)],
     fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")] = ReportFormat.table,
     top: Annotated[int, typer.Option("--top", "-n", min=0, help="How many pieces of ranked advice to show.")] = 5,

@@ -29,8 +29,8 @@ def eval_command(
                                                              "synthetic bench).", metavar="DIR")] = None,
     real_profiles: Annotated[Optional[Path], typer.Option("--real-profiles", metavar="DIR",
                                                           help="Folder of the labelled real profiles (default: "
-                                                               "../shared/real-profiles beside a source checkout; "
-                                                               "skipped when absent).")] = None,
+                                                               "$ADVISOR_REAL_PROFILES, else ../shared/real-profiles "
+                                                               "beside a source checkout; skipped when absent).")] = None,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
     lang: LangOption = None,
@@ -45,11 +45,11 @@ def eval_command(
     report = evaluate_bench(folder, advisor.entries, advisor.matcher)
     root = real_profiles or paths.real_profiles_dir()
     real = None
-    if real_profiles is not None or root.is_dir():
+    if real_profiles is not None or (root is not None and root.is_dir()):
         real = evaluate_real(paths.real_labels_path(), root, advisor.entries, advisor.matcher)
     document = report_to_json(report)
     document["real_profiles"] = real_report_to_json(real) if real is not None else None
-    document["real_profiles_dir"] = str(root)
+    document["real_profiles_dir"] = str(root) if root is not None else None
     show(document, fmt.value)
     if fmt is TableOrJson.table:
         for r in document["scenarios"]:

@@ -30,6 +30,7 @@ from opprof_advisor import steps, symptoms
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
+from opprof_advisor.render.units import TEXT as U
 
 #: The checks that judge the job as a whole (they read the ranks, the mean split and the links).
 JOB_CHECKS = tuple(check for check in symptoms.CHECKS if check in (
@@ -335,7 +336,7 @@ def _explain_slow_rank(profile: Profile) -> None:
     rows = [d for d in (profile.cluster or {}).get("dispersion") or [] if (d["slow_excess_us"] or 0.0) > 0]
     if slow is None or not rows:
         return
-    named = ", ".join(f"{d['op_type']} (+{d['slow_excess_us']:.1f} us over the median rank)"
+    named = ", ".join(f"{d['op_type']} (+{U.time(d['slow_excess_us'])} over the median rank)"
                       for d in rows[:DISPERSION_TOP])
     slow.detail += f"; its extra computation is in {named}"
 

@@ -25,6 +25,7 @@ from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
 from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular
+from opprof_advisor.render.units import TEXT as U
 
 #: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
 SNIFF_BYTES = 64 * 1024
@@ -422,10 +423,10 @@ class _ColumnBuilder:
         if not math.isfinite(total) or min(values) < 0 or max(values) > MAX_DURATION_US:
             for index, value in enumerate(values):
                 if not math.isfinite(value) or value < 0:
-                    raise self._fail(index, f"duration {value:g} us is negative or not finite")
+                    raise self._fail(index, f"duration {value:g} µs is negative or not finite")
                 if value > MAX_DURATION_US:
-                    raise self._fail(index, f"duration {value:g} us is longer than any task runs "
-                                            f"(over {MAX_DURATION_US:g} us)")
+                    raise self._fail(index, f"duration {value:g} µs is longer than any task runs "
+                                            f"(over {U.time(MAX_DURATION_US)})")
         return values
 
 

@@ -70,6 +70,7 @@ from typing import Any, Iterable
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
+from opprof_advisor.render.units import TEXT as U
 
 #: trace.json and *_instr_exe.csv above this are refused (json.load needs several times the size in memory).
 MAX_TRACE_BYTES = 1024 ** 3
@@ -430,10 +431,10 @@ def _notes(cores: dict[str, dict[str, Any]], detail: dict[str, Any], gaps: list[
     slowest = detail["slowest_core"]
     if slowest and not cores[slowest]["has_trace"]:
         c = cores[slowest]
-        notes.append(f"kernel time {detail['kernel_time_us']:,.1f} us from dump/core{_core_number(slowest)}_summary_log: "
+        notes.append(f"kernel time {U.time(detail['kernel_time_us'])} from dump/core{_core_number(slowest)}_summary_log: "
                      f"{slowest} has no trace events, and its core's longest sub-core ran {max(c['log_ticks']):,} "
                      f"ticks at {detail['clock_mhz']:,.1f} MHz (median instr_exe cycles / running_time(us))")
     if gaps:
-        notes.append(f"cannot judge kernel time: {'; '.join(gaps)} — {detail['kernel_time_us']:,.1f} us is a lower "
+        notes.append(f"cannot judge kernel time: {'; '.join(gaps)} — {U.time(detail['kernel_time_us'])} is a lower "
                      "bound (keep every simulator/core* folder with its trace.json, and dump/core*_summary_log)")
     return notes

@@ -33,6 +33,7 @@ from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
+from opprof_advisor.render.units import TEXT as U
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
@@ -455,7 +456,7 @@ def _add_steps(raw: RawProfile, con: sqlite3.Connection, tables: set[str], path:
             a, b = getattr(ours, field), getattr(theirs, field)
             if max(a, b) and abs(a - b) > STEP_AGREEMENT * max(a, b):
                 raw.notes.append(f"the step split of OVERLAP_ANALYSIS and analysis.db StepTraceTime differ "
-                                 f"({field[:-3]} {a:.1f} vs {b:.1f} us); the first is used")
+                                 f"({field[:-3]} {a:.1f} vs {U.time(b)}); the first is used")
                 break
 
 

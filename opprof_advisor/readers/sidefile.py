@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.render.units import TEXT as U
 
 #: Side files above this are refused (real ones are a few KB; communication.json of a big job a few MB).
 MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024
@@ -148,6 +149,6 @@ def check_durations(durations: list[float], names: list[str], path: str) -> None
     for index, value in enumerate(durations):
         if not (math.isfinite(value) and value <= MAX_DURATION_US):
             name = names[index] if index < len(names) else f"#{index + 1}"
-            raise MalformedProfile(f"task {name!r} has a duration of {value:g} us, not a plausible time "
-                                   f"(over {MAX_DURATION_US:g} us or not finite)", path=path,
+            raise MalformedProfile(f"task {name!r} has a duration of {value:g} µs, not a plausible time "
+                                   f"(over {U.time(MAX_DURATION_US)} or not finite)", path=path,
                                    hint="the file is corrupt or edited; re-export the profile")

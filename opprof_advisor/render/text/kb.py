@@ -10,10 +10,14 @@ from typing import Any
 
 from opprof_advisor.i18n import N_, _
 from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
+from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.vocabulary import EVIDENCE_GRADES
 
-#: Below this terminal width the operators column is left out so titles are not squeezed.
-WIDE_COLUMNS = 120
+#: The hit and entry tables: ids and scores whole; the operators give way first, then the kind.
+SEARCH_COLUMNS = (Column("#", "right", whole=True), Column(N_("id"), whole=True), Column(N_("kind"), whole=True, drop=2),
+                  Column(N_("score"), "right", whole=True), Column(N_("title"), least=24), Column(N_("operators"), drop=3))
+LIST_COLUMNS = (Column(N_("id"), whole=True), Column(N_("kind"), whole=True, drop=2),
+                Column(N_("grade"), whole=True, drop=1), Column(N_("title"), least=24), Column(N_("operators"), drop=3))
 
 
 def no_hits_line(doc: dict[str, Any]) -> str:
@@ -22,6 +26,22 @@ def no_hits_line(doc: dict[str, Any]) -> str:
     if close:
         return _("no entries match {query}; did you mean {words}?").format(query=repr(query), words=", ".join(close))
     return _("no entries match {query}; see `advisor kb list` for every entry").format(query=repr(query))
+
+
+def removed_line(doc: dict[str, Any]) -> str:
+    """`advisor remove`: ``removed my-case (case) from your KB: <file>`` (and whether a shipped entry is back)."""
+    line = _("removed {id} ({kind}) from your KB: {files}").format(id=doc.get("removed"), kind=word(doc.get("kind")),
+                                                                   files=", ".join(doc.get("files") or []))
+    if doc.get("builtin_back"):
+        line += _("; the shipped entry {id} is in effect again").format(id=doc.get("removed"))
+    return line
+
+
+def near_duplicate_line(new_id: str, other_id: str, score: float, other_title: str) -> str:
+    """The warning of `advisor add` when the new entry nearly copies an existing one."""
+    return _("warning: {id} nearly duplicates {other} ({score:.0f}/100 alike in title and summary: \"{title}\"); "
+             "check they are not the same advice (advisor show {other}, advisor remove {id})").format(
+        id=new_id, other=other_id, score=score, title=other_title)
 
 
 def problems_warning(problems: list[Any]) -> str | None:
@@ -35,7 +55,6 @@ def problems_warning(problems: list[Any]) -> str | None:
 
 def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The ranked hits (rank, id, kind, score, title, and operators when ``width`` allows), or why none."""
-    from rich.table import Table
     from rich.text import Text
 
     hits = doc.get("results") or []
@@ -43,36 +62,21 @@ def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> li
         return [Text(no_hits_line(doc))]
     out: list = ([Text(_("showing results for {query}").format(query=repr(doc["corrected"])), style="dim")]
                  if doc.get("corrected") else [])
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    wide = width >= WIDE_COLUMNS
-    for column, justify in (("#", "right"), (_("id"), "left"), (_("kind"), "left"), (_("score"), "right")):
-        table.add_column(column, justify=justify, no_wrap=True)
-    table.add_column(_("title"))
-    if wide:
-        table.add_column(_("operators"))
-    for number, hit in enumerate(hits, 1):
-        row = [str(number), hit["id"], word(hit["kind"]), f"{hit['score']:.2f}", Text(entry_text(hit, "title"))]  # Text: no markup
-        table.add_row(*row, *([", ".join(hit.get("operators") or [])] if wide else []))
-    return out + [table]
+    rows = [(str(number), hit["id"], word(hit["kind"]), f"{hit['score']:.2f}", Text(entry_text(hit, "title")),
+             ", ".join(hit.get("operators") or [])) for number, hit in enumerate(hits, 1)]  # Text: no markup
+    table, dropped = fitted_table(SEARCH_COLUMNS, rows, width, box=None, pad_edge=False, header_style="bold")
+    return out + [table, *dropped_note(dropped)]
 
 
 def list_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """Entries as a table (id, kind, evidence, title, and operators when ``width`` allows) and their count."""
-    from rich.table import Table
     from rich.text import Text
 
     entries = doc.get("entries") or []
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    wide = width >= WIDE_COLUMNS
-    for column in (_("id"), _("kind"), _("grade")):
-        table.add_column(column, no_wrap=True)
-    table.add_column(_("title"))
-    if wide:
-        table.add_column(_("operators"))
-    for entry in entries:
-        row = [entry["id"], word(entry["kind"]), entry["evidence"], Text(entry_text(entry, "title"))]  # a title is text, not markup
-        table.add_row(*row, *([", ".join(entry.get("operators") or [])] if wide else []))
-    return [table, Text(_("{n} entries").format(n=len(entries)), style="dim")]
+    rows = [(entry["id"], word(entry["kind"]), entry["evidence"], Text(entry_text(entry, "title")),  # text, not markup
+             ", ".join(entry.get("operators") or [])) for entry in entries]
+    table, dropped = fitted_table(LIST_COLUMNS, rows, width, box=None, pad_edge=False, header_style="bold")
+    return [table, *dropped_note(dropped), Text(_("{n} entries").format(n=len(entries)), style="dim")]
 
 
 def stats_table(doc: dict[str, Any], **_options: Any) -> list:

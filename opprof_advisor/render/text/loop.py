@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import _, localize
+from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.vocabulary import UNIT_CLASS
 
 
-def compare_table(doc: dict[str, Any], **_options: Any) -> list:
+def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
     from rich.text import Text
 
@@ -19,15 +20,21 @@ def compare_table(doc: dict[str, Any], **_options: Any) -> list:
                  Text(_("device time: {before} -> {after} ({change})").format(
                      before=U.time(total.get("before_us")), after=U.time(total.get("after_us")),
                      change=_change(total.get("delta_pct")))),
-                 _family_table(doc.get("op_types") or [])]
+                 *_family_table(doc.get("op_types") or [], width)]
     if doc.get("kernel_rows"):
         out.append(_kernel_table(doc["kernel_rows"]))
     out += [Text(_("note:") + f" {localize(note)}") for note in doc.get("notes") or []]
     return out
 
 
-def _family_table(families: list[dict[str, Any]]):
-    from rich.table import Table
+#: `compare`'s family table; on a narrow terminal the unit and the bound class go first (the notes name unit moves).
+FAMILY_COLUMNS = (Column(N_("op family")), Column(N_("before"), "right", whole=True),
+                  Column(N_("after"), "right", whole=True), Column(N_("change"), "right", whole=True),
+                  Column(N_("share before -> after"), "right"), Column(N_("unit"), drop=2),
+                  Column(N_("bound"), drop=1))
+
+
+def _family_table(families: list[dict[str, Any]], width: int) -> list:
     from rich.text import Text
 
     rows = [
@@ -42,18 +49,9 @@ def _family_table(families: list[dict[str, Any]]):
         )
         for row in families
     ]
-    table = Table(show_edge=False, pad_edge=False)
-    columns = ((_("op family"), "left"), (_("before"), "right"), (_("after"), "right"), (_("change"), "right"),
-               (_("share before -> after"), "right"), (_("unit"), "left"), (_("bound"), "left"))
-    for i, (name, justify) in enumerate(columns):
-        if justify == "right":  # numbers are never cut: a narrow terminal folds the text columns instead
-            width = max([len(r[i]) for r in rows] + [len(name.split()[0])])
-            table.add_column(name, justify=justify, no_wrap=True, min_width=width)
-        else:
-            table.add_column(name, justify=justify, overflow="fold")
-    for cells in rows:
-        table.add_row(*(Text(cell) for cell in cells))  # family names come from the profile: text, not markup
-    return table
+    table, dropped = fitted_table(FAMILY_COLUMNS, [[Text(cell) for cell in cells] for cells in rows], width,
+                                  show_edge=False, pad_edge=False)  # family names come from the profile: text
+    return [table, *dropped_note(dropped)]
 
 
 def _kernel_table(kernel_rows: list[dict[str, Any]]):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import _, localize
+from opprof_advisor.i18n import N_, _, localize
 from opprof_advisor.render.phrases import symptom_label
+from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
 
 BAR_WIDTH = 10
@@ -13,14 +14,14 @@ BAR_WIDTH = 10
 SOURCE_FACTS = frozenset({"path", "format", "producer", "workload", "chip", "ranks"})
 
 
-def profile_table(doc: dict[str, Any], *, top: int = 20, **_options: Any) -> list:
+def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_options: Any) -> list:
     """The header lines, the op-type table (``top`` rows), ranks, symptoms and notes of a profile document."""
     from rich.text import Text
 
     out = _profile_head(doc)
     op_types = doc.get("op_types") or []
     if op_types:
-        out.append(_op_type_table(doc, op_types[:top]))
+        out += _op_type_table(doc, op_types[:top], width)
     hidden = max(int(doc.get("op_types_total") or len(op_types)), len(op_types)) - min(top, len(op_types))
     if hidden > 0:
         out.append(Text(_("... {n} more op type(s) (use --top)").format(n=hidden)))
@@ -63,11 +64,6 @@ def _profile_head(doc: dict[str, Any]) -> list:
     return out
 
 
-def share_bar(share: Any) -> str:
-    """``21.9 % ██········``: a share as text and as a bar of BAR_WIDTH cells."""
-    return f"{U.share(share):>7} " + bar(float(share or 0.0))
-
-
 def bound_text(row: dict[str, Any]) -> str:
     """``vector (vec 0.87)``: the bound class with the busiest pipe's ratio where it was measured."""
     bound = _(str(row.get("bound") or "unknown"))
@@ -86,22 +82,23 @@ def efficiency_cell(roofline: dict[str, Any] | None, op_type: str, unit: str) ->
     return "data?" if row.get("status") == "implausible" else U.share(row["efficiency"])
 
 
-def _op_type_table(doc: dict[str, Any], rows: list[dict[str, Any]]):
-    from rich.table import Table
+#: The op-type table; on a narrow terminal the share bar goes first, then the (often empty) efficiency,
+#: the family, the count and the unit: op type, time, share and bound stay.
+OP_TYPE_COLUMNS = (Column(N_("op type")), Column(N_("family"), drop=4), Column(N_("unit"), whole=True, drop=2),
+                   Column(N_("count"), "right", whole=True, drop=3), Column(N_("time"), "right", whole=True),
+                   Column(N_("share"), "right", whole=True), Column("", whole=True, drop=6, label=N_("share bar")),
+                   Column(N_("bound"), drop=1), Column(N_("efficiency"), "right", whole=True, drop=5))
+
+
+def _op_type_table(doc: dict[str, Any], rows: list[dict[str, Any]], width: int) -> list:
     from rich.text import Text
 
-    table = Table(show_edge=False, pad_edge=False)
-    # numbers never shrink; op type and family give way on a narrow terminal
-    for column, justify, width in ((_("op type"), "left", None), (_("family"), "left", None), (_("unit"), "left", 9),
-                                   (_("count"), "right", 5), (_("time"), "right", 9),
-                                   (_("share"), "left", 8 + BAR_WIDTH), (_("bound"), "left", 7),
-                                   (_("efficiency"), "right", 6)):
-        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
-    for row in rows:
-        table.add_row(Text(str(row.get("op_type"))), Text(str(row.get("family"))), str(row.get("unit")),
-                      U.count(row.get("count")), U.time(row.get("time_us")), share_bar(row.get("share")),
-                      bound_text(row), efficiency_cell(doc.get("roofline"), row.get("op_type"), row.get("unit")))
-    return table
+    cells = [(Text(str(row.get("op_type"))), Text(str(row.get("family"))), str(row.get("unit")),
+              U.count(row.get("count")), U.time(row.get("time_us")), U.share(row.get("share")),
+              bar(float(row.get("share") or 0.0)), bound_text(row),
+              efficiency_cell(doc.get("roofline"), row.get("op_type"), row.get("unit"))) for row in rows]
+    table, dropped = fitted_table(OP_TYPE_COLUMNS, cells, width, show_edge=False, pad_edge=False)
+    return [table, *dropped_note(dropped)]
 
 
 #: A rank table longer than this shows the slowest and the fastest ranks (the JSON has every rank).
@@ -143,9 +140,16 @@ def rank_table(ranks: list[dict[str, Any]]):
     return table
 
 
-def roofline_table(doc: dict[str, Any], **_options: Any) -> list:
+#: The roofline table; on a narrow terminal the achieved rates go first, then dtype, roof and headroom.
+ROOFLINE_COLUMNS = (Column(N_("op type")), Column(N_("time"), "right", whole=True),
+                    Column(N_("dtype"), whole=True, drop=4), Column("TFLOP/s", "right", whole=True, drop=6),
+                    Column("GB/s", "right", whole=True, drop=6), Column("flop/B", "right", whole=True, drop=5),
+                    Column(N_("roof"), drop=3), Column(N_("efficiency"), "right", whole=True),
+                    Column(N_("headroom"), "right", whole=True, drop=2), Column(N_("gain*"), "right", whole=True, drop=1))
+
+
+def roofline_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The chip's peaks, one row per op type against the roofs, why rows are not judged, the notes."""
-    from rich.table import Table
     from rich.text import Text
 
     peaks = doc.get("peaks") or {}
@@ -156,23 +160,18 @@ def roofline_table(doc: dict[str, Any], **_options: Any) -> list:
         cube=cube or _("unknown"), hbm=peaks.get("hbm_gbps") or "?"))]
     rows = doc.get("op_types") or []
     if rows:
-        table = Table(show_edge=False, pad_edge=False)
-        # numbers never shrink; the op type gives way on a narrow terminal
-        for column, justify, width in ((_("op type"), "left", None), (_("time"), "right", 9), (_("dtype"), "left", 5),
-                                       ("TFLOP/s", "right", 7), ("GB/s", "right", 5), ("flop/B", "right", 6),
-                                       (_("roof"), "left", 9), (_("efficiency"), "right", 6),
-                                       (_("headroom"), "right", 9), (_("gain*"), "right", 11)):
-            table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis", min_width=width)
+        cells = []
         for row in rows:
             gain = "" if row.get("model_gain_high") is None else U.share_range(row.get("model_gain_low"),
                                                                               row["model_gain_high"])
             headroom = "" if row.get("headroom_us") is None else U.time(row["headroom_us"])
-            table.add_row(Text(f"{row.get('op_type')} ({row.get('unit')})"), U.time(row.get("time_us")),
+            cells.append((Text(f"{row.get('op_type')} ({row.get('unit')})"), U.time(row.get("time_us")),
                           str(row.get("dtype") or ""), U.number(row.get("achieved_tflops"), 1),
                           U.number(row.get("achieved_gbps"), 0), U.number(row.get("intensity"), 0),
                           str(row.get("roof") or ""), efficiency_cell(doc, row.get("op_type"), row.get("unit")) or "-",
-                          headroom, gain)
-        out.append(table)
+                          headroom, gain))
+        table, dropped = fitted_table(ROOFLINE_COLUMNS, cells, width, show_edge=False, pad_edge=False)
+        out += [table, *dropped_note(dropped)]
         out.append(Text(_("gain* = model estimate: the fraction of the op type's time saved if it reached 60–70 % of "
                           "attainable; not a sourced figure")))
         out += [Text(f"  {row.get('op_type')}: {localize(row['reason'])}") for row in rows if row.get("reason")]

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import _
+from opprof_advisor.i18n import N_, _
 from opprof_advisor.render.phrases import (
     entry_text, evidence_line, gain_line, localized, reference_name, symptom_label, word, score_line, similar_case_line, terms_line,
 )
+from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
 
 
-def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, **_options: Any) -> list:
+#: The advice table's columns at a narrow terminal: the grade letter goes first, then the evidence.
+ADVICE_COLUMNS = (Column("#", whole=True), Column(N_("Advice and first step"), least=28), Column(N_("At stake")),
+                  Column(N_("Expected gain")), Column(N_("Evidence"), drop=1), Column(N_("Grade"), whole=True, drop=2))
+
+
+def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: int = 80, **_options: Any) -> list:
     """The profile line, one row per suggestion, the score breakdown with ``explain``, similar cases, notes."""
-    from rich.table import Table
     from rich.text import Text
 
     explain = bool(doc.get("explain")) if explain is None else explain
@@ -28,15 +33,14 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, **_option
     if not suggestions:
         out.append(Text(_("No entry of the knowledge base is backed by this profile.")))
     else:
-        table = Table(show_lines=True)
-        for name in ("#", _("Advice and first step"), _("At stake"), _("Expected gain"), _("Evidence"), _("Grade")):
-            table.add_column(name, overflow="fold")
+        rows = []
         for s in suggestions:
             stake = U.time(s.get("stake_us")) + "\n" + _("{share} of the {reference}").format(
                 share=U.share(s.get("stake_share")), reference=reference)
-            table.add_row(str(s.get("rank")), _advice_cell(s), stake, Text(gain_line(s.get("expected_gain"))),
-                          _evidence_cell(s), str(s.get("evidence_grade") or ""))
-        out.append(table)
+            rows.append((str(s.get("rank")), _advice_cell(s), stake, Text(gain_line(s.get("expected_gain"))),
+                         _evidence_cell(s), str(s.get("evidence_grade") or "")))
+            table, dropped = fitted_table(ADVICE_COLUMNS, rows, width, show_lines=True)
+        out += [table, *dropped_note(dropped)]
     if explain:
         out += [Text(line) for s in suggestions for line in explain_lines(s)]
     ranks = ((doc.get("profile_document") or {}).get("source") or {}).get("ranks")
@@ -78,55 +82,65 @@ def explain_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def eval_table(doc: dict[str, Any], **_options: Any) -> list:
+def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The synthetic scenarios and, where they were scored, the real profiles."""
     from rich.text import Text
 
-    out = _scenario_tables(doc)
+    out = _scenario_tables(doc, width)
     real = doc.get("real_profiles")
     if real is not None:
-        out += _real_tables(real)
+        out += _real_tables(real, width)
     else:
         where = doc.get("real_profiles_dir") or "../shared/real-profiles"
-        out.append(Text(_("real profiles: not found at {where} (give --real-profiles DIR)").format(where=where)))
+        out.append(Text(_("real profiles: skipped, none at {where} (point at them with --real-profiles DIR or "
+                          "ADVISOR_REAL_PROFILES)").format(where=where)))
     return out
 
 
-def _scenario_tables(doc: dict[str, Any]) -> list:
-    from rich.table import Table
+#: `advisor eval`'s tables; a narrow terminal moves the expected id under the scenario, drops hit@1 and hit@3
+#: (the position says both), then format and RR.
+SCENARIO_COLUMNS = (Column(N_("scenario")), Column(N_("format"), drop=3), Column(N_("expected"), drop=6),
+                    Column(N_("position"), whole=True), Column("hit@1", whole=True, drop=5),
+                    Column("hit@3", whole=True, drop=4), Column("RR", whole=True, drop=2), Column(N_("top 3")))
+STACKED_SCENARIO_COLUMNS = (Column(N_("scenario → expected")), *SCENARIO_COLUMNS[1:2], *SCENARIO_COLUMNS[3:])
+REAL_COLUMNS = (Column(N_("profile")), Column("hit@1", whole=True, drop=3), Column("hit@3", whole=True, drop=2),
+                Column("RR", whole=True, drop=1), Column(N_("top 3")), Column(N_("missing / forbidden")))
+
+
+def _scenario_tables(doc: dict[str, Any], width: int) -> list:
     from rich.text import Text
 
-    table = Table(title=_("synthetic scenarios"), title_justify="left")
-    for name in (_("scenario"), _("format"), _("expected"), _("position"), "hit@1", "hit@3", "RR", _("top 3")):
-        table.add_column(name, overflow="fold")
-    scenarios = doc.get("scenarios") or []
-    for r in scenarios:
+    rows = []
+    for r in doc.get("scenarios") or []:
         expected = r.get("expect") or _("no gain > {limit} %").format(limit=f"{r.get('gain_limit_pct') or 10:g}")
         top3 = ", ".join((r.get("top") or [])[:3]) if not r.get("error") else _("error: {what}").format(what=r["error"])
-        table.add_row(Text(str(r.get("name"))), str(r.get("format")), expected, str(r.get("rank") or "-"),
-                      _yes(r.get("hit1")), _yes(r.get("hit3")), f"{r.get('reciprocal_rank') or 0:.2f}", Text(top3))
+        rows.append((Text(str(r.get("name"))), str(r.get("format")), expected, str(r.get("rank") or "-"),
+                     _yes(r.get("hit1")), _yes(r.get("hit3")), f"{r.get('reciprocal_rank') or 0:.2f}", Text(top3)))
+    table, dropped = fitted_table(SCENARIO_COLUMNS, rows, width, title=_("synthetic scenarios"), title_justify="left")
+    if _(SCENARIO_COLUMNS[2].header) in dropped:  # the label matters most: shown under the scenario's name instead
+        rows = [(Text.assemble(row[0], "\n→ ", row[2]), row[1], *row[3:]) for row in rows]
+        table, dropped = fitted_table(STACKED_SCENARIO_COLUMNS, rows, width, title=_("synthetic scenarios"),
+                                      title_justify="left")
     overall = doc.get("overall") or {}
-    return [table, Text(_("overall: {n} scenarios, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
+    return [table, *dropped_note(dropped), Text(_("overall: {n} scenarios, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
         n=overall.get("scenarios"), hit1=f"{overall.get('hit1') or 0:.3f}", hit3=f"{overall.get('hit3') or 0:.3f}",
         mrr=f"{overall.get('mrr') or 0:.3f}"))]
 
 
-def _real_tables(real: dict[str, Any]) -> list:
-    from rich.table import Table
+def _real_tables(real: dict[str, Any], width: int) -> list:
     from rich.text import Text
 
-    table = Table(title=_("real profiles"), title_justify="left")
-    for name in (_("profile"), "hit@1", "hit@3", "RR", _("top 3"), _("missing / forbidden")):
-        table.add_column(name, overflow="fold")
+    rows = []
     for r in real.get("profiles") or []:
         problems = r.get("error") or ", ".join([_("missing {topic}").format(topic=m) for m in r.get("missing") or []] +
                                                [_("forbidden {topic}").format(topic=f) for f in r.get("forbidden") or []])
         top = r.get("top") or []
         top3 = ", ".join(top[:3]) if top else (_("refused as expected") if r.get("expects_error") else _("none"))
-        table.add_row(Text(str(r.get("path"))), _yes(r.get("hit1")), _yes(r.get("hit3")),
-                      f"{r.get('reciprocal_rank') or 0:.2f}", Text(top3), Text(problems or ""))
+        rows.append((Text(str(r.get("path"))), _yes(r.get("hit1")), _yes(r.get("hit3")),
+                     f"{r.get('reciprocal_rank') or 0:.2f}", Text(top3), Text(problems or "")))
+    table, dropped = fitted_table(REAL_COLUMNS, rows, width, title=_("real profiles"), title_justify="left")
     overall = real.get("overall") or {}
-    return [table, Text(_("real profiles: {n} labelled, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
+    return [table, *dropped_note(dropped), Text(_("real profiles: {n} labelled, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
         n=overall.get("profiles"), hit1=f"{overall.get('hit1') or 0:.3f}", hit3=f"{overall.get('hit3') or 0:.3f}",
         mrr=f"{overall.get('mrr') or 0:.3f}"))]
 

@@ -1,0 +1,71 @@
+"""`advisor remove ID`: take an entry you added out of your KB folder and the index, all or nothing.
+
+Only the user KB (``$ADVISOR_HOME/kb``, where `advisor add` copies entries) is ever written: the
+shipped knowledge base is read-only, so removing one of its entries is refused with one line. The
+removal runs under the index lock that `advisor add` takes, so an add and a remove of the same
+folder never interleave; the index is rebuilt before the lock is released, and when that fails
+(full disk, read-only index) the entry file is put back, so the KB and its index never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from opprof_advisor import paths
+from opprof_advisor.errors import EntryReadOnly
+from opprof_advisor.sqlite_files import file_lock, make_parent
+
+#: The JSON document of `advisor remove --format json`.
+REMOVED_SCHEMA = "opprof-advisor/kb-remove/1"
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What a removal did: the entry's id and kind, the files taken out, whether a shipped entry is back."""
+
+    id: str
+    kind: str
+    files: tuple[str, ...]
+    builtin_back: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": REMOVED_SCHEMA, "removed": self.id, "kind": self.kind, "files": list(self.files),
+                "builtin_back": self.builtin_back}
+
+
+def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: Sequence[Path | str] | None = None,
+                 user_dir: Path | None = None) -> Removed:
+    """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
+    from opprof_advisor.index_build import check_index_target
+    from opprof_advisor.store import _read_copies, _restore_copies, build_index
+
+    db = Path(db_path) if db_path else paths.default_db_path()
+    user_root = user_dir or paths.user_kb_dir()
+    check_index_target(db)
+    make_parent(db)
+    with file_lock(db):
+        entry = build_index(db, kb_dirs=kb_dirs).get(entry_id)  # EntryNotFound says "did you mean ..."
+        copies = user_copies(user_root, entry_id, entry.path)
+        if entry.origin != "user" or not copies:
+            raise EntryReadOnly(entry_id)
+        previous = _read_copies(user_root, entry_id, copies[0])
+        try:
+            for path in copies:
+                path.unlink()
+            back = entry_id in build_index(db, kb_dirs=kb_dirs).ids()
+        except BaseException:
+            _restore_copies(previous, copies[0])
+            raise
+    return Removed(entry.id, entry.kind, tuple(str(p) for p in copies), back)
+
+
+def user_copies(user_root: Path, entry_id: str, indexed_path: str | None) -> list[Path]:
+    """The files of the user KB that hold ``entry_id``: ``<kind>s/<id>.md`` and the file the index names."""
+    found = {p.resolve() for p in user_root.glob(f"*/{entry_id}.md") if p.is_file()}
+    if indexed_path:
+        indexed = Path(indexed_path).resolve()
+        if indexed.is_file() and indexed.is_relative_to(user_root.resolve()):
+            found.add(indexed)
+    return sorted(found)
