@@ -209,7 +209,7 @@ def _conv(op_type: str, tensors) -> Work:
         dy = next((t for t in four_plus if t is not weight and len(t[0]) == 5), None)
         if dy is None:
             raise NotJudged("no NC1HWC0 out_backprop beside the FRACTAL_Z filter")
-        (c1hw, n1, n0, c0), (n, co1, ho, wo, dc0) = weight[0], dy[0]
+        (c1hw, n1, n0, c0), (n, _co1, ho, wo, _dc0) = weight[0], dy[0]
         cout, cin_khkw = n1 * n0, c1hw * c0
         basis = f"FRACTAL_Z filter {weight[0]}: Cin*kh*kw={cin_khkw}, Cout={cout} (channels as padded)"
     else:

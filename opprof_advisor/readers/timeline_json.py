@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from opprof_advisor import steps
-from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
