@@ -29,7 +29,7 @@ def _rows(n: int) -> list[dict[str, str]]:
 
 @pytest.fixture
 def arrow_for_all_sizes(monkeypatch):
-    monkeypatch.setattr(arrowcsv, "ARROW_MIN_BYTES", 0)
+    monkeypatch.setattr(arrowcsv, "ARROW_FROM_ROWS", 0)
     monkeypatch.setattr(arrowcsv, "BLOCK_BYTES", 4096)  # many streamed blocks even for a small file
     monkeypatch.delenv("ADVISOR_NO_ARROW", raising=False)
 
