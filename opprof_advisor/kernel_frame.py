@@ -12,16 +12,16 @@ Two engines give the same answers bit for bit:
 * numpy, for tables of COLUMNAR_FROM_ROWS rows and more, or read columnar (the pyarrow CSV reader);
 * plain Python lists below that, where importing numpy (~0.1 s) would cost more than the loops.
 
-Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows
-(numpy's ``sum`` is pairwise and would change the last digit): ``_segment_sums`` adds the i-th row
-of every group in one vector step. Groups are listed in order of their first row, like a dict
-filled row by row, so ties in ``Counter.most_common`` break the same way.
+Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows:
+numpy's ``sum`` is pairwise and would change the last digit, so totals use ``add.accumulate`` and
+grouped sums ``bincount`` with weights, which adds each bin's rows one after the other from 0.0
+(tests/test_kernel_frame.py holds both to Counter loops). Groups are listed in order of their first
+row, like a dict filled row by row, so ties in ``Counter.most_common`` break the same way.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -93,7 +93,7 @@ class Frame:
                 found = Coded(self._zeros(), [empty])
             else:
                 found = encode(stored)
-                if self.vector:
+                if self.vector and isinstance(found.codes, list):
                     found = Coded(self.np.asarray(found.codes, dtype=self.np.int64), found.values)
                 elif not isinstance(found.codes, list):
                     found = Coded(found.codes.tolist(), found.values)
@@ -296,24 +296,20 @@ class Frame:
 
     def _tally_numpy(self, key: Coded, where, weights) -> Tally:
         np = self.np
-        rows = np.arange(self.n) if where is None else np.flatnonzero(where)
-        codes = key.codes[rows]
-        # stable sort of the codes: a radix sort when they fit 16 bits (most keys have few values)
-        order = np.argsort(codes.astype(np.uint16) if len(key.values) <= 1 << 16 else codes, kind="stable")
-        rows, codes = rows[order], codes[order]
-        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]])) if len(codes) else np.zeros(0, int)
-        counts = np.diff(np.append(starts, len(codes)))
-        first = rows[starts]  # stable sort: the first row of each key
-        by_first = np.argsort(first, kind="stable")
-        found = Tally(keys=[key.values[c] for c in codes[starts][by_first].tolist()],
-                      counts=counts[by_first].tolist(), first=first[by_first].tolist())
+        codes = key.codes if where is None else key.codes[where]
+        size = len(key.values)
+        counts = np.bincount(codes, minlength=size)
+        first = np.full(size, self.n, dtype=np.int64)
+        np.minimum.at(first, codes, np.arange(self.n) if where is None else np.flatnonzero(where))
+        seen = np.flatnonzero(counts)
+        seen = seen[np.argsort(first[seen], kind="stable")]  # keys in order of their first row
+        found = Tally(keys=[key.values[c] for c in seen.tolist()], counts=counts[seen].tolist(),
+                      first=first[seen].tolist())
         if weights is not None:
-            found.sums = _segment_sums(np, weights[rows], starts, counts)[by_first].tolist()
+            # bincount adds each bin's weights one row after the other, from 0.0: Counter[key] += w exactly
+            picked = weights if where is None else weights[where]
+            found.sums = np.bincount(codes, picked, minlength=size)[seen].tolist()
         return found
-
-    def grouping(self, key: Coded) -> "Grouping":
-        """Every row grouped by ``key``, sorted once: several masked sums over the same groups share the sort."""
-        return Grouping(self, key)
 
     def value_at(self, column: Coded, row: int):
         return column.values[column.codes[row]]
@@ -393,73 +389,6 @@ def _decode(keys: list[int], digits: list[list[tuple]]) -> list[tuple]:
             parts.append(values[digit])
         found.append(tuple(value for part in reversed(parts) for value in part))
     return found
-
-
-class Grouping:
-    """The rows of a Frame grouped by one key (``Frame.grouping``); sums and counts per key value.
-
-    A masked sum adds 0.0 for the rows outside the mask: that leaves a sequential float sum unchanged
-    (x + 0.0 == x, and a sum started at 0.0 is never -0.0), so it equals the sum over the masked rows.
-    """
-
-    def __init__(self, frame: Frame, key: Coded):
-        self.frame, self.key = frame, key
-        if frame.vector:
-            np = frame.np
-            codes = key.codes
-            self.order = np.argsort(codes.astype(np.uint16) if len(key.values) <= 1 << 16 else codes, kind="stable")
-            ordered = codes[self.order]
-            self.starts = (np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-                           if len(ordered) else np.zeros(0, dtype=np.int64))
-            self.counts = np.diff(np.append(self.starts, len(ordered)))
-            self.keys = [key.values[c] for c in ordered[self.starts].tolist()]
-
-    def sums(self, weights: Values, where: Mask | None = None) -> dict:
-        """Key value -> sequential sum of ``weights`` over its rows (in ``where``); every key, 0.0 when none."""
-        frame = self.frame
-        if frame.vector:
-            np = frame.np
-            values = weights if where is None else np.where(where, weights, 0.0)
-            return dict(zip(self.keys, _segment_sums(np, values[self.order], self.starts, self.counts).tolist()))
-        found = dict.fromkeys(self.key.values, 0)
-        for i, code in enumerate(self.key.codes):
-            if where is None or where[i]:
-                found[self.key.values[code]] += weights[i]
-        return {value: float(total) for value, total in found.items()}
-
-    def count(self, where: Mask) -> dict:
-        """Key value -> number of its rows in ``where``."""
-        frame = self.frame
-        if frame.vector:
-            np = frame.np
-            counts = np.bincount(self.key.codes[where], minlength=len(self.key.values))
-            return dict(zip(self.key.values, counts.tolist()))
-        return dict(zip(self.key.values, [0] * len(self.key.values))) | Counter(
-            self.key.values[c] for c, flag in zip(self.key.codes, where) if flag)
-
-
-def _segment_sums(np, values, starts, counts):
-    """Per segment ``values[start:start+count]``, the sum added left to right (as Python's ``sum``)."""
-    out = np.zeros(len(starts))
-    if not len(starts):
-        return out
-    # Groups longer than ``cut`` are summed one by one (a sequential accumulate); the others together,
-    # their j-th rows in one vector step. ``cut`` minimises the Python-level steps: cut + groups longer.
-    ordered = np.sort(counts)
-    candidates = np.concatenate([[0], np.unique(ordered)])
-    longer = len(ordered) - np.searchsorted(ordered, candidates, side="right")
-    cut = int(candidates[np.argmin(candidates + longer)])
-    for g in np.flatnonzero(counts > cut).tolist():
-        out[g] = np.add.accumulate(values[starts[g]:starts[g] + counts[g]])[-1]
-    small = np.flatnonzero(counts <= cut)
-    if len(small):
-        first, sizes = starts[small], counts[small]
-        acc = values[first] + 0.0
-        for j in range(1, int(sizes.max())):
-            live = sizes > j
-            acc[live] += values[first[live] + j]
-        out[small] = acc
-    return out + 0.0  # 0 + -0.0 is 0.0 in Python's sum
 
 
 def _sequential_sum(np, values) -> float:

@@ -335,14 +335,13 @@ def _bounds(ctx: Kernels, groups, keys: list) -> list[tuple[str, str | None, flo
     if not pending:
         return found
     long = frame.at_least(ctx.duration, ctx.min_duration)
-    grouping = frame.grouping(groups)
-    longs = grouping.count(long)
+    longs = frame.tally(groups, long).count_by_key()
     weights, totals = {}, {}
     for key, column in ctx.pipe.items():
         side = key[:3]
         mask = frame.both(long, frame.present(column), *([ctx.working[side]] if side in ctx.working else []))
-        weights[key] = grouping.sums(ctx.duration, mask)
-        totals[key] = grouping.sums(frame.product(column, ctx.duration), mask)
+        weights[key] = frame.tally(groups, mask, ctx.duration).sum_by_key()
+        totals[key] = frame.tally(groups, mask, frame.product(column, ctx.duration)).sum_by_key()
     for position in pending:
         group = keys[position]
         if not longs.get(group):

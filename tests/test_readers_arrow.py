@@ -47,13 +47,18 @@ def test_arrow_table_equals_the_stdlib_table(tmp_path, arrow_for_all_sizes, monk
     assert fast.op_state[0] is None and fast.input_shapes[1] == "" and fast.pipe["aic_cube"][0] is None
 
 
-@pytest.mark.parametrize("damage", ["negative", "text", "short_row"])
+#: A damaged cell of row 20 (line 22) -> (column, value); the columnar reader must leave each to the stdlib one.
+DAMAGE = {"negative": ("Duration(us)", "-1.5"), "text": ("Duration(us)", "slow"), "huge": ("Duration(us)", "5e12"),
+          "inf_ratio": ("aic_mac_ratio", "inf"), "inf_block": ("Block Dim", "1e400"),
+          "nan_ratio": ("aic_mac_ratio", "-nan")}
+
+
+@pytest.mark.parametrize("damage", [*DAMAGE, "short_row"])
 def test_bad_large_files_fall_back_to_the_exact_stdlib_report(tmp_path, arrow_for_all_sizes, damage):
     rows = _rows(50)
-    if damage == "negative":
-        rows[20]["Duration(us)"] = "-1.5"
-    elif damage == "text":
-        rows[20]["Duration(us)"] = "slow"
+    if damage in DAMAGE:
+        column, value = DAMAGE[damage]
+        rows[20][column] = value
     path = write_csv(tmp_path / "kernel_details.csv", LEVEL2_HEADER, rows)
     if damage == "short_row":
         lines = path.read_bytes().split(b"\r\n")

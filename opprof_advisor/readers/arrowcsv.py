@@ -82,13 +82,16 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
             pending.append(batch)
             done = min(total, done + BLOCK_BYTES)
             if len(pending) * BLOCK_BYTES >= GROUP_BYTES:
-                if invalid or not _add_batches(chunks, fields, pending):
+                if invalid:
                     return None
+                _add_batches(chunks, fields, pending)
                 pending = []
             if progress is not None:
                 progress(done, total)
-        if invalid or (pending and not _add_batches(chunks, fields, pending)):
+        if invalid:
             return None
+        if pending:
+            _add_batches(chunks, fields, pending)
         if not any(len(c) for c in chunks["duration_us"]):
             return None
         return _table(mapping, fields, chunks)
@@ -99,35 +102,24 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
         pa.default_memory_pool().release_unused()
 
 
-def _add_batches(chunks: dict[str, list], fields: dict[str, int], batches: list) -> bool:
-    """Keep the batches' columns (text and integers dictionary-encoded); False when a duration is missing,
-    negative or implausible, or a number is not finite (the stdlib reader then names the line)."""
+def _add_batches(chunks: dict[str, list], fields: dict[str, int], batches: list) -> None:
+    """Keep the batches' columns, text and integers dictionary-encoded (one compute call per column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    group = pa.Table.from_batches(batches)  # one compute call per column for several batches
-    durations = group.column(f"c{fields['duration_us']}")
-    n = group.num_rows
-    if durations.null_count or (n and (pc.min(durations).as_py() < 0 or pc.max(durations).as_py() > MAX_DURATION_US)):
-        return False
+    group = pa.Table.from_batches(batches)
     for field, index in fields.items():
         array = group.column(f"c{index}")
-        if _kind(field) == "float":
-            if array.null_count < n and not pc.all(pc.is_finite(array)).as_py():
-                return False  # inf / nan / 1e400: pc.all skips the nulls
-            chunks[field].extend(array.chunks)
-        else:
-            if _kind(field) == "int" and array.null_count < n and not pc.all(pc.is_finite(array)).as_py():
-                return False
-            chunks[field].extend(pc.dictionary_encode(array).chunks)
-    return True
+        chunks[field].extend(array.chunks if _kind(field) == "float" else pc.dictionary_encode(array).chunks)
 
 
 def _kind(field: str) -> str:
     return "float" if field.startswith("pipe:") else COLUMN_KINDS[field]
 
 
-def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, list]) -> KernelTable:
+def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, list]) -> KernelTable | None:
+    """The KernelTable of the kept columns; None when a duration is missing, negative or implausible, or
+    a number is not finite (inf, nan, 1e400): the stdlib reader then names the line."""
     import numpy as np
     import pyarrow as pa
 
@@ -141,9 +133,18 @@ def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, li
     for field in fields:
         column = pa.chunked_array(chunks.pop(field))
         if _kind(field) == "float":
-            table.store(field, column.to_numpy())  # nulls become NaN: None when read as a list
+            values = column.to_numpy()  # nulls become NaN: None when read as a list
+            if n - np.count_nonzero(np.isfinite(values)) != column.null_count:
+                return None  # a NaN or infinity that was not written as a missing value
+            table.store(field, values)
         else:
-            table.store(field, _decoded(column, _CLEAN[_kind(field)]))
+            decoded = _decoded(column, _CLEAN[_kind(field)])
+            if decoded is None:
+                return None
+            table.store(field, decoded)
+    durations = table.stored("duration_us")
+    if np.isnan(durations).any() or durations.min() < 0 or durations.max() > MAX_DURATION_US:
+        return None
     # columns the file lacks read as empty, as the stdlib reader fills them
     for field in (*_TEXT, "op_state", "block_dim", "mix_block_dim"):
         if field not in fields:
@@ -153,15 +154,18 @@ def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, li
     return table
 
 
-def _decoded(column, clean: Callable) -> Coded:
-    """A chunked dictionary array as one Coded column: each distinct cell cleaned once, equal results merged."""
+def _decoded(column, clean: Callable) -> Coded | None:
+    """A chunked dictionary array as one Coded column: each distinct cell cleaned once, equal results merged;
+    None when a cell does not clean (an integer column holding inf or nan)."""
     import numpy as np
-
     import pyarrow as pa
 
     array = pa.concat_arrays(column.unify_dictionaries().chunks)
     index: dict = {}
-    remap = [index.setdefault(clean(value), len(index)) for value in array.dictionary.to_pylist()]
+    try:
+        remap = [index.setdefault(clean(value), len(index)) for value in array.dictionary.to_pylist()]
+    except (OverflowError, ValueError):  # int() of inf / nan
+        return None
     codes = array.indices
     if codes.null_count:  # a missing number (N/A): one more code for None
         none = index.setdefault(None, len(index))

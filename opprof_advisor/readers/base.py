@@ -25,7 +25,7 @@ PIPE_KEYS: tuple[str, ...] = (
 #: From this many kernel rows the columnar engine (pyarrow's CSV reader, numpy group-bys in
 #: ``kernel_frame``) is used; below it importing pyarrow and numpy (~0.15 s) costs more than the
 #: per-row Python it saves (benchmarks/bench_profile.py --sweep measures both around this point).
-COLUMNAR_FROM_ROWS = 20_000
+COLUMNAR_FROM_ROWS = 10_000
 
 #: Called by readers on long inputs: ``progress(done, total)`` in bytes or rows.
 Progress = Callable[[int, int], None]
@@ -180,21 +180,33 @@ class KernelTable:
 
     def extend(self, other: "KernelTable") -> None:
         """Append the rows of ``other`` (columns missing on one side are padded with empty values)."""
-        n_self, n_other = len(self), len(other)
-        names = list(_LIST_COLUMNS) + ["pipe:" + key for key in dict.fromkeys(self._pipe_keys + other._pipe_keys)]
-        for name in names:
+        joined = KernelTable.concat([self, other])
+        self._store, self._pipe_keys, self.present = joined._store, joined._pipe_keys, joined.present
+        self.cached_frame = None
+
+    @classmethod
+    def concat(cls, tables: list["KernelTable"]) -> "KernelTable":
+        """One table of the rows of ``tables`` in order (columns missing in some are padded with empty
+        values); columnar columns are joined once, not table by table."""
+        joined = cls()
+        pipe_keys = list(dict.fromkeys(key for table in tables for key in table._pipe_keys))
+        columnar = any(table.is_columnar() for table in tables)
+        for name in (*_LIST_COLUMNS, *("pipe:" + key for key in pipe_keys)):
             kind = COLUMN_KINDS.get(name, "float")
-            mine = self._store.get(name, [])
-            theirs = other._store.get(name, [])
-            if name.startswith("pipe:") and name not in self._store:
-                mine = [None] * n_self  # a pipe column only the other side has
             empty = 0.0 if name == "duration_us" else _EMPTY[kind]
-            if _length(mine) != n_self:
-                mine = _padded(mine, empty, n_self)
-            if _length(theirs) != n_other:
-                theirs = _padded(theirs, empty, n_other)
-            self.store(name, _concat(mine, theirs, kind))
-        self.present |= other.present
+            parts = []
+            for table in tables:
+                values, n = table._store.get(name, []), len(table)
+                if _length(values) == n:
+                    parts.append(values)
+                elif columnar and not _length(values):  # a column this table lacks, as columnar empties
+                    parts.append(_empties(kind, empty, n))
+                else:
+                    parts.append(_padded(values, empty, n))
+            joined.store(name, _joined(parts, kind))
+        for table in tables:
+            joined.present |= table.present
+        return joined
 
 
 class _PipeColumns(MutableMapping):
@@ -249,6 +261,14 @@ def _padded(values, empty, n: int) -> list:
     return as_list(values) + [empty] * (n - _length(values))
 
 
+def _empties(kind: str, empty, n: int):
+    import numpy as np
+
+    if kind == "float":
+        return np.full(n, np.nan if empty is None else empty)
+    return Coded(np.zeros(n, dtype=np.int32), [empty])
+
+
 def _take(values, indices):
     if isinstance(values, list):
         return [values[i] for i in indices]
@@ -260,28 +280,20 @@ def _take(values, indices):
     return values[index]
 
 
-def _concat(mine, theirs, kind: str):
-    if isinstance(mine, list) and isinstance(theirs, list):
-        mine.extend(theirs)
-        return mine
+def _joined(parts: list, kind: str):
+    """Stored columns one after the other: a list when all are lists, else one array or Coded."""
+    if all(isinstance(part, list) for part in parts):
+        return [value for part in parts for value in part]
     import numpy as np
 
     if kind == "float":
-        return np.concatenate([_float_array(mine), _float_array(theirs)])
-    left, right = encode(mine), encode(theirs)
-    index = {value: code for code, value in enumerate(left.values)}
-    values = list(left.values)
-    remap = []
-    for value in right.values:
-        code = index.get(value)
-        if code is None:
-            code = index[value] = len(values)
-            values.append(value)
-        remap.append(code)
-    codes = np.concatenate([np.asarray(left.codes, dtype=np.int32),
-                            np.asarray(remap, dtype=np.int32)[np.asarray(right.codes, dtype=np.int64)]
-                            if len(right.codes) else np.zeros(0, dtype=np.int32)])
-    return Coded(codes, values)
+        return np.concatenate([_float_array(part) for part in parts])
+    index: dict = {}
+    codes = []
+    for part in map(encode, parts):
+        remap = np.asarray([index.setdefault(value, len(index)) for value in part.values] or [0], dtype=np.int32)
+        codes.append(remap[np.asarray(part.codes, dtype=np.int64)])
+    return Coded(np.concatenate(codes), list(index))
 
 
 def _float_array(values):

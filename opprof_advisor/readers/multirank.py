@@ -92,11 +92,10 @@ class MultiRankReader:
 
 def merge_ranks(path: Path, raws: list[RawProfile], summaries: list[dict], notes: list[str]) -> RawProfile:
     """One job from its ranks: the kernels concatenated, each rank's summary, the typical rank's step split."""
-    table = KernelTable()
+    table = KernelTable.concat([raw.kernels for raw in raws])
     versions: dict[str, str] = {}
     core_counts: dict[str, int] = {}
     for raw in raws:
-        table.extend(raw.kernels)
         notes.extend(n for n in raw.notes if n not in notes)
         for key, value in raw.versions.items():
             if key != "rank_id":
