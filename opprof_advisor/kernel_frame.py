@@ -93,9 +93,10 @@ class Frame:
                 found = Coded(self._zeros(), [empty])
             else:
                 found = encode(stored)
-                if self.vector and isinstance(found.codes, list):
+                listed = isinstance(found.codes, list)
+                if self.vector and listed:
                     found = Coded(self.np.asarray(found.codes, dtype=self.np.int64), found.values)
-                elif not isinstance(found.codes, list):
+                elif not self.vector and not listed:
                     found = Coded(found.codes.tolist(), found.values)
             found = self._coded[name] = found
         return found

@@ -126,3 +126,41 @@ def test_encoded_columns_read_as_lists_and_survive_take_and_extend():
     assert table.name == ["b", "a", "b", "c"]
     assert table.wait_us == [None, 1.5, None, None]
     assert len(table) == 4
+
+
+def _mixed_rows(n: int) -> list[dict[str, str]]:
+    """An LLM-like mix: cube, vector, AI CPU and communication kernels, unfused norm chains, short launches."""
+    from profile_fixtures import kernel
+
+    rng = random.Random(11)
+    kinds = [("MatMul", "MatMulV2", "AI_CORE", 150.0, "DT_BF16;DT_BF16"), ("Pow", "Pow", "AI_VECTOR_CORE", 9.0, "FLOAT"),
+             ("ReduceMean", "ReduceMean", "AI_VECTOR_CORE", 12.0, "FLOAT"), ("Rsqrt", "Rsqrt", "AI_VECTOR_CORE", 4.0, "FLOAT"),
+             ("Softmax", "SoftmaxV2", "AI_VECTOR_CORE", 40.0, "DT_BF16"), ("BMM", "BatchMatMul", "AI_CORE", 90.0, "FLOAT"),
+             ("IndexPut", "IndexPut", "AI_CPU", 120.0, "INT64;INT64"), ("hcom_allReduce__1", "hcom_allReduce_", "HCCL", 300.0, "")]
+    rows, start = [], 0.0
+    for i in range(n):
+        name, op, core, mean, dtypes = kinds[(i * 7 + rng.randrange(3)) % len(kinds)]
+        duration = round(mean * rng.uniform(0.5, 1.5), 3)
+        rows.append(kernel(f"{name}_{i % 97}", op, core, duration, wait=round(rng.uniform(0, 30), 3),
+                           block=rng.choice([1, 20, 24, 40, 48]), dtypes=dtypes, start=start,
+                           state=rng.choice(["dynamic", "static"]), aic_mac_ratio=round(rng.random(), 2),
+                           aiv_vec_ratio=round(rng.random(), 2), aic_mte2_ratio=round(rng.random(), 2)))
+        start += duration + rng.uniform(0, 20)
+    return rows
+
+
+def test_columnar_reader_and_numpy_give_the_stdlib_and_python_profile(tmp_path, monkeypatch):
+    from profile_fixtures import write_ascend_pt
+
+    from opprof_advisor.readers import arrowcsv
+
+    folder = write_ascend_pt(tmp_path, _mixed_rows(3000))
+    monkeypatch.setenv("ADVISOR_NO_ARROW", "1")
+    slow = _document(folder, monkeypatch, vector=False)
+    monkeypatch.delenv("ADVISOR_NO_ARROW")
+    monkeypatch.setattr(arrowcsv, "ARROW_FROM_ROWS", 0)
+    raw = load_profile(folder)[0]
+    assert raw.kernels.is_columnar()  # read by pyarrow into codes and arrays
+    fast = _document(folder, monkeypatch, vector=True)
+    assert fast == slow
+    assert "unfused_norm" in fast and "aicpu_fallback" in fast  # the checks that walk rows did run
