@@ -105,12 +105,17 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
 def _add_batches(chunks: dict[str, list], fields: dict[str, int], batches: list) -> None:
     """Keep the batches' columns, text and integers dictionary-encoded (one compute call per column)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    try:  # the kernel itself: importing pyarrow.compute builds wrappers for every kernel (~65 ms)
+        from pyarrow._compute import call_function
+    except ImportError:
+        from pyarrow.compute import call_function
     group = pa.Table.from_batches(batches)
     for field, index in fields.items():
         array = group.column(f"c{index}")
-        chunks[field].extend(array.chunks if _kind(field) == "float" else pc.dictionary_encode(array).chunks)
+        if _kind(field) != "float":
+            array = call_function("dictionary_encode", [array])
+        chunks[field].extend(array.chunks)
 
 
 def _kind(field: str) -> str:
@@ -166,13 +171,12 @@ def _decoded(column, clean: Callable) -> Coded | None:
         remap = [index.setdefault(clean(value), len(index)) for value in array.dictionary.to_pylist()]
     except (OverflowError, ValueError):  # int() of inf / nan
         return None
-    codes = array.indices
-    if codes.null_count:  # a missing number (N/A): one more code for None
-        none = index.setdefault(None, len(index))
-        codes = codes.fill_null(len(remap))
-        remap.append(none)
+    codes = array.indices.to_numpy(zero_copy_only=False)
+    if array.indices.null_count:  # a missing number (N/A; the codes come as floats, NaN there): one code for None
+        remap.append(index.setdefault(None, len(index)))
+        codes = np.where(np.isnan(codes), len(remap) - 1, codes).astype(np.int64)
     mapping = np.asarray(remap, dtype=np.int32) if remap else np.zeros(1, dtype=np.int32)
-    return Coded(mapping[codes.to_numpy(zero_copy_only=False)], list(index))
+    return Coded(mapping[codes], list(index))
 
 
 _CLEAN: dict[str, Callable] = {
