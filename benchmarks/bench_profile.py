@@ -20,7 +20,11 @@ note; with peaks it computes the work of every distinct shape): target <= 10 % (
 --sweep profiles kernel_details files of 2,500 to 80,000 rows with the columnar engine forced on and
 off, to check where it starts to pay for its imports (readers/base.py COLUMNAR_FROM_ROWS).
 
-    .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--sweep]
+With --base REV the CLI of that git revision (exported with git archive) runs interleaved with ours on
+every input, for before / after figures; the bundled examples (data/examples/*) are timed too, so small
+profiles can be checked to be no slower.
+
+    .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--sweep] [--base REV] [--only TEXT]
     ADVISOR_NO_ARROW=1 .venv/bin/python benchmarks/bench_profile.py   # the stdlib csv path only
 """
 
@@ -30,11 +34,13 @@ import argparse
 import csv
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,15 +139,18 @@ _WRAPPER = (
 )
 
 
-def run_cli(target: Path, repeat: int, extra: tuple[str, ...] = (), wrapper: str = _WRAPPER) -> tuple[float, float, int, str]:
-    """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`."""
+def run_cli(target: Path, repeat: int, extra: tuple[str, ...] = (), wrapper: str = _WRAPPER,
+            tree: Path = ROOT) -> tuple[float, float, int, str]:
+    """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`
+    run from the checkout ``tree`` (this one, or a --base revision)."""
     best = (float("inf"), 0.0)
     peak, tail = 0, ""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), ADVISOR_HOME=str(Path(tempfile.gettempdir()) / "advisor-bench-home"))
+    home = Path(tempfile.gettempdir()) / ("advisor-bench-home" if tree == ROOT else "advisor-bench-home-base")
+    env = dict(os.environ, PYTHONPATH=str(tree), ADVISOR_HOME=str(home))
     for _ in range(repeat):
         started = time.perf_counter()
         process = subprocess.Popen([sys.executable, "-c", wrapper, "profile", str(target), "--format", "json", *extra],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         err = process.stderr.read().decode()
@@ -178,36 +187,98 @@ def floor(engine: str, target: Path) -> float | None:
     return wall if done.returncode == 0 else None
 
 
-def measure(target: Path, repeat: int) -> tuple[float, float, int, str, float | None, float | None]:
-    """Median wall and CPU time, peak RSS and error of ours, and the median pyarrow / polars floors.
+@dataclass
+class Measured:
+    """Interleaved runs of one input: ours, the --base revision's, and the pyarrow / polars floors."""
 
-    The three run in turn, ``repeat`` times: on a machine others load, interleaved runs meet the same load."""
-    ours, cpus, floors = [], [], {"pyarrow": [], "polars": []}
-    peak, error = 0, ""
+    ours: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    peak: int = 0
+    error: str = ""
+    base: list[float] = field(default_factory=list)
+    base_cpu: list[float] = field(default_factory=list)
+    base_peak: int = 0
+    floors: dict[str, list[float]] = field(default_factory=lambda: {"pyarrow": [], "polars": []})
+
+    def floor(self, engine: str) -> float | None:
+        return statistics.median(self.floors[engine]) if self.floors[engine] else None
+
+
+def measure(target: Path, repeat: int, base: Path | None, floors: bool = True) -> Measured:
+    """Ours, the base revision's CLI and the floors, in turn, ``repeat`` times: on a machine others load,
+    interleaved runs meet the same load."""
+    found = Measured()
     for _ in range(repeat):
-        wall, cpu, rss, error = run_cli(target, 1)
-        ours.append(wall)
-        cpus.append(cpu)
-        peak = max(peak, rss)
-        for engine, walls in floors.items():
-            found = floor(engine, target)
-            if found is not None:
-                walls.append(found)
-    arrow, polars = (statistics.median(floors[e]) if floors[e] else None for e in ("pyarrow", "polars"))
-    return statistics.median(ours), statistics.median(cpus), peak, error, arrow, polars
+        wall, cpu, rss, found.error = run_cli(target, 1)
+        found.ours.append(wall)
+        found.cpu.append(cpu)
+        found.peak = max(found.peak, rss)
+        if base is not None:
+            wall, cpu, rss, error = run_cli(target, 1, tree=base)
+            found.base.append(wall)
+            found.base_cpu.append(cpu)
+            found.base_peak = max(found.base_peak, rss)
+            found.error = found.error or (f"base {error}" if error else "")
+        for engine, walls in found.floors.items() if floors else ():
+            seconds = floor(engine, target)
+            if seconds is not None:
+                walls.append(seconds)
+    return found
+
+
+def export_base(revision: str, folder: Path) -> Path:
+    """The tree of ``revision`` (git archive) under ``folder``, to run its CLI beside ours."""
+    from compare_outputs import export_revision
+
+    if (folder / "base").exists():
+        shutil.rmtree(folder / "base")
+    return export_revision(revision, folder)
+
+
+def compile_tree(tree: Path) -> None:
+    """Write the package's bytecode, as an installed package has it: without it (PYTHONDONTWRITEBYTECODE, a
+    fresh export) every run compiles every module again, ~0.1 s that is not the profile's."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "opprof_advisor")], check=True)
+
+
+def print_case(label: str, found: Measured, limits: tuple[float | None, float | None, int | None]) -> bool:
+    """One line: median and minimum wall, CPU, peak RSS, the floors, the floor ratio and the base; True if on target."""
+    wall_limit, ratio_limit, rss_limit = limits
+    wall, fastest = statistics.median(found.ours), min(found.ours)
+    arrow = found.floor("pyarrow")
+    ratio = wall / arrow if arrow else None
+    ok = (not found.error and (wall_limit is None or wall <= wall_limit)
+          and (rss_limit is None or found.peak <= rss_limit)
+          and (ratio_limit is None or (ratio is not None and ratio <= ratio_limit)))
+    limit = ", ".join(part for part in (f"<= {wall_limit:g} s" if wall_limit else "",
+                                        f"<= {ratio_limit:g}x" if ratio_limit else "",
+                                        f"<= {rss_limit} MB" if rss_limit else "") if part)
+    before = "-"
+    if found.base:
+        before = (f"{statistics.median(found.base):.2f}/{min(found.base):.2f} s, cpu "
+                  f"{statistics.median(found.base_cpu):.2f} s, {found.base_peak} MB ({wall / statistics.median(found.base):.2f}x)")
+    print(f"{label:44} {wall:6.2f} {fastest:6.2f} {statistics.median(found.cpu):6.2f} {found.peak:7d} "
+          f"{_s(arrow):>7} {_s(found.floor('polars')):>6} {(f'{ratio:.2f}x' if ratio else '-'):>6} "
+          f"{limit:>22}  {'ok' if ok else 'MISSED ' + found.error}  {before}", flush=True)
+    return ok
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per input; the median wall time is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per input; median and minimum are reported")
     parser.add_argument("--big", action="store_true", help="also the 3,000,000-row kernel_details.csv (~900 MB)")
     parser.add_argument("--sweep", action="store_true", help="the columnar engine on and off around its threshold")
+    parser.add_argument("--base", metavar="REV", help="also run this git revision's CLI, interleaved (before / after)")
+    parser.add_argument("--only", help="only inputs whose label contains this text")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="advisor-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     if args.sweep:
         return sweep(folder, args.repeat)
+    base = export_base(args.base, folder) if args.base else None
+    for tree in (ROOT, base) if base else (ROOT,):
+        compile_tree(tree)
     kernel_details = folder / "big_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     if not kernel_details.exists():
         write_kernel_details(kernel_details, 100 * 1024 * 1024)
@@ -215,38 +286,39 @@ def main() -> int:
     if not sliced.exists():
         write_op_summary_slices(sliced, 1_000_000, 4)
     size = kernel_details.stat().st_size
-    cases = [  # label, folder, wall limit s, floor ratio limit, peak RSS limit MB
-        (f"kernel_details.csv {size / 1e6:.0f} MB, {_rows(kernel_details):,} rows", kernel_details.parents[1],
-         3.0, 2.0, 300),
-        ("op_summary 1,000,000 rows in 4 slices", sliced, 8.0, None, None),
+    cases = [  # label, folder, (wall limit s, floor ratio limit, peak RSS limit MB), with floors
+        (f"kernel_details.csv {size / 2 ** 20:.0f} MiB, {_rows(kernel_details):,} rows", kernel_details.parents[1],
+         (3.0, 2.0, 300), True),
+        ("op_summary 1,000,000 rows in 4 slices", sliced, (8.0, None, None), True),
     ]
     if args.big:
         rows3m = folder / "rows3m" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
         if not rows3m.exists():
             write_kernel_details(rows3m, target_rows=3_000_000)
         big_size = rows3m.stat().st_size
-        cases.append((f"kernel_details.csv 3,000,000 rows, {big_size / 1e6:.0f} MB", rows3m.parents[1], None, 3.0,
-                      2 * big_size // 2 ** 20))
+        cases.append((f"kernel_details.csv 3,000,000 rows, {big_size / 2 ** 20:.0f} MiB", rows3m.parents[1],
+                      (None, 3.0, 2 * big_size // 2 ** 20), True))
     if REAL_SMALL.is_dir():
-        cases.append(("small real profile (msinsight level1)", REAL_SMALL, 0.3, None, None))
-    print(f"inputs in {folder}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"medians of {args.repeat} interleaved runs")
-    print(f"{'input':48} {'wall s':>7} {'cpu s':>6} {'peak MB':>8} {'pyarrow':>8} {'polars':>7} {'ratio':>6} "
-          f"{'target':>22}  result")
+        cases.append(("small real profile (msinsight level1)", REAL_SMALL, (0.3, None, None), False))
+    cases += [(f"example {p.name}", p, (None, None, None), False)
+              for p in sorted((ROOT / "data" / "examples").iterdir()) if p.is_dir()]
+    if args.only:
+        cases = [case for case in cases if args.only in case[0]]
+    print(f"inputs in {folder}; load average {_load()} on {os.cpu_count()} cores; "
+          f"median and minimum of {args.repeat} interleaved runs" + (f"; base {args.base}" if args.base else ""))
+    print(f"{'input':44} {'wall s':>6} {'min s':>6} {'cpu s':>6} {'peak MB':>7} {'pyarrow':>7} {'polars':>6} "
+          f"{'ratio':>6} {'target':>22}  result  base: median/min wall, cpu, peak (ours/base wall)")
     failed = False
-    for label, target, wall_limit, ratio_limit, rss_limit in cases:
-        wall, cpu, peak, error, arrow, polars = measure(target, args.repeat)
-        ratio = wall / arrow if arrow else None
-        ok = (not error and (wall_limit is None or wall <= wall_limit) and (rss_limit is None or peak <= rss_limit)
-              and (ratio_limit is None or (ratio is not None and ratio <= ratio_limit)))
-        failed |= not ok
-        limit = ", ".join(part for part in (f"<= {wall_limit:g} s" if wall_limit else "",
-                                            f"<= {ratio_limit:g}x" if ratio_limit else "",
-                                            f"<= {rss_limit} MB" if rss_limit else "") if part)
-        print(f"{label:48} {wall:7.2f} {cpu:6.2f} {peak:8d} {_s(arrow):>8} {_s(polars):>7} "
-              f"{(f'{ratio:.2f}x' if ratio else '-'):>6} {limit:>22}  {'ok' if ok else 'SLOW ' + error}")
-    failed |= not roofline_overhead(folder, kernel_details.parents[1], args.repeat)
+    for label, target, limits, floors in cases:
+        failed |= not print_case(label, measure(target, args.repeat, base, floors), limits)
+    if not args.only:
+        failed |= not roofline_overhead(folder, kernel_details.parents[1], args.repeat)
+    print(f"load average at the end {_load()}")
     return 1 if failed else 0
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def _rows(path: Path) -> int:
