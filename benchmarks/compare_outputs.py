@@ -1,19 +1,25 @@
 """Byte-for-byte comparison of `advisor profile` / `advisor suggest` JSON between a base revision and this tree.
 
 A change to how profiles are built (readers, builder, symptoms) must not change a single byte of what
-users get. This script exports ``--base`` (a git revision, default ``main``) with ``git archive`` into a
+users get. This script exports ``--base`` (a git revision, default the fork point of this branch from
+``main``, so commits landing on main meanwhile do not show as differences) with ``git archive`` into a
 temporary folder, then runs both trees' CLI in subprocesses, with the same interpreter and separate
 advisor homes, on:
 
   * every bundled example (data/examples/*) and synthetic bench scenario (data/bench/*),
   * every real profile labelled in data/real_bench/labels.yaml (under ../shared/real-profiles, when present),
   * with ``--big DIR``: the large generated inputs of benchmarks/bench_profile.py found under DIR
-    (profile only, with and without a --peaks file, which makes the roofline compute every shape).
+    (profile with and without a --peaks file, which makes the roofline compute every shape, and suggest).
+
+Each profile is also rendered as the Chinese table (``--lang zh``: JSON keeps the English texts, the
+table translates notes and symptoms through the catalogue) and exported (``--export``: the kernels,
+op_types, symptoms and notes database, compared by its SQL dump), except the inputs of a million rows
+and more.
 
 It compares stdout, stderr and exit code of each run and prints every difference (the first differing
 line of the JSON). Exit 1 when anything differs.
 
-    .venv/bin/python benchmarks/compare_outputs.py [--base main] [--big /tmp/bench] [--only SUBSTRING]
+    .venv/bin/python benchmarks/compare_outputs.py [--base REV] [--big /tmp/bench] [--only SUBSTRING]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -61,11 +68,26 @@ def big_targets(folder: Path) -> list[Path]:
     return [p for p in (folder / "big_ascend_pt", folder / "sliced", folder / "rows3m") if p.exists()]
 
 
+#: Stands for the --export database path in a command; each run writes its own, dumped after the run.
+EXPORT = "{export}"
+
+
 def run(tree: Path, home: Path, args: list[str]) -> tuple[int, bytes, bytes]:
+    """Exit code, stdout and stderr of the CLI of ``tree``; with --export, stdout ends with the database's SQL dump."""
     env = dict(os.environ, PYTHONPATH=str(tree), ADVISOR_HOME=str(home), PYTHONDONTWRITEBYTECODE="1",
                COLUMNS="120", NO_COLOR="1")
+    home.mkdir(parents=True, exist_ok=True)
+    export = home / "export.db"
+    export.unlink(missing_ok=True)
+    args = [str(export) if part == EXPORT else part for part in args]
     done = subprocess.run([sys.executable, "-m", "opprof_advisor", *args], capture_output=True, env=env, cwd=tree)
-    return done.returncode, done.stdout, done.stderr
+    stdout = done.stdout
+    if export.exists():
+        with sqlite3.connect(export) as db:
+            stdout += b"\n-- export\n" + "\n".join(db.iterdump()).encode()
+        db.close()
+        export.unlink()
+    return done.returncode, stdout, done.stderr.replace(str(export).encode(), b"EXPORT")
 
 
 def first_difference(a: bytes, b: bytes) -> str:
@@ -76,10 +98,13 @@ def first_difference(a: bytes, b: bytes) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", default="main", help="git revision to compare against (default main)")
+    parser.add_argument("--base", help="git revision to compare against (default: git merge-base main HEAD)")
     parser.add_argument("--big", type=Path, help="folder of bench_profile.py inputs (big_ascend_pt, sliced, rows3m)")
     parser.add_argument("--only", help="only targets whose path contains this text")
     args = parser.parse_args()
+    if args.base is None:
+        args.base = subprocess.run(["git", "-C", str(ROOT), "merge-base", "main", "HEAD"], capture_output=True,
+                                   text=True, check=True).stdout.strip()
     targets = sorted(p for p in (ROOT / "data" / "examples").iterdir() if p.is_dir())
     targets += sorted(p for p in (ROOT / "data" / "bench").iterdir() if p.is_dir())
     targets += real_targets()
@@ -93,10 +118,15 @@ def main() -> int:
         for target in targets:
             runs.append(["profile", str(target), "--format", "json"])
             runs.append(["profile", str(target), "--format", "json", "--peaks", str(peaks)])
+            runs.append(["profile", str(target), "--format", "json", "--export", EXPORT])
+            runs.append(["profile", str(target), "--lang", "zh"])  # the table, rendered through the catalogue
             runs.append(["suggest", "--profile", str(target), "--format", "json"])
         for target in big:
             runs.append(["profile", str(target), "--format", "json"])
             runs.append(["profile", str(target), "--format", "json", "--peaks", str(peaks)])
+            runs.append(["suggest", "--profile", str(target), "--format", "json"])
+            if target.name == "big_ascend_pt":
+                runs.append(["profile", str(target), "--format", "json", "--export", EXPORT])
         if args.only:
             runs = [r for r in runs if any(args.only in part for part in r)]
         differ = 0
