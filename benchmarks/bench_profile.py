@@ -2,16 +2,30 @@
 
 Generates, into a temporary folder, from the documented headers (FORMATS.md §3.2, §4.3, as
 opprof_advisor.testing writes them):
-  * a ~100 MB torch_npu kernel_details.csv (Level2 header, ~400k rows),
+  * a ~100 MB torch_npu kernel_details.csv (Level2 header, ~350k rows),
   * a 1,000,000-row system msprof op_summary split into slices under PROF_*/mindstudio_profiler_output/,
+  * with --big, a 3,000,000-row kernel_details.csv (~900 MB),
 then runs the real CLI in a subprocess for each input (plus a small real profile from
 ../shared/real-profiles when present) and prints wall time, CPU time and peak RSS against the targets.
+
+The floor is what the machine needs to read the same files at all: a fresh interpreter running
+``pyarrow.csv.read_csv`` (and ``polars.read_csv`` when polars is installed) on every file of the input,
+timed the same way. Ours is printed as a ratio to the pyarrow floor (issue 18: <= 2x on the 100 MB file,
+<= 3x on 3M rows, peak RSS <= 300 MB and <= 2x the file size).
+
 The ~100 MB input runs twice more, without and with a --peaks file, to measure what the roofline
 adds (the generated files name no chip, so without peaks the roofline stops at its "cannot judge"
 note; with peaks it computes the work of every distinct shape): target <= 10 % (issue 12).
 
-    /work/venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N]
-    ADVISOR_NO_ARROW=1 /work/venv/bin/python benchmarks/bench_profile.py   # the stdlib csv path only
+--sweep profiles kernel_details files of 2,500 to 80,000 rows with the columnar engine forced on and
+off, to check where it starts to pay for its imports (readers/base.py COLUMNAR_FROM_ROWS).
+
+With --base REV the CLI of that git revision (exported with git archive) runs interleaved with ours on
+every input, for before / after figures; the bundled examples (data/examples/*) are timed too, so small
+profiles can be checked to be no slower.
+
+    .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--sweep] [--base REV] [--only TEXT]
+    ADVISOR_NO_ARROW=1 .venv/bin/python benchmarks/bench_profile.py   # the stdlib csv path only
 """
 
 from __future__ import annotations
@@ -20,10 +34,13 @@ import argparse
 import csv
 import os
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,15 +90,16 @@ def _row(rng: random.Random, index: int, start: float) -> list[str]:
     return row + (aic if cube else zeros_aic) + (aiv if vec else zeros_aiv) + [f"{rng.uniform(0, 90):.3f}"]
 
 
-def write_kernel_details(path: Path, target_bytes: int) -> int:
-    """Write a Level2 kernel_details.csv of about ``target_bytes`` (CRLF, as torch_npu does); return rows."""
+def write_kernel_details(path: Path, target_bytes: int | None = None, target_rows: int | None = None) -> int:
+    """Write a Level2 kernel_details.csv of about ``target_bytes`` or ``target_rows`` (CRLF, as torch_npu
+    does); return rows."""
     rng = random.Random(7)
     path.parent.mkdir(parents=True, exist_ok=True)
     rows, start = 0, 1764246877073569.640
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\r\n")
         writer.writerow(LEVEL2_HEADER)
-        while handle.tell() < target_bytes:
+        while (handle.tell() < target_bytes) if target_rows is None else (rows < target_rows):
             batch = []
             for _ in range(4096):
                 batch.append(_row(rng, rows, start))
@@ -121,15 +139,18 @@ _WRAPPER = (
 )
 
 
-def run_cli(target: Path, repeat: int, extra: tuple[str, ...] = ()) -> tuple[float, float, int, str]:
-    """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`."""
+def run_cli(target: Path, repeat: int, extra: tuple[str, ...] = (), wrapper: str = _WRAPPER,
+            tree: Path = ROOT) -> tuple[float, float, int, str]:
+    """Best wall time (s), its CPU time (s) and the max peak RSS (MB) of `advisor profile TARGET --format json`
+    run from the checkout ``tree`` (this one, or a --base revision)."""
     best = (float("inf"), 0.0)
     peak, tail = 0, ""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), ADVISOR_HOME=str(Path(tempfile.gettempdir()) / "advisor-bench-home"))
+    home = Path(tempfile.gettempdir()) / ("advisor-bench-home" if tree == ROOT else "advisor-bench-home-base")
+    env = dict(os.environ, PYTHONPATH=str(tree), ADVISOR_HOME=str(home))
     for _ in range(repeat):
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-c", _WRAPPER, "profile", str(target), "--format", "json", *extra],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        process = subprocess.Popen([sys.executable, "-c", wrapper, "profile", str(target), "--format", "json", *extra],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tree)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         err = process.stderr.read().decode()
@@ -144,39 +165,193 @@ def run_cli(target: Path, repeat: int, extra: tuple[str, ...] = ()) -> tuple[flo
     return best[0], best[1], peak, tail
 
 
+#: Reads every CSV under the folder given with pyarrow (or polars): the floor of `advisor profile`.
+_FLOOR = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "files = sorted(p for p in Path(sys.argv[2]).rglob('*.csv'))\n"
+    "if sys.argv[1] == 'pyarrow':\n"
+    "    import pyarrow.csv\n"
+    "    rows = sum(pyarrow.csv.read_csv(f).num_rows for f in files)\n"
+    "else:\n"
+    "    import polars\n"
+    "    rows = sum(polars.read_csv(f, infer_schema_length=10000).height for f in files)\n"
+)
+
+
+def floor(engine: str, target: Path) -> float | None:
+    """Wall time of a fresh interpreter reading every CSV of ``target`` with ``engine``; None if not installed."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _FLOOR, engine, str(target)], capture_output=True)
+    wall = time.perf_counter() - started
+    return wall if done.returncode == 0 else None
+
+
+@dataclass
+class Measured:
+    """Interleaved runs of one input: ours, the --base revision's, and the pyarrow / polars floors."""
+
+    ours: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    peak: int = 0
+    error: str = ""
+    base: list[float] = field(default_factory=list)
+    base_cpu: list[float] = field(default_factory=list)
+    base_peak: int = 0
+    floors: dict[str, list[float]] = field(default_factory=lambda: {"pyarrow": [], "polars": []})
+
+    def floor(self, engine: str) -> float | None:
+        return statistics.median(self.floors[engine]) if self.floors[engine] else None
+
+
+def measure(target: Path, repeat: int, base: Path | None, floors: bool = True) -> Measured:
+    """Ours, the base revision's CLI and the floors, in turn, ``repeat`` times: on a machine others load,
+    interleaved runs meet the same load."""
+    found = Measured()
+    for _ in range(repeat):
+        wall, cpu, rss, found.error = run_cli(target, 1)
+        found.ours.append(wall)
+        found.cpu.append(cpu)
+        found.peak = max(found.peak, rss)
+        if base is not None:
+            wall, cpu, rss, error = run_cli(target, 1, tree=base)
+            found.base.append(wall)
+            found.base_cpu.append(cpu)
+            found.base_peak = max(found.base_peak, rss)
+            found.error = found.error or (f"base {error}" if error else "")
+        for engine, walls in found.floors.items() if floors else ():
+            seconds = floor(engine, target)
+            if seconds is not None:
+                walls.append(seconds)
+    return found
+
+
+def export_base(revision: str, folder: Path) -> Path:
+    """The tree of ``revision`` (git archive) under ``folder``, to run its CLI beside ours."""
+    from compare_outputs import export_revision
+
+    if (folder / "base").exists():
+        shutil.rmtree(folder / "base")
+    return export_revision(revision, folder)
+
+
+def compile_tree(tree: Path) -> None:
+    """Write the package's bytecode, as an installed package has it: without it (PYTHONDONTWRITEBYTECODE, a
+    fresh export) every run compiles every module again, ~0.1 s that is not the profile's."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "opprof_advisor")], check=True)
+
+
+def print_case(label: str, found: Measured, limits: tuple[float | None, float | None, int | None]) -> bool:
+    """One line: median and minimum wall, CPU, peak RSS, the floors, the floor ratio and the base; True if on target."""
+    wall_limit, ratio_limit, rss_limit = limits
+    wall, fastest = statistics.median(found.ours), min(found.ours)
+    arrow = found.floor("pyarrow")
+    ratio = wall / arrow if arrow else None
+    ok = (not found.error and (wall_limit is None or wall <= wall_limit)
+          and (rss_limit is None or found.peak <= rss_limit)
+          and (ratio_limit is None or (ratio is not None and ratio <= ratio_limit)))
+    limit = ", ".join(part for part in (f"<= {wall_limit:g} s" if wall_limit else "",
+                                        f"<= {ratio_limit:g}x" if ratio_limit else "",
+                                        f"<= {rss_limit} MB" if rss_limit else "") if part)
+    before = "-"
+    if found.base:
+        before = (f"{statistics.median(found.base):.2f}/{min(found.base):.2f} s, cpu "
+                  f"{statistics.median(found.base_cpu):.2f} s, {found.base_peak} MB ({wall / statistics.median(found.base):.2f}x)")
+    print(f"{label:44} {wall:6.2f} {fastest:6.2f} {statistics.median(found.cpu):6.2f} {found.peak:7d} "
+          f"{_s(arrow):>7} {_s(found.floor('polars')):>6} {(f'{ratio:.2f}x' if ratio else '-'):>6} "
+          f"{limit:>22}  {'ok' if ok else 'MISSED ' + found.error}  {before}", flush=True)
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per input; the best wall time is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per input; median and minimum are reported")
+    parser.add_argument("--big", action="store_true", help="also the 3,000,000-row kernel_details.csv (~900 MB)")
+    parser.add_argument("--sweep", action="store_true", help="the columnar engine on and off around its threshold")
+    parser.add_argument("--base", metavar="REV", help="also run this git revision's CLI, interleaved (before / after)")
+    parser.add_argument("--only", help="only inputs whose label contains this text")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="advisor-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
+    if args.sweep:
+        return sweep(folder, args.repeat)
+    base = export_base(args.base, folder) if args.base else None
+    for tree in (ROOT, base) if base else (ROOT,):
+        compile_tree(tree)
     kernel_details = folder / "big_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     if not kernel_details.exists():
         write_kernel_details(kernel_details, 100 * 1024 * 1024)
     sliced = folder / "sliced"
     if not sliced.exists():
         write_op_summary_slices(sliced, 1_000_000, 4)
-    with kernel_details.open("rb") as handle:
-        kd_rows = sum(1 for _ in handle) - 1
-    cases = [
-        (f"kernel_details.csv {kernel_details.stat().st_size / 1e6:.0f} MB, {kd_rows:,} rows", kernel_details.parents[1],
-         3.0, 400),
-        ("op_summary 1,000,000 rows in 4 slices", sliced, 8.0, None),
+    size = kernel_details.stat().st_size
+    cases = [  # label, folder, (wall limit s, floor ratio limit, peak RSS limit MB), with floors
+        (f"kernel_details.csv {size / 2 ** 20:.0f} MiB, {_rows(kernel_details):,} rows", kernel_details.parents[1],
+         (3.0, 2.0, 300), True),
+        ("op_summary 1,000,000 rows in 4 slices", sliced, (8.0, None, None), True),
     ]
+    if args.big:
+        rows3m = folder / "rows3m" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+        if not rows3m.exists():
+            write_kernel_details(rows3m, target_rows=3_000_000)
+        big_size = rows3m.stat().st_size
+        cases.append((f"kernel_details.csv 3,000,000 rows, {big_size / 2 ** 20:.0f} MiB", rows3m.parents[1],
+                      (None, 3.0, 2 * big_size // 2 ** 20), True))
     if REAL_SMALL.is_dir():
-        cases.append(("small real profile (msinsight level1)", REAL_SMALL, 0.3, None))
-    print(f"inputs in {folder}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'input':48} {'wall s':>7} {'cpu s':>6} {'peak MB':>8} {'target':>16}  result")
+        cases.append(("small real profile (msinsight level1)", REAL_SMALL, (0.3, None, None), False))
+    cases += [(f"example {p.name}", p, (None, None, None), False)
+              for p in sorted((ROOT / "data" / "examples").iterdir()) if p.is_dir()]
+    if args.only:
+        cases = [case for case in cases if args.only in case[0]]
+    print(f"inputs in {folder}; load average {_load()} on {os.cpu_count()} cores; "
+          f"median and minimum of {args.repeat} interleaved runs" + (f"; base {args.base}" if args.base else ""))
+    print(f"{'input':44} {'wall s':>6} {'min s':>6} {'cpu s':>6} {'peak MB':>7} {'pyarrow':>7} {'polars':>6} "
+          f"{'ratio':>6} {'target':>22}  result  base: median/min wall, cpu, peak (ours/base wall)")
     failed = False
-    for label, target, wall_limit, rss_limit in cases:
-        wall, cpu, peak, error = run_cli(target, args.repeat)
-        ok = not error and wall <= wall_limit and (rss_limit is None or peak <= rss_limit)
-        failed |= not ok
-        limit = f"<= {wall_limit:g} s" + (f", {rss_limit} MB" if rss_limit else "")
-        print(f"{label:48} {wall:7.2f} {cpu:6.2f} {peak:8d} {limit:>16}  {'ok' if ok else 'SLOW ' + error}")
-    failed |= not roofline_overhead(folder, kernel_details.parents[1], args.repeat)
+    for label, target, limits, floors in cases:
+        failed |= not print_case(label, measure(target, args.repeat, base, floors), limits)
+    if not args.only:
+        failed |= not roofline_overhead(folder, kernel_details.parents[1], args.repeat)
+    print(f"load average at the end {_load()}")
     return 1 if failed else 0
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def _rows(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for _ in handle) - 1
+
+
+def _s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f}"
+
+
+def _threshold_wrapper(rows: int) -> str:
+    """The CLI wrapper with the columnar engine's threshold (readers/base.py COLUMNAR_FROM_ROWS) set to ``rows``."""
+    return ("from opprof_advisor import kernel_frame\n"
+            "from opprof_advisor.readers import arrowcsv\n"
+            f"kernel_frame.COLUMNAR_FROM_ROWS = arrowcsv.ARROW_FROM_ROWS = {rows}\n") + _WRAPPER
+
+
+def sweep(folder: Path, repeat: int) -> int:
+    """Median wall time of profiles of 2,500 to 80,000 rows with the columnar engine forced off and on."""
+    print(f"{'rows':>8} {'MB':>6} {'row by row s':>13} {'columnar s':>11}  faster")
+    for rows in (2_500, 5_000, 10_000, 20_000, 40_000, 80_000):
+        path = folder / f"sweep{rows}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+        if not path.exists():
+            write_kernel_details(path, target_rows=rows)
+        off, on = [], []
+        for _ in range(repeat):  # interleaved: the machine's load changes under both alike
+            off.append(run_cli(path.parents[1], 1, wrapper=_threshold_wrapper(10 ** 12))[0])
+            on.append(run_cli(path.parents[1], 1, wrapper=_threshold_wrapper(0))[0])
+        slow, fast = statistics.median(off), statistics.median(on)
+        print(f"{rows:8,} {path.stat().st_size / 1e6:6.1f} {slow:13.2f} {fast:11.2f}  "
+              f"{'columnar' if fast < slow else 'row by row'}")
+    return 0
 
 
 #: What the roofline may add to `advisor profile` on the ~100 MB input (issue 12).

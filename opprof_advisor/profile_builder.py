@@ -16,10 +16,11 @@ from typing import Any, Iterable
 from opprof_advisor import steps, symptoms, thresholds
 from opprof_advisor.families import families_to_json
 from opprof_advisor.i18n import M_, N_
+from opprof_advisor.kernel_frame import Frame
 from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
 from opprof_advisor.operators import canonical_family
-from opprof_advisor.readers.base import RawProfile
-from opprof_advisor.readers.columns import op_type_from_name, unit_of
+from opprof_advisor.readers.base import RawProfile, as_list
+from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.vocabulary import UNITS
 from opprof_advisor.render.units import TEXT as U
 
@@ -44,40 +45,36 @@ def producer_of(raw: RawProfile) -> str:
 
 
 class Kernels:
-    """Per-kernel derived columns, the op-type rows and the step split, shared by the symptom checks."""
+    """Per-kernel derived columns, the op-type rows and the step split, shared by the symptom checks.
+
+    Columns live in ``frame`` (opprof_advisor/kernel_frame.py), encoded: ``ops`` (op type, derived
+    from the kernel name at level0), ``units`` (the vocabulary unit), ``names``, and the float
+    columns ``duration`` and ``pipe``. The checks ask the frame for masks and tallies over them.
+    """
 
     def __init__(self, raw: RawProfile):
         table = raw.kernels
-        n = len(table)
         self.raw, self.table = raw, table
-        self.names = table.name if len(table.name) == n else [""] * n
-        ops = table.op_type if len(table.op_type) == n else [""] * n
-        self.derived = not any(op for op in ops)
-        if self.derived:
-            ops = [op_type_from_name(name) for name in self.names]
-        self.op_type = ops
-        families = {op: canonical_family(op) for op in set(ops)}
+        frame = self.frame = Frame.of(table)
+        self.name_codes = frame.coded("name")
+        self.derived = not any(frame.occurring(frame.coded("op_type")))
+        self.ops = ops = frame.op_types()
+        families = {op: canonical_family(op) for op in frame.occurring(ops)}
         self.family = {op: fam or op for op, fam in families.items()}
-        tasks = table.task_type if len(table.task_type) == n else [""] * n
-        cache: dict[tuple[str, str], str] = {}
-        units = []
-        for op, task, name in zip(ops, tasks, self.names):
-            unit = cache.get((op, task))
-            if unit is None:
-                unit = cache[(op, task)] = unit_of(task, families[op], op or name)
-            units.append(unit)
-        self.unit = units
-        self.duration = table.duration_us
-        self.device_time = float(sum(self.duration))
-        self.comm_time = float(sum(d for d, u in zip(self.duration, units) if u == "communication"))
+        self.units = self._units(frame.coded("task_type"), families)
+        self.duration = frame.floats("duration_us")
+        self.communication = frame.isin(self.units, {"communication"})
+        self.device_time = frame.total(self.duration)
+        self.comm_time = frame.total(self.duration, self.communication)
         self.compute_time = self.device_time - self.comm_time
         self.producer = producer_of(raw)
         self.single_kernel = self.producer == "msopprof"
         self.min_duration = 0.0 if self.single_kernel else thresholds.MIN_TASK_DURATION_US
-        pipe = table.pipe if "pipe" in table.present or not table.present else {}
-        self.pipe = {k: v for k, v in pipe.items() if k in thresholds.BOUND_THRESHOLDS and len(v) == n}
+        has_pipes = "pipe" in table.present or not table.present
+        self.pipe = {k: frame.floats("pipe:" + k) for k in table.pipe_keys()
+                     if has_pipes and k in thresholds.BOUND_THRESHOLDS and frame.has_length("pipe:" + k)}
         self.has_pipes = bool(self.pipe)
-        self.working = _working_sides(table) if self.has_pipes else {}
+        self.working = _working_sides(frame) if self.has_pipes else {}
         self.notes: list[str] = list(raw.notes)
         self.symptoms: list[Symptom] = []
         self.rows: list[OpTypeStat] = []
@@ -85,13 +82,35 @@ class Kernels:
         self.steps, self.step_source = step_split(self)
         self.step_total = steps.total(self.steps)
 
+    def _units(self, tasks, families: dict[str, str | None]):
+        """The unit of each row, decided once per (op type, task type); for an empty op type the first
+        such row's name decides (whether it is ``hcom_`` communication)."""
+        frame = self.frame
+        pairs = frame.pair(self.ops, tasks)
+        seen = frame.tally(pairs)
+        units = {}
+        for (op, task), row in zip(seen.keys, seen.first):
+            units[(op, task)] = unit_of(task, families[op], op or frame.value_at(self.name_codes, row))
+        return frame.mapped(pairs, units.__getitem__)
+
+    @property
+    def op_type(self) -> list[str]:
+        """Each row's op type, as a list (for exports; the checks use ``ops``)."""
+        return as_list(self.ops)
+
+    @property
+    def unit(self) -> list[str]:
+        """Each row's unit, as a list (for exports; the checks use ``units``)."""
+        return as_list(self.units)
+
+    @property
+    def names(self) -> list[str]:
+        return as_list(self.name_codes)
+
     @property
     def timeline(self) -> bool:
         """True for timeline-only inputs, which lack every summary column whatever the level."""
         return self.raw.format in TIMELINE_FORMATS
-
-    def column(self, name: str) -> list | None:
-        return self.table.column(name)
 
     def share(self, time_us: float) -> float:
         return time_us / self.device_time if self.device_time else 0.0
@@ -188,7 +207,7 @@ def workload_of(ctx: Kernels) -> str | None:
     """"training" when backward or optimizer kernels ran, "inference" when compute ran without them."""
     if ctx.single_kernel or ctx.producer == "cluster" or not ctx.compute_time:
         return None
-    ops = {op for op, unit in zip(ctx.op_type, ctx.unit) if unit != "communication"}
+    ops = ctx.frame.distinct(ctx.ops, ctx.frame.negate(ctx.communication))
     return "training" if any(_BACKWARD.search(op) for op in ops) else "inference"
 
 
@@ -208,20 +227,19 @@ def device_facts(raw: RawProfile) -> dict[str, Any]:
 
 def step_split(ctx: Kernels) -> tuple[list[StepSplit], str]:
     """The producer's own step split when it wrote one, else one computed from the task intervals."""
-    raw = ctx.raw
+    raw, frame = ctx.raw, ctx.frame
     if raw.extra.get("steps"):
         return list(raw.extra["steps"]), str(raw.extra.get("step_source") or "")
-    if ctx.single_kernel or not len(ctx.table):
+    if ctx.single_kernel or not frame.n or not frame.has("start_us"):
         return [], ""
-    starts = ctx.column("start_us")
-    if starts is None or any(s is None for s in starts):
+    starts = frame.floats("start_us")
+    if frame.count(frame.present(starts)) != frame.n:
         return [], ""
-    is_comm = [unit == "communication" for unit in ctx.unit]
-    step_ids = ctx.column("step_id")
-    if step_ids is not None and not any(step_ids):
+    step_ids = frame.coded("step_id") if frame.has("step_id") else None
+    if step_ids is not None and not any(frame.occurring(step_ids)):
         step_ids = None
-    split = steps.from_intervals(starts, ctx.duration, is_comm, steps=step_ids,
-                                 windows=raw.extra.get("step_windows"))
+    split = steps.from_intervals(starts, ctx.duration, ctx.communication, steps=step_ids,
+                                 windows=raw.extra.get("step_windows"), frame=frame)
     return split, "task intervals"
 
 
@@ -231,47 +249,63 @@ def step_split(ctx: Kernels) -> tuple[list[StepSplit], str]:
 
 
 def _op_type_rows(ctx: Kernels) -> list[OpTypeStat]:
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for index, key in enumerate(zip(ctx.op_type, ctx.unit)):
-        groups[key].append(index)
-    dtypes = ctx.column("input_dtypes")
-    formats = ctx.column("input_formats")
-    blocks = ctx.column("block_dim")
-    waits = ctx.column("wait_us")
+    frame = ctx.frame
+    groups = frame.pair(ctx.ops, ctx.units)
+    tally = frame.tally(groups, weights=ctx.duration)
+    order = {key: index for index, key in enumerate(tally.keys)}  # group code -> tally position
+    index_of = [order[key] for key in groups.values]
+    dtypes = _top_values(frame, groups, index_of, "input_dtypes")
+    formats = _top_values(frame, groups, index_of, "input_formats")
+    blocks = _most_common(frame, groups, index_of, "block_dim")
+    waits = None
+    if frame.has("wait_us"):
+        values = frame.floats("wait_us")
+        waits = frame.tally(groups, frame.present(values), values).sum_by_key()
+    bounds = _bounds(ctx, groups, tally.keys)
     rows = []
-    for (op_type, unit), indices in groups.items():
-        time_us = sum(ctx.duration[i] for i in indices)
-        bound, pipe, ratio, why = _bound(ctx, indices, unit)
+    for position, ((op_type, unit), count, time_us) in enumerate(zip(tally.keys, tally.counts, tally.sums)):
+        bound, pipe, ratio, why = bounds[position]
         rows.append(OpTypeStat(
             op_type=op_type or "(unknown)", family=ctx.family.get(op_type) or op_type or "(unknown)", unit=unit,
-            count=len(indices), time_us=round(time_us, 3), share=round(ctx.share(time_us), 6), bound=bound,
-            dtypes=_top_values(dtypes, indices), formats=_top_values(formats, indices),
-            block_dim=_most_common(blocks, indices),
-            wait_us=round(sum(waits[i] or 0.0 for i in indices), 3) if waits is not None else None,
+            count=count, time_us=round(time_us, 3), share=round(ctx.share(time_us), 6), bound=bound,
+            dtypes=dtypes[position], formats=formats[position], block_dim=blocks[position],
+            wait_us=round(waits.get((op_type, unit), 0.0), 3) if waits is not None else None,
             busiest_pipe=pipe, busiest_ratio=None if ratio is None else round(ratio, 4), bound_why=why,
         ))
     rows.sort(key=lambda r: (-r.time_us, r.op_type, r.unit))
     return rows
 
 
-def _top_values(column: list[str] | None, indices: list[int], limit: int = 4) -> list[str]:
-    if column is None:
-        return []
-    counts: Counter[str] = Counter()
-    # count whole cells first (few distinct values), then split each distinct cell once
-    for cell, times in Counter(column[i] for i in indices).items():
+def _top_values(frame, groups, index_of: list[int], name: str, limit: int = 4) -> list[list[str]]:
+    """Per group, the ``limit`` most common items of a ``;``-separated column (whole cells counted first)."""
+    found: list[list[str]] = [[] for _ in index_of]
+    if not frame.has(name):
+        return found
+    counts: list[Counter[str]] = [Counter() for _ in index_of]
+    position = {group: index_of[code] for code, group in enumerate(groups.values)}
+    tally = frame.tally(frame.pair(groups, frame.coded(name)))
+    for (group, cell), times in zip(tally.keys, tally.counts):
+        counter = counts[position[group]]
         for item in cell.split(";"):
             item = item.strip()
             if item:
-                counts[item] += times
-    return [value for value, _ in counts.most_common(limit)]
+                counter[item] += times
+    return [[value for value, _ in counter.most_common(limit)] for counter in counts]
 
 
-def _most_common(column: list | None, indices: list[int]) -> int | None:
-    if column is None:
-        return None
-    counts = Counter(column[i] for i in indices if column[i] is not None)
-    return counts.most_common(1)[0][0] if counts else None
+def _most_common(frame, groups, index_of: list[int], name: str) -> list[int | None]:
+    """Per group, the most common recorded value of column ``name`` (the first seen among equals)."""
+    found: list[int | None] = [None] * len(index_of)
+    if not frame.has(name):
+        return found
+    best: list[int] = [0] * len(index_of)
+    position = {group: index_of[code] for code, group in enumerate(groups.values)}
+    tally = frame.tally(frame.pair(groups, frame.coded(name)))
+    for (group, value), times in zip(tally.keys, tally.counts):
+        at = position[group]
+        if value is not None and times > best[at]:
+            found[at], best[at] = value, times
+    return found
 
 
 def _pipes_for(unit: str, keys: Iterable[str]) -> list[str]:
@@ -280,51 +314,69 @@ def _pipes_for(unit: str, keys: Iterable[str]) -> list[str]:
             or not k.startswith(("aic_", "aiv_"))]
 
 
-def _bound(ctx: Kernels, indices: list[int], unit: str) -> tuple[str, str | None, float | None, str]:
-    """(bound class, busiest pipe, its time-weighted ratio, why the class is unknown) of an op type.
+def _bounds(ctx: Kernels, groups, keys: list) -> list[tuple[str, str | None, float | None, str]]:
+    """Per op-type row (``keys``: (op type, unit) in tally order), (bound class, busiest pipe, its
+    time-weighted ratio, why the class is unknown).
 
     The busiest pipe is the one closest to (or furthest over) its bound threshold. A side of a mix
     kernel that barely ran (aicore_time a few µs beside hundreds of µs of aiv_time) is left out: its
     ratios describe an idle core, not the work.
     """
-    if unit in thresholds.NO_PIPE_UNITS:
-        return "unknown", None, None, M_("ran on {unit}, which has no pipe counters", unit=UNITS[unit])
-    if not ctx.has_pipes:
-        return "unknown", None, None, N_("the profile has no pipe ratio columns")
-    keys = _pipes_for(unit, ctx.pipe)
-    long = [i for i in indices if ctx.duration[i] >= ctx.min_duration]
-    if not long:
-        return "unknown", None, None, M_("every launch is shorter than {limit}",
-                                              limit=U.time_tick(thresholds.MIN_TASK_DURATION_US))
-    working = ctx.working
-    best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
-    for key in keys:
-        column, side = ctx.pipe[key], key[:3]
-        weight = total = 0.0
-        for i in long:
-            value = column[i]
-            if value is not None and (side not in working or working[side][i]):
-                weight += ctx.duration[i]
-                total += value * ctx.duration[i]
-        if not weight:
+    frame = ctx.frame
+    found: list = [None] * len(keys)
+    pending = []
+    for position, (_, unit) in enumerate(keys):
+        if unit in thresholds.NO_PIPE_UNITS:
+            found[position] = ("unknown", None, None, M_("ran on {unit}, which has no pipe counters", unit=UNITS[unit]))
+        elif not ctx.has_pipes:
+            found[position] = ("unknown", None, None, N_("the profile has no pipe ratio columns"))
+        else:
+            pending.append(position)
+    if not pending:
+        return found
+    long = frame.at_least(ctx.duration, ctx.min_duration)
+    longs = frame.tally(groups, long).count_by_key()
+    weights, totals = {}, {}
+    for key, column in ctx.pipe.items():
+        side = key[:3]
+        mask = frame.both(long, frame.present(column), *([ctx.working[side]] if side in ctx.working else []))
+        weights[key] = frame.tally(groups, mask, ctx.duration).sum_by_key()
+        totals[key] = frame.tally(groups, mask, frame.product(column, ctx.duration)).sum_by_key()
+    for position in pending:
+        group = keys[position]
+        if not longs.get(group):
+            found[position] = ("unknown", None, None,
+                               M_("every launch is shorter than {limit}", limit=U.time_tick(thresholds.MIN_TASK_DURATION_US)))
             continue
-        ratio = total / weight
-        score = ratio / thresholds.BOUND_THRESHOLDS[key]
-        if score > busiest_score:
-            busiest, busiest_score, busiest_ratio = key, score, ratio
-        if score >= 1.0 and score > best_score:
-            best, best_score = thresholds.PIPE_CLASS[key], score
-    if busiest is None:
-        return "unknown", None, None, "its pipe ratios are N/A (the PMU did not sample these launches)"
-    return best, busiest, busiest_ratio, ""
+        best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
+        for key in _pipes_for(group[1], ctx.pipe):
+            weight = weights[key].get(group, 0.0)
+            if not weight:
+                continue
+            ratio = totals[key][group] / weight
+            score = ratio / thresholds.BOUND_THRESHOLDS[key]
+            if score > busiest_score:
+                busiest, busiest_score, busiest_ratio = key, score, ratio
+            if score >= 1.0 and score > best_score:
+                best, best_score = thresholds.PIPE_CLASS[key], score
+        if busiest is None:
+            found[position] = ("unknown", None, None, "its pipe ratios are N/A (the PMU did not sample these launches)")
+        else:
+            found[position] = (best, busiest, busiest_ratio, "")
+    return found
 
 
-def _working_sides(table) -> dict[str, list[bool]]:
+def _working_sides(frame) -> dict[str, Any]:
     """Per launch, whether its cube (``aic``) and vector (``aiv``) sides did real work (aicore_time / aiv_time)."""
-    aic, aiv = table.column("aic_time_us"), table.column("aiv_time_us")
-    if aic is None or aiv is None:
+    if not (frame.has("aic_time_us") and frame.has("aiv_time_us")):
         return {}
+    aic, aiv = frame.floats("aic_time_us"), frame.floats("aiv_time_us")
     share = thresholds.WORKING_SIDE_SHARE
+    if frame.vector:
+        np = frame.np
+        busiest = np.where(aic > aiv, aic, aiv)
+        unknown = np.isnan(aic) | np.isnan(aiv)
+        return {"aic": unknown | (aic >= share * busiest), "aiv": unknown | (aiv >= share * busiest)}
     cube, vector = [], []
     for a, v in zip(aic, aiv):
         if a is None or v is None:
@@ -371,10 +423,11 @@ def kernel_rows(raw: RawProfile) -> Iterable[dict[str, Any]]:
                             "input_formats", "output_formats", "output_dtypes", "op_state")
                 if table.column(f) is not None]
     pipes = [k for k, v in table.pipe.items() if len(v) == len(table)]
+    names, ops, units, durations = ctx.names, ctx.op_type, ctx.unit, table.duration_us
     for i in range(len(table)):
-        row = {"seq": i, "name": ctx.names[i], "op_type": ctx.op_type[i], "family": ctx.family.get(ctx.op_type[i]),
-               "unit": ctx.unit[i], "task_type": table.task_type[i] if table.task_type else "",
-               "duration_us": ctx.duration[i]}
+        row = {"seq": i, "name": names[i], "op_type": ops[i], "family": ctx.family.get(ops[i]),
+               "unit": units[i], "task_type": table.task_type[i] if table.task_type else "",
+               "duration_us": durations[i]}
         for field in optional:
             row[field] = getattr(table, field)[i]
         for key in pipes:

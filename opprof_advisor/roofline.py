@@ -38,7 +38,7 @@ from opprof_advisor.models import Profile, Roofline, RooflineRow
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.chips import CUBE_OPS_PER_CYCLE, CUBE_OPS_SOURCE, soc_spec
-from opprof_advisor.readers.columns import op_type_from_name, unit_of
+from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
 # MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
@@ -272,22 +272,13 @@ def _unit_index(profile: Profile) -> dict[str, list[tuple[str, float]]]:
 
 def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
     """Group launches by (op type, task type, shapes, dtypes, formats); compute each group's work once."""
-    table = raw.kernels
-    n = len(table)
-    column = lambda name: getattr(table, name) if len(getattr(table, name)) == n else [""] * n  # noqa: E731
-    ops, names = column("op_type"), column("name")
-    if not any(ops):
-        ops = [op_type_from_name(x) for x in names]
-    groups: dict[tuple, list[float]] = {}
-    keys = zip(ops, column("task_type"), column("input_shapes"), column("input_dtypes"), column("input_formats"),
-               column("output_dtypes"))
-    for key, duration in zip(keys, table.duration_us):
-        acc = groups.get(key)
-        if acc is None:
-            groups[key] = [1, duration]
-        else:
-            acc[0] += 1
-            acc[1] += duration
+    from opprof_advisor.kernel_frame import Frame
+
+    frame = Frame.of(raw.kernels)
+    keys = frame.combine(frame.op_types(), *(frame.coded(name) for name in (
+        "task_type", "input_shapes", "input_dtypes", "input_formats", "output_dtypes")))
+    tally = frame.tally(keys, weights=frame.floats("duration_us"))
+    groups = {key: (count, time_us) for key, count, time_us in zip(tally.keys, tally.counts, tally.sums)}
     tallies: dict[tuple[str, str], _Tally] = {}
     units: dict[tuple[str, str], str] = {}
     for (op, task, shapes, dtypes, formats, out_dtypes), (count, time_us) in groups.items():

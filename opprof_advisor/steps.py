@@ -29,6 +29,7 @@ from itertools import accumulate
 from typing import Any
 
 from opprof_advisor.models import StepSplit
+from opprof_advisor.readers.base import Coded, as_list
 
 #: step_trace_time.csv column -> StepSplit field (FORMATS.md §4.4).
 TRACE_COLUMNS: dict[str, str] = {
@@ -91,9 +92,35 @@ def mean(splits: Sequence[StepSplit]) -> StepSplit | None:
 
 def from_intervals(starts: Sequence[float], durations: Sequence[float], is_comm: Sequence[bool],
                    steps: Sequence[str | None] | None = None,
-                   windows: Sequence[tuple[str, float, float]] | None = None) -> list[StepSplit]:
+                   windows: Sequence[tuple[str, float, float]] | None = None, frame=None) -> list[StepSplit]:
     """Step splits computed from task intervals (µs); ``steps`` names each task's step, or ``windows``
-    (step id, start, end) assign tasks by their start; neither → one step for the whole window."""
+    (step id, start, end) assign tasks by their start; neither → one step for the whole window.
+
+    With ``frame`` (a kernel_frame.Frame in numpy mode) the columns are numpy arrays, ``steps`` a Coded
+    column, and tasks are assigned to steps without a Python loop over them."""
+    if frame is not None and frame.vector:
+        groups = _vector_groups(frame, starts, steps, windows)
+    else:
+        if isinstance(steps, Coded):
+            steps = as_list(steps)
+        groups = list(_groups(starts, steps, windows).items())
+    found = []
+    for step, indices in groups:
+        if not len(indices):
+            continue
+        if len(indices) >= NUMPY_FROM:
+            parts = _split_numpy(indices, starts, durations, is_comm)
+        elif frame is not None and frame.vector:  # the few tasks of a small step: as Python floats
+            parts = _split_python(range(len(indices)), starts[indices].tolist(), durations[indices].tolist(),
+                                  is_comm[indices].tolist())
+        else:
+            parts = _split_python(indices, starts, durations, is_comm)
+        found.append(StepSplit(step=step, **parts))
+    found.sort(key=lambda s: _step_key(s.step))
+    return found
+
+
+def _groups(starts, steps, windows) -> dict[str | None, list[int]]:
     groups: dict[str | None, list[int]] = {}
     if steps is not None:
         for index, step in enumerate(steps):
@@ -107,14 +134,36 @@ def from_intervals(starts: Sequence[float], durations: Sequence[float], is_comm:
                 groups.setdefault(ordered[position][0], []).append(index)
     else:
         groups[None] = list(range(len(starts)))
-    found = []
-    for step, indices in groups.items():
-        if not indices:
-            continue
-        parts = _split_numpy if len(indices) >= NUMPY_FROM else _split_python
-        found.append(StepSplit(step=step, **parts(indices, starts, durations, is_comm)))
-    found.sort(key=lambda s: _step_key(s.step))
-    return found
+    return groups
+
+
+def _vector_groups(frame, starts, steps, windows) -> list[tuple[str | None, Any]]:
+    """(step, row indices) in order of each step's first task, as ``_groups`` gives them, with numpy."""
+    np = frame.np
+    if steps is not None:
+        key = frame.mapped(steps, lambda step: step or None)
+        rows = None
+    elif windows:
+        ordered = sorted(windows, key=lambda w: w[1])
+        bounds = np.asarray([w[1] for w in ordered], dtype=np.float64)
+        ends = np.asarray([w[2] for w in ordered], dtype=np.float64)
+        position = np.searchsorted(bounds, starts, side="right") - 1
+        inside = (position >= 0) & (starts < ends[np.maximum(position, 0)])
+        rows = np.flatnonzero(inside)
+        names = frame.mapped(Coded(np.arange(len(ordered)), [w[0] for w in ordered]), lambda step: step)
+        key = Coded(np.asarray(names.codes)[np.maximum(position, 0)], names.values)
+    else:
+        return [(None, np.arange(len(starts)))]
+    if rows is None:
+        rows = np.arange(len(starts))
+    codes = np.asarray(key.codes)[rows]
+    order = np.argsort(codes, kind="stable")
+    rows, codes = rows[order], codes[order]
+    cuts = np.flatnonzero(np.diff(codes)) + 1
+    parts = np.split(rows, cuts) if len(rows) else []
+    parts.sort(key=lambda part: part[0])  # by the step's first task
+    all_codes = np.asarray(key.codes)
+    return [(key.values[int(all_codes[part[0]])], part) for part in parts]
 
 
 #: From this many tasks in a step the union is computed with numpy (vectorised); below it the import

@@ -76,9 +76,9 @@ def check_step_split(ctx: Kernels) -> None:
 
 def _benchmark_loop(ctx: Kernels) -> str:
     """"main_kernel x11" when every compute launch is one op type launched repeatedly, else ""."""
-    ops = Counter(op for op, unit in zip(ctx.op_type, ctx.unit) if unit != "communication")
-    if len(ops) == 1 and not ctx.comm_time:
-        (op, count), = ops.items()
+    ops = ctx.frame.tally(ctx.ops, ctx.frame.negate(ctx.communication))
+    if len(ops.keys) == 1 and not ctx.comm_time:
+        op, count = ops.keys[0], ops.counts[0]
         return f"{op} x{count}" if count >= 2 else ""
     return ""
 
@@ -156,15 +156,11 @@ def check_slow_link(ctx: Kernels) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _is_comm_aicpu_kernel(name: str, op_type: str) -> bool:
-    # HCCL runs some collectives as AI CPU kernels (allreduceAicpuKernel ...): not a compute fallback.
-    return name.endswith("AicpuKernel") or op_type.endswith("AicpuKernel") or name.startswith("hcom_")
-
-
 def check_aicpu(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
-    units = set(ctx.unit)
+    frame = ctx.frame
+    units = set(frame.occurring(ctx.units))
     if units <= {"unknown", "communication"} and "unknown" in units:
         if ctx.timeline:  # the timeline reader has already said why the unit is unknown
             ctx.note(N_("AI CPU fallback"), N_("no kernel is labelled AI_CPU"), "level1")
@@ -174,13 +170,16 @@ def check_aicpu(ctx: Kernels) -> None:
         ctx.note(N_("AI CPU fallback"), N_("the unit (Task Type / Accelerator Core) is not recorded at profiler level0"),
                  "level1")
         return
-    time_by_op: Counter[str] = Counter()
-    count, longest = 0, 0.0
-    for i in (i for i, unit in enumerate(ctx.unit) if unit == "ai_cpu") if "ai_cpu" in units else ():
-        if not _is_comm_aicpu_kernel(ctx.names[i], ctx.op_type[i]):
-            time_by_op[ctx.op_type[i]] += ctx.duration[i]
-            longest = max(longest, ctx.duration[i])
-            count += 1
+    if "ai_cpu" not in units:
+        return
+    # HCCL runs some collectives as AI CPU kernels (allreduceAicpuKernel ...): not a compute fallback.
+    collective = frame.either(frame.isin(ctx.name_codes, lambda name: name.endswith("AicpuKernel") or
+                                         name.startswith("hcom_")),
+                              frame.isin(ctx.ops, lambda op: op.endswith("AicpuKernel")))
+    fallback = frame.both(frame.isin(ctx.units, {"ai_cpu"}), frame.negate(collective))
+    tally = frame.tally(ctx.ops, fallback, ctx.duration)
+    time_by_op: Counter[str] = Counter(tally.sum_by_key())
+    count, longest = sum(tally.counts), frame.largest(ctx.duration, fallback)
     if not time_by_op:
         return
     total = sum(time_by_op.values())
@@ -202,25 +201,18 @@ def check_aicpu(ctx: Kernels) -> None:
 def check_double(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
-    inputs = ctx.column("input_dtypes")
-    outputs = ctx.column("output_dtypes")
-    if inputs is None and outputs is None:
+    frame = ctx.frame
+    sides = [frame.coded(name) for name in ("input_dtypes", "output_dtypes") if frame.has(name)]
+    if not sides:
         ctx.note(N_("float64 / int64 work"), N_("Input Data Types is not recorded"), "shapes")
         return
-    time_by_op: Counter[str] = Counter()
-    longest = 0.0
-    verdicts: dict[tuple[str, str, str], bool] = {}  # regexes once per distinct (unit, inputs, outputs)
-    for i, unit in enumerate(ctx.unit):
-        if unit == "communication":
-            continue
-        key = (unit, inputs[i] if inputs else "", outputs[i] if outputs else "")
-        hit = verdicts.get(key)
-        if hit is None:
-            text = key[1] + ";" + key[2]
-            hit = verdicts[key] = bool(FLOAT64_DTYPE.search(text) or (unit == "ai_cpu" and INT64_DTYPE.search(text)))
-        if hit:
-            time_by_op[ctx.op_type[i]] += ctx.duration[i]
-            longest = max(longest, ctx.duration[i])
+    # The patterns match whole words, so searching "inputs;outputs" is searching either side.
+    float64 = frame.either(*(frame.isin(side, lambda text: bool(FLOAT64_DTYPE.search(text))) for side in sides))
+    int64 = frame.either(*(frame.isin(side, lambda text: bool(INT64_DTYPE.search(text))) for side in sides))
+    hit = frame.both(frame.negate(ctx.communication),
+                     frame.either(float64, frame.both(frame.isin(ctx.units, {"ai_cpu"}), int64)))
+    time_by_op: Counter[str] = Counter(frame.tally(ctx.ops, hit, ctx.duration).sum_by_key())
+    longest = frame.largest(ctx.duration, hit)
     total = sum(time_by_op.values())
     if time_by_op and (longest >= MIN_TASK_DURATION_US or ctx.compute_share(total) >= AICPU_MIN_SHARE):
         ops = [op for op, _ in time_by_op.most_common()]
@@ -248,18 +240,17 @@ def check_transdata(ctx: Kernels) -> None:
 def check_dynamic(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
-    states = ctx.column("op_state")
+    frame = ctx.frame
     dynamic: Counter[str] = Counter()
-    if states is None:
+    if not frame.has("op_state"):
         ctx.note(N_("dynamic shape"), N_("the OP State column is missing"), "op_state")
     else:
-        kinds = {state: state.lower() for state in set(states) if state}
-        static = sum(1 for state in states if kinds.get(state) == "static")
-        count = 0
-        for state, op, duration in zip(states, ctx.op_type, ctx.duration):
-            if kinds.get(state) == "dynamic":
-                dynamic[op] += duration
-                count += 1
+        states = frame.coded("op_state")
+        static = frame.count(frame.isin(states, lambda state: bool(state) and state.lower() == "static"))
+        running = frame.isin(states, lambda state: bool(state) and state.lower() == "dynamic")
+        tally = frame.tally(ctx.ops, running, ctx.duration)
+        dynamic.update(tally.sum_by_key())
+        count = sum(tally.counts)
         # msprof-analyze treats "no static operator at all" as a dynamic-shape model (FORMATS.md §3.7).
         # Descriptive: aclnn eager calls and binary kernels report "dynamic" in healthy runs.
         if dynamic and not static:
@@ -288,23 +279,24 @@ def _check_recompile(ctx: Kernels, dynamic: Counter[str]) -> None:
 def check_launch(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
-    waits = ctx.column("wait_us")
-    if waits is None:
+    frame = ctx.frame
+    if not frame.has("wait_us"):
         ctx.note(N_("launch bound"), N_("Task Wait Time is not recorded"), "level1")
         return
-    compute = [i for i, u in enumerate(ctx.unit) if u != "communication"]
-    short = [i for i in compute if ctx.duration[i] < MIN_TASK_DURATION_US]
-    if len(compute) < LAUNCH_MIN_KERNELS or len(short) < LAUNCH_SHORT_FRACTION * len(compute):
+    waits = frame.floats("wait_us")
+    compute = frame.negate(ctx.communication)
+    short = frame.both(compute, frame.below(ctx.duration, MIN_TASK_DURATION_US))
+    computes, shorts = frame.count(compute), frame.count(short)
+    if computes < LAUNCH_MIN_KERNELS or shorts < LAUNCH_SHORT_FRACTION * computes:
         return
-    gaps = [waits[i] for i in short if waits[i] is not None]
-    if not gaps:
+    if not frame.count(frame.both(short, frame.present(waits))):
         return
-    median_gap, median_dur = median(gaps), median(ctx.duration[i] for i in short)
+    median_gap, median_dur = frame.median(waits, short), frame.median(ctx.duration, short)
     if median_gap >= median_dur:
-        by_op = Counter(ctx.op_type[i] for i in short)
-        total = sum(ctx.duration[i] for i in short)
+        by_op = Counter(frame.tally(ctx.ops, short).count_by_key())
+        total = frame.total(ctx.duration, short)
         ctx.add("launch_bound", [op for op, _ in by_op.most_common(8)], total,
-                f"{len(short)} of {len(compute)} kernels are shorter than {U.time_tick(MIN_TASK_DURATION_US)} "
+                f"{shorts} of {computes} kernels are shorter than {U.time_tick(MIN_TASK_DURATION_US)} "
                 f"(median {U.time(median_dur)}) and wait a median {U.time(median_gap)} before starting")
 
 
@@ -312,12 +304,11 @@ def check_small_kernels(ctx: Kernels) -> None:
     """Kernels too short to judge one by one: summed into one finding when they add up, noted always."""
     if ctx.single_kernel:
         return
-    time_by_op: Counter[str] = Counter()
-    count = 0
-    for i, unit in enumerate(ctx.unit):
-        if unit not in NO_PIPE_UNITS and ctx.duration[i] < MIN_TASK_DURATION_US:
-            time_by_op[ctx.op_type[i]] += ctx.duration[i]
-            count += 1
+    frame = ctx.frame
+    small = frame.both(frame.negate(frame.isin(ctx.units, NO_PIPE_UNITS)), frame.below(ctx.duration, MIN_TASK_DURATION_US))
+    tally = frame.tally(ctx.ops, small, ctx.duration)
+    time_by_op: Counter[str] = Counter(tally.sum_by_key())
+    count = sum(tally.counts)
     if not count:
         return
     total = sum(time_by_op.values())

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 
 def check_block_dim(ctx: Kernels) -> None:
-    blocks = ctx.column("block_dim")
-    if blocks is None or all(b in (None, 0) for b in blocks):
+    frame = ctx.frame
+    blocks = frame.coded("block_dim") if frame.has("block_dim") else None
+    if blocks is None or not any(frame.occurring(blocks)):
         if ctx.compute_time:
             ctx.note(N_("block dim"), N_("Block Dim / Block Num is not recorded"), "level1")
         return
@@ -36,27 +37,40 @@ def check_block_dim(ctx: Kernels) -> None:
         ctx.note(N_("block dim against the core count"), chip, "cores")
         return
     aic, aiv = cores["aic"], cores.get("aiv") or cores["aic"]
-    few: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # op -> [time, idle core time]
-    tail: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    examples: dict[str, str] = {}
-    for i, unit in enumerate(ctx.unit):
-        block = blocks[i]
-        if not block or unit not in AIC_UNITS | AIV_UNITS or ctx.duration[i] < ctx.min_duration:
-            continue
+    # waves, idle share and bucket once per distinct (unit, block dim)
+    pairs = frame.pair(ctx.units, blocks)
+    waves_of, idle_of, bucket_of = [], [], []
+    for unit, block in pairs.values:
         need = aiv if unit in ("ai_vector", "mix_aiv") else aic
-        waves = -(-block // need)
-        idle = 1.0 - block / (waves * need)
-        op = ctx.op_type[i]
-        if block <= FEW_BLOCKS and need >= FEW_BLOCKS_MIN_CORES:
-            bucket = few
+        waves = -(-block // need) if block else 0
+        idle = 1.0 - block / (waves * need) if block else 0.0
+        waves_of.append(waves)
+        idle_of.append(idle)
+        if not block or unit not in AIC_UNITS | AIV_UNITS:
+            bucket_of.append("")
+        elif block <= FEW_BLOCKS and need >= FEW_BLOCKS_MIN_CORES:
+            bucket_of.append("few")
         elif idle >= IDLE_SLOT_SHARE:
-            bucket = tail
+            bucket_of.append("tail")
         else:
-            continue
-        bucket[op][0] += ctx.duration[i]
-        bucket[op][1] += ctx.duration[i] * idle
-        examples.setdefault(op, f"{op} block dim {block} on {need} {'AIV' if need == aiv and aiv != aic else 'AI'} "
-                                f"cores ({waves} wave{'s' if waves > 1 else ''}, {idle:.0%} of core slots idle)")
+            bucket_of.append("")
+    long = frame.at_least(ctx.duration, ctx.min_duration)
+    idle_time = frame.product(ctx.duration, frame.lookup(pairs, idle_of))
+    few, tail = {}, {}  # op -> [time, idle core time]
+    for name, bucket in (("few", few), ("tail", tail)):
+        mask = frame.both(long, frame.isin(pairs, {pair for pair, b in zip(pairs.values, bucket_of) if b == name}))
+        times = frame.tally(ctx.ops, mask, ctx.duration)
+        idles = frame.tally(ctx.ops, mask, idle_time)
+        bucket.update({op: [t, i] for op, t, i in zip(times.keys, times.sums, idles.sums)})
+    examples: dict[str, str] = {}
+    judged = frame.both(long, frame.isin(pairs, {pair for pair, b in zip(pairs.values, bucket_of) if b}))
+    first = frame.tally(ctx.ops, judged)
+    for op, row in zip(first.keys, first.first):
+        code = pairs.codes[row]
+        (unit, block), waves, idle = pairs.values[code], waves_of[code], idle_of[code]
+        need = aiv if unit in ("ai_vector", "mix_aiv") else aic
+        examples[op] = (f"{op} block dim {block} on {need} {'AIV' if need == aiv and aiv != aic else 'AI'} "
+                        f"cores ({waves} wave{'s' if waves > 1 else ''}, {idle:.0%} of core slots idle)")
     for symptom_id, bucket, what in (("low_parallelism", few, "launch only one or two blocks"),
                                      ("low_block_dim", tail, "leave cores idle in their last wave")):
         hot = [op for op, (t, _) in sorted(bucket.items(), key=lambda kv: -kv[1][0])
@@ -156,20 +170,18 @@ def check_msopprof_memory(ctx: Kernels) -> None:
 
 
 def check_attention(ctx: Kernels) -> None:
-    ops = ctx.op_type
-    batch = [("batchmatmul" in op.lower()) for op in ops]
+    frame = ctx.frame
+    batch = frame.isin(ctx.ops, lambda op: "batchmatmul" in op.lower())
+    softmax = frame.isin(ctx.ops, lambda op: ctx.family.get(op) == "Softmax" and "grad" not in op.lower())
     chains: set[int] = set()
-    for i, op in enumerate(ops):
-        if ctx.family.get(op) != "Softmax" or "grad" in op.lower():
-            continue
-        before = [j for j in range(max(0, i - ATTENTION_WINDOW), i) if batch[j]]
-        after = [j for j in range(i + 1, min(len(ops), i + 1 + ATTENTION_WINDOW)) if batch[j]]
-        if before and after:
-            chains.update((before[-1], i, after[0]))
+    for chain in frame.neighbours(softmax, batch, ATTENTION_WINDOW):
+        chains.update(chain)
     if chains:
-        total = sum(ctx.duration[i] for i in chains)
-        count = sum(1 for i in chains if ctx.family.get(ops[i]) == "Softmax")
-        ctx.add("unfused_attention", sorted({ops[i] for i in chains}), total,
+        duration = frame.floats("duration_us")
+        op_of = {i: frame.value_at(ctx.ops, i) for i in chains}
+        total = sum(float(duration[i]) for i in chains)
+        count = sum(1 for i in chains if ctx.family.get(op_of[i]) == "Softmax")
+        ctx.add("unfused_attention", sorted(set(op_of.values())), total,
                 f"{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {U.time(total)} "
                 f"({ctx.compute_share(total):.1%} of compute time) instead of one fused attention kernel")
 
@@ -192,59 +204,57 @@ def _base_name(op: str) -> str:
 
 
 def check_norm(ctx: Kernels) -> None:
-    compute = [i for i, u in enumerate(ctx.unit) if u not in ("communication", "ai_cpu")]
-    base = {op: _base_name(op) for op in set(ctx.op_type)}
-    names = [base[ctx.op_type[i]] for i in compute]
+    frame = ctx.frame
+    compute = frame.rows(frame.negate(frame.isin(ctx.units, {"communication", "ai_cpu"})))
+    # the op type's base name of each compute kernel, in launch order (a Frame of its own)
+    names = _compute_names(ctx, compute)
     present_families = {r.family for r in ctx.rows}
     found: dict[str, set[int]] = {}
     for pattern, steps in NORM_PATTERNS.items():
         if pattern in present_families:
             continue  # the fused kernel is used; a stray match would be noise
-        hits = _find_chains(names, steps)
+        hits: set[int] = set()
+        for chain in names.chains([names.isin(names.coded("name"), step) for step in steps], NORM_WINDOW):
+            hits.update(chain)
         if hits:
-            found[pattern] = {compute[j] for j in hits}
+            found[pattern] = {int(compute[j]) for j in hits}
     if not found:
         return
     kernels = set().union(*found.values())
-    total = sum(ctx.duration[i] for i in kernels)
-    ctx.add("unfused_norm", sorted({ctx.op_type[i] for i in kernels}), total,
+    duration = frame.floats("duration_us")
+    total = sum(float(duration[i]) for i in kernels)
+    ctx.add("unfused_norm", sorted({frame.value_at(ctx.ops, i) for i in kernels}), total,
             f"{', '.join(found)} built from separate small kernels: {U.time(total)} "
             f"({ctx.compute_share(total):.1%} of compute time)")
 
 
-def _find_chains(names: list[str], steps: tuple[frozenset[str], ...]) -> set[int]:
-    hits: set[int] = set()
-    for start, name in enumerate(names):
-        if name not in steps[0]:
-            continue
-        chain, position = [start], start
-        for step in steps[1:]:
-            nxt = next((j for j in range(position + 1, min(len(names), start + NORM_WINDOW)) if names[j] in step), None)
-            if nxt is None:
-                break
-            chain.append(nxt)
-            position = nxt
-        if len(chain) == len(steps):
-            hits.update(chain)
-    return hits
+def _compute_names(ctx: Kernels, compute: list[int]):
+    """A Frame over the compute kernels alone, its ``name`` column the base name of each one's op type."""
+    from opprof_advisor.kernel_frame import Frame
+    from opprof_advisor.readers.base import Coded, KernelTable
+
+    frame = ctx.frame
+    base = frame.mapped(ctx.ops, _base_name)
+    codes = base.codes[compute] if frame.vector else [base.codes[i] for i in compute]
+    table = KernelTable()
+    table.store("duration_us", frame.np.zeros(len(compute)) if frame.vector else [0.0] * len(compute))
+    table.store("name", Coded(codes, base.values))
+    return Frame(table, vector=frame.vector)
 
 
 def check_fp32(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
-    dtypes = ctx.column("input_dtypes")
+    frame = ctx.frame
     cube_rows = [r for r in ctx.rows if r.family in CUBE_FAMILIES and r.unit in AIC_UNITS]
-    if dtypes is None:
+    if not frame.has("input_dtypes"):
         if cube_rows:
             ctx.note(N_("fp32 compute"), N_("Input Data Types is not recorded"), "shapes")
         return
-    time_by_op: Counter[str] = Counter()
-    for i, unit in enumerate(ctx.unit):
-        if unit not in AIC_UNITS or ctx.family.get(ctx.op_type[i]) not in CUBE_FAMILIES:
-            continue
-        first = dtypes[i].split(";", 1)[0].strip()
-        if FP32_DTYPE.match(first):
-            time_by_op[ctx.op_type[i]] += ctx.duration[i]
+    fp32 = frame.both(frame.isin(ctx.units, AIC_UNITS), frame.isin(ctx.ops, lambda op: ctx.family.get(op) in CUBE_FAMILIES),
+                      frame.isin(frame.coded("input_dtypes"),
+                                 lambda text: bool(FP32_DTYPE.match(text.split(";", 1)[0].strip()))))
+    time_by_op: Counter[str] = Counter(frame.tally(ctx.ops, fp32, ctx.duration).sum_by_key())
     hot = {op: t for op, t in time_by_op.items() if ctx.compute_share(t) >= HOT_SHARE}
     if hot:
         total = sum(hot.values())

@@ -19,6 +19,7 @@ def _rows(n: int) -> list[dict[str, str]]:
     for i in range(n):
         if i % 5 == 0:
             rows.append(kernel(f"trans_Cast_{i}", "Cast", "AI_CPU", 100.0 + i, dtypes="INT32", shapes="", state="N/A"))
+            rows[-1]["Block Dim"] = "N/A"  # a missing integer: None in both readers
         elif i % 5 == 1:
             rows.append(kernel(f"hcom_allReduce__{i}", "hcom_allReduce_", "HCCL", 50.5, block=0, shapes="N/A"))
         else:
@@ -29,7 +30,7 @@ def _rows(n: int) -> list[dict[str, str]]:
 
 @pytest.fixture
 def arrow_for_all_sizes(monkeypatch):
-    monkeypatch.setattr(arrowcsv, "ARROW_MIN_BYTES", 0)
+    monkeypatch.setattr(arrowcsv, "ARROW_FROM_ROWS", 0)
     monkeypatch.setattr(arrowcsv, "BLOCK_BYTES", 4096)  # many streamed blocks even for a small file
     monkeypatch.delenv("ADVISOR_NO_ARROW", raising=False)
 
@@ -45,15 +46,21 @@ def test_arrow_table_equals_the_stdlib_table(tmp_path, arrow_for_all_sizes, monk
         assert getattr(fast, field) == getattr(slow, field), field
     assert fast.pipe == slow.pipe and fast.present == slow.present
     assert fast.op_state[0] is None and fast.input_shapes[1] == "" and fast.pipe["aic_cube"][0] is None
+    assert fast.block_dim[:2] == [None, 0]
 
 
-@pytest.mark.parametrize("damage", ["negative", "text", "short_row"])
+#: A damaged cell of row 20 (line 22) -> (column, value); the columnar reader must leave each to the stdlib one.
+DAMAGE = {"negative": ("Duration(us)", "-1.5"), "text": ("Duration(us)", "slow"), "huge": ("Duration(us)", "5e12"),
+          "inf_ratio": ("aic_mac_ratio", "inf"), "inf_block": ("Block Dim", "1e400"),
+          "nan_ratio": ("aic_mac_ratio", "-nan")}
+
+
+@pytest.mark.parametrize("damage", [*DAMAGE, "short_row"])
 def test_bad_large_files_fall_back_to_the_exact_stdlib_report(tmp_path, arrow_for_all_sizes, damage):
     rows = _rows(50)
-    if damage == "negative":
-        rows[20]["Duration(us)"] = "-1.5"
-    elif damage == "text":
-        rows[20]["Duration(us)"] = "slow"
+    if damage in DAMAGE:
+        column, value = DAMAGE[damage]
+        rows[20][column] = value
     path = write_csv(tmp_path / "kernel_details.csv", LEVEL2_HEADER, rows)
     if damage == "short_row":
         lines = path.read_bytes().split(b"\r\n")

@@ -96,13 +96,15 @@ def op_rows(ctx, profile) -> list[dict[str, Any]]:
 
 
 def _launch_percentiles(ctx) -> dict[tuple[str, str], tuple[float, float, float]]:
-    if not len(ctx.duration):
+    if not ctx.frame.n:
         return {}
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.table({"op_type": pa.array([op or "(unknown)" for op in ctx.op_type], pa.string()),
-                      "unit": pa.array(ctx.unit, pa.string()),
+    def strings(column, spell=lambda value: value):  # an encoded column as Arrow strings, row by row in C++
+        return pa.array([spell(v) for v in column.values], pa.string()).take(pa.array(column.codes, pa.int64()))
+
+    table = pa.table({"op_type": strings(ctx.ops, lambda op: op or "(unknown)"), "unit": strings(ctx.units),
                       "duration_us": pa.array(ctx.duration, pa.float64())})
     grouped = table.group_by(["op_type", "unit"]).aggregate([
         ("duration_us", "tdigest", pc.TDigestOptions(q=[0.5, 0.95])), ("duration_us", "max")])

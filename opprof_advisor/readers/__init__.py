@@ -117,5 +117,6 @@ def read_raw(path: str | Path, progress: Progress | None = None, executor: Execu
     if executor is not None and reader.name == "multi-rank":
         return reader.read(where, progress, executor=executor)
     raw = reader.read(where, progress)
-    check_durations(raw.kernels.duration_us, raw.kernels.name, raw.path)  # whatever the reader, no inf device time
+    table = raw.kernels  # whatever the reader, no inf device time
+    check_durations(table.stored("duration_us"), lambda: table.name, raw.path)
     return raw

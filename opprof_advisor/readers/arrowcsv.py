@@ -1,16 +1,15 @@
-"""Fast path for large kernel CSVs: pyarrow's multi-threaded C++ parser, streamed in blocks.
+"""The columnar reader of kernel CSVs: pyarrow's multi-threaded C++ parser, streamed in blocks, into a
+columnar KernelTable (no Python object per row).
 
-Used by ``csvfile.read_kernel_csv`` for files of ARROW_MIN_BYTES and more when pyarrow is
-installed. Measured on the 2-core target machine (benchmarks/bench_profile.py, whole CLI run):
-the stdlib csv module needs ~2.6 s for a 100 MB kernel_details.csv and ~8.3 s for a
-1,000,000-row op_summary, at or over the 3 s / 8 s targets; with this path 1.4 s and 3.8 s.
-Small blocks (1 MB) keep pyarrow's buffers small: 100 MB peaks at ~265 MB RSS (2 MB: ~300,
-8 MB: ~380) at the same speed.
+Used by ``csvfile.read_kernel_csv`` for every file of ARROW_FROM_ROWS rows and more when pyarrow is
+installed. Text and integer columns are dictionary-encoded batch by batch (``readers.base.Coded``:
+each distinct cell is cleaned once, with the stdlib reader's own ``clean_text`` / ``int``), numbers
+kept as float64 arrays; ``kernel_frame.Frame`` builds the profile from them with numpy. Small
+blocks (1 MB) keep pyarrow's buffers small.
 
 It only handles clean files: any row that does not fit the header, a missing or non-numeric
-duration, or bytes that are not UTF-8 make it return None, and the stdlib reader reads the file
-again to produce its exact notes and ``file:line`` errors. Repeated values are mapped to one
-Python object per distinct value (dictionary encoding), as the stdlib reader does.
+duration, a number that is not finite, or bytes that are not UTF-8 make it return None, and the
+careful stdlib reader reads the file again to produce its exact notes and ``file:line`` errors.
 """
 
 from __future__ import annotations
@@ -20,13 +19,16 @@ from pathlib import Path
 from typing import Callable
 
 from opprof_advisor.readers import columns
-from opprof_advisor.readers.base import KernelTable, Progress
+from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, Progress
 from opprof_advisor.readers.sidefile import MAX_DURATION_US
 
-#: Files smaller than this are read by the stdlib reader (importing pyarrow costs ~0.3 s).
-ARROW_MIN_BYTES = 32 * 1024 * 1024
+#: Files of fewer rows (estimated from the first 64 KB) are read by the stdlib reader: importing pyarrow
+#: and numpy (~0.15 s) costs more than it saves below about this many rows (bench_profile.py --sweep).
+ARROW_FROM_ROWS = COLUMNAR_FROM_ROWS
 #: Bytes parsed per streamed block (bounds the memory held by pyarrow at once; see above).
 BLOCK_BYTES = 1024 * 1024
+#: Blocks checked and dictionary-encoded together (fewer compute calls; strings of this much input held at once).
+GROUP_BYTES = 16 * 1024 * 1024
 #: Parse blocks on several threads (faster, but more blocks held in memory at once).
 USE_THREADS = True
 
@@ -50,7 +52,7 @@ def available() -> bool:
 
 def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip_rows: int,
                     progress: Progress | None) -> KernelTable | None:
-    """Read a clean kernel CSV with pyarrow; None when the file needs the careful stdlib reader."""
+    """Read a clean kernel CSV with pyarrow into a columnar KernelTable; None when it needs the careful reader."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -74,106 +76,111 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
                                                  null_values=sorted(columns.MISSING_VALUES), strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
         )
-        table = _new_table(mapping, fields)
-        converter = _Converter(fields)
-        total, done = path.stat().st_size, 0
+        chunks: dict[str, list] = {field: [] for field in fields}
+        total, done, pending = path.stat().st_size, 0, []
         for batch in reader:
-            if invalid or not converter.add(table, batch):
-                return None
+            pending.append(batch)
             done = min(total, done + BLOCK_BYTES)
+            if len(pending) * BLOCK_BYTES >= GROUP_BYTES:
+                if invalid:
+                    return None
+                _add_batches(chunks, fields, pending)
+                pending = []
             if progress is not None:
                 progress(done, total)
+        if invalid:
+            return None
+        if pending:
+            _add_batches(chunks, fields, pending)
+        if not any(len(c) for c in chunks["duration_us"]):
+            return None
+        return _table(mapping, fields, chunks)
     except (pa.ArrowException, UnicodeDecodeError, OSError, ImportError):
         return None  # ImportError: numpy missing for to_numpy(); the stdlib reader needs nothing
     finally:
-        # give parse buffers back to the OS now: the builder's Python objects come next
+        # give parse buffers back to the OS now
         pa.default_memory_pool().release_unused()
-    if invalid or not len(table):
-        return None
-    return table
 
 
-def _new_table(mapping: dict[str, int], fields: dict[str, int]) -> KernelTable:
+def _add_batches(chunks: dict[str, list], fields: dict[str, int], batches: list) -> None:
+    """Keep the batches' columns, text and integers dictionary-encoded (one compute call per column)."""
+    import pyarrow as pa
+
+    try:  # the kernel itself: importing pyarrow.compute builds wrappers for every kernel (~65 ms)
+        from pyarrow._compute import call_function
+    except ImportError:
+        from pyarrow.compute import call_function
+    group = pa.Table.from_batches(batches)
+    for field, index in fields.items():
+        array = group.column(f"c{index}")
+        if _kind(field) != "float":
+            array = call_function("dictionary_encode", [array])
+        chunks[field].extend(array.chunks)
+
+
+def _kind(field: str) -> str:
+    return "float" if field.startswith("pipe:") else COLUMN_KINDS[field]
+
+
+def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, list]) -> KernelTable | None:
+    """The KernelTable of the kept columns; None when a duration is missing, negative or implausible, or
+    a number is not finite (inf, nan, 1e400): the stdlib reader then names the line."""
+    import numpy as np
+    import pyarrow as pa
+
     table = KernelTable()
     table.present = {f for f in mapping if not f.startswith("pipe:")}
     pipes = [f[5:] for f in fields if f.startswith("pipe:")]
     if pipes:
         table.present.add("pipe")
     table.pipe = {key: [] for key in pipes}
+    n = sum(len(c) for c in chunks["duration_us"])
+    for field in fields:
+        column = pa.chunked_array(chunks.pop(field))
+        if _kind(field) == "float":
+            values = column.to_numpy()  # nulls become NaN: None when read as a list
+            if n - np.count_nonzero(np.isfinite(values)) != column.null_count:
+                return None  # a NaN or infinity that was not written as a missing value
+            table.store(field, values)
+        else:
+            decoded = _decoded(column, _CLEAN[_kind(field)])
+            if decoded is None:
+                return None
+            table.store(field, decoded)
+    durations = table.stored("duration_us")
+    if np.isnan(durations).any() or durations.min() < 0 or durations.max() > MAX_DURATION_US:
+        return None
+    # columns the file lacks read as empty, as the stdlib reader fills them
+    for field in (*_TEXT, "op_state", "block_dim", "mix_block_dim"):
+        if field not in fields:
+            table.store(field, Coded(np.zeros(n, dtype=np.int32), ["" if field in _TEXT else None]))
+    if "wait_us" not in fields:
+        table.store("wait_us", np.full(n, np.nan))
     return table
 
 
-class _Converter:
-    """Arrow record batches -> KernelTable columns, one Python object per distinct value."""
+def _decoded(column, clean: Callable) -> Coded | None:
+    """A chunked dictionary array as one Coded column: each distinct cell cleaned once, equal results merged;
+    None when a cell does not clean (an integer column holding inf or nan)."""
+    import numpy as np
+    import pyarrow as pa
 
-    def __init__(self, fields: dict[str, int]):
-        self.fields = fields
-        self.text = _Memo(columns.clean_text)
-        self.optional = _Memo(columns.clean_optional)
-        self.ints = _Memo(lambda v: None if v is None else int(v))
-        self.floats = _Memo(lambda v: v)
-
-    def add(self, table: KernelTable, batch) -> bool:
-        """Append a batch; False when a duration is missing or negative (the stdlib reader reports it)."""
-        import pyarrow.compute as pc
-
-        n = batch.num_rows
-        column = lambda field: batch.column(f"c{self.fields[field]}")  # noqa: E731
-        durations = column("duration_us")
-        if durations.null_count or (n and (pc.min(durations).as_py() < 0 or pc.max(durations).as_py() > MAX_DURATION_US)):
-            return False
-        if not self._all_finite(batch):
-            return False  # inf / nan / 1e400 somewhere: the stdlib reader names the line
-        for field in _TEXT:
-            values = _mapped(column(field), self.text) if field in self.fields else [""] * n
-            getattr(table, field).extend(values)
-        table.op_state.extend(_mapped(column("op_state"), self.optional) if "op_state" in self.fields else [None] * n)
-        for field in ("block_dim", "mix_block_dim"):
-            getattr(table, field).extend(_mapped(column(field), self.ints) if field in self.fields else [None] * n)
-        table.wait_us.extend(column("wait_us").to_pylist() if "wait_us" in self.fields else [None] * n)
-        if "start_us" in self.fields:
-            table.start_us.extend(column("start_us").to_pylist())
-        if "device_id" in self.fields:
-            table.device_id.extend(_mapped(column("device_id"), self.ints))
-        if "step_id" in self.fields:
-            table.step_id.extend(_mapped(column("step_id"), self.optional))
-        for field in ("aic_time_us", "aiv_time_us"):
-            if field in self.fields:
-                getattr(table, field).extend(_mapped(column(field), self.floats))
-        table.duration_us.extend(durations.to_pylist())
-        for key in table.pipe:
-            table.pipe[key].extend(_mapped(column("pipe:" + key), self.floats))
-        return True
+    array = pa.concat_arrays(column.unify_dictionaries().chunks)
+    index: dict = {}
+    try:
+        remap = [index.setdefault(clean(value), len(index)) for value in array.dictionary.to_pylist()]
+    except (OverflowError, ValueError):  # int() of inf / nan
+        return None
+    codes = array.indices.to_numpy(zero_copy_only=False)
+    if array.indices.null_count:  # a missing number (N/A; the codes come as floats, NaN there): one code for None
+        remap.append(index.setdefault(None, len(index)))
+        codes = np.where(np.isnan(codes), len(remap) - 1, codes).astype(np.int64)
+    mapping = np.asarray(remap, dtype=np.int32) if remap else np.zeros(1, dtype=np.int32)
+    return Coded(mapping[codes], list(index))
 
 
-    def _all_finite(self, batch) -> bool:
-        import pyarrow.compute as pc
-        import pyarrow.types as pt
-
-        for index in self.fields.values():
-            array = batch.column(f"c{index}")
-            if pt.is_floating(array.type) and pc.any(pc.invert(pc.is_finite(array))).as_py():
-                return False
-        return True
-
-
-class _Memo(dict):
-    def __init__(self, clean: Callable):
-        super().__init__()
-        self.clean = clean
-
-    def __missing__(self, key):
-        value = self[key] = self.clean(key)
-        return value
-
-
-def _mapped(array, memo: _Memo) -> list:
-    # dictionary-encode in C++, clean each distinct value once, expand with C-level map()
-    import pyarrow.compute as pc
-
-    encoded = pc.dictionary_encode(array)
-    distinct = [memo[v] for v in encoded.dictionary.to_pylist()]
-    indices = encoded.indices
-    if indices.null_count:
-        return [None if i is None else distinct[i] for i in indices.to_pylist()]
-    return list(map(distinct.__getitem__, indices.to_numpy(zero_copy_only=False).tolist()))
+_CLEAN: dict[str, Callable] = {
+    "text": columns.clean_text,
+    "optional": columns.clean_optional,
+    "int": lambda value: None if value is None else int(value),
+}

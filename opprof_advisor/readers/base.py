@@ -1,14 +1,16 @@
 """What every profile reader returns: a columnar kernel table plus what the files say about the run.
 
 Readers only parse; ``opprof_advisor.profile_builder.build_profile`` turns a RawProfile into the
-normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). Keeping the table columnar
-(one list per column) keeps 400k-row inputs within the memory target.
+normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). The table is columnar: one
+list per column for small inputs, dictionary codes and numpy arrays for large ones (no Python object
+per row), which keeps multi-million-row inputs within the memory target.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import MutableMapping
 from typing import Any, Callable, Protocol
 
 #: Canonical pipe-ratio keys of ``KernelTable.pipe``. Readers map every header spelling onto these:
@@ -20,88 +22,295 @@ PIPE_KEYS: tuple[str, ...] = (
     "cube", "vec", "scalar", "mte1", "mte2", "mte3",
 )
 
+#: From this many kernel rows the columnar engine (pyarrow's CSV reader, numpy group-bys in
+#: ``kernel_frame``) is used; below it importing pyarrow and numpy (~0.15 s) costs more than the
+#: per-row Python it saves (benchmarks/bench_profile.py --sweep measures both around this point).
+COLUMNAR_FROM_ROWS = 10_000
+
 #: Called by readers on long inputs: ``progress(done, total)`` in bytes or rows.
 Progress = Callable[[int, int], None]
 
 
 @dataclass
+class Coded:
+    """A dictionary-encoded column: row ``i`` holds ``values[codes[i]]``; ``values`` are distinct."""
+
+    codes: Any  # numpy int array (or a list of ints)
+    values: list
+
+
+#: What each KernelTable column holds: "text" (str, "" when not recorded), "optional" (str or None),
+#: "int" (int or None) and "float" (float or None). Text, optional and int columns may be stored
+#: dictionary-encoded (Coded), float columns as numpy float64 arrays with NaN for None.
+COLUMN_KINDS: dict[str, str] = {
+    "name": "text", "op_type": "text", "task_type": "text", "duration_us": "float", "wait_us": "float",
+    "block_dim": "int", "mix_block_dim": "int", "input_shapes": "text", "input_dtypes": "text",
+    "input_formats": "text", "output_formats": "text", "output_dtypes": "text", "op_state": "optional",
+    "start_us": "float", "device_id": "int", "step_id": "optional", "aic_time_us": "float", "aiv_time_us": "float",
+}
+_EMPTY: dict[str, Any] = {"text": "", "optional": None, "int": None, "float": None}
+_LIST_COLUMNS: tuple[str, ...] = tuple(COLUMN_KINDS)
+
+
+class _Column:
+    """A KernelTable column read as a Python list; an encoded column becomes one on first read."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, table: "KernelTable | None", owner=None):
+        if table is None:
+            return self
+        return table._list(self.name)
+
+    def __set__(self, table: "KernelTable", values) -> None:
+        table.store(self.name, values)
+
+
 class KernelTable:
-    """One row per device task (kernel launch). All lists have the same length.
+    """One row per device task (kernel launch). All columns the source had have the same length.
 
     Empty string / None mean "not recorded" (e.g. ``op_type`` is ``""`` at profiler level0).
     ``task_type`` is the raw unit label (``AI_CORE``, ``AI_CPU``, ``MIX_AIC``, ``HCCL``,
     ``COMMUNICATION``, ``vector`` / ``cube`` / ``mix`` for msOpProf ...).
+
+    Columns are stored either as Python lists (readers of small or irregular sources append to them)
+    or columnar: dictionary-encoded (``Coded``) and numpy float64 arrays, as the pyarrow CSV reader
+    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.kernel_frame``
+    without making a Python object per row; reading an attribute (``table.name``) gives the list.
     """
 
-    name: list[str] = field(default_factory=list)
-    op_type: list[str] = field(default_factory=list)
-    task_type: list[str] = field(default_factory=list)
-    duration_us: list[float] = field(default_factory=list)
-    wait_us: list[float | None] = field(default_factory=list)
-    block_dim: list[int | None] = field(default_factory=list)
-    mix_block_dim: list[int | None] = field(default_factory=list)
-    input_shapes: list[str] = field(default_factory=list)
-    input_dtypes: list[str] = field(default_factory=list)
-    input_formats: list[str] = field(default_factory=list)
-    output_formats: list[str] = field(default_factory=list)
-    output_dtypes: list[str] = field(default_factory=list)  # optional: may stay empty (length 0)
-    op_state: list[str | None] = field(default_factory=list)
-    start_us: list[float | None] = field(default_factory=list)  # task start, µs (local Unix time)
-    device_id: list[int | None] = field(default_factory=list)  # Device_id where the file records several
-    step_id: list[str | None] = field(default_factory=list)  # kernel_details "Step Id" (torch_npu schedules)
-    aic_time_us: list[float | None] = field(default_factory=list)  # busy time of the cube side (aicore_time)
-    aiv_time_us: list[float | None] = field(default_factory=list)  # busy time of the vector side (aiv_time)
-    pipe: dict[str, list[float | None]] = field(default_factory=dict)  # PIPE_KEYS -> column
+    name = _Column()
+    op_type = _Column()
+    task_type = _Column()
+    duration_us = _Column()
+    wait_us = _Column()
+    block_dim = _Column()
+    mix_block_dim = _Column()
+    input_shapes = _Column()
+    input_dtypes = _Column()
+    input_formats = _Column()
+    output_formats = _Column()
+    output_dtypes = _Column()  # optional: may stay empty (length 0)
+    op_state = _Column()
+    start_us = _Column()  # task start, µs (local Unix time)
+    device_id = _Column()  # Device_id where the file records several
+    step_id = _Column()  # kernel_details "Step Id" (torch_npu schedules)
+    aic_time_us = _Column()  # busy time of the cube side (aicore_time)
+    aiv_time_us = _Column()  # busy time of the vector side (aiv_time)
+
+    def __init__(self, present: set[str] | None = None, pipe: dict[str, list] | None = None, **columns: list):
+        unknown = set(columns) - set(COLUMN_KINDS)
+        if unknown:
+            raise TypeError(f"KernelTable has no column {sorted(unknown)[0]!r}")
+        # column -> list, Coded or numpy array; pipe columns under "pipe:<key>"
+        self._store: dict[str, Any] = {name: columns.get(name, []) for name in COLUMN_KINDS}
+        self._pipe_keys: list[str] = []
+        # Which optional columns the source file had at all (a missing column is not "all empty"):
+        # e.g. {"op_state", "block_dim", "input_dtypes", "pipe", "wait_us"}. The builder only judges
+        # from a column named here; a column that is not present may be left empty.
+        self.present: set[str] = set(present or ())
+        self.pipe = pipe or {}
+        self.cached_frame = None  # the kernel_frame.Frame of this table, once made
+
+    def is_columnar(self) -> bool:
+        """True when some column is stored encoded or as an array (read by the columnar reader)."""
+        return any(not isinstance(values, list) for values in self._store.values())
+
+    # -- storage ---------------------------------------------------------------------------------
+
+    @property
+    def pipe(self) -> "MutableMapping[str, list]":
+        """PIPE_KEYS -> column, each read as a list (see ``stored`` for the columnar form); assignable."""
+        return _PipeColumns(self)
+
+    @pipe.setter
+    def pipe(self, columns) -> None:
+        columns = dict(columns)
+        for key in self._pipe_keys:
+            self._store.pop("pipe:" + key, None)
+        self._pipe_keys = list(columns)
+        for key, values in columns.items():
+            self._store["pipe:" + key] = values
+
+    def pipe_keys(self) -> list[str]:
+        return list(self._pipe_keys)
+
+    def stored(self, name: str):
+        """The column as stored (a list, a Coded or a numpy array), without converting it; ``pipe:<key>`` too."""
+        return self._store[name]
+
+    def store(self, name: str, values) -> None:
+        """Set a column in any stored form (``pipe:<key>`` adds a pipe column)."""
+        if name.startswith("pipe:") and name[5:] not in self._pipe_keys:
+            self._pipe_keys.append(name[5:])
+        self._store[name] = values
+        self.cached_frame = None
+
+    def _list(self, name: str) -> list:
+        values = self._store[name]
+        if not isinstance(values, list):
+            values = self._store[name] = as_list(values)
+        return values
 
     def __len__(self) -> int:
-        return len(self.duration_us)
+        return _length(self._store["duration_us"])
+
+    def has(self, name: str) -> bool:
+        """True when the source really had the column (``present``, or fully filled when nothing is listed)."""
+        if _length(self._store[name]) != len(self):
+            return False
+        return not (self.present and name not in self.present)
 
     def column(self, name: str) -> list | None:
         """A column the source really had (listed in ``present``, or fully filled when nothing is listed)."""
-        values = getattr(self, name)
-        if len(values) != len(self):
-            return None
-        if self.present and name not in self.present:
-            return None
-        return values
-
-    # Which optional columns the source file had at all (a missing column is not "all empty"):
-    # e.g. {"op_state", "block_dim", "input_dtypes", "pipe", "wait_us"}. The builder only judges
-    # from a column named here; a column that is not present may be left as an empty list.
-    present: set[str] = field(default_factory=set)
+        return self._list(name) if self.has(name) else None
 
     def take(self, indices: list[int]) -> "KernelTable":
         """A new table of the rows at ``indices`` (columns the source lacked stay empty)."""
         part = KernelTable(present=set(self.present))
         n = len(self)
-        for name in _LIST_COLUMNS:
-            column = getattr(self, name)
-            if len(column) == n:
-                setattr(part, name, [column[i] for i in indices])
-        part.pipe = {key: [column[i] for i in indices] for key, column in self.pipe.items()}
+        for name in (*_LIST_COLUMNS, *("pipe:" + key for key in self._pipe_keys)):
+            values = self._store[name]
+            if _length(values) == n:
+                part.store(name, _take(values, indices))
+            elif name.startswith("pipe:"):
+                part.store(name, [])
         return part
 
     def extend(self, other: "KernelTable") -> None:
         """Append the rows of ``other`` (columns missing on one side are padded with empty values)."""
-        n_self, n_other = len(self), len(other)
-        for name in _LIST_COLUMNS:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if len(mine) != n_self:
-                mine.extend([_EMPTY[name]] * (n_self - len(mine)))
-            mine.extend(theirs if len(theirs) == n_other else [_EMPTY[name]] * n_other)
-        for key in set(self.pipe) | set(other.pipe):
-            column = self.pipe.setdefault(key, [None] * n_self)
-            column.extend(other.pipe.get(key, [None] * n_other))
-        self.present |= other.present
+        joined = KernelTable.concat([self, other])
+        self._store, self._pipe_keys, self.present = joined._store, joined._pipe_keys, joined.present
+        self.cached_frame = None
+
+    @classmethod
+    def concat(cls, tables: list["KernelTable"]) -> "KernelTable":
+        """One table of the rows of ``tables`` in order (columns missing in some are padded with empty
+        values); columnar columns are joined once, not table by table."""
+        joined = cls()
+        pipe_keys = list(dict.fromkeys(key for table in tables for key in table._pipe_keys))
+        columnar = any(table.is_columnar() for table in tables)
+        for name in (*_LIST_COLUMNS, *("pipe:" + key for key in pipe_keys)):
+            kind = COLUMN_KINDS.get(name, "float")
+            empty = 0.0 if name == "duration_us" else _EMPTY[kind]
+            parts = []
+            for table in tables:
+                values, n = table._store.get(name, []), len(table)
+                if _length(values) == n:
+                    parts.append(values)
+                elif columnar and not _length(values):  # a column this table lacks, as columnar empties
+                    parts.append(_empties(kind, empty, n))
+                else:
+                    parts.append(_padded(values, empty, n))
+            joined.store(name, _joined(parts, kind))
+        for table in tables:
+            joined.present |= table.present
+        return joined
 
 
-_EMPTY: dict[str, Any] = {
-    "name": "", "op_type": "", "task_type": "", "duration_us": 0.0, "wait_us": None, "block_dim": None,
-    "mix_block_dim": None, "input_shapes": "", "input_dtypes": "", "input_formats": "", "output_formats": "",
-    "output_dtypes": "", "op_state": None, "start_us": None, "device_id": None, "step_id": None,
-    "aic_time_us": None, "aiv_time_us": None,
-}
-_LIST_COLUMNS: tuple[str, ...] = tuple(_EMPTY)
+class _PipeColumns(MutableMapping):
+    """The pipe columns of a table as a mapping that reads and writes the table's own store."""
+
+    def __init__(self, table: KernelTable):
+        self.table = table
+
+    def __getitem__(self, key: str) -> list:
+        if key not in self.table._pipe_keys:
+            raise KeyError(key)
+        return self.table._list("pipe:" + key)
+
+    def __setitem__(self, key: str, values) -> None:
+        self.table.store("pipe:" + key, values)
+
+    def __delitem__(self, key: str) -> None:
+        self.table._pipe_keys.remove(key)
+        del self.table._store["pipe:" + key]
+
+    def __iter__(self):
+        return iter(list(self.table._pipe_keys))
+
+    def __len__(self) -> int:
+        return len(self.table._pipe_keys)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def _length(values) -> int:
+    return len(values.codes) if isinstance(values, Coded) else len(values)
+
+
+def as_list(values) -> list:
+    """A stored column (list, Coded or numpy float array with NaN for None) as a Python list."""
+    if isinstance(values, list):
+        return values
+    if isinstance(values, Coded):
+        codes = values.codes.tolist() if hasattr(values.codes, "tolist") else values.codes
+        return list(map(values.values.__getitem__, codes))
+    import numpy as np
+
+    found = values.tolist()
+    if np.isnan(values).any():
+        found = [None if v != v else v for v in found]
+    return found
+
+
+def _padded(values, empty, n: int) -> list:
+    # a column the source lacked (or filled only in part) padded with empty values, as a list
+    return as_list(values) + [empty] * (n - _length(values))
+
+
+def _empties(kind: str, empty, n: int):
+    import numpy as np
+
+    if kind == "float":
+        return np.full(n, np.nan if empty is None else empty)
+    return Coded(np.zeros(n, dtype=np.int32), [empty])
+
+
+def _take(values, indices):
+    if isinstance(values, list):
+        return [values[i] for i in indices]
+    import numpy as np
+
+    index = np.asarray(indices, dtype=np.int64)
+    if isinstance(values, Coded):
+        return Coded(np.asarray(values.codes)[index], values.values)
+    return values[index]
+
+
+def _joined(parts: list, kind: str):
+    """Stored columns one after the other: a list when all are lists, else one array or Coded."""
+    if all(isinstance(part, list) for part in parts):
+        return [value for part in parts for value in part]
+    import numpy as np
+
+    if kind == "float":
+        return np.concatenate([_float_array(part) for part in parts])
+    index: dict = {}
+    codes = []
+    for part in map(encode, parts):
+        remap = np.asarray([index.setdefault(value, len(index)) for value in part.values] or [0], dtype=np.int32)
+        codes.append(remap[np.asarray(part.codes, dtype=np.int64)])
+    return Coded(np.concatenate(codes), list(index))
+
+
+def _float_array(values):
+    import numpy as np
+
+    if isinstance(values, list):
+        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    return values
+
+
+def encode(values) -> Coded:
+    """A column (list or Coded) dictionary-encoded, values in order of first appearance."""
+    if isinstance(values, Coded):
+        return values
+    index: dict = {}
+    codes = [index.setdefault(value, len(index)) for value in values]
+    return Coded(codes, list(index))
 
 
 @dataclass

@@ -215,7 +215,7 @@ def _read_with_arrow(path: Path, head: bytes, progress: Progress | None,
     """The pyarrow fast path for large clean UTF-8 files (see arrowcsv), or None."""
     from opprof_advisor.readers import arrowcsv
 
-    if path.stat().st_size < arrowcsv.ARROW_MIN_BYTES or not arrowcsv.available():
+    if _estimated_rows(path.stat().st_size, head) < arrowcsv.ARROW_FROM_ROWS or not arrowcsv.available():
         return None
     encoding = _encoding_of(head)
     try:
@@ -234,6 +234,14 @@ def _read_with_arrow(path: Path, head: bytes, progress: Progress | None,
     mapping = columns.map_header(_strip_trailing(header))
     _check_required(path, mapping, required)
     return arrowcsv.read_kernel_csv(path, header, mapping, 1, progress)
+
+
+def _estimated_rows(size: int, head: bytes) -> int:
+    """Rows of a file of ``size`` bytes whose first bytes are ``head`` (exact when the head is the whole file)."""
+    lines = head.count(b"\n")
+    if size <= len(head) or not lines:
+        return lines
+    return int(size / (len(head) / lines))
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
+from opprof_advisor.kernel_frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
 
@@ -220,15 +221,16 @@ def split_devices(raw: RawProfile) -> RawProfile:
     """A profile holding several Device_id values becomes one rank per device (never merged silently)."""
     from opprof_advisor.readers.multirank import merge_ranks, rank_summary
 
-    devices = raw.kernels.column("device_id")
-    distinct = sorted({d for d in devices or [] if d is not None})
+    frame = Frame.of(raw.kernels)
+    devices = frame.coded("device_id") if frame.has("device_id") else None
+    distinct = sorted(d for d in frame.occurring(devices) if d is not None) if devices is not None else []
     if len(distinct) < 2:
         return raw
     parts, summaries = [], []
     for device in distinct:
         part = RawProfile(path=raw.path, format=raw.format, versions=dict(raw.versions), chip=raw.chip,
                           core_counts=dict(raw.core_counts), freq_mhz=raw.freq_mhz,
-                          kernels=raw.kernels.take([i for i, d in enumerate(devices) if d == device]))
+                          kernels=raw.kernels.take(frame.rows(frame.isin(devices, {device}))))
         parts.append(part)
         summaries.append(rank_summary(f"device{device}", f"{raw.path} (Device_id {device})", part))
     notes = list(raw.notes) + [f"{len(distinct)} devices in one profile ({', '.join(map(str, distinct))}): "
@@ -247,16 +249,12 @@ def _read_all(files: list[Path], progress: Progress | None, notes: list[str]) ->
         notes.append(f"skipped {len(files) - len(nonempty)} empty op_summary file(s)")
         files = nonempty
     total, done = sum(sizes), 0
-    table: KernelTable | None = None
+    parts: list[KernelTable] = []
     for file in files:
         size = file.stat().st_size
-        part = csvfile.read_kernel_csv(file, _offset(progress, done, total), notes)
+        parts.append(csvfile.read_kernel_csv(file, _offset(progress, done, total), notes))
         done += size
-        if table is None:
-            table = part
-        else:
-            table.extend(part)
-    return table
+    return parts[0] if len(parts) == 1 else KernelTable.concat(parts)
 
 
 def _offset(progress: Progress | None, done: int, total: int) -> Progress | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from opprof_advisor import steps
 from opprof_advisor.errors import ProfileError
+from opprof_advisor.kernel_frame import Frame
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
@@ -91,11 +92,10 @@ class MultiRankReader:
 
 def merge_ranks(path: Path, raws: list[RawProfile], summaries: list[dict], notes: list[str]) -> RawProfile:
     """One job from its ranks: the kernels concatenated, each rank's summary, the typical rank's step split."""
-    table = KernelTable()
+    table = KernelTable.concat([raw.kernels for raw in raws])
     versions: dict[str, str] = {}
     core_counts: dict[str, int] = {}
     for raw in raws:
-        table.extend(raw.kernels)
         notes.extend(n for n in raw.notes if n not in notes)
         for key, value in raw.versions.items():
             if key != "rank_id":
@@ -125,36 +125,47 @@ def rank_steps(raw: RawProfile) -> list:
     """A rank's step split: its producer's table, else computed from its task intervals."""
     if raw.extra.get("steps"):
         return raw.extra["steps"]
-    table = raw.kernels
-    starts = table.column("start_us")
-    if starts is None or not len(table) or any(s is None for s in starts):
+    frame = Frame.of(raw.kernels)
+    starts = _starts(frame)
+    if starts is None:
         return []
-    return steps.from_intervals(starts, table.duration_us, _communication_mask(table),
-                                windows=raw.extra.get("step_windows"))
+    return steps.from_intervals(starts, frame.floats("duration_us"), _communication_mask(frame),
+                                windows=raw.extra.get("step_windows"), frame=frame)
 
 
-def _communication_mask(table: KernelTable) -> list[bool]:
-    names = table.name if len(table.name) == len(table) else [""] * len(table)
-    ops = table.op_type if len(table.op_type) == len(table) else [""] * len(table)
-    tasks = table.task_type if len(table.task_type) == len(table) else [""] * len(table)
-    cache: dict[tuple[str, str, str], bool] = {}
-    mask = []
-    for name, op, task in zip(names, ops, tasks):
-        key = (name if name.startswith("hcom_") else "", op, task)
-        hit = cache.get(key)
-        if hit is None:
-            op_type = op or op_type_from_name(name)
-            hit = cache[key] = unit_of(task, canonical_family(op_type), op_type or name) == "communication"
-        mask.append(hit)
-    return mask
+def _starts(frame: Frame):
+    """The task start column when every task has one, else None."""
+    if not frame.n or not frame.has("start_us"):
+        return None
+    starts = frame.floats("start_us")
+    return starts if frame.count(frame.present(starts)) == frame.n else None
+
+
+def _communication_mask(frame: Frame):
+    """Per task, whether it is communication; judged once per (hcom_ name, op type, task type), the first
+    such task's name deciding the op type where none is recorded."""
+    names = frame.coded("name")
+    hcom = frame.mapped(names, lambda name: name if name.startswith("hcom_") else "")
+    keys = frame.combine(hcom, frame.coded("op_type"), frame.coded("task_type"))
+    seen = frame.tally(keys)
+    verdicts = set()
+    for key, row in zip(seen.keys, seen.first):
+        _, op, task = key
+        name = frame.value_at(names, row)
+        op_type = op or op_type_from_name(name)
+        if unit_of(task, canonical_family(op_type), op_type or name) == "communication":
+            verdicts.add(key)
+    return frame.isin(keys, verdicts)
 
 
 def rank_summary(label: str, path: str, raw: RawProfile) -> dict:
     """What the rank table shows: device time and the rank's split (computing, exposed, free, stage)."""
     total = steps.total(rank_steps(raw))
-    device = round(sum(raw.kernels.duration_us), 3)
+    frame = Frame.of(raw.kernels)
+    durations = frame.floats("duration_us")
+    device = round(frame.total(durations), 3)
     if total is None:
-        comm = sum(d for d, c in zip(raw.kernels.duration_us, _communication_mask(raw.kernels)) if c)
+        comm = frame.total(durations, _communication_mask(frame))
         computing, exposed, free, stage = round(device - comm, 3), None, None, None
     else:
         computing, exposed, free, stage = (round(v, 3) for v in (total.computing_us, total.exposed_us,
@@ -165,10 +176,14 @@ def rank_summary(label: str, path: str, raw: RawProfile) -> dict:
 
 def task_window(raw: RawProfile) -> list[float] | None:
     """[first task start, last task end] in µs, or None when the rank has no start times."""
-    starts = raw.kernels.column("start_us")
-    if starts is None or not starts or any(s is None for s in starts):
+    frame = Frame.of(raw.kernels)
+    starts = _starts(frame)
+    if starts is None:
         return None
-    return [min(starts), max(s + d for s, d in zip(starts, raw.kernels.duration_us))]
+    durations = frame.floats("duration_us")
+    if frame.vector:
+        return [float(starts.min()), float((starts + durations).max())]
+    return [min(starts), max(s + d for s, d in zip(starts, durations))]
 
 
 def check_windows(path: Path, ranks: list[tuple[str, list[float] | None]]) -> None:

@@ -139,13 +139,23 @@ def small_int(value: Any) -> int | None:
     return None
 
 
-def check_durations(durations: list[float], names: list[str], path: str) -> None:
-    """Raise MalformedProfile when a task duration is not finite or over MAX_DURATION_US (C-speed when all are fine)."""
-    if not durations:
+def check_durations(durations, names, path: str) -> None:
+    """Raise MalformedProfile when a task duration is not finite or over MAX_DURATION_US (C-speed when all are fine).
+
+    ``durations``: a list, or a numpy array (a columnar table's); ``names``: the task names, or a callable
+    giving them (only called to name the bad task)."""
+    if not len(durations):
         return
-    total = sum(durations)
-    if math.isfinite(total) and max(durations) <= MAX_DURATION_US:
-        return
+    if not isinstance(durations, list):  # numpy: one vector test, the loop below only to name the task
+        if bool((abs(durations) <= MAX_DURATION_US).all()):  # NaN compares false
+            return
+        durations = durations.tolist()
+    else:
+        total = sum(durations)
+        if math.isfinite(total) and max(durations) <= MAX_DURATION_US:
+            return
+    if callable(names):
+        names = names()
     for index, value in enumerate(durations):
         if not (math.isfinite(value) and value <= MAX_DURATION_US):
             name = names[index] if index < len(names) else f"#{index + 1}"

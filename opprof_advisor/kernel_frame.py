@@ -1,0 +1,414 @@
+"""Column-at-a-time operations on a KernelTable: the group-bys the profile builder and the symptom checks run.
+
+Every per-kernel question the builder asks is one of a few shapes: a mask over the rows (``unit is
+communication and duration < 20 us``), a predicate evaluated once per distinct value of an encoded
+column (op type, task type, dtype text), and a tally of some rows by an encoded key (count, total
+time, longest launch, first row). ``Frame`` answers them without making a Python object per row:
+text and integer columns are dictionary-encoded (``readers.base.Coded``), so a predicate costs one
+call per distinct value and a group-by is a sort of integer codes.
+
+Two engines give the same answers bit for bit:
+
+* numpy, for tables of COLUMNAR_FROM_ROWS rows and more, or read columnar (the pyarrow CSV reader);
+* plain Python lists below that, where importing numpy (~0.1 s) would cost more than the loops.
+
+Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows:
+numpy's ``sum`` is pairwise and would change the last digit, so totals use ``add.accumulate`` and
+grouped sums ``bincount`` with weights, which adds each bin's rows one after the other from 0.0
+(tests/test_kernel_frame.py holds both to Counter loops). Groups are listed in order of their first
+row, like a dict filled row by row, so ties in ``Counter.most_common`` break the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, as_list, encode
+from opprof_advisor.readers.columns import op_type_from_name
+
+Mask = Any  # numpy bool array, or a list of bools
+Values = Any  # numpy float64 array (NaN = not recorded), or a list of floats / None
+
+
+@dataclass
+class Tally:
+    """Rows tallied by key, one entry per key in order of its first row."""
+
+    keys: list  # the key values
+    counts: list[int]
+    first: list[int]  # row index of each key's first row
+    sums: list[float] | None = None  # sequential sums of the weights
+
+    def sum_by_key(self) -> dict:
+        return dict(zip(self.keys, self.sums or ()))
+
+    def count_by_key(self) -> dict:
+        return dict(zip(self.keys, self.counts))
+
+
+class Frame:
+    """The columns of one KernelTable, encoded once, with masks, tallies and sums over them."""
+
+    def __init__(self, table: KernelTable, vector: bool | None = None):
+        self.table = table
+        self.n = len(table)
+        if vector is None:
+            vector = self.n >= COLUMNAR_FROM_ROWS or table.is_columnar()
+        self.vector = vector
+        self._coded: dict[str, Coded] = {}
+        self._floats: dict[str, Values] = {}
+        if vector:
+            import numpy as np
+
+            self.np = np
+
+    @classmethod
+    def of(cls, table: KernelTable) -> "Frame":
+        """The frame of ``table``, made once and kept on it (the builder and the roofline share it)."""
+        frame = table.cached_frame
+        if frame is None or frame.n != len(table):
+            frame = table.cached_frame = cls(table)
+        return frame
+
+    # -- columns ---------------------------------------------------------------------------------
+
+    def has(self, name: str) -> bool:
+        """The source had the column (see KernelTable.has)."""
+        return self.table.has(name)
+
+    def has_length(self, name: str) -> bool:
+        """The column (``pipe:<key>`` too) holds a value for every row."""
+        stored = self.table.stored(name)
+        return len(stored.codes if isinstance(stored, Coded) else stored) == self.n
+
+    def coded(self, name: str) -> Coded:
+        """A text / optional / int column, encoded; a column the table lacks reads as all empty."""
+        found = self._coded.get(name)
+        if found is None:
+            stored = self.table.stored(name)
+            if len(stored.codes if isinstance(stored, Coded) else stored) != self.n:
+                empty = "" if COLUMN_KINDS[name] == "text" else None
+                found = Coded(self._zeros(), [empty])
+            else:
+                found = encode(stored)
+                listed = isinstance(found.codes, list)
+                if self.vector and listed:
+                    found = Coded(self.np.asarray(found.codes, dtype=self.np.int64), found.values)
+                elif not self.vector and not listed:
+                    found = Coded(found.codes.tolist(), found.values)
+            found = self._coded[name] = found
+        return found
+
+    def floats(self, name: str) -> Values:
+        """A float column (``pipe:<key>`` too): a numpy array with NaN for None, or the list."""
+        found = self._floats.get(name)
+        if found is None:
+            stored = self.table.stored(name)
+            if self.vector:
+                np = self.np
+                if isinstance(stored, list):
+                    stored = np.array([np.nan if v is None else v for v in stored], dtype=np.float64)
+            elif not isinstance(stored, list):
+                stored = as_list(stored)
+            found = self._floats[name] = stored
+        return found
+
+    def _zeros(self):
+        return self.np.zeros(self.n, dtype=self.np.int64) if self.vector else [0] * self.n
+
+    # -- derived columns -------------------------------------------------------------------------
+
+    def mapped(self, column: Coded, convert: Callable[[Any], Any]) -> Coded:
+        """``convert`` applied to each distinct value (values that convert alike are merged)."""
+        index: dict = {}
+        remap = [index.setdefault(convert(value), len(index)) for value in column.values]
+        values = list(index)
+        if self.vector:
+            return Coded(self.np.asarray(remap, dtype=self.np.int64)[column.codes] if remap else column.codes, values)
+        return Coded([remap[c] for c in column.codes], values)
+
+    def lookup(self, column: Coded, table: list) -> Values:
+        """Per row, ``table[code]`` (a value per distinct value of ``column``) as a float column."""
+        if self.vector:
+            return self.np.asarray(table, dtype=self.np.float64)[column.codes]
+        return [table[c] for c in column.codes]
+
+    def pair(self, first: Coded, second: Coded) -> Coded:
+        """The two columns as one whose values are (first, second) tuples, only those that occur."""
+        return self.combine(first, second)
+
+    def combine(self, *columns: Coded) -> Coded:
+        """The columns as one whose values are tuples of theirs, only those that occur."""
+        if not self.vector:
+            index: dict = {}
+            codes = [index.setdefault(key, len(index)) for key in zip(*(c.codes for c in columns))]
+            return Coded(codes, [tuple(c.values[k] for c, k in zip(columns, key)) for key in index])
+        np = self.np
+        # one mixed-radix integer per row; its digits are the columns' codes
+        keys = np.asarray(columns[0].codes, dtype=np.int64)
+        digits: list[list[tuple]] = [[(value,) for value in columns[0].values]]
+        for column in columns[1:]:
+            size = max(len(column.values), 1)
+            if math.prod(max(len(d), 1) for d in digits) * size >= 2 ** 62:  # too wide: number the pairs seen
+                distinct, keys = _numbered(np, keys)
+                digits = [_decode(distinct.tolist(), digits)]
+            keys = keys * size + column.codes
+            digits.append([(value,) for value in column.values])
+        distinct, codes = _numbered(np, keys)
+        return Coded(codes, _decode(distinct.tolist(), digits))
+
+    def op_types(self) -> Coded:
+        """The op type of each row: the Type column, or derived from the kernel name where none is recorded."""
+        found = self._coded.get("op_type:derived")
+        if found is None:
+            ops = self.coded("op_type")
+            if not any(self.occurring(ops)):
+                ops = self.mapped(self.coded("name"), op_type_from_name)
+            found = self._coded["op_type:derived"] = ops
+        return found
+
+    def occurring(self, column: Coded) -> list:
+        """The values of ``column`` that some row holds (a column kept after ``take`` may list others)."""
+        if self.vector:
+            seen = self.np.bincount(column.codes, minlength=len(column.values)) > 0
+            return [value for value, flag in zip(column.values, seen.tolist()) if flag]
+        seen = set(column.codes)
+        return [value for code, value in enumerate(column.values) if code in seen]
+
+    def distinct(self, column: Coded, where: Mask | None = None) -> list:
+        """The values of ``column`` that occur (in ``where``), in order of their first row."""
+        return self.tally(column, where).keys
+
+    # -- masks -----------------------------------------------------------------------------------
+
+    def everything(self) -> Mask:
+        return self.np.ones(self.n, dtype=bool) if self.vector else [True] * self.n
+
+    def isin(self, column: Coded, test: Callable[[Any], bool] | Iterable) -> Mask:
+        """Rows whose value passes ``test`` (a predicate, or a collection of values), evaluated once per value."""
+        if not callable(test):
+            allowed = set(test)
+            test = allowed.__contains__
+        verdicts = [bool(test(value)) for value in column.values]
+        if self.vector:
+            return self.np.asarray(verdicts, dtype=bool)[column.codes] if verdicts else self.np.zeros(self.n, bool)
+        return [verdicts[c] for c in column.codes]
+
+    def below(self, values: Values, limit: float) -> Mask:
+        if self.vector:
+            return values < limit
+        return [v is not None and v < limit for v in values]
+
+    def at_least(self, values: Values, limit: float) -> Mask:
+        if self.vector:
+            return values >= limit
+        return [v is not None and v >= limit for v in values]
+
+    def present(self, values: Values) -> Mask:
+        if self.vector:
+            return ~self.np.isnan(values)
+        return [v is not None for v in values]
+
+    def both(self, *masks: Mask) -> Mask:
+        if self.vector:
+            found = masks[0]
+            for mask in masks[1:]:
+                found = found & mask
+            return found
+        return [all(flags) for flags in zip(*masks)]
+
+    def either(self, *masks: Mask) -> Mask:
+        if self.vector:
+            found = masks[0]
+            for mask in masks[1:]:
+                found = found | mask
+            return found
+        return [any(flags) for flags in zip(*masks)]
+
+    def negate(self, mask: Mask) -> Mask:
+        return ~mask if self.vector else [not flag for flag in mask]
+
+    def count(self, mask: Mask) -> int:
+        return int(mask.sum()) if self.vector else sum(mask)
+
+    def rows(self, mask: Mask):
+        """Row indices where ``mask`` holds, in order (a numpy array, or a list)."""
+        if self.vector:
+            return self.np.flatnonzero(mask)
+        return [i for i, flag in enumerate(mask) if flag]
+
+    def product(self, a: Values, b: Values) -> Values:
+        if self.vector:
+            return a * b
+        return [x * y if x is not None and y is not None else None for x, y in zip(a, b)]
+
+    # -- aggregates ------------------------------------------------------------------------------
+
+    def total(self, values: Values, where: Mask | None = None) -> float:
+        """Sum of ``values`` (in ``where``) in row order, as ``sum()`` over the rows gives it."""
+        if self.vector:
+            picked = values if where is None else values[where]
+            return _sequential_sum(self.np, picked)
+        picked = values if where is None else [v for v, flag in zip(values, where) if flag]
+        return float(sum(picked))
+
+    def largest(self, values: Values, where: Mask | None = None, default: float = 0.0) -> float:
+        if self.vector:
+            picked = values if where is None else values[where]
+            return float(picked.max()) if len(picked) else default
+        picked = values if where is None else [v for v, flag in zip(values, where) if flag]
+        return max(picked, default=default)
+
+    def median(self, values: Values, where: Mask | None = None) -> float:
+        """statistics.median of the recorded ``values`` in ``where`` (the mean of the middle two when even)."""
+        if self.vector:
+            picked = values if where is None else values[where]
+            picked = self.np.sort(picked[~self.np.isnan(picked)])
+            ordered = picked.tolist()
+        else:
+            flags = self.everything() if where is None else where
+            ordered = sorted(v for v, flag in zip(values, flags) if flag and v is not None)
+        if not ordered:
+            raise ValueError("no values")
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+    def tally(self, key: Coded, where: Mask | None = None, weights: Values | None = None) -> Tally:
+        """Rows (in ``where``) by the value of ``key``: count, first row, sequential sum of ``weights``."""
+        if self.vector:
+            return self._tally_numpy(key, where, weights)
+        groups: dict[int, list] = {}
+        rows = range(self.n) if where is None else (i for i, flag in enumerate(where) if flag)
+        for i in rows:
+            code = key.codes[i]
+            group = groups.get(code)
+            if group is None:
+                group = groups[code] = [0, i, 0]
+            group[0] += 1
+            if weights is not None:
+                group[2] += weights[i]
+        found = Tally(keys=[key.values[c] for c in groups], counts=[g[0] for g in groups.values()],
+                      first=[g[1] for g in groups.values()])
+        if weights is not None:
+            found.sums = [float(g[2]) for g in groups.values()]
+        return found
+
+    def _tally_numpy(self, key: Coded, where, weights) -> Tally:
+        np = self.np
+        codes = key.codes if where is None else key.codes[where]
+        size = len(key.values)
+        counts = np.bincount(codes, minlength=size)
+        first = np.full(size, self.n, dtype=np.int64)
+        np.minimum.at(first, codes, np.arange(self.n) if where is None else np.flatnonzero(where))
+        seen = np.flatnonzero(counts)
+        seen = seen[np.argsort(first[seen], kind="stable")]  # keys in order of their first row
+        found = Tally(keys=[key.values[c] for c in seen.tolist()], counts=counts[seen].tolist(),
+                      first=first[seen].tolist())
+        if weights is not None:
+            # bincount adds each bin's weights one row after the other, from 0.0: Counter[key] += w exactly
+            picked = weights if where is None else weights[where]
+            found.sums = np.bincount(codes, picked, minlength=size)[seen].tolist()
+        return found
+
+    def value_at(self, column: Coded, row: int):
+        return column.values[column.codes[row]]
+
+    # -- sequences -------------------------------------------------------------------------------
+
+    def neighbours(self, centre: Mask, side: Mask, reach: int) -> list[tuple[int, int, int]]:
+        """(last ``side`` row before, centre row, first ``side`` row after) for every ``centre`` row with a
+        ``side`` row within ``reach`` rows on both sides, in row order."""
+        if not self.vector:
+            found = []
+            for i in self.rows(centre):
+                before = [j for j in range(max(0, i - reach), i) if side[j]]
+                after = [j for j in range(i + 1, min(self.n, i + 1 + reach)) if side[j]]
+                if before and after:
+                    found.append((before[-1], i, after[0]))
+            return found
+        np = self.np
+        centres = np.flatnonzero(centre)
+        if not len(centres):
+            return []
+        before, after = _previous_true(np, side), _next_true(np, side)
+        last, following = before[centres], after[centres]  # previous / next side row, strictly
+        keep = (last >= centres - reach) & (last >= 0) & (following <= centres + reach) & (following < self.n)
+        return list(zip(last[keep].tolist(), centres[keep].tolist(), following[keep].tolist()))
+
+    def chains(self, steps: list[Mask], window: int) -> list[list[int]]:
+        """For every row of ``steps[0]``: the rows matching each later step in turn, each the first after the
+        previous one and all within ``window`` rows of the start; the complete chains, in row order."""
+        n = len(steps[0])
+        if not self.vector:
+            found = []
+            for start in (i for i, flag in enumerate(steps[0]) if flag):
+                chain, position = [start], start
+                for step in steps[1:]:
+                    nxt = next((j for j in range(position + 1, min(n, start + window)) if step[j]), None)
+                    if nxt is None:
+                        break
+                    chain.append(nxt)
+                    position = nxt
+                if len(chain) == len(steps):
+                    found.append(chain)
+            return found
+        np = self.np
+        starts = np.flatnonzero(steps[0])
+        columns = [starts]
+        position, alive = starts, np.ones(len(starts), dtype=bool)
+        for step in steps[1:]:
+            following = np.append(_next_true(np, step), n)  # following[p] = first step row after p
+            nxt = following[np.minimum(position, n)]
+            alive &= nxt < np.minimum(starts + window, n)
+            position = np.where(alive, nxt, n)
+            columns.append(position)
+        return np.stack(columns, axis=1)[alive].tolist() if len(starts) else []
+
+
+def _numbered(np, keys):
+    """(the distinct keys, ascending; each row's index among them): np.unique, by counting when the keys are few."""
+    if not len(keys):
+        return keys, keys
+    top = int(keys.max())
+    if top < 4 * len(keys) + 4096:
+        seen = np.bincount(keys, minlength=top + 1) > 0
+        return np.flatnonzero(seen), (np.cumsum(seen) - 1)[keys]
+    distinct, codes = np.unique(keys, return_inverse=True)
+    return distinct, codes.reshape(-1).astype(np.int64)
+
+
+def _decode(keys: list[int], digits: list[list[tuple]]) -> list[tuple]:
+    """Mixed-radix ``keys`` back to tuples: the last digit varies fastest, each digit a list of value tuples."""
+    sizes = [max(len(d), 1) for d in digits]
+    found = []
+    for key in keys:
+        parts = []
+        for values, size in zip(reversed(digits), reversed(sizes)):
+            key, digit = divmod(key, size)
+            parts.append(values[digit])
+        found.append(tuple(value for part in reversed(parts) for value in part))
+    return found
+
+
+def _sequential_sum(np, values) -> float:
+    if not len(values):
+        return 0.0
+    return float(np.add.accumulate(values)[-1]) + 0.0
+
+
+def _next_true(np, mask):
+    """Per row p, the first row q > p where ``mask`` holds (n when none)."""
+    n = len(mask)
+    rows = np.where(mask, np.arange(n), n)
+    after = np.minimum.accumulate(rows[::-1])[::-1]  # first q >= p
+    return np.append(after[1:], n)
+
+
+def _previous_true(np, mask):
+    """Per row p, the last row q < p where ``mask`` holds (-1 when none)."""
+    n = len(mask)
+    rows = np.where(mask, np.arange(n), -1)
+    upto = np.maximum.accumulate(rows)  # last q <= p
+    return np.concatenate([[-1], upto[:-1]])
