@@ -115,6 +115,12 @@ def M_(template: str, **values: Any) -> Message:
     return Message(template, **values)
 
 
+def join_messages(parts: list[Any], sep: str = ", ") -> Message:
+    """``sep.join(parts)`` as a Message, so each part that is a Message is said in the language in use."""
+    template = sep.join("{p%d}" % i for i in range(len(parts)))
+    return Message(template, **{f"p{i}": part for i, part in enumerate(parts)})
+
+
 def localize(text: Any) -> str:
     """``text`` in the language in use: a Message from its template, any other text if the catalogue has it."""
     if current_lang() == "en" or not isinstance(text, str):

@@ -6,7 +6,7 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.models import OpTypeStat
 from opprof_advisor.thresholds import (
     AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
@@ -69,10 +69,15 @@ def check_block_dim(ctx: Kernels) -> None:
         code = pairs.codes[row]
         (unit, block), waves, idle = pairs.values[code], waves_of[code], idle_of[code]
         need = aiv if unit in ("ai_vector", "mix_aiv") else aic
-        examples[op] = (f"{op} block dim {block} on {need} {'AIV' if need == aiv and aiv != aic else 'AI'} "
-                        f"cores ({waves} wave{'s' if waves > 1 else ''}, {idle:.0%} of core slots idle)")
-    for symptom_id, bucket, what in (("low_parallelism", few, "launch only one or two blocks"),
-                                     ("low_block_dim", tail, "leave cores idle in their last wave")):
+        cores = "AIV" if need == aiv and aiv != aic else "AI"
+        if waves > 1:
+            examples[op] = M_("{op} block dim {block} on {need} {cores} cores ({waves} waves, {idle:.0%} of core "
+                              "slots idle)", op=op, block=block, need=need, cores=cores, waves=waves, idle=idle)
+        else:
+            examples[op] = M_("{op} block dim {block} on {need} {cores} cores ({waves} wave, {idle:.0%} of core "
+                              "slots idle)", op=op, block=block, need=need, cores=cores, waves=waves, idle=idle)
+    for symptom_id, bucket, what in (("low_parallelism", few, N_("launch only one or two blocks")),
+                                     ("low_block_dim", tail, N_("leave cores idle in their last wave"))):
         hot = [op for op, (t, _) in sorted(bucket.items(), key=lambda kv: -kv[1][0])
                if ctx.single_kernel or ctx.compute_share(t) >= HOT_SHARE]
         if not hot:
@@ -80,9 +85,10 @@ def check_block_dim(ctx: Kernels) -> None:
         time_us = sum(bucket[op][0] for op in hot)
         ceiling = sum(bucket[op][1] for op in hot)
         ctx.add(symptom_id, hot, time_us,
-                f"{'; '.join(examples[op] for op in hot[:3])}: kernels that {what} take {U.time(time_us)} "
-                f"({ctx.compute_share(time_us):.1%} of compute time; chip {aic} AIC / {aiv} AIV); "
-                f"using every core would save at most {U.time(ceiling)}", ceiling_us=ceiling)
+                M_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip {aic} AIC / "
+                   "{aiv} AIV); using every core would save at most {ceiling}",
+                   examples=join_messages([examples[op] for op in hot[:3]], "; "), what=what, time=U.time(time_us),
+                   share=ctx.compute_share(time_us), aic=aic, aiv=aiv, ceiling=U.time(ceiling)), ceiling_us=ceiling)
 
 
 def check_bound(ctx: Kernels) -> None:
@@ -96,7 +102,8 @@ def check_bound(ctx: Kernels) -> None:
             by_class[row.bound].append(row)
     for bound, hits in by_class.items():
         total = sum(r.time_us for r in hits)
-        names = ", ".join(f"{r.op_type} {ctx.compute_share(r.time_us):.0%} ({_pipe_text(r)})" for r in hits[:4])
+        names = join_messages([M_("{op} {share:.0%} ({pipe})", op=r.op_type, share=ctx.compute_share(r.time_us),
+                                  pipe=_pipe_text(r)) for r in hits[:4]])
         what = N_("no pipe reaches the bound threshold") if bound == "none" else M_("{bound} pipe is the busiest",
                                                                                        bound=bound)
         ctx.add(BOUND_SYMPTOM[bound], [r.op_type for r in hits], total, M_("{what} in {names}", what=what, names=names))
@@ -104,8 +111,8 @@ def check_bound(ctx: Kernels) -> None:
 
 def _pipe_text(row: OpTypeStat) -> str:
     if row.busiest_pipe is None or row.busiest_ratio is None:
-        return "no ratio"
-    return f"busiest {row.busiest_pipe} {row.busiest_ratio:.2f}"
+        return N_("no ratio")
+    return M_("busiest {pipe} {ratio:.2f}", pipe=row.busiest_pipe, ratio=row.busiest_ratio)
 
 
 def check_imbalance(ctx: Kernels) -> None:
@@ -135,8 +142,9 @@ def check_imbalance(ctx: Kernels) -> None:
         ops = [r.op_type for r in ctx.rows if r.unit != "communication"] or [str(detail.get("kernel", "kernel"))]
         saving = 1 - mean / high
         ctx.add("block_imbalance", ops, ctx.compute_time,
-                f"{side} blocks: slowest {U.time(high)} (block {slowest}) vs mean {U.time(mean)}, fastest {U.time(low)}; "
-                f"balanced blocks would save up to {saving:.0%} of the kernel time", ceiling_us=ctx.compute_time * saving)
+                M_("{side} blocks: slowest {high} (block {slowest}) vs mean {mean}, fastest {low}; balanced blocks "
+                   "would save up to {saving:.0%} of the kernel time", side=side, high=U.time(high), slowest=slowest,
+                   mean=U.time(mean), low=U.time(low), saving=saving), ceiling_us=ctx.compute_time * saving)
 
 
 def check_msopprof_memory(ctx: Kernels) -> None:
@@ -150,18 +158,18 @@ def check_msopprof_memory(ctx: Kernels) -> None:
     if conflict is not None and conflict >= BANK_CONFLICT_RATIO:
         if any(p.endswith("vec") for p in busiest):
             ctx.add("ub_bank_conflict", ops, ctx.compute_time,
-                    f"{conflict:.1%} of vector cycles stall on UB bank / bank-group conflicts (ResourceConflictRatio, "
-                    f"weighted by sub-core time) while the vector pipe is the busiest",
+                    M_("{conflict:.1%} of vector cycles stall on UB bank / bank-group conflicts (ResourceConflictRatio, "
+                       "weighted by sub-core time) while the vector pipe is the busiest", conflict=conflict),
                     ceiling_us=ctx.compute_time * conflict)
         else:
-            ctx.notes.append(f"UB bank conflicts stall {conflict:.1%} of vector cycles, but the vector pipe is not the "
-                             f"busiest ({', '.join(busiest) or 'no pipe data'}): removing them would not shorten the "
-                             "kernel until that pipe is relieved")
+            ctx.notes.append(M_("UB bank conflicts stall {conflict:.1%} of vector cycles, but the vector pipe is not "
+                                "the busiest ({busiest}): removing them would not shorten the kernel until that pipe "
+                                "is relieved", conflict=conflict, busiest=", ".join(busiest) or N_("no pipe data")))
     hit = detail.get("l2_read_hit_rate")
     if hit is not None and hit < L2_HIT_RATE and any(p.endswith("mte2") for p in busiest):
         ctx.add("l2_cache_miss", ops, ctx.compute_time,
-                f"L2 read hit rate {hit:.1%} on the working sub-cores while MTE2 (loads) is the busiest pipe: most "
-                f"loads go out to HBM")
+                M_("L2 read hit rate {hit:.1%} on the working sub-cores while MTE2 (loads) is the busiest pipe: most "
+                   "loads go out to HBM", hit=hit))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,8 +190,9 @@ def check_attention(ctx: Kernels) -> None:
         total = sum(float(duration[i]) for i in chains)
         count = sum(1 for i in chains if ctx.family.get(op_of[i]) == "Softmax")
         ctx.add("unfused_attention", sorted(set(op_of.values())), total,
-                f"{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {U.time(total)} "
-                f"({ctx.compute_share(total):.1%} of compute time) instead of one fused attention kernel")
+                M_("{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total} ({share:.1%} of compute "
+                   "time) instead of one fused attention kernel", count=count, total=U.time(total),
+                   share=ctx.compute_share(total)))
 
 
 #: Unfused normalisation / activation chains: ordered op-type steps (normalised names without a
@@ -224,8 +233,8 @@ def check_norm(ctx: Kernels) -> None:
     duration = frame.floats("duration_us")
     total = sum(float(duration[i]) for i in kernels)
     ctx.add("unfused_norm", sorted({frame.value_at(ctx.ops, i) for i in kernels}), total,
-            f"{', '.join(found)} built from separate small kernels: {U.time(total)} "
-            f"({ctx.compute_share(total):.1%} of compute time)")
+            M_("{patterns} built from separate small kernels: {total} ({share:.1%} of compute time)",
+               patterns=", ".join(found), total=U.time(total), share=ctx.compute_share(total)))
 
 
 def _compute_names(ctx: Kernels, compute: list[int]):
@@ -259,7 +268,8 @@ def check_fp32(ctx: Kernels) -> None:
     if hot:
         total = sum(hot.values())
         order = sorted(hot, key=hot.get, reverse=True)
-        ctx.add("fp32_compute", order, total, f"float32 inputs on the cube unit in {', '.join(order[:4])}: "
-                f"{U.time(total)} ({ctx.compute_share(total):.1%} of compute time)")
+        ctx.add("fp32_compute", order, total, M_("float32 inputs on the cube unit in {ops}: {total} ({share:.1%} of "
+                                                 "compute time)", ops=", ".join(order[:4]), total=U.time(total),
+                                                 share=ctx.compute_share(total)))
 
 

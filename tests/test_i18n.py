@@ -116,6 +116,21 @@ def test_a_chinese_locale_makes_profile_chinese_and_advisor_lang_en_overrides_it
     assert "op type" in english.stdout and not CJK.search(english.stdout)
 
 
+@pytest.mark.parametrize("scenario, english, chinese", [
+    ("gemm-low-block-dim", "of core slots idle", "MatMulV2 的 Block Dim 为 4，共 24 个 AI 核（1 轮，83% 的核时隙空闲）"),
+    ("kernel-gemv-imbalance", "balanced blocks would save", "各 block 负载均衡后最多可节省 kernel 耗时的 38%"),
+    ("llama2-unfused-attention", "instead of one fused attention kernel", "未使用融合的 Attention 算子"),
+    ("vit-fp32-cube", "float32 inputs on the cube unit", "在 Cube 单元上以 float32 输入计算"),
+])
+def test_kernel_symptom_details_are_said_in_chinese_and_stay_english_in_json(runner, scenario, english, chinese):
+    profile = str(ROOT / "data" / "bench" / scenario)
+    text = runner.invoke(app, ["profile", profile, "--lang", "zh"], env={"COLUMNS": "400"}).stdout
+    assert chinese in text and english not in text
+    assert "（最繁忙 " in text  # the busiest pipe beside each op type, nested inside the detail
+    document = runner.invoke(app, ["profile", profile, "--format", "json", "--lang", "zh"]).stdout
+    assert english in document and not CJK.search(document.split('"zh"')[0])
+
+
 def test_the_json_document_does_not_depend_on_the_language(runner):
     zh = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json", "--lang", "zh"]).stdout
     en = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json"]).stdout
