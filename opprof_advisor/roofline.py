@@ -138,7 +138,8 @@ def resolve_peaks(device: dict[str, Any], peaks_file: str | Path | None = None) 
     for label, values in layers:
         named = values.get("chip")
         if named and chip and named != chip and not named.startswith(chip):
-            notes.append(f"{label} is for {named}, the profile ran on {chip}: not applied")
+            notes.append(M_("{label} is for {named}, the profile ran on {chip}: not applied", label=label,
+                            named=named, chip=chip))
             values.clear()
         elif named:
             chip = named  # no chip in the profile, or only its family name (Ascend910B -> Ascend910B2)
@@ -251,9 +252,9 @@ def compute(raw: RawProfile, profile: Profile, peaks_file: str | Path | None = N
     if missing:
         result.notes.append(missing)
     elif not peaks.hbm_gbps:
-        result.notes.append(f"cannot judge the bandwidth roof: no sourced HBM bandwidth for {peaks.chip or 'this chip'} "
-                            "(give hbm_gbps in --peaks FILE.yaml); bytes-bound op types are not judged, cube op types "
-                            "only against the compute roof")
+        result.notes.append(M_("cannot judge the bandwidth roof: no sourced HBM bandwidth for {chip} (give hbm_gbps "
+                               "in --peaks FILE.yaml); bytes-bound op types are not judged, cube op types only "
+                               "against the compute roof", chip=peaks.chip or N_("this chip")))
     if not missing:
         tallies = _measured_tallies(raw, peaks) if raw.format.startswith("msopprof") else _shape_tallies(raw, profile, peaks)
         result.rows = _rows(profile, tallies, peaks)

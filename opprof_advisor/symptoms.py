@@ -25,7 +25,7 @@ from opprof_advisor.thresholds import (
     MIN_TASK_DURATION_US, NO_PIPE_UNITS, PAUSE_SHARE, SETUP_SHARE, SLOW_LINK_MIN_MB, SLOW_LINK_SHARE,
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.symptoms_kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
@@ -44,33 +44,37 @@ def check_step_split(ctx: Kernels) -> None:
     if total is None or total.stage_us <= 0:
         if ctx.single_kernel:
             return
-        what = "exposed communication and free time" if ctx.comm_time else "free (idle) time"
+        what = N_("exposed communication and free time") if ctx.comm_time else N_("free (idle) time")
         ctx.note(what, N_("the profile has no step table and no task start times"), "steps")
         return
     comm = [r.op_type for r in ctx.rows if r.unit == "communication"]
     exposed = total.exposed_us / total.stage_us
     if exposed >= COMM_EXPOSED_SHARE:
         ctx.add("communication_exposed", comm, total.exposed_us,
-                f"{U.time(total.exposed_us)} of communication is not overlapped with computation = {exposed:.1%} of "
-                f"the step ({U.time(total.communication_us)} communication in total; {ctx.step_source})",
+                M_("{exposed_time} of communication is not overlapped with computation = {exposed:.1%} of the step "
+                   "({total} communication in total; {source})", exposed_time=U.time(total.exposed_us),
+                   exposed=exposed, total=U.time(total.communication_us), source=ctx.step_source),
                 share=exposed, ceiling_us=total.exposed_us)
     free = total.free_us / total.stage_us
     gap = total.largest_gap_us or 0.0
     benchmark = _benchmark_loop(ctx)
     if free >= FREE_SHARE and benchmark:
-        ctx.notes.append(f"the device is idle {free:.1%} of the window between launches of one operator "
-                         f"({benchmark}): a benchmark loop, whose gaps are the harness's host time, not the "
-                         "model's dispatch")
+        ctx.notes.append(M_("the device is idle {free:.1%} of the window between launches of one operator "
+                            "({benchmark}): a benchmark loop, whose gaps are the harness's host time, not the "
+                            "model's dispatch", free=free, benchmark=benchmark))
     elif free >= FREE_SHARE and gap >= PAUSE_SHARE * total.stage_us:
-        ctx.note(N_("host-bound dispatch"), f"the device is idle {free:.1%} of the window, but one gap of "
-                 f"{gap / 1000:.1f} ms holds {gap / total.stage_us:.0%} of it: an excerpt of the run or a pause, not "
-                 "dispatch gaps", "steady_state")
+        ctx.note(N_("host-bound dispatch"), M_("the device is idle {free:.1%} of the window, but one gap of "
+                                               "{gap_ms:.1f} ms holds {gap_share:.0%} of it: an excerpt of the run or "
+                                               "a pause, not dispatch gaps", free=free, gap_ms=gap / 1000,
+                                               gap_share=gap / total.stage_us), "steady_state")
     elif free >= FREE_SHARE:
-        level = "above 30 %: other load on the host, or the host cannot feed the device" if free >= FREE_HIGH_SHARE \
-            else "above the 10 % Huawei's profiling guide calls normal"
-        preparing = f"; {U.time(total.preparing_us)} before the first task of the step" if total.preparing_us else ""
+        level = N_("above 30 %: other load on the host, or the host cannot feed the device") \
+            if free >= FREE_HIGH_SHARE else N_("above the 10 % Huawei's profiling guide calls normal")
+        preparing = M_("; {time} before the first task of the step", time=U.time(total.preparing_us)) \
+            if total.preparing_us else ""
         ctx.add("host_bound", [], total.free_us,
-                f"the device is idle {U.time(total.free_us)} = {free:.1%} of the step ({level}){preparing}",
+                M_("the device is idle {time} = {free:.1%} of the step ({level}){preparing}",
+                   time=U.time(total.free_us), free=free, level=level, preparing=preparing),
                 share=free, ceiling_us=total.free_us)
 
 
@@ -98,12 +102,14 @@ def check_communication_wait(ctx: Kernels) -> None:
     if waiting < COMM_WAIT_SHARE:
         return
     ratio = wait / (wait + transit) if wait + transit else 0.0
-    verdict = "above" if ratio > CANN_WAIT_RATIO else "not above"
+    verdict = N_("above") if ratio > CANN_WAIT_RATIO else N_("not above")
     ctx.add("communication_wait", exposed.op_types, exposed.time_us * waiting,
-            f"of {elapse:.1f} ms in {int(comm.get('ops', 0))} communication ops only {transit:.1f} ms is transfer; "
-            f"{wait:.1f} ms is waiting (synchronisation {comm.get('Synchronization Time(ms)', 0.0):.1f} ms) and "
-            f"{idle:.1f} ms idle = {waiting:.1%} of it; wait ratio {ratio:.2f} is {verdict} CANN's slow-rank "
-            f"limit {CANN_WAIT_RATIO}", share=exposed.share * waiting, ceiling_us=exposed.time_us * waiting)
+            M_("of {elapse:.1f} ms in {ops} communication ops only {transit:.1f} ms is transfer; {wait:.1f} ms is "
+               "waiting (synchronisation {sync:.1f} ms) and {idle:.1f} ms idle = {waiting:.1%} of it; wait ratio "
+               "{ratio:.2f} is {verdict} CANN's slow-rank limit {limit}", elapse=elapse, ops=int(comm.get("ops", 0)),
+               transit=transit, wait=wait, sync=comm.get("Synchronization Time(ms)", 0.0), idle=idle,
+               waiting=waiting, ratio=ratio, verdict=verdict, limit=CANN_WAIT_RATIO),
+            share=exposed.share * waiting, ceiling_us=exposed.time_us * waiting)
 
 
 def check_slow_rank(ctx: Kernels) -> None:
@@ -118,16 +124,19 @@ def check_slow_rank(ctx: Kernels) -> None:
     base = median(stages) if stages else median(r.device_time_us or 0.0 for r in ranks)
     gap = slowest.computing_us - fastest.computing_us
     share = gap / base if base else 0.0
-    device = f", device time {U.time(slowest.device_time_us)}" if slowest.device_time_us is not None else ""
-    who = f"{slowest.rank} ({U.time(slowest.computing_us)} of computing{device})"
+    device = M_(", device time {time}", time=U.time(slowest.device_time_us)) \
+        if slowest.device_time_us is not None else ""
+    who = M_("{rank} ({time} of computing{device})", rank=slowest.rank, time=U.time(slowest.computing_us), device=device)
     if share < SLOW_RANK_GAP:
-        ctx.notes.append(f"computation is balanced across {len(ranks)} ranks: the slowest by computation, {who}, "
-                         f"computes {U.time(gap)} = {share:.1%} of the step longer than the fastest ({fastest.rank}); "
-                         "waiting in collectives is not caused by a slow computing rank")
+        ctx.notes.append(M_("computation is balanced across {ranks} ranks: the slowest by computation, {who}, "
+                            "computes {gap} = {share:.1%} of the step longer than the fastest ({fastest}); waiting "
+                            "in collectives is not caused by a slow computing rank", ranks=len(ranks), who=who,
+                            gap=U.time(gap), share=share, fastest=fastest.rank))
         return
     ctx.add("slow_rank", [], gap,
-            f"the slowest rank by computation, {who}, computes {U.time(gap)} = {share:.1%} of the step longer than "
-            f"{fastest.rank} ({U.time(fastest.computing_us)}); the other ranks wait for it in collectives",
+            M_("the slowest rank by computation, {who}, computes {gap} = {share:.1%} of the step longer than "
+               "{fastest} ({fastest_time}); the other ranks wait for it in collectives", who=who, gap=U.time(gap),
+               share=share, fastest=fastest.rank, fastest_time=U.time(fastest.computing_us)),
             share=share, ceiling_us=gap)
 
 
@@ -146,9 +155,10 @@ def check_slow_link(ctx: Kernels) -> None:
     if not slow:
         return
     time_us = sum(item[4] for item in slow) * 1000.0
-    ctx.add("slow_link", [], time_us, "; ".join(
-        f"{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s" for transport, rank, rate, typical, _
-        in slow[:4]), share=ctx.step_share(time_us))
+    ctx.add("slow_link", [], time_us, join_messages([
+        M_("{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s", rank=rank, transport=transport,
+           rate=rate, typical=typical) for transport, rank, rate, typical, _ in slow[:4]], "; "),
+        share=ctx.step_share(time_us))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -165,8 +175,8 @@ def check_aicpu(ctx: Kernels) -> None:
         if ctx.timeline:  # the timeline reader has already said why the unit is unknown
             ctx.note(N_("AI CPU fallback"), N_("no kernel is labelled AI_CPU"), "level1")
             return
-        ctx.note("the unit of compute kernels (AI Core / AI Vector / AI CPU)",
-                 "Task Type / Accelerator Core is N/A at profiler level0", "level1")
+        ctx.note(N_("the unit of compute kernels (AI Core / AI Vector / AI CPU)"),
+                 N_("Task Type / Accelerator Core is N/A at profiler level0"), "level1")
         ctx.note(N_("AI CPU fallback"), N_("the unit (Task Type / Accelerator Core) is not recorded at profiler level0"),
                  "level1")
         return
@@ -255,7 +265,7 @@ def check_dynamic(ctx: Kernels) -> None:
         # Descriptive: aclnn eager calls and binary kernels report "dynamic" in healthy runs.
         if dynamic and not static:
             ctx.add("dynamic_shape", [op for op, _ in dynamic.most_common()], sum(dynamic.values()),
-                    f"all {count} kernels with an OP State run in dynamic-shape mode, none static")
+                    M_("all {count} kernels with an OP State run in dynamic-shape mode, none static", count=count))
     _check_recompile(ctx, dynamic)
 
 
@@ -263,8 +273,8 @@ def _check_recompile(ctx: Kernels, dynamic: Counter[str]) -> None:
     compile_us = ctx.raw.extra.get("compile_us")
     if compile_us is None:
         if dynamic:
-            ctx.note(N_("whether operators are compiled again during the run"), "no host API statistics "
-                     "(opCompile time) in the profile", "api_statistic")
+            ctx.note(N_("whether operators are compiled again during the run"), N_("no host API statistics "
+                     "(opCompile time) in the profile"), "api_statistic")
         return
     base = ctx.step_total.stage_us if ctx.step_total and ctx.step_total.stage_us else ctx.device_time
     share = compile_us / base if base else 0.0
@@ -272,8 +282,8 @@ def _check_recompile(ctx: Kernels, dynamic: Counter[str]) -> None:
     if share >= COMPILE_SHARE:
         ops = [op for op, _ in dynamic.most_common()] if dynamic else []
         ctx.add("shape_recompile", ops, compile_us,
-                f"{calls} online operator compilation call(s) take {U.time(compile_us)} = {share:.1%} of the step "
-                f"(host API statistics)", share=share, ceiling_us=compile_us)
+                M_("{calls} online operator compilation call(s) take {time} = {share:.1%} of the step (host API "
+                   "statistics)", calls=calls, time=U.time(compile_us), share=share), share=share, ceiling_us=compile_us)
 
 
 def check_launch(ctx: Kernels) -> None:
@@ -296,8 +306,9 @@ def check_launch(ctx: Kernels) -> None:
         by_op = Counter(frame.tally(ctx.ops, short).count_by_key())
         total = frame.total(ctx.duration, short)
         ctx.add("launch_bound", [op for op, _ in by_op.most_common(8)], total,
-                f"{shorts} of {computes} kernels are shorter than {U.time_tick(MIN_TASK_DURATION_US)} "
-                f"(median {U.time(median_dur)}) and wait a median {U.time(median_gap)} before starting")
+                M_("{shorts} of {computes} kernels are shorter than {limit} (median {duration}) and wait a median "
+                   "{gap} before starting", shorts=shorts, computes=computes, limit=U.time_tick(MIN_TASK_DURATION_US),
+                   duration=U.time(median_dur), gap=U.time(median_gap)))
 
 
 def check_small_kernels(ctx: Kernels) -> None:
@@ -333,8 +344,9 @@ def check_setup(ctx: Kernels) -> None:
     time_us = sum(r.time_us for r in generation)
     if generation and ctx.share(time_us) >= SETUP_SHARE:
         ctx.add("setup_in_window", [r.op_type for r in generation], time_us,
-                f"input generation ({', '.join(r.op_type for r in generation[:3])}) takes {U.time(time_us)} = "
-                f"{ctx.share(time_us):.1%} of device time: the window holds set-up, not the steady state",
+                M_("input generation ({ops}) takes {time} = {share:.1%} of device time: the window holds set-up, not "
+                   "the steady state", ops=", ".join(r.op_type for r in generation[:3]), time=U.time(time_us),
+                   share=ctx.share(time_us)),
                 ceiling_us=time_us)
         return
     steps = [s for s in ctx.steps if s.step is not None and s.stage_us > 0]
@@ -344,16 +356,17 @@ def check_setup(ctx: Kernels) -> None:
         window = sum(s.stage_us for s in steps)
         if first.stage_us >= WARMUP_RATIO * typical and (first.stage_us - typical) / window >= SETUP_SHARE:
             ctx.add("setup_in_window", [], first.stage_us - typical,
-                    f"step {first.step} takes {U.time(first.stage_us)}, {first.stage_us / typical:.1f}x the median "
-                    f"{U.time(typical)} of the other {len(rest)} steps: a warm-up step inside the window",
+                    M_("step {step} takes {time}, {ratio:.1f}x the median {typical} of the other {others} steps: a "
+                       "warm-up step inside the window", step=first.step, time=U.time(first.stage_us),
+                       ratio=first.stage_us / typical, typical=U.time(typical), others=len(rest)),
                     share=(first.stage_us - typical) / window, ceiling_us=first.stage_us - typical)
 
 
 def check_single_kernel_scope(ctx: Kernels) -> None:
     """A single-kernel profile cannot answer whole-run questions: say so once, with what to collect."""
     if ctx.single_kernel:
-        ctx.note("AI CPU fallback, communication, the step split, launch gaps, dynamic shapes and dtypes",
-                 "msprof op profiles one kernel", "whole_run")
+        ctx.note(N_("AI CPU fallback, communication, the step split, launch gaps, dynamic shapes and dtypes"),
+                 N_("msprof op profiles one kernel"), "whole_run")
 
 
 #: Every check, in the order its findings are listed. Symptoms that read other symptoms come after them.
