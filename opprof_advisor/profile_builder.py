@@ -186,8 +186,8 @@ def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=s
     if raw.core_counts:
         profile.versions.setdefault("cores", ",".join(f"{k}={v}" for k, v in sorted(raw.core_counts.items())))
     if ctx.derived and len(raw.kernels) and not ctx.timeline and not ctx.single_kernel:
-        ctx.notes.append("op types were derived from kernel names: the Type column is not recorded "
-                         f"({ctx.remedy('level1')})")
+        ctx.notes.append(M_("op types were derived from kernel names: the Type column is not recorded ({remedy})",
+                            remedy=ctx.remedy("level1")))
     for check in checks:
         check(ctx)
     _note_unjudged(ctx)

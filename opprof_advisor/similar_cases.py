@@ -107,7 +107,7 @@ def rank_cases(profile: Profile, entries: Sequence[Entry]) -> list[SimilarCase]:
             why.append(M_("shared symptoms {ids}", ids=", ".join(shared)))
         excluded = _workload_mismatch(entry, profile, communicates, why)
         if not excluded and not shared and mix < CLOSE_MIX:
-            excluded = "no shared problem symptom and the op mixes differ"
+            excluded = N_("no shared problem symptom and the op mixes differ")
         found.append(SimilarCase(entry.id, entry.title, round(similarity, 4), round(mix, 4), round(overlap, 4),
                                  why, excluded, {"title": entry.zh["title"]} if entry.zh.get("title") else {}))
     found.sort(key=lambda c: (-c.similarity, c.id))
@@ -124,14 +124,14 @@ def _profile_communicates(profile: Profile) -> bool:
 def _workload_mismatch(entry: Entry, profile: Profile, communicates: bool, why: list[str]) -> str:
     case_comm = bool(set(entry.op_mix) & COMMUNICATION_FAMILIES or set(entry.symptoms) & _COMMUNICATION_SYMPTOMS)
     if case_comm != communicates:
-        return ("the case's run communicates and this one does not" if case_comm
-                else "this run communicates and the case's does not")
+        return (N_("the case's run communicates and this one does not") if case_comm
+                else N_("this run communicates and the case's does not"))
     why.append(N_("both communicate") if communicates else N_("neither communicates"))
     workloads = {v for item in entry.requires for key, values in item.items() if key == "workload" for v in values}
     if workloads and profile.workload:
         if profile.workload not in workloads:
-            return f"the case is {'/'.join(sorted(workloads))}, this run is {profile.workload}"
-        why.append(f"both {profile.workload}")
+            return M_("the case is {case}, this run is {run}", case="/".join(sorted(workloads)), run=profile.workload)
+        why.append(M_("both {workload}", workload=profile.workload))
     return ""
 
 
@@ -150,5 +150,7 @@ def closest_case_note(cases: Sequence[SimilarCase]) -> str | None:
     if not cases or resembling(cases):
         return None
     best = cases[0]
-    reason = best.excluded or f"similarity {best.similarity:.2f}, shown from {MIN_SIMILARITY:.2f}"
-    return f"no case study resembles this profile closely (closest: {best.id}, {best.similarity:.2f}: {reason})"
+    reason = best.excluded or M_("similarity {similarity:.2f}, shown from {limit:.2f}", similarity=best.similarity,
+                                 limit=MIN_SIMILARITY)
+    return M_("no case study resembles this profile closely (closest: {id}, {similarity:.2f}: {reason})", id=best.id,
+              similarity=best.similarity, reason=reason)

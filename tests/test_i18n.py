@@ -134,6 +134,13 @@ def test_kernel_symptom_details_are_said_in_chinese_and_stay_english_in_json(run
     assert english in document and not CJK.search(document.split('"zh"')[0])
 
 
+def test_the_closest_case_note_is_said_in_chinese(runner):
+    profile = str(ROOT / "data" / "bench" / "kernel-scatter-scalar")
+    text = runner.invoke(app, ["suggest", "--profile", profile, "--lang", "zh"], env={"COLUMNS": "300"}).stdout
+    assert "没有与该 profile 足够相似的案例（最接近的是 moe-grouped-matmul" in text
+    assert "案例的运行有通信，而本次运行没有" in text and "no case study" not in text
+
+
 def test_the_json_document_does_not_depend_on_the_language(runner):
     zh = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json", "--lang", "zh"]).stdout
     en = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json"]).stdout

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.i18n import M_
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
 from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular
@@ -307,8 +308,8 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
                                hint="the profiled run launched no kernels, or the export was cut short")
     if skipped:
         first = _line_of_record(path, encoding, skipped[0][0])
-        notes.append(f"skipped {len(skipped)} row(s) of {path} whose field count differs from the header "
-                     f"(first at line {first})")
+        notes.append(M_("skipped {count} row(s) of {path} whose field count differs from the header (first at line "
+                        "{line})", count=len(skipped), path=path, line=first))
     return builder.table
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_bytes, read_text
@@ -461,8 +462,8 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
     notes = _notes(details)
     runs = sorted({_opprof_root(Path(d["source"])) for d in details})
     if len(runs) > 1:
-        notes.append(f"{len(runs)} separate msprof op runs (OPPROF_* folders) were read as one profile; "
-                     "point at one OPPROF_* folder to see a single run")
+        notes.append(M_("{count} separate msprof op runs (OPPROF_* folders) were read as one profile; point at one "
+                        "OPPROF_* folder to see a single run", count=len(runs)))
     return RawProfile(
         path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
         core_counts=core_counts_for(chips[0]) if len(chips) == 1 else {},
@@ -483,5 +484,5 @@ def _notes(details: list[dict[str, Any]]) -> list[str]:
     # Whole-run questions, a missing PipeUtilization.csv and an unknown chip are noted by the builder,
     # with remedies for msprof op; only what this reader alone can tell is said here.
     if not any(d["pipe_header"] for d in details):
-        return ["PipeUtilization.csv is missing from the OPPROF output (--aic-metrics did not include it)"]
+        return [N_("PipeUtilization.csv is missing from the OPPROF output (--aic-metrics did not include it)")]
     return []

@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
 from opprof_advisor.render.units import TEXT as U
@@ -404,37 +405,47 @@ def _time_gaps(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], cloc
     untraced = [name for name, c in cores.items() if not c["has_trace"]]
     no_log = [n for n in untraced if "log_ticks" not in cores[n]]
     if no_log:
-        gaps.append(f"{', '.join(no_log)} {'has' if len(no_log) == 1 else 'have'} no trace events and no "
-                    f"dump/core<N>_summary_log")
+        gaps.append(M_("{cores} has no trace events and no dump/core<N>_summary_log", cores=no_log[0])
+                    if len(no_log) == 1 else
+                    M_("{cores} have no trace events and no dump/core<N>_summary_log", cores=", ".join(no_log)))
     no_clock = [n for n in untraced if "log_ticks" in cores[n] and "time_bound_us" not in cores[n]]
     if no_clock:
-        gaps.append(f"the ticks of {', '.join(no_clock)} cannot be turned into µs: no instr_exe row has a "
-                    f"running_time(us) of {MIN_RUNNING_TIME_US:g} µs or more and the simulator clock is not known")
+        gaps.append(M_("the ticks of {cores} cannot be turned into µs: no instr_exe row has a running_time(us) of "
+                       "{limit:g} µs or more and the simulator clock is not known", cores=", ".join(no_clock),
+                       limit=MIN_RUNNING_TIME_US))
     numbers = {_core_number(name) for name in cores}
     if block_dim:
         has_cube = any(c["kind"] == "cube" for c in cores.values())
         needed = block_dim if has_cube else -(-block_dim // 2)
         if len(numbers) < needed:
-            gaps.append(f"simulator/ holds {len(numbers)} AI Core folder{'s' if len(numbers) != 1 else ''} "
-                        f"(core{', core'.join(map(str, sorted(numbers)))}) of the {needed} that block dim "
-                        f"{block_dim} runs on")
+            held = "core" + ", core".join(map(str, sorted(numbers)))
+            gaps.append(M_("simulator/ holds {count} AI Core folder ({held}) of the {needed} that block dim {block_dim} "
+                           "runs on", count=len(numbers), held=held, needed=needed, block_dim=block_dim)
+                        if len(numbers) == 1 else
+                        M_("simulator/ holds {count} AI Core folders ({held}) of the {needed} that block dim "
+                           "{block_dim} runs on", count=len(numbers), held=held, needed=needed, block_dim=block_dim))
     return gaps
 
 
 def _notes(cores: dict[str, dict[str, Any]], detail: dict[str, Any], gaps: list[str]) -> list[str]:
-    notes = ["cannot judge device task duration: the simulator reports simulated core time only, without "
-             "launch overhead (profile on the device with `msprof op`)"]
+    notes = [N_("cannot judge device task duration: the simulator reports simulated core time only, without "
+                "launch overhead (profile on the device with `msprof op`)")]
     untraced = [name for name, c in cores.items() if not c["has_trace"]]
-    if untraced:
-        notes.append(f"cannot judge pipe busy time of {', '.join(untraced)}: no trace events for "
-                     f"{'it' if len(untraced) == 1 else 'them'} (keep simulator/trace.json or the per-core trace.json)")
+    if len(untraced) == 1:
+        notes.append(M_("cannot judge pipe busy time of {cores}: no trace events for it (keep simulator/trace.json "
+                        "or the per-core trace.json)", cores=untraced[0]))
+    elif untraced:
+        notes.append(M_("cannot judge pipe busy time of {cores}: no trace events for them (keep simulator/trace.json "
+                        "or the per-core trace.json)", cores=", ".join(untraced)))
     slowest = detail["slowest_core"]
     if slowest and not cores[slowest]["has_trace"]:
         c = cores[slowest]
-        notes.append(f"kernel time {U.time(detail['kernel_time_us'])} from dump/core{_core_number(slowest)}_summary_log: "
-                     f"{slowest} has no trace events, and its core's longest sub-core ran {max(c['log_ticks']):,} "
-                     f"ticks at {detail['clock_mhz']:,.1f} MHz (median instr_exe cycles / running_time(us))")
+        notes.append(M_("kernel time {time} from dump/core{number}_summary_log: {core} has no trace events, and its "
+                        "core's longest sub-core ran {ticks:,} ticks at {clock:,.1f} MHz (median instr_exe cycles / "
+                        "running_time(us))", time=U.time(detail["kernel_time_us"]), number=_core_number(slowest),
+                        core=slowest, ticks=max(c["log_ticks"]), clock=detail["clock_mhz"]))
     if gaps:
-        notes.append(f"cannot judge kernel time: {'; '.join(gaps)} — {U.time(detail['kernel_time_us'])} is a lower "
-                     "bound (keep every simulator/core* folder with its trace.json, and dump/core*_summary_log)")
+        notes.append(M_("cannot judge kernel time: {gaps} — {time} is a lower bound (keep every simulator/core* "
+                        "folder with its trace.json, and dump/core*_summary_log)", gaps=join_messages(gaps, "; "),
+                        time=U.time(detail["kernel_time_us"])))
     return notes

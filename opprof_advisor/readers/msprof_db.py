@@ -29,6 +29,7 @@ from typing import Any
 
 from opprof_advisor import steps
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.i18n import N_
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
@@ -226,8 +227,8 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     is_torch = path.name.startswith("ascend_pytorch_profiler") or "PYTORCH_API" in tables
     notes = [comm_note] if comm_note else []
     if not table.pipe:
-        notes.append("cannot judge pipe-bound class: TASK_PMU_INFO has no pipe ratios (collect with aic-metrics "
-                     "PipeUtilization and --aic-mode=task-based)")
+        notes.append(N_("cannot judge pipe-bound class: TASK_PMU_INFO has no pipe ratios (collect with aic-metrics "
+                        "PipeUtilization and --aic-mode=task-based)"))
     chip = _chip(con, tables)
     raw = RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
                      versions=_versions(con, path, tables, block), chip=chip,
@@ -335,8 +336,8 @@ def _communication(con: sqlite3.Connection, tables: set[str]) -> tuple[list[tupl
             "FROM COMMUNICATION_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
             "GROUP BY c.opId, c.name ORDER BY 1").fetchall()
         if rows:
-            return rows, ("communication ops were rebuilt from COMMUNICATION_TASK_INFO (COMMUNICATION_OP is empty "
-                          "or absent): each op spans its first to last task")
+            return rows, N_("communication ops were rebuilt from COMMUNICATION_TASK_INFO (COMMUNICATION_OP is empty "
+                            "or absent): each op spans its first to last task")
     return [], None
 
 

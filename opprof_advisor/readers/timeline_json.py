@@ -46,6 +46,7 @@ from pathlib import Path
 
 from opprof_advisor import steps
 from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.i18n import N_
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
@@ -85,9 +86,10 @@ NON_KERNEL_NAMES = frozenset({
 #: Hardware task types that say the unit without doubt -> KernelTable.task_type label.
 UNIT_TASK_TYPES = {"AI_CPU": "AI_CPU", "KERNEL_AICPU": "AI_CPU", "DSA_SQE": "DSA_SQE"}
 COLLECT = "collect kernel_details.csv with the torch_npu profiler / msprof --export"
-UNIT_NOTE = ("cannot judge the unit of compute kernels (AI Core / AI Vector / mix): the timeline labels AI Vector "
-             f"kernels AI_CORE too ({COLLECT})")
-DERIVED_NOTE = f"op types were derived from kernel names: the timeline has no Type column ({COLLECT})"
+UNIT_NOTE = N_("cannot judge the unit of compute kernels (AI Core / AI Vector / mix): the timeline labels AI Vector "
+               "kernels AI_CORE too (collect kernel_details.csv with the torch_npu profiler / msprof --export)")
+DERIVED_NOTE = N_("op types were derived from kernel names: the timeline has no Type column (collect "
+                  "kernel_details.csv with the torch_npu profiler / msprof --export)")
 
 #: One kept event: (pid, tid, name, ts string, dur µs, hardware task type).
 _Event = tuple[int, int, str, str, float, str]
