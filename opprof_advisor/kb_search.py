@@ -365,7 +365,8 @@ def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, 
         for label in (*entry.tags, *entry.models):
             labels.append(label)
             owners.append(position)
-    keep_best(best, {owners[position]: score for position, score in label_scores(labels, terms).items()})
+    for position, score in label_scores(labels, terms).items():
+        keep_best(best, {owners[position]: score})  # an entry has several labels: the best one counts
     return best
 
 

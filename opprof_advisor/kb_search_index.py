@@ -5,15 +5,18 @@ tag, the intent score of every entry) costs about a second, while one FTS5 query
 milliseconds. These tables let a search score only the entries that can be hits, and give the
 very same ranking as scoring them all (tests/test_search_candidates.py compares the two):
 
-* ``search_entries``: one row per entry (keyed by the ``entries`` rowid, as FTS5 is): its id,
-  title and search summary, so a search decodes only the summaries of its candidates.
+* Entries are named by their ``entries`` rowid (as FTS5 names them), and a search reads the
+  summaries of the entries it scores only, straight from ``entries`` (SUMMARY: one JSON array).
+* ``search_entries``: the id, kind and lower-case title of every entry, in small rows (an
+  ``entries`` row holds the whole entry): what the fuzzy comparisons and the kind prior read.
 * ``search_postings``: for each key, the rowids of the entries that have it, packed: operator
   families and symptoms with where they stand in the entry's list and its length (the intent
-  signal, in the order of its value), kinds (the filters), and for the fuzzy signal the words of
-  titles, the bigrams of ids, the trigrams of titles run together, tags and models, and the
-  lengths of ids and titles. Which key guarantees what is explained in kb_search_candidates.
-* ``search_blobs``: every id and every lower-case title, one a line at the line of its rowid, so
-  that checking thousands of fuzzy candidates reads two values instead of thousands of rows.
+  signal, in the order of its value), kinds (the filters), and for the fuzzy signal the bigrams
+  of ids, tags and models, and the lengths of ids and titles. Which key guarantees what is explained in
+  kb_search_candidates. (The words of titles are looked up in the FTS5 index.)
+* ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
+* ``search_blobs``: every id, kind and lower-case title, one a line at the line of its rowid, so
+  that checking thousands of fuzzy candidates reads a few values instead of thousands of rows.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 
 ``meta.search_tables`` holds the content hash the tables describe; a search uses them only when it
@@ -26,7 +29,7 @@ import json
 import re
 import sqlite3
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 STAMP_KEY = "search_tables"
@@ -35,21 +38,26 @@ FEW_ROWS = 3000
 #: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
 ROWID_CODE = "I"
 _WORD = re.compile(r"[a-z0-9]+")
-_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+#: The FTS5 trigram table of titles run together.
+TRIGRAMS = "search_title_trigrams"
+#: The search summary of an entry row (store.EntrySummary's fields), built by SQLite.
+SUMMARY = ("json_array(id, kind, title, json(coalesce(operators, '[]')), json(coalesce(symptoms, '[]')),"
+           " json(coalesce(tags, '[]')), json(coalesce(models, '[]')))")
 
 # Posting kinds (one letter, the first column of search_postings)
-FAMILY, SYMPTOM, KIND, TITLE_WORD, ID_BIGRAM, JOINED_TRIGRAM, LABEL = "o", "s", "k", "w", "b", "t", "l"
+FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM = "o", "s", "k", "l", "b"
 #: A family or symptom key is the name, its position in the entry's list (0: first) and the list's length.
 KEY_SEPARATOR = "\t"
 ID_LENGTH, TITLE_SET_LENGTH, JOINED_LENGTH = "n", "m", "j"
 
 _SCHEMA = (
     "drop table if exists search_entries",
+    "create table search_entries (rowid integer primary key, id text not null, kind text not null,"
+    " title text not null)",
     "drop table if exists search_postings",
     "drop table if exists search_words",
     "drop table if exists search_blobs",
-    "create table search_entries (rowid integer primary key, id text not null, title text not null,"
-    " summary text not null)",
+    "drop table if exists search_title_trigrams",
     "create table search_postings (kind text not null, key text not null, rowids blob not null,"
     " primary key (kind, key)) without rowid",
     "create table search_words (length integer primary key, words text not null, counts blob not null)",
@@ -66,52 +74,71 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
     """(Re)fill the candidate tables from ``entries`` and stamp them with the index's content hash."""
     for statement in _SCHEMA:
         conn.execute(statement)
-    rows = conn.execute("select rowid, id, kind, title, operators, symptoms, tags, models from entries").fetchall()
+    # Every search lists the build's problems (files whose problems are not null): without this
+    # index that read scans the whole files table, a tenth of a second at 50,000 entries.
+    conn.execute("create index if not exists files_with_problems on files (source, path) where problems is not null")
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
-    counts: dict[str, int] = {}
-    table = []
-    for rowid, entry_id, kind, title, *lists in rows:
-        operators, symptoms, tags, models = (json.loads(value or "[]") for value in lists)
-        summary = [entry_id, kind, title, operators, symptoms, tags, models]
-        table.append((rowid, entry_id, title, json.dumps(summary, ensure_ascii=False)))
-        for key in entry_keys(entry_id, kind, title, operators, symptoms, tags, models):
+    words: list[str] = []
+    labels: Counter[str] = Counter()  # tags, models, symptoms and operators repeat: their words are counted once each
+    ids, titles, kinds, texts = {}, {}, {}, []
+    for rowid, summary in conn.execute(f"select rowid, {SUMMARY} from entries"):
+        entry_id, kind, title, operators, symptoms, tags, models = json.loads(summary)
+        lower = title.lower()
+        title_words = _WORD.findall(lower)
+        joined = "".join(title_words)  # the title without what is not [a-z0-9]
+        ids[rowid], titles[rowid], kinds[rowid] = entry_id, lower, kind
+        texts.append((rowid, joined))
+        for key in entry_keys(entry_id, kind, lower, joined, operators, symptoms, tags, models):
             postings[key].append(rowid)
-        text = " ".join([entry_id, title, *tags, *models, *symptoms, *operators])
-        for word in _WORD.findall(text.lower()):
-            counts[word] = counts.get(word, 0) + 1
-    conn.executemany("insert into search_entries values (?, ?, ?, ?)", table)
+        words += _WORD.findall(entry_id.lower())
+        words += title_words
+        labels.update(tags)
+        labels.update(models)
+        labels.update(symptoms)
+        labels.update(operators)
+    counts = Counter(words)
+    for label, times in labels.items():
+        for word in _WORD.findall(label.lower()):
+            counts[word] += times
+    conn.executemany("insert into search_entries values (?, ?, ?, ?)",
+                     [(rowid, ids[rowid], kinds[rowid], titles[rowid].replace("\n", " ")) for rowid in ids])
     conn.executemany("insert into search_postings values (?, ?, ?)",
                      ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
     conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
-    labels = sorted(key for kind, key in postings if kind == LABEL)
-    conn.executemany("insert into search_blobs values (?, ?)",
-                     [("ids", lines({row[0]: row[1] for row in table})),
-                      ("titles", lines({row[0]: row[2].lower() for row in table})),
-                      ("labels", json.dumps(labels, ensure_ascii=False)),
-                      ("count", str(len(table)))])
+    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)),
+             ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
+             ("count", str(len(ids)))]
+    if fill_trigrams(conn, texts):
+        blobs.append(("trigrams", "yes"))
+    conn.executemany("insert into search_blobs values (?, ?)", blobs)
     stamp = conn.execute("select value from meta where key = 'content_hash'").fetchone()
     conn.execute("insert or replace into meta (key, value) values (?, ?)", (STAMP_KEY, stamp[0] if stamp else ""))
 
 
-def entry_keys(entry_id: str, kind: str, title: str, operators: list[str], symptoms: list[str], tags: list[str],
-               models: list[str]) -> set[tuple[str, str]]:
-    """Every posting key of one entry (each once)."""
-    lower = title.lower()
-    joined = _NOT_ALNUM.sub("", lower)
+def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
+    """Index the titles run together by trigram (FTS5's trigram tokenizer, SQLite 3.34+); False without it."""
+    try:
+        conn.execute(f"create virtual table {TRIGRAMS} using fts5(joined, tokenize='trigram', detail='none', content='')")
+    except sqlite3.OperationalError:
+        return False  # an older SQLite: every entry is a candidate of that comparison
+    conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)", joined)
+    return True
+
+
+def entry_keys(entry_id: str, kind: str, title: str, joined: str, operators: list[str], symptoms: list[str],
+               tags: list[str], models: list[str]) -> set[tuple[str, str]]:
+    """Every posting key of one entry (each once), from its lower-case title and that title run together."""
     keys = {(KIND, kind), (ID_LENGTH, str(len(entry_id))), (JOINED_LENGTH, str(len(joined))),
-            (TITLE_SET_LENGTH, str(token_set_length(lower)))}
-    keys.update((FAMILY, listed_key(family, operators)) for family in operators)
-    keys.update((SYMPTOM, listed_key(symptom, symptoms)) for symptom in symptoms)
-    keys.update((LABEL, label) for label in (*tags, *models))
-    keys.update((TITLE_WORD, word) for word in _WORD.findall(lower))
+            (TITLE_SET_LENGTH, str(token_set_length(title)))}
+    for kind_of_list, listed in ((FAMILY, operators), (SYMPTOM, symptoms)):
+        count = str(len(listed))
+        for position, item in enumerate(listed):
+            if item not in listed[:position]:  # where it first stands, as kb_search.operator_score reads it
+                keys.add((kind_of_list, KEY_SEPARATOR.join((item, str(position), count))))
+    keys.update((LABEL, label) for label in tags)
+    keys.update((LABEL, label) for label in models)
     keys.update((ID_BIGRAM, entry_id[i:i + 2]) for i in range(len(entry_id) - 1))
-    keys.update((JOINED_TRIGRAM, joined[i:i + 3]) for i in range(len(joined) - 2))
     return keys
-
-
-def listed_key(item: str, listed: list[str]) -> str:
-    """The posting key of a family or symptom: its name, where it first stands in the list, the list's length."""
-    return KEY_SEPARATOR.join((item, str(listed.index(item)), str(len(listed))))
 
 
 def lines(values: dict[int, str]) -> str:
@@ -200,13 +227,13 @@ class SearchTables:
         return json.loads(rows[0][0]) if rows else []
 
     def values(self, column: str, rowids: list[int]) -> list[str]:
-        """The id or lower-case title (``column``) of each of ``rowids``, in their order."""
+        """The id, kind or lower-case title (``column``) of each of ``rowids``, in their order."""
         if len(rowids) > FEW_ROWS:  # one value of all entries' lines is read faster than many rows
             found = self.blob(f"{column}s")
             return [found[rowid] for rowid in rowids]
         rows = dict(self._rows(f"select rowid, {column} from search_entries where rowid in "
                                "(select value from json_each(?))", (json.dumps(rowids),)))
-        return [rows[rowid].lower().replace("\n", " ") if column == "title" else rows[rowid] for rowid in rowids]
+        return [rows[rowid] for rowid in rowids]
 
     def lengths(self, kind: str, low: int, high: int) -> set[int]:
         """Rowids of the entries whose length of this kind lies in ``low..high``."""
@@ -223,22 +250,47 @@ class SearchTables:
 
     def summaries(self, rowids: Iterable[int]) -> list[tuple[int, list]]:
         """(rowid, summary fields) of each of ``rowids``."""
-        rows = self._rows("select rowid, summary from search_entries where rowid in "
+        rows = self._rows(f"select rowid, {SUMMARY} from entries where rowid in "
                           "(select value from json_each(?))", (json.dumps(sorted(rowids)),))
         return [(rowid, json.loads(summary)) for rowid, summary in rows]
 
     def rowids_of(self, ids: Iterable[str]) -> dict[str, int]:
-        rows = self._rows("select id, rowid from search_entries where id in (select value from json_each(?))",
+        rows = self._rows("select id, rowid from entries where id in (select value from json_each(?))",
                           (json.dumps(list(ids)),))
         return dict(rows)
 
     def fts_matches(self, match: str) -> dict[int, float]:
-        """bm25 of every entry matching an FTS5 query, keyed by rowid (the weights of Index.fts_scores)."""
+        """bm25 of every entry matching an FTS5 query, keyed by rowid, best first (the weights of
+        Index.fts_scores)."""
         from opprof_advisor import migrations
 
         weights = ", ".join(str(weight) for _, weight in migrations.FTS_COLUMNS)
-        return dict(self._rows(f"select rowid, bm25(entries_fts, {weights}) from entries_fts "
-                               "where entries_fts match ?", (match,)))
+        return dict(self._rows(f"select rowid, bm25(entries_fts, {weights}) as score from entries_fts "
+                               "where entries_fts match ? order by score", (match,)))
+
+    def with_title_words(self, words: Iterable[str]) -> set[int]:
+        """Rowids of the entries whose title holds one of ``words`` (alphanumeric) as a word, and a few more:
+        FTS5 matches the words' stems."""
+        words = list(dict.fromkeys(words))
+        if not words:
+            return set()
+        match = "title : (" + " OR ".join(f'"{word}"' for word in words) + ")"
+        return {row[0] for row in self._rows("select rowid from entries_fts where entries_fts match ?", (match,))}
+
+    def with_trigrams(self, trigrams: Iterable[str]) -> set[int] | None:
+        """Rowids of the entries whose title run together holds one of ``trigrams``, or None when the index
+        has no trigram table (built with an SQLite older than 3.34)."""
+        if not self._rows("select 1 from search_blobs where name = 'trigrams'"):
+            return None
+        trigrams = list(dict.fromkeys(trigrams))
+        if not trigrams:
+            return set()
+        match = " OR ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
+        return {row[0] for row in self._rows(f"select rowid from {TRIGRAMS} where {TRIGRAMS} match ?", (match,))}
+
+    def everyone(self) -> set[int]:
+        """Every entry's rowid."""
+        return {row[0] for row in self._rows("select rowid from entries")}
 
     def words(self, low: int, high: int) -> dict[str, int]:
         """The correction vocabulary's words of length ``low..high`` with their counts."""

@@ -109,15 +109,20 @@ def test_chinese_queries_rank_alike(big_index, monkeypatch, query):
     assert fast["results"]
 
 
-def test_a_selective_query_scores_a_few_entries_only(big_index, monkeypatch):
-    index, _ = big_index
+def test_a_query_scores_a_few_entries_only(big_index, monkeypatch):
+    from opprof_advisor import kb_search_candidates
+
+    index, bench = big_index
     scored = []
-    original = kb_search.score_entries
-    monkeypatch.setattr(kb_search, "score_entries", lambda entries, *rest: scored.append(len(entries))
-                        or original(entries, *rest))
-    hits = kb_search.search(index, "nms")
-    assert hits[0].id.startswith("nms-on-npu")
-    assert 0 < sum(scored) < len(index.ids()) / 4
+    original = kb_search_candidates._Scorer.add
+    monkeypatch.setattr(kb_search_candidates._Scorer, "add",
+                        lambda self, rowids: scored.extend(rowids) or original(self, rowids))
+    tag = bench.letters(ENTRIES // 2)
+    for query, first in (("nms", "nms-on-npu"), (tag, f"-{tag}")):
+        scored.clear()
+        hits = kb_search.search(index, query)
+        assert hits[0].id.startswith(first) or hits[0].id.endswith(first)
+        assert 0 < len(set(scored)) < len(index.ids()) / 4, query
 
 
 def test_tables_of_other_content_are_not_used(big_index, tmp_path, monkeypatch):
@@ -204,3 +209,10 @@ def test_skip_bigrams_pair_characters_within_the_span():
     assert skip_bigrams("abcd", 1) == {"ab", "bc", "cd"}
     assert skip_bigrams("abcd", 2) == {"ab", "bc", "cd", "ac", "bd"}
     assert skip_bigrams("a", 3) == set()
+
+
+def test_an_entry_scores_by_its_best_tag():
+    from opprof_advisor.store import EntrySummary
+
+    entry = EntrySummary("os-tuning", "tip", "Tune the operating system", [], [], ["zzzz", "host", "hostel"], [])
+    assert kb_search.fuzzy_scores([entry], ["host"]) == {0: 100.0}
