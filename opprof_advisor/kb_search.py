@@ -92,22 +92,35 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
     scored; without them (an index they do not describe) every entry is, with the same result.
     """
     from opprof_advisor.kb_search_index import open_tables
-    from opprof_advisor.kb_search_zh import has_han, rank_chinese
+    from opprof_advisor.kb_search_zh import has_han
 
     family = resolve_operator(operator)
+    tables = open_tables(index)
     if has_han(query):  # FTS5 cannot split Chinese: matched on character n-grams instead
-        candidates = filter_entries(index.summaries(), kind=kind, family=family)
-        return SearchResult(query, rank_chinese(index, [c.id for c in candidates], query, top))
+        return SearchResult(query, rank_chinese_query(index, tables, query, kind=kind, family=family, top=top))
     words = query_words(query)
     if not words:
         return SearchResult(query, [])
-    tables = open_tables(index)
     terms, corrected = correct_words(index, words, tables)
     hits = rank_query(index, tables, query, terms, kind=kind, family=family, top=top)[:max(top, 0)]
     result = SearchResult(query, hits, " ".join(terms) if corrected else None)
     if not hits:
         result.suggestions = did_you_mean(index, tables, query, terms, filtered=bool(kind or operator))
     return result
+
+
+def rank_chinese_query(index: Index, tables, query: str, *, kind: str | None, family: str | None,
+                       top: int) -> list[SearchHit]:
+    """The hits of a Chinese query (kb_search_zh): through the candidate tables when there are some."""
+    from opprof_advisor.kb_search_zh import rank_chinese, rank_chinese_candidates
+
+    if tables is None:
+        candidates = filter_entries(index.summaries(), kind=kind, family=family)
+        return rank_chinese(index, [c.id for c in candidates], query, top)
+    from opprof_advisor.kb_search_candidates import allowed_rowids
+
+    allowed = allowed_rowids(tables, kind, family)
+    return rank_chinese_candidates(tables, allowed, tables.count() if allowed is None else len(allowed), query, top)
 
 
 def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str | None, family: str | None,

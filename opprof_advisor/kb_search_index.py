@@ -15,8 +15,9 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   of ids, tags and models, and the lengths of ids and titles. Which key guarantees what is explained in
   kb_search_candidates. (The words of titles are looked up in the FTS5 index.)
 * ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
-* ``search_blobs``: every id, kind and lower-case title, one a line at the line of its rowid, so
-  that checking thousands of fuzzy candidates reads a few values instead of thousands of rows.
+* ``search_blobs``: every id, kind and lower-case title, and the text a Chinese query is matched
+  against, one a line at the line of its rowid, so that checking thousands of candidates reads a
+  few values instead of thousands of rows.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 
 ``meta.search_tables`` holds the content hash the tables describe; a search uses them only when it
@@ -105,7 +106,7 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
     conn.executemany("insert into search_postings values (?, ?, ?)",
                      ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
     conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
-    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)),
+    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)), ("zh_texts", zh_lines(conn)),
              ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
              ("count", str(len(ids)))]
     if fill_trigrams(conn, texts):
@@ -113,6 +114,20 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
     conn.executemany("insert into search_blobs values (?, ?)", blobs)
     stamp = conn.execute("select value from meta where key = 'content_hash'").fetchone()
     conn.execute("insert or replace into meta (key, value) values (?, ?)", (STAMP_KEY, stamp[0] if stamp else ""))
+
+
+def zh_lines(conn: sqlite3.Connection) -> str:
+    """What a Chinese query is matched against (kb_search_zh.entry_text), lower-case, one a line by rowid."""
+    from types import SimpleNamespace
+
+    from opprof_advisor.kb_search_zh import entry_text
+
+    texts = {}
+    for rowid, title, operators, tags, zh in conn.execute("select rowid, title, operators, tags, zh from entries"):
+        entry = SimpleNamespace(title=title, operators=json.loads(operators or "[]"), tags=json.loads(tags or "[]"),
+                                zh=json.loads(zh or "{}"))
+        texts[rowid] = entry_text(entry).lower()
+    return lines(texts)
 
 
 def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
@@ -220,6 +235,12 @@ class SearchTables:
         """One of search_blobs, split into its lines (the value of rowid r is line r)."""
         rows = self._rows("select value from search_blobs where name = ?", (name,))
         return rows[0][0].split("\n") if rows and rows[0][0] else []
+
+    def zh_rows(self, rowids: Iterable[int]) -> list[tuple[int, str, dict]]:
+        """(rowid, id, zh texts) of each of ``rowids``."""
+        rows = self._rows("select rowid, id, zh from entries where rowid in (select value from json_each(?))",
+                          (json.dumps(sorted(rowids)),))
+        return [(rowid, entry_id, json.loads(zh or "{}")) for rowid, entry_id, zh in rows]
 
     def labels(self) -> list[str]:
         """Every distinct tag and model (the keys of the label postings)."""
