@@ -20,8 +20,8 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   few values instead of thousands of rows.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 
-``meta.search_tables`` holds the content hash the tables describe; a search uses them only when it
-equals the index's, and otherwise scores every entry as before (slower, never wrong).
+``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
+when they are this layout's and the index's, and otherwise scores every entry (slower, never wrong).
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 STAMP_KEY = "search_tables"
+#: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
+#: scored, as without tables) until the next build fills them again.
+LAYOUT = "1"
 #: Up to this many ids or titles are read row by row (more: all at once from search_blobs).
 FEW_ROWS = 3000
 #: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
@@ -112,8 +115,9 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
     if fill_trigrams(conn, texts):
         blobs.append(("trigrams", "yes"))
     conn.executemany("insert into search_blobs values (?, ?)", blobs)
-    stamp = conn.execute("select value from meta where key = 'content_hash'").fetchone()
-    conn.execute("insert or replace into meta (key, value) values (?, ?)", (STAMP_KEY, stamp[0] if stamp else ""))
+    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
+    conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                 (STAMP_KEY, stamp(content[0] if content else "")))
 
 
 def zh_lines(conn: sqlite3.Connection) -> str:
@@ -138,6 +142,11 @@ def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bo
         return False  # an older SQLite: every entry is a candidate of that comparison
     conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)", joined)
     return True
+
+
+def stamp(content_hash: str) -> str:
+    """What ``meta.search_tables`` holds for tables of this layout filled for that content."""
+    return f"{LAYOUT}:{content_hash}"
 
 
 def entry_keys(entry_id: str, kind: str, title: str, joined: str, operators: list[str], symptoms: list[str],
@@ -325,6 +334,6 @@ class SearchTables:
 def open_tables(index) -> SearchTables | None:
     """The candidate tables of ``index`` when they describe its content, else None (score every entry)."""
     rows = index._query("select value from meta where key = ?", (STAMP_KEY,))
-    if not rows or rows[0][0] != index.content_hash:
+    if not rows or rows[0][0] != stamp(index.content_hash):
         return None
     return SearchTables(index)

@@ -216,3 +216,9 @@ def test_an_entry_scores_by_its_best_tag():
 
     entry = EntrySummary("os-tuning", "tip", "Tune the operating system", [], [], ["zzzz", "host", "hostel"], [])
     assert kb_search.fuzzy_scores([entry], ["host"]) == {0: 100.0}
+
+
+def test_tables_of_another_layout_are_not_used(big_index, tmp_path, monkeypatch):
+    index, _ = big_index
+    monkeypatch.setattr(kb_search_index, "LAYOUT", "0")
+    assert kb_search_index.open_tables(index) is None
