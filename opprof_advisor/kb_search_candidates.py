@@ -1,17 +1,17 @@
 """The best hits of a query, found through the candidate tables (kb_search_index) instead of scoring all.
 
 rank_candidates returns the first ``top`` hits of kb_search.rank_entries over every entry, in the
-same order with the same scores, while scoring only some. A hit's score never decreases when one of
-its signals grows (kb_search.blend), and the entries come in three streams, each best first:
+same order with the same scores, while scoring only some, and from the compact tables alone (the
+summaries of the top hits only are read). A hit's score never decreases when one of its signals
+grows (kb_search.blend). The full-text matches (best bm25 first; FTS5 computes every bm25 anyway)
+and the entries about a family or symptom the query names (by the intent value of their listing:
+the name first or further down a list of how many, kb_search.focus) are merged into one stream,
+best known signals first, and scored in batches; the fuzzy hits are found at once when needed.
 
-- the full-text matches, by bm25 (all of them are read: FTS5 computes every bm25 anyway);
-- the entries about a family or symptom the query names, by the intent value of their listing
-  (the name first or further down a list of how many — kb_search.focus);
-- the entries that can be fuzzy hits (found at once, see below).
-
-An entry not yet scored can at most score the blend of the next full-text value, the next intent
-value, the highest fuzzy value it can still have and the highest kind prior. Once the ``top``-th
-hit scores more than that, no other entry can come before it (or tie with it), and the search stops.
+An entry not yet scored can at most score the blend of its known signals, the highest fuzzy value
+it can still have and the highest kind prior. Once the ``top``-th hit scores more than that for the
+next entry of the stream (and more than a fuzzy hit found by nothing else can), no other entry can
+come before it or tie with it, and the search stops.
 
 An entry is a fuzzy hit when kb_search.fuzzy_scores reaches FUZZY_ONLY_MIN (75). Those entries are
 found through keys that every entry scoring 75 or more must have, then checked with the very same
@@ -19,8 +19,9 @@ scorers (rapidfuzz's ratio is 2·LCS/(m+n) for strings of lengths m and n, LCS t
 subsequence):
 
 - Title, token_set_ratio of the query's words: a title sharing a whole word with the query (found
-  through FTS5's title column, which matches stems: a few more); with no word in common the score is the ratio of the two sorted token strings, which
-  reaches 75 only when the title's length lies within 0.6–5/3 of the query's (length postings).
+  through FTS5's title column, which matches stems: a few more); with no word in common the score
+  is the ratio of the two sorted token strings, which reaches 75 only when the title's length lies
+  within 0.6–5/3 of the query's (length postings).
 - Id, partial_ratio of the query's slug (length m ≥ 3): ids no longer than the slug (length
   postings); a longer id has a window w (|w| ≤ m) with 2·LCS/(m+|w|) ≥ 0.75, so LCS ≥ 0.6 m and
   LCS > (|w|+1)/2: two matched characters are adjacent in w, with at most 0.4 m unmatched slug
@@ -43,6 +44,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from opprof_advisor.kb_search import FUZZY_ONLY_MIN
 from opprof_advisor.kb_search_index import (
     FAMILY, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, SYMPTOM, TITLE_SET_LENGTH, SearchTables,
     token_set_length,
@@ -52,8 +54,8 @@ if TYPE_CHECKING:
     from opprof_advisor.kb_search import SearchHit
     from opprof_advisor.store import Index
 
-#: The fuzzy score an entry needs to be a hit without full-text or intent evidence (kb_search.FUZZY_ONLY_MIN).
-HIT_SCORE = 75.0
+#: The fuzzy score an entry needs to be a hit without full-text or intent evidence.
+HIT_SCORE = FUZZY_ONLY_MIN
 #: How many of the best-placed entries are scored first (at least ``top``).
 FIRST_MATCHES = 50
 #: At most this many are scored at once before the ``top``-th hit's score is looked at again.
