@@ -121,17 +121,15 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
 
 
 def zh_lines(conn: sqlite3.Connection) -> str:
-    """What a Chinese query is matched against (kb_search_zh.entry_text), lower-case, one a line by rowid."""
-    from types import SimpleNamespace
-
-    from opprof_advisor.kb_search_zh import entry_text
-
-    texts = {}
-    for rowid, title, operators, tags, zh in conn.execute("select rowid, title, operators, tags, zh from entries"):
-        entry = SimpleNamespace(title=title, operators=json.loads(operators or "[]"), tags=json.loads(tags or "[]"),
-                                zh=json.loads(zh or "{}"))
-        texts[rowid] = entry_text(entry).lower()
-    return lines(texts)
+    """What a Chinese query is matched against, lower-case, one a line by rowid: the words of
+    kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags,
+    joined by spaces; a gram never spans a space, so the order and the title's repeats do not matter)."""
+    parts = [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
+             *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')"
+               for column in ("operators", "tags"))]
+    text = " || ' ' || ".join(parts)
+    rows = conn.execute(f"select rowid, {text} from entries")
+    return lines({rowid: text.lower() for rowid, text in rows})
 
 
 def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
