@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.kb_search_index import fill_search_tables
 from opprof_advisor.migrations import index_migrations
 from opprof_advisor.models import Entry, Gain
 from opprof_advisor.sqlite_files import (
@@ -160,6 +161,7 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
             _sync_files(db, files, digests)
             problems = _sync_entries(db, sources)
             _write_meta(db, sources, files, digests, problems, scanned_at, folders)
+            fill_search_tables(db.conn)
     finally:
         db.close()
 

@@ -40,6 +40,7 @@ STOPWORDS = frozenset(
     "where which why with".split()
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass
@@ -85,21 +86,52 @@ def search(index: Index, query: str, kind: str | None = None, operator: str | No
 
 def run_search(index: Index, query: str, *, kind: str | None = None, operator: str | None = None,
                top: int = 10) -> SearchResult:
-    """Like ``search`` but also return the corrected query and suggestions for zero hits."""
-    candidates = filter_entries(index.summaries(), kind=kind, family=resolve_operator(operator))
-    from opprof_advisor.kb_search_zh import has_han, rank_chinese
+    """Like ``search`` but also return the corrected query and suggestions for zero hits.
 
+    With the index's candidate tables (kb_search_index) only the entries that can be hits are
+    scored; without them (an index they do not describe) every entry is, with the same result.
+    """
+    from opprof_advisor.kb_search_index import open_tables
+    from opprof_advisor.kb_search_zh import has_han
+
+    family = resolve_operator(operator)
+    tables = open_tables(index)
     if has_han(query):  # FTS5 cannot split Chinese: matched on character n-grams instead
-        return SearchResult(query, rank_chinese(index, [c.id for c in candidates], query, top))
+        return SearchResult(query, rank_chinese_query(index, tables, query, kind=kind, family=family, top=top))
     words = query_words(query)
     if not words:
         return SearchResult(query, [])
-    terms, corrected = correct_words(index, words)
-    hits = rank_entries(index, candidates, query, terms)[:max(top, 0)]
+    terms, corrected = correct_words(index, words, tables)
+    hits = rank_query(index, tables, query, terms, kind=kind, family=family, top=top)[:max(top, 0)]
     result = SearchResult(query, hits, " ".join(terms) if corrected else None)
     if not hits:
-        result.suggestions = did_you_mean(index, query, terms, filtered=bool(kind or operator))
+        result.suggestions = did_you_mean(index, tables, query, terms, filtered=bool(kind or operator))
     return result
+
+
+def rank_chinese_query(index: Index, tables, query: str, *, kind: str | None, family: str | None,
+                       top: int) -> list[SearchHit]:
+    """The hits of a Chinese query (kb_search_zh): through the candidate tables when there are some."""
+    from opprof_advisor.kb_search_zh import rank_chinese, rank_chinese_candidates
+
+    if tables is None:
+        candidates = filter_entries(index.summaries(), kind=kind, family=family)
+        return rank_chinese(index, [c.id for c in candidates], query, top)
+    from opprof_advisor.kb_search_candidates import allowed_rowids
+
+    allowed = allowed_rowids(tables, kind, family)
+    return rank_chinese_candidates(tables, allowed, tables.count() if allowed is None else len(allowed), query, top)
+
+
+def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str | None, family: str | None,
+               top: int) -> list[SearchHit]:
+    """The best ``top`` hits (or more) of ``terms`` among the entries of ``kind`` about ``family``:
+    through the candidate tables when there are some, else by scoring every entry."""
+    if tables is None:
+        return rank_entries(index, filter_entries(index.summaries(), kind=kind, family=family), query, terms)
+    from opprof_advisor.kb_search_candidates import rank_candidates
+
+    return rank_candidates(index, tables, query, terms, kind=kind, family=family, top=top)
 
 
 def resolve_operator(operator: str | None) -> str | None:
@@ -134,8 +166,12 @@ def query_words(query: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def correct_words(index: Index, words: list[str]) -> tuple[list[str], bool]:
-    """Replace words that match nothing by the closest known word; return (terms, corrected?)."""
+def correct_words(index: Index, words: list[str], tables=None) -> tuple[list[str], bool]:
+    """Replace words that match nothing by the closest known word; return (terms, corrected?).
+
+    The known words are read from the candidate tables (only those of a length that can be
+    close) when the index has them, else gathered from every entry.
+    """
     from opprof_advisor.operators import canonical_family
 
     vocabulary: dict[str, int] | None = None
@@ -144,7 +180,9 @@ def correct_words(index: Index, words: list[str]) -> tuple[list[str], bool]:
         if canonical_family(word, fuzzy=False) or index.term_exists(fts_term(word)):
             terms.append(word)
             continue
-        if vocabulary is None:
+        if tables is not None:
+            vocabulary = with_aliases(tables.words(len(word) - 2, len(word) + 2))
+        elif vocabulary is None:
             vocabulary = known_words(index)
         replacement = closest_word(word, vocabulary)
         terms.append(replacement or word)
@@ -154,13 +192,18 @@ def correct_words(index: Index, words: list[str]) -> tuple[list[str], bool]:
 
 def known_words(index: Index) -> dict[str, int]:
     """Words of ids, titles, tags, models, symptoms and operator aliases, with their frequency."""
-    from opprof_advisor.operators import FAMILIES, normalise_name
-
     counts: dict[str, int] = {}
     for entry in index.summaries():
         text = " ".join([entry.id, entry.title, *entry.tags, *entry.models, *entry.symptoms, *entry.operators])
         for word in _WORD.findall(text.lower()):
             counts[word] = counts.get(word, 0) + 1
+    return with_aliases(counts)
+
+
+def with_aliases(counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` plus every operator alias (count 1 unless the entries use it)."""
+    from opprof_advisor.operators import FAMILIES, normalise_name
+
     for family, aliases in FAMILIES.items():
         for alias in (family, *aliases):
             counts.setdefault(normalise_name(alias), 1)
@@ -169,30 +212,30 @@ def known_words(index: Index) -> dict[str, int]:
 
 def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
     """The known word within a small edit distance (transpositions count once), or None."""
+    from rapidfuzz import process
     from rapidfuzz.distance import OSA
 
     if len(word) < 3:
         return None
     limit = 1 if len(word) <= 4 else 2
     best: tuple | None = None
-    for candidate, count in vocabulary.items():
+    # rapidfuzz measures every word in C; the loop below sees only those within the limit
+    for candidate, distance, _ in process.extract(word, list(vocabulary), scorer=OSA.distance, limit=None,
+                                                  score_cutoff=limit):
         if len(candidate) < 3 or abs(len(candidate) - len(word)) > limit:
             continue
-        distance = OSA.distance(word, candidate, score_cutoff=limit)
-        if distance > limit:
-            continue
-        key = (distance, candidate[0] != word[0], -count, candidate)
+        key = (distance, candidate[0] != word[0], -vocabulary[candidate], candidate)
         if best is None or key < best:
             best = key
     return best[3] if best else None
 
 
-def did_you_mean(index: Index, query: str, terms: list[str], *, filtered: bool) -> list[str]:
+def did_you_mean(index: Index, tables, query: str, terms: list[str], *, filtered: bool) -> list[str]:
     """Up to three suggestions for a query without hits: ids, or hits without the filters."""
     from opprof_advisor.store import suggest_ids
 
     if filtered:
-        unfiltered = rank_entries(index, index.summaries(), query, terms)[:3]
+        unfiltered = rank_query(index, tables, query, terms, kind=None, family=None, top=3)[:3]
         if unfiltered:
             return [hit.id for hit in unfiltered]
     return suggest_ids("-".join(terms) or query, index.ids())
@@ -229,11 +272,27 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
     """Score every candidate and return the hits, best first."""
     if not candidates or not terms:
         return []
+    families, symptoms, match = query_signals(query, terms)
+    bm25 = index.fts_scores(match, limit=fts_limit(len(candidates)))
+    return score_entries(candidates, terms, families, symptoms, bm25, min(bm25.values(), default=0.0))
+
+
+def fts_limit(candidates: int) -> int:
+    """How many FTS5 matches, best first, count as full-text evidence when there are ``candidates``."""
+    return max(500, candidates)
+
+
+def query_signals(query: str, terms: list[str]) -> tuple[dict[str, float], dict[str, float], str]:
+    """The families and symptoms the query names, and its FTS5 query (its words or the families' names)."""
     families = query_families(query, terms)
     symptoms = query_symptoms(terms)
     fts_words = list(dict.fromkeys([*terms, *(family.lower() for family in families)]))
-    bm25 = index.fts_scores(" OR ".join(fts_term(word) for word in fts_words), limit=max(500, len(candidates)))
-    best_bm25 = min(bm25.values(), default=0.0)
+    return families, symptoms, " OR ".join(fts_term(word) for word in fts_words)
+
+
+def score_entries(candidates: list[EntrySummary], terms: list[str], families: dict[str, float],
+                  symptoms: dict[str, float], bm25: dict[str, float], best_bm25: float) -> list[SearchHit]:
+    """The hits among ``candidates``, best first, given the FTS5 bm25 of those full-text search found."""
     fuzzy_raw = fuzzy_scores(candidates, terms)
     hits = []
     for position, entry in enumerate(candidates):
@@ -242,13 +301,32 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
         raw = fuzzy_raw.get(position, 0.0)
         if not (entry.id in bm25 or operator > 0 or raw >= FUZZY_ONLY_MIN):
             continue
-        fts = bm25[entry.id] / best_bm25 if entry.id in bm25 and best_bm25 < 0 else float(entry.id in bm25)
-        fuzzy = max(0.0, (raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
-        score = WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + KIND_PRIOR.get(entry.kind, 0.0)
-        score = round(score / MAX_SCORE, 4)
+        fts = fts_value(bm25[entry.id], best_bm25) if entry.id in bm25 else 0.0
+        fuzzy = fuzzy_value(raw)
+        score = blend(fts, operator, fuzzy, KIND_PRIOR.get(entry.kind, 0.0))
         hits.append(SearchHit(entry.id, entry.kind, entry.title, score, entry.operators, entry.tags))
-    hits.sort(key=lambda hit: (-hit.score, KIND_ORDER.get(hit.kind, 9), hit.id))
+    hits.sort(key=hit_order)
     return hits
+
+
+def blend(fts: float, operator: float, fuzzy: float, prior: float) -> float:
+    """The score of a hit (0..1, four decimals); it never decreases when one of its signals grows."""
+    return round((WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + prior) / MAX_SCORE, 4)
+
+
+def fts_value(bm25: float, best_bm25: float) -> float:
+    """The full-text signal of a match: its bm25 relative to the best match's."""
+    return bm25 / best_bm25 if best_bm25 < 0 else 1.0
+
+
+def fuzzy_value(raw: float) -> float:
+    """The fuzzy signal of a rapidfuzz similarity: 0 at FUZZY_FLOOR and below, 1 at 100."""
+    return max(0.0, (raw - FUZZY_FLOOR) / (100.0 - FUZZY_FLOOR))
+
+
+def hit_order(hit: SearchHit) -> tuple:
+    """Best score first; with equal scores recipes before cases, then by id."""
+    return -hit.score, KIND_ORDER.get(hit.kind, 9), hit.id
 
 
 def query_symptoms(terms: list[str]) -> dict[str, float]:
@@ -276,46 +354,78 @@ def operator_score(entry: EntrySummary, families: dict[str, float]) -> float:
 
 
 def _focus_score(listed: list[str], named: dict[str, float]) -> float:
-    # The first listed item is the entry's subject; each further item dilutes the focus a little.
     best = 0.0
     for item, weight in named.items():
         if item in listed:
-            focus = (1.0 if listed.index(item) == 0 else 0.6) / (1.0 + 0.1 * (len(listed) - 1))
-            best = max(best, weight * focus)
+            best = max(best, weight * focus(listed.index(item), len(listed)))
     return best
+
+
+def focus(position: int, count: int) -> float:
+    """How much an entry listing ``count`` families (or symptoms) is about the one at ``position``."""
+    # The first listed item is the entry's subject; each further item dilutes the focus a little.
+    return (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (count - 1))
 
 
 def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, float]:
     """Best rapidfuzz similarity (0..100, at least FUZZY_FLOOR) of the query to each candidate's title, id,
     tags and models, keyed by the candidate's position. rapidfuzz loops in C over all candidates at once.
     """
-    from rapidfuzz import fuzz, process
-
-    best: dict[int, float] = {}
-
-    def take(query: str, choices: list[str], scorer, owners: list[int] | None = None,
-             cutoff: float = FUZZY_FLOOR) -> None:
-        for _, score, position in process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=cutoff):
-            owner = owners[position] if owners is not None else position
-            if score > best.get(owner, 0.0):
-                best[owner] = score
-
-    text, slug, joined = " ".join(terms), "-".join(terms), "".join(terms)
-    titles = [entry.title.lower() for entry in candidates]
-    ids = [entry.id for entry in candidates]
-    take(text, titles, fuzz.token_set_ratio)
-    take(slug, ids, fuzz.partial_ratio if len(joined) >= 3 else fuzz.ratio)
-    if len(joined) >= 5:
-        take(joined, [re.sub(r"[^a-z0-9]+", "", title) for title in titles], fuzz.partial_ratio,
-             cutoff=JOINED_TITLE_MIN)
+    best = title_scores([entry.title.lower() for entry in candidates], terms)
+    keep_best(best, id_scores([entry.id for entry in candidates], terms))
     labels, owners = [], []
     for position, entry in enumerate(candidates):
         for label in (*entry.tags, *entry.models):
             labels.append(label)
             owners.append(position)
-    for term in terms:
-        take(term, labels, fuzz.ratio if len(term) >= 4 else _exact, owners)
+    for position, score in label_scores(labels, terms).items():
+        keep_best(best, {owners[position]: score})  # an entry has several labels: the best one counts
     return best
+
+
+def title_scores(titles: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
+    """Best similarity of the query to each lower-case title (its words, and the title run together), by position."""
+    from rapidfuzz import fuzz
+
+    best = similarities(" ".join(terms), titles, fuzz.token_set_ratio, cutoff)
+    joined = "".join(terms)
+    if len(joined) >= 5:
+        keep_best(best, similarities(joined, [_NOT_ALNUM.sub("", title) for title in titles], fuzz.partial_ratio,
+                                     max(cutoff, JOINED_TITLE_MIN)))
+    return best
+
+
+def id_scores(ids: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
+    """Similarity of the query's slug to each id (anywhere inside it from three characters on), by position."""
+    from rapidfuzz import fuzz
+
+    scorer = fuzz.partial_ratio if len("".join(terms)) >= 3 else fuzz.ratio
+    return similarities("-".join(terms), ids, scorer, cutoff)
+
+
+def label_scores(labels: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
+    """Best similarity of a query word to each tag or model (equal, for words under four letters), by position."""
+    from rapidfuzz import fuzz
+
+    best: dict[int, float] = {}
+    for term in terms:
+        keep_best(best, similarities(term, labels, fuzz.ratio if len(term) >= 4 else _exact, cutoff))
+    return best
+
+
+def similarities(query: str, choices: list[str], scorer, cutoff: float) -> dict[int, float]:
+    """rapidfuzz scores of at least ``cutoff`` of ``query`` against ``choices``, by position."""
+    from rapidfuzz import process
+
+    return {position: score for _, score, position in
+            process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=cutoff)}
+
+
+def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
+    """Raise each score of ``best`` to the one in ``scores`` where that is higher."""
+    for position, score in scores.items():
+        if score > best.get(position, 0.0):
+            best[position] = score
 
 
 def _exact(a: str, b: str, **_: Any) -> float:

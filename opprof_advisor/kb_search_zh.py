@@ -85,5 +85,50 @@ def rank_chinese(index: "Index", candidate_ids: Iterable[str], query: str, top: 
                       if e.zh.get("title") else {}) for score, e in scored[:max(top, 0)]]
 
 
+def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: str, top: int) -> list["SearchHit"]:
+    """rank_chinese over the entries ``allowed`` (every entry when None; ``size`` of them), from the
+    candidate tables: only the entries holding a query gram are looked at, only the hits' texts read."""
+    from opprof_advisor.kb_search import SearchHit
+
+    texts = tables.blob("zh_texts")  # entry_text of each rowid, lower-case: Han runs and words unchanged
+    if not texts or not size:
+        return []
+    query_grams = grams(query)
+    holders = {gram: holding(texts, gram, allowed) for gram in query_grams}
+    weights = {g: _weight(g) * math.log(1 + size / (1 + len(holders[g]))) for g in query_grams}
+    total = sum(weights.values()) or 1.0
+    shares = {}
+    for rowid in set().union(*holders.values()):
+        share = sum(w for g, w in weights.items() if rowid in holders[g]) / total
+        if share >= MIN_SCORE:
+            shares[rowid] = share
+    scored = []
+    for rowid, entry_id, zh in tables.zh_rows(shares):
+        title = grams(zh.get("title", ""))
+        in_title = sum(w for g, w in weights.items() if g in title) / total
+        scored.append((round((1 - TITLE_SHARE) * shares[rowid] + TITLE_SHARE * in_title, 4), entry_id, rowid, zh))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    best = scored[:max(top, 0)]
+    summaries = {rowid: summary for rowid, summary in tables.summaries(rowid for _, _, rowid, _ in best)}
+    hits = []
+    for score, _, rowid, zh in best:
+        entry_id, kind, title, operators, _, tags, _ = summaries[rowid]
+        hits.append(SearchHit(entry_id, kind, title, score, list(operators), list(tags),
+                              zh={"title": zh["title"]} if zh.get("title") else {}))
+    return hits
+
+
+def holding(texts: list[str], gram: str, allowed: set[int] | None) -> set[int]:
+    """Rowids (line numbers of ``texts``) whose gram set (``grams``) holds ``gram``.
+
+    A Han gram is in a text's grams exactly when the text holds it (its characters are Han, so they
+    lie in one run); a Latin word only as a whole word, which the lines holding it are checked for.
+    """
+    found = {rowid for rowid, text in enumerate(texts) if gram in text}
+    if not has_han(gram):
+        found = {rowid for rowid in found if gram in _LATIN.findall(texts[rowid])}
+    return found if allowed is None else found & allowed
+
+
 def _weight(gram: str) -> float:
     return UNIGRAM_WEIGHT if len(gram) == 1 and has_han(gram) else 1.0

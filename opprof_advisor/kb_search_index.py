@@ -1,0 +1,337 @@
+"""The candidate tables of `advisor search`: filled when the index is built, read by every search.
+
+Scoring every entry of a 50,000-entry KB (its summary decoded, rapidfuzz over every title, id and
+tag, the intent score of every entry) costs about a second, while one FTS5 query costs
+milliseconds. These tables let a search score only the entries that can be hits, and give the
+very same ranking as scoring them all (tests/test_search_candidates.py compares the two):
+
+* Entries are named by their ``entries`` rowid (as FTS5 names them), and a search reads the
+  summaries of the entries it scores only, straight from ``entries`` (SUMMARY: one JSON array).
+* ``search_entries``: the id, kind and lower-case title of every entry, in small rows (an
+  ``entries`` row holds the whole entry): what the fuzzy comparisons and the kind prior read.
+* ``search_postings``: for each key, the rowids of the entries that have it, packed: operator
+  families and symptoms with where they stand in the entry's list and its length (the intent
+  signal, in the order of its value), kinds (the filters), and for the fuzzy signal the bigrams
+  of ids, tags and models, and the lengths of ids and titles. Which key guarantees what is explained in
+  kb_search_candidates. (The words of titles are looked up in the FTS5 index.)
+* ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
+* ``search_blobs``: every id, kind and lower-case title, and the text a Chinese query is matched
+  against, one a line at the line of its rowid, so that checking thousands of candidates reads a
+  few values instead of thousands of rows.
+* ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
+
+``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
+when they are this layout's and the index's, and otherwise scores every entry (slower, never wrong).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+STAMP_KEY = "search_tables"
+#: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
+#: scored, as without tables) until the next build fills them again.
+LAYOUT = "1"
+#: Up to this many ids or titles are read row by row (more: all at once from search_blobs).
+FEW_ROWS = 3000
+#: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
+ROWID_CODE = "I"
+_WORD = re.compile(r"[a-z0-9]+")
+#: The FTS5 trigram table of titles run together.
+TRIGRAMS = "search_title_trigrams"
+#: The search summary of an entry row (store.EntrySummary's fields), built by SQLite.
+SUMMARY = ("json_array(id, kind, title, json(coalesce(operators, '[]')), json(coalesce(symptoms, '[]')),"
+           " json(coalesce(tags, '[]')), json(coalesce(models, '[]')))")
+
+# Posting kinds (one letter, the first column of search_postings)
+FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM = "o", "s", "k", "l", "b"
+#: A family or symptom key is the name, its position in the entry's list (0: first) and the list's length.
+KEY_SEPARATOR = "\t"
+ID_LENGTH, TITLE_SET_LENGTH, JOINED_LENGTH = "n", "m", "j"
+
+_SCHEMA = (
+    "drop table if exists search_entries",
+    "create table search_entries (rowid integer primary key, id text not null, kind text not null,"
+    " title text not null)",
+    "drop table if exists search_postings",
+    "drop table if exists search_words",
+    "drop table if exists search_blobs",
+    "drop table if exists search_title_trigrams",
+    "create table search_postings (kind text not null, key text not null, rowids blob not null,"
+    " primary key (kind, key)) without rowid",
+    "create table search_words (length integer primary key, words text not null, counts blob not null)",
+    "create table search_blobs (name text primary key, value text not null)",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Filling (at build time, inside the build's transaction)
+# ---------------------------------------------------------------------------------------------
+
+
+def fill_search_tables(conn: sqlite3.Connection) -> None:
+    """(Re)fill the candidate tables from ``entries`` and stamp them with the index's content hash."""
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    # Every search lists the build's problems (files whose problems are not null): without this
+    # index that read scans the whole files table, a tenth of a second at 50,000 entries.
+    conn.execute("create index if not exists files_with_problems on files (source, path) where problems is not null")
+    postings: dict[tuple[str, str], list[int]] = defaultdict(list)
+    words: list[str] = []
+    labels: Counter[str] = Counter()  # tags, models, symptoms and operators repeat: their words are counted once each
+    ids, titles, kinds, texts = {}, {}, {}, []
+    for rowid, summary in conn.execute(f"select rowid, {SUMMARY} from entries"):
+        entry_id, kind, title, operators, symptoms, tags, models = json.loads(summary)
+        lower = title.lower()
+        title_words = _WORD.findall(lower)
+        joined = "".join(title_words)  # the title without what is not [a-z0-9]
+        ids[rowid], titles[rowid], kinds[rowid] = entry_id, lower, kind
+        texts.append((rowid, joined))
+        for key in entry_keys(entry_id, kind, lower, joined, operators, symptoms, tags, models):
+            postings[key].append(rowid)
+        words += _WORD.findall(entry_id.lower())
+        words += title_words
+        labels.update(tags)
+        labels.update(models)
+        labels.update(symptoms)
+        labels.update(operators)
+    counts = Counter(words)
+    for label, times in labels.items():
+        for word in _WORD.findall(label.lower()):
+            counts[word] += times
+    conn.executemany("insert into search_entries values (?, ?, ?, ?)",
+                     [(rowid, ids[rowid], kinds[rowid], titles[rowid].replace("\n", " ")) for rowid in ids])
+    conn.executemany("insert into search_postings values (?, ?, ?)",
+                     ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
+    conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
+    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)), ("zh_texts", zh_lines(conn)),
+             ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
+             ("count", str(len(ids)))]
+    if fill_trigrams(conn, texts):
+        blobs.append(("trigrams", "yes"))
+    conn.executemany("insert into search_blobs values (?, ?)", blobs)
+    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
+    conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                 (STAMP_KEY, stamp(content[0] if content else "")))
+
+
+def zh_lines(conn: sqlite3.Connection) -> str:
+    """What a Chinese query is matched against, lower-case, one a line by rowid: the words of
+    kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags,
+    joined by spaces; a gram never spans a space, so the order and the title's repeats do not matter)."""
+    parts = [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
+             *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')"
+               for column in ("operators", "tags"))]
+    text = " || ' ' || ".join(parts)
+    rows = conn.execute(f"select rowid, {text} from entries")
+    return lines({rowid: text.lower() for rowid, text in rows})
+
+
+def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
+    """Index the titles run together by trigram (FTS5's trigram tokenizer, SQLite 3.34+); False without it."""
+    try:
+        conn.execute(f"create virtual table {TRIGRAMS} using fts5(joined, tokenize='trigram', detail='none', content='')")
+    except sqlite3.OperationalError:
+        return False  # an older SQLite: every entry is a candidate of that comparison
+    conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)", joined)
+    return True
+
+
+def stamp(content_hash: str) -> str:
+    """What ``meta.search_tables`` holds for tables of this layout filled for that content."""
+    return f"{LAYOUT}:{content_hash}"
+
+
+def entry_keys(entry_id: str, kind: str, title: str, joined: str, operators: list[str], symptoms: list[str],
+               tags: list[str], models: list[str]) -> set[tuple[str, str]]:
+    """Every posting key of one entry (each once), from its lower-case title and that title run together."""
+    keys = {(KIND, kind), (ID_LENGTH, str(len(entry_id))), (JOINED_LENGTH, str(len(joined))),
+            (TITLE_SET_LENGTH, str(token_set_length(title)))}
+    for kind_of_list, listed in ((FAMILY, operators), (SYMPTOM, symptoms)):
+        count = str(len(listed))
+        for position, item in enumerate(listed):
+            if item not in listed[:position]:  # where it first stands, as kb_search.operator_score reads it
+                keys.add((kind_of_list, KEY_SEPARATOR.join((item, str(position), count))))
+    keys.update((LABEL, label) for label in tags)
+    keys.update((LABEL, label) for label in models)
+    keys.update((ID_BIGRAM, entry_id[i:i + 2]) for i in range(len(entry_id) - 1))
+    return keys
+
+
+def lines(values: dict[int, str]) -> str:
+    """``values`` one a line, each at the line of its rowid (empty lines for rowids without a value)."""
+    # A title's line break is a space to every scorer (whitespace splits words; run together, it goes)
+    text = [""] * (max(values, default=0) + 1)
+    for rowid, value in values.items():
+        text[rowid] = value.replace("\n", " ")
+    return "\n".join(text)
+
+
+def token_set_length(text: str) -> int:
+    """Length of the distinct whitespace tokens of ``text`` joined by spaces (what token_set_ratio compares)."""
+    tokens = set(text.split())
+    return sum(map(len, tokens)) + max(len(tokens) - 1, 0)
+
+
+def pack(rowids: Iterable[int]) -> bytes:
+    return array(ROWID_CODE, rowids).tobytes()
+
+
+def unpack(blob: bytes) -> array:
+    packed = array(ROWID_CODE)
+    packed.frombytes(blob)
+    return packed
+
+
+def vocabulary_rows(counts: dict[str, int]) -> list[tuple[int, str, bytes]]:
+    """One row per word length: the words (newline-separated, sorted) and their counts."""
+    by_length: dict[int, list[str]] = defaultdict(list)
+    for word in counts:
+        by_length[len(word)].append(word)
+    rows = []
+    for length, words in sorted(by_length.items()):
+        words.sort()
+        rows.append((length, "\n".join(words), pack(counts[word] for word in words)))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading (at search time)
+# ---------------------------------------------------------------------------------------------
+
+
+class SearchTables:
+    """The candidate tables of one open index (see the module docstring)."""
+
+    def __init__(self, index):
+        self._index = index
+
+    def _rows(self, sql: str, params=()) -> list[tuple]:
+        return self._index._query(sql, params)  # the index's own connection: the same snapshot
+
+    def postings(self, kind: str, keys: Iterable[str]) -> set[int]:
+        """Rowids of the entries that have any of ``keys`` of this kind."""
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return set()
+        found: set[int] = set()
+        for (blob,) in self._rows("select rowids from search_postings where kind = ? and key in "
+                                  "(select value from json_each(?))", (kind, json.dumps(keys))):
+            found.update(unpack(blob))
+        return found
+
+    def listed(self, kind: str, item: str) -> list[tuple[int, int, set[int]]]:
+        """(position in the list, list length, rowids) of the entries listing ``item`` (a family or symptom)."""
+        found = []
+        for key, blob in self._rows("select key, rowids from search_postings where kind = ? and key > ? and key < ?",
+                                    (kind, item + KEY_SEPARATOR, item + chr(ord(KEY_SEPARATOR) + 1))):
+            _, position, count = key.split(KEY_SEPARATOR)
+            found.append((int(position), int(count), set(unpack(blob))))
+        return found
+
+    def about(self, kind: str, item: str) -> set[int]:
+        """Rowids of the entries listing ``item`` (a family or symptom) anywhere."""
+        return set().union(*(rowids for _, _, rowids in self.listed(kind, item)))
+
+    def blob(self, name: str) -> list[str]:
+        """One of search_blobs, split into its lines (the value of rowid r is line r)."""
+        rows = self._rows("select value from search_blobs where name = ?", (name,))
+        return rows[0][0].split("\n") if rows and rows[0][0] else []
+
+    def zh_rows(self, rowids: Iterable[int]) -> list[tuple[int, str, dict]]:
+        """(rowid, id, zh texts) of each of ``rowids``."""
+        rows = self._rows("select rowid, id, zh from entries where rowid in (select value from json_each(?))",
+                          (json.dumps(sorted(rowids)),))
+        return [(rowid, entry_id, json.loads(zh or "{}")) for rowid, entry_id, zh in rows]
+
+    def labels(self) -> list[str]:
+        """Every distinct tag and model (the keys of the label postings)."""
+        rows = self._rows("select value from search_blobs where name = 'labels'")
+        return json.loads(rows[0][0]) if rows else []
+
+    def values(self, column: str, rowids: list[int]) -> list[str]:
+        """The id, kind or lower-case title (``column``) of each of ``rowids``, in their order."""
+        if len(rowids) > FEW_ROWS:  # one value of all entries' lines is read faster than many rows
+            found = self.blob(f"{column}s")
+            return [found[rowid] for rowid in rowids]
+        rows = dict(self._rows(f"select rowid, {column} from search_entries where rowid in "
+                               "(select value from json_each(?))", (json.dumps(rowids),)))
+        return [rows[rowid] for rowid in rowids]
+
+    def lengths(self, kind: str, low: int, high: int) -> set[int]:
+        """Rowids of the entries whose length of this kind lies in ``low..high``."""
+        found: set[int] = set()
+        for (blob,) in self._rows("select rowids from search_postings where kind = ? and "
+                                  "cast(key as integer) between ? and ?", (kind, low, high)):
+            found.update(unpack(blob))
+        return found
+
+    def count(self) -> int:
+        """The number of entries."""
+        rows = self._rows("select value from search_blobs where name = 'count'")
+        return int(rows[0][0]) if rows else 0
+
+    def summaries(self, rowids: Iterable[int]) -> list[tuple[int, list]]:
+        """(rowid, summary fields) of each of ``rowids``."""
+        rows = self._rows(f"select rowid, {SUMMARY} from entries where rowid in "
+                          "(select value from json_each(?))", (json.dumps(sorted(rowids)),))
+        return [(rowid, json.loads(summary)) for rowid, summary in rows]
+
+    def rowids_of(self, ids: Iterable[str]) -> dict[str, int]:
+        rows = self._rows("select id, rowid from entries where id in (select value from json_each(?))",
+                          (json.dumps(list(ids)),))
+        return dict(rows)
+
+    def fts_matches(self, match: str) -> dict[int, float]:
+        """bm25 of every entry matching an FTS5 query, keyed by rowid, best first (the weights of
+        Index.fts_scores)."""
+        from opprof_advisor import migrations
+
+        weights = ", ".join(str(weight) for _, weight in migrations.FTS_COLUMNS)
+        return dict(self._rows(f"select rowid, bm25(entries_fts, {weights}) as score from entries_fts "
+                               "where entries_fts match ? order by score", (match,)))
+
+    def with_title_words(self, words: Iterable[str]) -> set[int]:
+        """Rowids of the entries whose title holds one of ``words`` (alphanumeric) as a word, and a few more:
+        FTS5 matches the words' stems."""
+        words = list(dict.fromkeys(words))
+        if not words:
+            return set()
+        match = "title : (" + " OR ".join(f'"{word}"' for word in words) + ")"
+        return {row[0] for row in self._rows("select rowid from entries_fts where entries_fts match ?", (match,))}
+
+    def with_trigrams(self, trigrams: Iterable[str]) -> set[int] | None:
+        """Rowids of the entries whose title run together holds one of ``trigrams``, or None when the index
+        has no trigram table (built with an SQLite older than 3.34)."""
+        if not self._rows("select 1 from search_blobs where name = 'trigrams'"):
+            return None
+        trigrams = list(dict.fromkeys(trigrams))
+        if not trigrams:
+            return set()
+        match = " OR ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
+        return {row[0] for row in self._rows(f"select rowid from {TRIGRAMS} where {TRIGRAMS} match ?", (match,))}
+
+    def everyone(self) -> set[int]:
+        """Every entry's rowid."""
+        return {row[0] for row in self._rows("select rowid from entries")}
+
+    def words(self, low: int, high: int) -> dict[str, int]:
+        """The correction vocabulary's words of length ``low..high`` with their counts."""
+        found: dict[str, int] = {}
+        for words, counts in self._rows("select words, counts from search_words where length between ? and ?",
+                                        (low, high)):
+            found.update(zip(words.split("\n"), unpack(counts)))
+        return found
+
+
+def open_tables(index) -> SearchTables | None:
+    """The candidate tables of ``index`` when they describe its content, else None (score every entry)."""
+    rows = index._query("select value from meta where key = ?", (STAMP_KEY,))
+    if not rows or rows[0][0] != stamp(index.content_hash):
+        return None
+    return SearchTables(index)
