@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
+from opprof_advisor.scan_tree import subtree_nodes, walk_tree
 
 _TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
 
@@ -43,6 +44,12 @@ _AMP_CALLS = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.
 
 
 _LOW_PRECISION = frozenset({"torch.float16", "torch.half", "torch.bfloat16", "Tensor.half", "Tensor.bfloat16"})
+
+
+# The last names of the dtype attributes looked at (float64 / double, and the low-precision ones).
+_PRECISION_ATTRS = frozenset({"float64", "double"} | {name.rsplit(".", 1)[1] for name in _LOW_PRECISION})
+
+_UNRESOLVED = object()
 
 
 # Method names looked up on receivers the scanner cannot resolve (tensors, modules) in torch files.
@@ -86,48 +93,11 @@ class Finding:
         return {key: getattr(self, key) for key in ("category", "op", "path", "line", "support", "replacement", "source")}
 
 
-def walk(root: ast.AST) -> list[ast.AST]:
-    """Every node under ``root`` (itself included) in ``ast.walk``'s order, as a list."""
-    return walk_classes(root)[0]
-
-
-def walk_classes(root: ast.AST) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
-    """Every node under ``root`` in ``ast.walk``'s breadth-first order, and, for each class (by ``id``),
-    the Assign and Call nodes inside it in the order ``ast.walk(that class)`` yields them.
-
-    One pass for what took a walk of the module plus one per class: the order ``ast.walk`` gives a
-    subtree is the order of its nodes in the walk of the whole tree, so each class's nodes are
-    picked out of the one walk. No generator per node either; parsing aside, walking is most of a
-    scan's time.
-    """
-    nodes, owners = [root], [()]
-    members: dict[int, list[ast.AST]] = {}
-    node_type, class_type, wanted, position = ast.AST, ast.ClassDef, (ast.Assign, ast.Call), 0
-    while position < len(nodes):
-        node, owner = nodes[position], owners[position]
-        position += 1
-        if isinstance(node, wanted):
-            for cls in owner:
-                members[cls].append(node)
-        if isinstance(node, class_type):
-            members[id(node)] = []
-            owner = (*owner, id(node))
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                nodes.append(value)
-                owners.append(owner)
-            elif isinstance(value, list):
-                children = [item for item in value if isinstance(item, node_type)]
-                nodes.extend(children)
-                owners.extend([owner] * len(children))
-    return nodes, members
-
-
-def collect_aliases(tree: ast.AST, nodes: list[ast.AST] | None = None) -> dict[str, str]:
-    """Local name -> fully qualified name for every absolute import in the module."""
+def collect_aliases(tree: ast.AST, imports: list[ast.AST] | None = None) -> dict[str, str]:
+    """Local name -> fully qualified name for every absolute import in the module (``imports``: its
+    Import and ImportFrom nodes in walk order, when already known)."""
     aliases: dict[str, str] = {}
-    for node in walk(tree) if nodes is None else nodes:
+    for node in walk_tree(tree).of_kind(ast.Import) if imports is None else imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -150,9 +120,12 @@ def short_name(qualified: str) -> str:
     return qualified
 
 
+_CUDA_DEVICE = re.compile(r"cuda(:\d+)?$")
+
+
 def _has_cuda_string(node: ast.AST) -> bool:
-    for child in walk(node):
-        if isinstance(child, ast.Constant) and isinstance(child.value, str) and re.match(r"cuda(:\d+)?$", child.value):
+    for child in subtree_nodes(node):
+        if type(child) is ast.Constant and isinstance(child.value, str) and _CUDA_DEVICE.match(child.value):
             return True
     return False
 
@@ -168,8 +141,8 @@ class FileScan:
         self.rel = rel
         self.tree = tree
         self.table = table
-        self.nodes, self._class_members = walk_classes(tree)
-        self.aliases = collect_aliases(tree, self.nodes)
+        self.walked = walk_tree(tree)
+        self.aliases = collect_aliases(tree, self.walked.of_kind(ast.Import))
         self.torch_file = any(q.split(".")[0] in _TORCH_ROOTS for q in self.aliases.values())
         self.findings: dict[tuple[str, int], Finding] = {}
         self.amp_used = False
@@ -177,71 +150,83 @@ class FileScan:
         self.class_attrs: dict[str, dict[str, str]] = {}
         self.is_entry = False
         self.imports_seen: set[str] = set()
+        # id(call) -> its key without class context, filled by scan_api so scan_patterns does not resolve it again
+        self.call_keys: dict[int, str | None] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
     def qualname(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        """``torch.nn.functional.relu`` for ``F.relu`` when ``F`` is imported as such; None otherwise."""
+        attrs = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        base = self.aliases.get(node.id)
+        if not attrs or not base:
+            return base
+        attrs.append(base)
+        return ".".join(reversed(attrs))
 
     def add(self, op: str, line: int, row_key: str | None = None) -> None:
-        row = self.table.lookup(row_key or op)
-        if row is None or (op, line) in self.findings:
+        if (op, line) in self.findings:
             return
-        self.findings[(op, line)] = make_finding(row, op, self.rel, line)
+        row = self.table.lookup(row_key or op)
+        if row is not None:
+            self.findings[(op, line)] = make_finding(row, op, self.rel, line)
 
     def call_key(self, call: ast.Call, cls: str | None = None) -> str | None:
-        """The support-table key of what a call invokes, or None."""
+        """The support-table key of what a call invokes, or None; inside class ``cls``, ``self.x(...)``
+        is what ``self.x`` was assigned (``self.act = nn.SiLU()``)."""
+        key = self.call_keys.get(id(call), _UNRESOLVED)
+        if key is _UNRESOLVED:
+            key = self._plain_call_key(call)
+        if cls:
+            func = call.func
+            if (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"
+                    and not self.aliases.get("self")):
+                return self.class_attrs.get(cls, {}).get(func.attr) or key
+        return key
+
+    def _plain_call_key(self, call: ast.Call) -> str | None:
         func = call.func
         qualified = self.qualname(func)
         if qualified:
             return short_name(qualified)
-        if isinstance(func, ast.Attribute):
-            value = func.value
-            if cls and isinstance(value, ast.Name) and value.id == "self":
-                attr_type = self.class_attrs.get(cls, {}).get(func.attr)
-                if attr_type:
-                    return attr_type
-            if self.qualname(value) is None and self.torch_file:
-                return _METHOD_KEYS.get(func.attr)
+        if type(func) is ast.Attribute and self.torch_file and self.qualname(func.value) is None:
+            return _METHOD_KEYS.get(func.attr)
         return None
 
     # -- pass 1: API look-ups ------------------------------------------------------------------
 
     def scan_api(self) -> None:
-        # One dict look-up per node instead of a chain of isinstance tests (parsed trees hold exact
-        # node types); most nodes (names, constants, contexts) have no handler.
-        handlers = self._api_handlers()
-        for node in self.nodes:
-            handler = handlers.get(type(node))
-            if handler is not None:
-                handler(node)
-
-    def _api_handlers(self) -> dict[type, Any]:
-        def matmul(node: ast.BinOp) -> None:
-            if isinstance(node.op, ast.MatMult) and self.torch_file:
-                self.add("@", node.lineno)
-
-        def main_guard(node: ast.If) -> None:
+        """Every import, call, attribute, matmul, decorator, main guard and assignment, by kind."""
+        walked = self.walked
+        for node in walked.of_kind(ast.Import):
+            self._scan_import(node)
+        for node in walked.of_kind(ast.Call):
+            self._scan_call(node)
+        for node in walked.of_kind(ast.Attribute):
+            if node.attr in _PRECISION_ATTRS:  # the cheap test first: most attributes are not dtypes
+                self._scan_attribute(node)
+        if self.torch_file:
+            for node in walked.of_kind(ast.BinOp):
+                if type(node.op) is ast.MatMult:
+                    self.add("@", node.lineno)
+        for node in walked.of_kind(ast.FunctionDef):
+            if node.decorator_list:
+                self._scan_decorators(node)
+        for node in walked.of_kind(ast.If):
             if _is_main_guard(node):
                 self.is_entry = True
-
-        def device(node: ast.Assign) -> None:
+        for node in walked.of_kind(ast.Assign):
             if _assigns_device(node):
                 self.add('device="cuda"', node.lineno)
 
-        return {ast.Call: self._scan_call, ast.Attribute: self._scan_attribute, ast.BinOp: matmul,
-                ast.Import: self._scan_import, ast.ImportFrom: self._scan_import,
-                ast.FunctionDef: self._scan_decorators, ast.AsyncFunctionDef: self._scan_decorators,
-                ast.If: main_guard, ast.Assign: device}
-
     def _scan_call(self, call: ast.Call) -> None:
         func = call.func
-        key = self.call_key(call)
+        key = self.call_keys[id(call)] = self._plain_call_key(call)
         line = call.lineno
         if key:
             self._scan_keyed_call(call, key, line)
@@ -335,41 +320,47 @@ class FileScan:
                 _Scope(self, cls).run(node.body)
                 self._scan_defs(node.body, cls)
 
-    def class_members(self, cls: ast.ClassDef) -> list[ast.AST]:
-        """The Assign and Call nodes inside one class, in ``ast.walk(cls)`` order."""
-        return self._class_members[id(cls)]
+    def class_members(self, cls: ast.ClassDef, kind: type) -> list[ast.AST]:
+        """The nodes of class ``kind`` (Assign, Call) inside one class, in ``ast.walk(cls)`` order."""
+        return self.walked.inside(self._class_positions[id(cls)], kind)
+
+    def module_key(self, call: ast.Call) -> str:
+        """The short qualified name of what a call invokes (``nn.SiLU``), or "" (method calls included)."""
+        return short_name(self.qualname(call.func) or "")
 
     def _collect_class_attrs(self) -> None:
-        for node in self.nodes:
-            if not isinstance(node, ast.ClassDef):
-                continue
+        walked = self.walked
+        self._class_positions = {id(walked.nodes[i]): i for i in walked.kinds[ast.ClassDef]}
+        for node in walked.of_kind(ast.ClassDef):
             attrs: dict[str, str] = {}
             for stmt in node.body:  # class-level defaults, e.g. default_act = nn.SiLU()
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
                     for target in stmt.targets:
                         if isinstance(target, ast.Name):
-                            attrs[target.id] = short_name(self.qualname(stmt.value.func) or "")
-            for sub in self.class_members(node):
-                if isinstance(sub, ast.Assign):
-                    self._record_self_attr(sub, attrs)
+                            attrs[target.id] = self.module_key(stmt.value)
+            for sub in self.class_members(node, ast.Assign):
+                self._record_self_attr(sub, attrs)
             self.class_attrs[node.name] = {k: v for k, v in attrs.items() if v}
 
     def _record_self_attr(self, assign: ast.Assign, attrs: dict[str, str]) -> None:
+        targets = [target.attr for target in assign.targets if type(target) is ast.Attribute
+                   and type(target.value) is ast.Name and target.value.id == "self"]
+        if not targets:  # the cheap test first: most assignments are to local names
+            return
         value = assign.value.body if isinstance(assign.value, ast.IfExp) else assign.value
         if isinstance(value, ast.Call):
-            kind = short_name(self.qualname(value.func) or "")
+            kind = self.module_key(value)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
             kind = attrs.get(value.attr, "")
         else:
             return
-        for target in assign.targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                attrs[target.attr] = kind
+        for attr in targets:
+            attrs[attr] = kind
 
     def _scan_sequentials(self, cls: ast.ClassDef) -> None:
-        for node in self.class_members(cls):
-            if isinstance(node, ast.Call) and short_name(self.qualname(node.func) or "") == "nn.Sequential":
-                kinds = [short_name(self.qualname(a.func) or "") if isinstance(a, ast.Call) else "" for a in node.args]
+        for node in self.class_members(cls, ast.Call):
+            if self.call_key(node) == "nn.Sequential":
+                kinds = [self.module_key(a) if isinstance(a, ast.Call) else "" for a in node.args]
                 self._scan_module_chain(node.args, kinds)
 
     def _scan_module_chain(self, args: list[ast.expr], kinds: list[str]) -> None:
