@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
-from opprof_advisor.scan_tree import subtree_nodes, walk_tree
+from opprof_advisor.scan_tree import CHILD_FIELDS, all_node_classes, fields_holding, subtree_nodes, walk_tree
 
 _TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
 
@@ -308,17 +308,21 @@ class FileScan:
         if not self.torch_file:
             return
         self._collect_class_attrs()
-        _Scope(self, None).run(self.tree.body)
-        self._scan_defs(self.tree.body, None)
+        self._scan_scope(self.tree.body, None, tag=True)
 
-    def _scan_defs(self, body: list[ast.stmt], cls: str | None) -> None:
-        for node in _iter_defs(body):
-            if isinstance(node, ast.ClassDef):
+    def _scan_scope(self, body: list[ast.stmt], cls: str | None, tag: bool) -> None:
+        """Tag the statements of one scope (not a class body's) and go into its defs and classes."""
+        statements: list[ast.stmt] = []
+        defs: list[ast.stmt] = []
+        split_scope(body, statements, defs)
+        if tag:
+            _Scope(self, cls).run(statements)
+        for node in defs:
+            if type(node) is ast.ClassDef:
                 self._scan_sequentials(node)
-                self._scan_defs(node.body, node.name)
+                self._scan_scope(node.body, node.name, tag=False)
             else:
-                _Scope(self, cls).run(node.body)
-                self._scan_defs(node.body, cls)
+                self._scan_scope(node.body, cls, tag=True)
 
     def class_members(self, cls: ast.ClassDef, kind: type) -> list[ast.AST]:
         """The nodes of class ``kind`` (Assign, Call) inside one class, in ``ast.walk(cls)`` order."""
@@ -387,36 +391,39 @@ class _Scope:
         self.cls = cls
         self.env: dict[str, frozenset[str]] = {}
 
-    def run(self, body: list[ast.stmt]) -> None:
-        for stmt in _iter_statements(body):
+    def run(self, statements: list[ast.stmt]) -> None:
+        """Tag the statements of the scope, in source order (``split_scope``)."""
+        for stmt in statements:
             self.statement(stmt)
 
     def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
+        kind = type(stmt)
+        if kind is ast.Assign:
             tags = self.tags(stmt.value)
             for target in stmt.targets:
                 self.bind(target, tags, stmt)
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            tags = self.tags(stmt.value) if stmt.value is not None else frozenset()
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                tags |= self.env.get(stmt.target.id, frozenset())
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
+            tags = self.tags(stmt.value) if stmt.value is not None else _NONE
+            if kind is ast.AugAssign and type(stmt.target) is ast.Name:
+                tags |= self.env.get(stmt.target.id, _NONE)
             self.bind(stmt.target, tags, stmt)
-        elif isinstance(stmt, ast.For):
+        elif kind is ast.For:
             self.bind(stmt.target, self.tags(stmt.iter), stmt)
-        else:
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.expr):
-                    self.tags(child)
-                elif isinstance(child, ast.withitem):
+        else:  # the expressions of any other statement (an if's test, a with's context managers ...)
+            for child in _children(stmt, _STATEMENT_EXPR_FIELDS):
+                if type(child) is ast.withitem:
                     self.tags(child.context_expr)
+                elif type(child) in _EXPRESSIONS:
+                    self.tags(child)
 
     def bind(self, target: ast.AST, tags: frozenset[str], stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
+        kind = type(target)
+        if kind is ast.Name:
             self.env[target.id] = tags
-        elif isinstance(target, (ast.Tuple, ast.List)):
+        elif kind is ast.Tuple or kind is ast.List:
             for element in target.elts:
                 self.bind(element, tags, stmt)
-        elif isinstance(target, ast.Subscript):
+        elif kind is ast.Subscript:
             self.tags(target.value)
             if self.is_mask(target.slice):
                 self.scan.add("boolean-mask assignment", target.lineno)
@@ -424,38 +431,43 @@ class _Scope:
     # -- expression tags -----------------------------------------------------------------------
 
     def tags(self, node: ast.AST) -> frozenset[str]:
-        if isinstance(node, ast.Name):
-            return self.env.get(node.id, frozenset())
-        if isinstance(node, ast.Constant):
-            return frozenset()
-        if isinstance(node, ast.BinOp):
-            return self.binop(node)
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        if isinstance(node, ast.Compare):
-            self.children(node)
-            return frozenset({"mask"})
-        if isinstance(node, ast.Subscript):
-            value = self.tags(node.value)
-            self.tags(node.slice)
-            if isinstance(node.ctx, ast.Load) and self.is_mask(node.slice):
-                self.scan.add("boolean-mask indexing", node.lineno)
-            return value
-        if isinstance(node, ast.UnaryOp):
-            return self.tags(node.operand)
-        if isinstance(node, ast.Attribute):
-            return self.tags(node.value)
-        return self.children(node)
+        kind = type(node)
+        if kind is ast.Name:  # the commonest nodes first, then one dict look-up
+            return self.env.get(node.id, _NONE)
+        if kind is ast.Constant:
+            return _NONE
+        tagger = _TAGGERS.get(kind)
+        return self.children(node) if tagger is None else tagger(self, node)
+
+    def compare(self, node: ast.Compare) -> frozenset[str]:
+        self.children(node)
+        return _MASK
+
+    def subscript(self, node: ast.Subscript) -> frozenset[str]:
+        value = self.tags(node.value)
+        self.tags(node.slice)
+        if type(node.ctx) is ast.Load and self.is_mask(node.slice):
+            self.scan.add("boolean-mask indexing", node.lineno)
+        return value
 
     def children(self, node: ast.AST) -> frozenset[str]:
-        tags: frozenset[str] = frozenset()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                tags |= self.tags(child)
-            elif isinstance(child, ast.comprehension):
-                tags |= self.tags(child.iter)
-            elif isinstance(child, ast.keyword):
-                tags |= self.tags(child.value)
+        env, tags = self.env, _NONE
+        for child in _children(node, CHILD_FIELDS):
+            kind = type(child)
+            if kind is ast.Name:
+                found = env.get(child.id, _NONE)
+            elif kind is ast.Constant:
+                continue
+            elif kind in _EXPRESSIONS:
+                found = self.tags(child)
+            elif kind is ast.comprehension:
+                found = self.tags(child.iter)
+            elif kind is ast.keyword:
+                found = self.tags(child.value)
+            else:
+                continue
+            if found:
+                tags = tags | found if tags else found
         return tags
 
     def binop(self, node: ast.BinOp) -> frozenset[str]:
@@ -484,13 +496,17 @@ class _Scope:
 
     def call(self, node: ast.Call) -> frozenset[str]:
         key = self.scan.call_key(node, self.cls)
-        args = frozenset().union(*(self.tags(a) for a in node.args)) if node.args else frozenset()
-        for keyword in node.keywords:
-            args |= self.tags(keyword.value)
-        receiver = frozenset()
-        if isinstance(node.func, ast.Attribute):
-            receiver = self.tags(node.func.value)
-        inputs = args | receiver
+        env, inputs = self.env, _NONE
+        operands = [*node.args, *[keyword.value for keyword in node.keywords]]
+        if type(node.func) is ast.Attribute:
+            operands.append(node.func.value)
+        for operand in operands:
+            kind = type(operand)  # names and constants inline: most operands are one or the other
+            if kind is ast.Constant:
+                continue
+            found = env.get(operand.id, _NONE) if kind is ast.Name else self.tags(operand)
+            if found:
+                inputs = inputs | found if inputs else found
         special = self.special_call(node, key, inputs)
         if special is not None:
             return special
@@ -589,40 +605,68 @@ def _is_main_guard(node: ast.If) -> bool:
 
 
 def _assigns_device(node: ast.Assign) -> bool:
+    if type(node.value) is not ast.Constant and type(node.value) is not ast.IfExp:
+        return False  # the cheap test first: few assignments are of a constant or a conditional
     names = [t.id for t in node.targets if isinstance(t, ast.Name)] + [
         t.attr for t in node.targets if isinstance(t, ast.Attribute)
     ]
-    return any("device" in n.lower() for n in names) and isinstance(node.value, (ast.Constant, ast.IfExp)) and (
-        _has_cuda_string(node.value)
-    )
+    return any("device" in n.lower() for n in names) and _has_cuda_string(node.value)
 
 
-def _iter_statements(body: list[ast.stmt]):
-    """Statements of one scope in source order, entering compound statements but not defs."""
+def split_scope(body: list[ast.stmt], statements: list[ast.stmt], defs: list[ast.stmt]) -> None:
+    """Append a scope's statements in source order (entering compound statements: their body, else
+    and finally blocks, then their handlers) to ``statements``, and the defs and classes directly in
+    the scope (also those inside if / try blocks) to ``defs``."""
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = type(stmt)
+        if kind in _DEFS:
+            defs.append(stmt)
             continue
-        yield stmt
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_statements(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_statements(handler.body)
+        statements.append(stmt)
+        blocks = _BLOCKS.get(kind)
+        if blocks:
+            for name in blocks:
+                inner = getattr(stmt, name)
+                if inner:
+                    split_scope(inner, statements, defs)
+            for handler in getattr(stmt, "handlers", ()):
+                split_scope(handler.body, statements, defs)
 
 
-def _iter_defs(body: list[ast.stmt]):
-    """Function and class definitions directly in a scope (including inside if/try blocks)."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_defs(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_defs(handler.body)
+def _children(node: ast.AST, fields_of: dict[type, tuple[str, ...]]) -> list:
+    """The child nodes of ``node`` in the fields ``fields_of`` lists for its class (all its node fields
+    for a class not listed), in field order."""
+    fields = fields_of.get(type(node))
+    if fields is None:
+        return [child for child in ast.iter_child_nodes(node)]
+    children = []
+    for name in fields:
+        value = getattr(node, name)
+        if type(value) is list:
+            children.extend(value)
+        elif value is not None:
+            children.append(value)
+    return children
+
+
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Per compound statement class: its blocks of statements, in the order they are entered (a try's
+# handlers come after them, through its ``handlers`` field).
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    cls: blocks for cls in all_node_classes() if issubclass(cls, ast.stmt) and cls not in _DEFS
+    and (blocks := tuple(name for name in ("body", "orelse", "finalbody") if name in cls._fields))
+}
+_EXPRESSIONS = frozenset(cls for cls in all_node_classes() if issubclass(cls, ast.expr))
+_STATEMENT_EXPR_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: fields for cls in all_node_classes() if issubclass(cls, ast.stmt)
+    and (fields := fields_holding(cls, frozenset({"expr", "withitem"}))) is not None
+}
+_NONE: frozenset[str] = frozenset()
+_MASK = frozenset({"mask"})
+_TAGGERS = {
+    ast.BinOp: _Scope.binop, ast.Call: _Scope.call, ast.Compare: _Scope.compare, ast.Subscript: _Scope.subscript,
+    ast.UnaryOp: lambda scope, node: scope.tags(node.operand), ast.Attribute: lambda scope, node: scope.tags(node.value),
+}
 
 
 def make_finding(row: SupportRow, op: str, rel: str, line: int) -> Finding:

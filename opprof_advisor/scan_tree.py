@@ -27,24 +27,27 @@ KINDS: tuple[tuple[type, ...], ...] = (
 )
 
 
-def node_fields(cls: type) -> tuple[str, ...]:
-    """The fields of an AST class that can hold child nodes, in ``_fields`` order.
-
-    Read from the ASDL signature Python puts in each node class's docstring (``Call(expr func, expr*
-    args, keyword* keywords)``); a class without a readable one keeps all its fields, and the walk
-    then skips the values that are not nodes.
-    """
-    doc = cls.__doc__ or ""
-    name, bracket, rest = doc.partition("(")
-    if not bracket:
-        return () if name.strip() == cls.__name__ else tuple(cls._fields)
-    fields = dict((field, kind) for kind, field in _SIGNATURE_FIELD.findall(rest))
-    if name.strip() != cls.__name__ or set(fields) != set(cls._fields):
-        return tuple(cls._fields)
-    return tuple(field for field in cls._fields if fields[field] in _NODE_TYPES)
+def _signature(cls: type) -> dict[str, str] | None:
+    """Field -> ASDL type name, from the signature Python puts in each node class's docstring
+    (``Call(expr func, expr* args, keyword* keywords)``); None if the docstring does not read so."""
+    name, bracket, rest = (cls.__doc__ or "").partition("(")
+    if name.strip() != cls.__name__:
+        return None
+    types = {field: kind for kind, field in _SIGNATURE_FIELD.findall(rest)} if bracket else {}
+    return types if set(types) == set(cls._fields) else None
 
 
-def _all_node_classes() -> list[type]:
+def fields_holding(cls: type, kinds: frozenset[str]) -> tuple[str, ...] | None:
+    """The fields of an AST class whose ASDL type is one of ``kinds``, in ``_fields`` order; None when
+    its signature cannot be read (abstract and deprecated classes, which parsing does not produce)."""
+    types = _signature(cls)
+    if types is None:
+        return None
+    return tuple(field for field in cls._fields if types[field] in kinds)
+
+
+def all_node_classes() -> list[type]:
+    """``ast.AST`` and every class below it."""
     found, pending = [], [ast.AST]
     while pending:
         cls = pending.pop()
@@ -53,10 +56,14 @@ def _all_node_classes() -> list[type]:
     return found
 
 
-#: Node class -> the fields to read. ``None`` is there too: ``Dict.keys`` and ``arguments.kw_defaults``
-#: hold it for ``**spread`` and keyword-only arguments without a default.
-CHILD_FIELDS: dict[type, tuple[str, ...]] = {cls: node_fields(cls) for cls in _all_node_classes()}
+#: Node class -> the fields to read; a class not listed has its fields tested one by one. ``None`` is
+#: listed too: ``Dict.keys`` and ``arguments.kw_defaults`` hold it for ``**spread`` and keyword-only
+#: arguments without a default.
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: fields for cls in all_node_classes() if (fields := fields_holding(cls, _NODE_TYPES)) is not None
+}
 CHILD_FIELDS[type(None)] = ()
+_PLAN: dict[type, tuple[tuple[str, ...], list[int] | None]] = {cls: (fields, None) for cls, fields in CHILD_FIELDS.items()}
 
 
 def _generic_children(node: ast.AST, fields: tuple[str, ...]) -> list:
@@ -104,24 +111,26 @@ def walk_tree(root: ast.AST) -> Tree:
     nodes: list = [root]
     starts: list[int] = []
     kinds: dict[type, list[int]] = {}
+    plan = _PLAN.copy()  # class -> (fields to read, this walk's position list for its kind or None)
     for group in KINDS:
         positions: list[int] = []
-        kinds.update((cls, positions) for cls in group)
-    append, extend, mark, fields_of, kind_of = nodes.append, nodes.extend, starts.append, CHILD_FIELDS, kinds.get
+        for cls in group:
+            kinds[cls] = positions
+            plan[cls] = (CHILD_FIELDS[cls], positions)
+    append, extend, mark = nodes.append, nodes.extend, starts.append
     for node in nodes:  # the list grows as it is read: that is the breadth-first queue
         mark(len(nodes))
-        cls = type(node)
-        fields = fields_of.get(cls)
-        if fields is None:  # a node class this interpreter did not list (should not happen)
-            extend(_generic_children(node, cls._fields))
-        else:
-            for name in fields:
-                value = getattr(node, name)
-                if type(value) is list:
-                    extend(value)
-                elif value is not None:
-                    append(value)
-        positions = kind_of(cls)
+        try:
+            fields, positions = plan[type(node)]
+        except KeyError:  # a class without a readable signature (parsing does not make them)
+            extend(_generic_children(node, type(node)._fields))
+            continue
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is list:
+                extend(value)
+            elif value is not None:
+                append(value)
         if positions is not None:
             positions.append(len(starts) - 1)
     mark(len(nodes))
