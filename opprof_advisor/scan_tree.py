@@ -79,7 +79,11 @@ def _generic_children(node: ast.AST, fields: tuple[str, ...]) -> list:
 
 @dataclass
 class Tree:
-    """A module's nodes in breadth-first order, their kinds, and where each node's children start."""
+    """A module's nodes in breadth-first order, their kinds, and where each node's children start.
+
+    ``nodes`` also holds the ``None`` of a dict spread's missing key and of a keyword-only argument
+    without a default, where a list field has it; ``of_kind`` and ``inside`` never return it.
+    """
 
     nodes: list
     starts: list[int]  # nodes[starts[i]:starts[i + 1]] are the children of nodes[i]
