@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
 from opprof_advisor.scan_tree import CHILD_FIELDS, all_node_classes, fields_holding, subtree_nodes, walk_tree
@@ -409,7 +408,14 @@ class _Scope:
             self.bind(stmt.target, tags, stmt)
         elif kind is ast.For:
             self.bind(stmt.target, self.tags(stmt.iter), stmt)
-        else:  # the expressions of any other statement (an if's test, a with's context managers ...)
+        elif kind is ast.Expr:  # the commonest others without a look-up of their fields
+            self.tags(stmt.value)
+        elif kind is ast.If:
+            self.tags(stmt.test)
+        elif kind is ast.Return:
+            if stmt.value is not None:
+                self.tags(stmt.value)
+        else:  # the expressions of any other statement (a with's context managers, an assert's test ...)
             for child in _children(stmt, _STATEMENT_EXPR_FIELDS):
                 if type(child) is ast.withitem:
                     self.tags(child.context_expr)
