@@ -73,9 +73,12 @@ def default_jobs() -> int:
 
 
 def _can_fork() -> bool:
+    """Whether forking is available and safe: not with other threads running (an MCP server's, say),
+    whose locks the child would inherit held."""
     import multiprocessing
+    import threading
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 # The work of each forked worker, set before the fork so the sources are inherited, never pickled.

@@ -142,18 +142,6 @@ def walk_tree(root: ast.AST) -> Tree:
 
 
 def subtree_nodes(root: ast.AST) -> list:
-    """Every node under ``root`` (itself included), breadth first, without context and operator nodes."""
-    nodes: list = [root]
-    append, extend, fields_of = nodes.append, nodes.extend, CHILD_FIELDS
-    for node in nodes:
-        fields = fields_of.get(type(node))
-        if fields is None:
-            extend(_generic_children(node, type(node)._fields))
-            continue
-        for name in fields:
-            value = getattr(node, name)
-            if type(value) is list:
-                extend(value)
-            elif value is not None:
-                append(value)
-    return nodes
+    """Every node under ``root`` (itself included), breadth first, without context and operator nodes
+    (``Tree.nodes`` of its walk: small subtrees, such as the arguments of one call)."""
+    return walk_tree(root).nodes

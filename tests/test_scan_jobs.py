@@ -40,3 +40,18 @@ def test_the_jobs_variable_and_small_trees_stay_in_one_process(monkeypatch):
     assert scan_jobs.default_jobs() == min(len(os.sched_getaffinity(0)), 8)
     monkeypatch.setattr(scan_jobs, "_analyse_in_workers", lambda *args: pytest.fail("forked for a small tree"))
     assert scan_path(FIXTURE, jobs=4).findings
+
+
+def test_no_fork_while_other_threads_run(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(scan_jobs, "PARALLEL_FROM_BYTES", 0)
+    monkeypatch.setattr(scan_jobs, "_analyse_in_workers", lambda *args: pytest.fail("forked beside a thread"))
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert scan_path(FIXTURE, jobs=2).findings
+    finally:
+        release.set()
+        worker.join()
