@@ -76,9 +76,14 @@ def _can_fork() -> bool:
     """Whether forking is available and safe: not with other threads running (an MCP server's, say),
     whose locks the child would inherit held."""
     import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods() and not _other_threads_running()
+
+
+def _other_threads_running() -> bool:
     import threading
 
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return threading.active_count() > 1
 
 
 # The work of each forked worker, set before the fork so the sources are inherited, never pickled.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
 
@@ -20,10 +21,11 @@ def test_split_by_size_balances_and_keeps_file_order():
     assert scan_jobs.split_by_size([4], 3) == [[0], [], []]
 
 
-@pytest.mark.skipif(not scan_jobs._can_fork(), reason="forked workers need the fork start method")
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="workers are forked")
 def test_forked_workers_give_the_single_process_document(monkeypatch):
     alone = scan_to_json(scan_path(FIXTURE, jobs=1))
     monkeypatch.setattr(scan_jobs, "PARALLEL_FROM_BYTES", 0)  # the fixture is small: fork anyway
+    monkeypatch.setattr(scan_jobs, "_other_threads_running", lambda: False)  # other tests may leave threads
     forked = []
     real = scan_jobs._analyse_in_workers
     monkeypatch.setattr(scan_jobs, "_analyse_in_workers", lambda *args: forked.append(args[2]) or real(*args))
