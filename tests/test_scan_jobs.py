@@ -39,7 +39,11 @@ def test_the_jobs_variable_and_small_trees_stay_in_one_process(monkeypatch):
     monkeypatch.setenv(scan_jobs.JOBS_VARIABLE, "1")
     assert scan_jobs.default_jobs() == 1
     monkeypatch.setenv(scan_jobs.JOBS_VARIABLE, "not a number")
-    assert scan_jobs.default_jobs() == min(len(os.sched_getaffinity(0)), 8)
+    cpus = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(scan_jobs.os, "getloadavg", lambda: (0.05, 0.1, 0.1))
+    assert scan_jobs.default_jobs() == min(cpus, 8)  # an idle machine: every CPU
+    monkeypatch.setattr(scan_jobs.os, "getloadavg", lambda: (cpus + 3.0, 0.1, 0.1))
+    assert scan_jobs.default_jobs() == 1  # every CPU busy with other work: one process
     monkeypatch.setattr(scan_jobs, "_analyse_in_workers", lambda *args: pytest.fail("forked for a small tree"))
     assert scan_path(FIXTURE, jobs=4).findings
 
