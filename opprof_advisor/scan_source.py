@@ -1,8 +1,9 @@
 """What one Python file says to `advisor scan`: imports resolved, API calls classified by the support table, fusions found.
 
 ``FileScan`` looks up every call, attribute and module against ``cann_support`` (``scan_api``),
-then follows local names through each function for hand-written attention, RMSNorm, SwiGLU, RoPE
-and Linear/Conv+activation chains (``scan_patterns``). Each hit becomes a ``Finding`` at its line.
+then follows local names through each function (``scan_flow.Scope``) for hand-written attention,
+RMSNorm, SwiGLU, RoPE and Linear/Conv+activation chains (``scan_patterns``). Each hit becomes a
+``Finding`` at its line. The tree is walked once (``scan_tree.walk_tree``).
 """
 
 from __future__ import annotations
@@ -10,31 +11,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
+from opprof_advisor.scan_flow import ACTIVATION_MODULES, BN_MODULES, CONV_MODULES, Scope, split_scope
+from opprof_advisor.scan_tree import subtree_nodes, walk_tree
 
 _TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
-
-
-_MATMUL_KEYS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum", "torch.baddbmm", "Tensor.matmul",
-                          "Tensor.mm", "Tensor.bmm"})
-
-
-_SOFTMAX_KEYS = frozenset({"F.softmax", "torch.softmax", "Tensor.softmax"})
-
-
-_ACTIVATION_CALLS = frozenset({"F.relu", "F.gelu", "F.silu", "torch.relu", "Tensor.relu", "torch.sigmoid", "F.sigmoid"})
-
-
-_ACTIVATION_MODULES = frozenset({"nn.ReLU", "nn.GELU", "nn.SiLU", "nn.Sigmoid", "nn.LeakyReLU", "nn.Hardswish",
-                                 "nn.Mish", "nn.Tanh"})
-
-
-_CONV_MODULES = frozenset({"nn.Conv1d", "nn.Conv2d", "nn.Conv3d"})
-
-
-_BN_MODULES = frozenset({"nn.BatchNorm1d", "nn.BatchNorm2d", "nn.BatchNorm3d", "nn.SyncBatchNorm"})
 
 
 _AMP_CALLS = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast",
@@ -43,6 +25,12 @@ _AMP_CALLS = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.
 
 
 _LOW_PRECISION = frozenset({"torch.float16", "torch.half", "torch.bfloat16", "Tensor.half", "Tensor.bfloat16"})
+
+
+# The last names of the dtype attributes looked at (float64 / double, and the low-precision ones).
+_PRECISION_ATTRS = frozenset({"float64", "double"} | {name.rsplit(".", 1)[1] for name in _LOW_PRECISION})
+
+_UNRESOLVED = object()
 
 
 # Method names looked up on receivers the scanner cannot resolve (tensors, modules) in torch files.
@@ -86,48 +74,11 @@ class Finding:
         return {key: getattr(self, key) for key in ("category", "op", "path", "line", "support", "replacement", "source")}
 
 
-def walk(root: ast.AST) -> list[ast.AST]:
-    """Every node under ``root`` (itself included) in ``ast.walk``'s order, as a list."""
-    return walk_classes(root)[0]
-
-
-def walk_classes(root: ast.AST) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
-    """Every node under ``root`` in ``ast.walk``'s breadth-first order, and, for each class (by ``id``),
-    the Assign and Call nodes inside it in the order ``ast.walk(that class)`` yields them.
-
-    One pass for what took a walk of the module plus one per class: the order ``ast.walk`` gives a
-    subtree is the order of its nodes in the walk of the whole tree, so each class's nodes are
-    picked out of the one walk. No generator per node either; parsing aside, walking is most of a
-    scan's time.
-    """
-    nodes, owners = [root], [()]
-    members: dict[int, list[ast.AST]] = {}
-    node_type, class_type, wanted, position = ast.AST, ast.ClassDef, (ast.Assign, ast.Call), 0
-    while position < len(nodes):
-        node, owner = nodes[position], owners[position]
-        position += 1
-        if isinstance(node, wanted):
-            for cls in owner:
-                members[cls].append(node)
-        if isinstance(node, class_type):
-            members[id(node)] = []
-            owner = (*owner, id(node))
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                nodes.append(value)
-                owners.append(owner)
-            elif isinstance(value, list):
-                children = [item for item in value if isinstance(item, node_type)]
-                nodes.extend(children)
-                owners.extend([owner] * len(children))
-    return nodes, members
-
-
-def collect_aliases(tree: ast.AST, nodes: list[ast.AST] | None = None) -> dict[str, str]:
-    """Local name -> fully qualified name for every absolute import in the module."""
+def collect_aliases(tree: ast.AST, imports: list[ast.AST] | None = None) -> dict[str, str]:
+    """Local name -> fully qualified name for every absolute import in the module (``imports``: its
+    Import and ImportFrom nodes in walk order, when already known)."""
     aliases: dict[str, str] = {}
-    for node in walk(tree) if nodes is None else nodes:
+    for node in walk_tree(tree).of_kind(ast.Import) if imports is None else imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -150,15 +101,14 @@ def short_name(qualified: str) -> str:
     return qualified
 
 
+_CUDA_DEVICE = re.compile(r"cuda(:\d+)?$")
+
+
 def _has_cuda_string(node: ast.AST) -> bool:
-    for child in walk(node):
-        if isinstance(child, ast.Constant) and isinstance(child.value, str) and re.match(r"cuda(:\d+)?$", child.value):
+    for child in subtree_nodes(node):
+        if type(child) is ast.Constant and isinstance(child.value, str) and _CUDA_DEVICE.match(child.value):
             return True
     return False
-
-
-def _is_two(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 2
 
 
 class FileScan:
@@ -168,8 +118,8 @@ class FileScan:
         self.rel = rel
         self.tree = tree
         self.table = table
-        self.nodes, self._class_members = walk_classes(tree)
-        self.aliases = collect_aliases(tree, self.nodes)
+        self.walked = walk_tree(tree)
+        self.aliases = collect_aliases(tree, self.walked.of_kind(ast.Import))
         self.torch_file = any(q.split(".")[0] in _TORCH_ROOTS for q in self.aliases.values())
         self.findings: dict[tuple[str, int], Finding] = {}
         self.amp_used = False
@@ -177,71 +127,83 @@ class FileScan:
         self.class_attrs: dict[str, dict[str, str]] = {}
         self.is_entry = False
         self.imports_seen: set[str] = set()
+        # id(call) -> its key without class context, filled by scan_api so scan_patterns does not resolve it again
+        self.call_keys: dict[int, str | None] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
     def qualname(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        """``torch.nn.functional.relu`` for ``F.relu`` when ``F`` is imported as such; None otherwise."""
+        attrs = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        base = self.aliases.get(node.id)
+        if not attrs or not base:
+            return base
+        attrs.append(base)
+        return ".".join(reversed(attrs))
 
     def add(self, op: str, line: int, row_key: str | None = None) -> None:
-        row = self.table.lookup(row_key or op)
-        if row is None or (op, line) in self.findings:
+        if (op, line) in self.findings:
             return
-        self.findings[(op, line)] = make_finding(row, op, self.rel, line)
+        row = self.table.lookup(row_key or op)
+        if row is not None:
+            self.findings[(op, line)] = make_finding(row, op, self.rel, line)
 
     def call_key(self, call: ast.Call, cls: str | None = None) -> str | None:
-        """The support-table key of what a call invokes, or None."""
+        """The support-table key of what a call invokes, or None; inside class ``cls``, ``self.x(...)``
+        is what ``self.x`` was assigned (``self.act = nn.SiLU()``)."""
+        key = self.call_keys.get(id(call), _UNRESOLVED)
+        if key is _UNRESOLVED:
+            key = self._plain_call_key(call)
+        if cls:
+            func = call.func
+            if (type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self"
+                    and not self.aliases.get("self")):
+                return self.class_attrs.get(cls, {}).get(func.attr) or key
+        return key
+
+    def _plain_call_key(self, call: ast.Call) -> str | None:
         func = call.func
         qualified = self.qualname(func)
         if qualified:
             return short_name(qualified)
-        if isinstance(func, ast.Attribute):
-            value = func.value
-            if cls and isinstance(value, ast.Name) and value.id == "self":
-                attr_type = self.class_attrs.get(cls, {}).get(func.attr)
-                if attr_type:
-                    return attr_type
-            if self.qualname(value) is None and self.torch_file:
-                return _METHOD_KEYS.get(func.attr)
+        if type(func) is ast.Attribute and self.torch_file and self.qualname(func.value) is None:
+            return _METHOD_KEYS.get(func.attr)
         return None
 
     # -- pass 1: API look-ups ------------------------------------------------------------------
 
     def scan_api(self) -> None:
-        # One dict look-up per node instead of a chain of isinstance tests (parsed trees hold exact
-        # node types); most nodes (names, constants, contexts) have no handler.
-        handlers = self._api_handlers()
-        for node in self.nodes:
-            handler = handlers.get(type(node))
-            if handler is not None:
-                handler(node)
-
-    def _api_handlers(self) -> dict[type, Any]:
-        def matmul(node: ast.BinOp) -> None:
-            if isinstance(node.op, ast.MatMult) and self.torch_file:
-                self.add("@", node.lineno)
-
-        def main_guard(node: ast.If) -> None:
+        """Every import, call, attribute, matmul, decorator, main guard and assignment, by kind."""
+        walked = self.walked
+        for node in walked.of_kind(ast.Import):
+            self._scan_import(node)
+        for node in walked.of_kind(ast.Call):
+            self._scan_call(node)
+        for node in walked.of_kind(ast.Attribute):
+            if node.attr in _PRECISION_ATTRS:  # the cheap test first: most attributes are not dtypes
+                self._scan_attribute(node)
+        if self.torch_file:
+            for node in walked.of_kind(ast.BinOp):
+                if type(node.op) is ast.MatMult:
+                    self.add("@", node.lineno)
+        for node in walked.of_kind(ast.FunctionDef):
+            if node.decorator_list:
+                self._scan_decorators(node)
+        for node in walked.of_kind(ast.If):
             if _is_main_guard(node):
                 self.is_entry = True
-
-        def device(node: ast.Assign) -> None:
+        for node in walked.of_kind(ast.Assign):
             if _assigns_device(node):
                 self.add('device="cuda"', node.lineno)
 
-        return {ast.Call: self._scan_call, ast.Attribute: self._scan_attribute, ast.BinOp: matmul,
-                ast.Import: self._scan_import, ast.ImportFrom: self._scan_import,
-                ast.FunctionDef: self._scan_decorators, ast.AsyncFunctionDef: self._scan_decorators,
-                ast.If: main_guard, ast.Assign: device}
-
     def _scan_call(self, call: ast.Call) -> None:
         func = call.func
-        key = self.call_key(call)
+        key = self.call_keys[id(call)] = self._plain_call_key(call)
         line = call.lineno
         if key:
             self._scan_keyed_call(call, key, line)
@@ -323,268 +285,73 @@ class FileScan:
         if not self.torch_file:
             return
         self._collect_class_attrs()
-        _Scope(self, None).run(self.tree.body)
-        self._scan_defs(self.tree.body, None)
+        self._scan_scope(self.tree.body, None, tag=True)
 
-    def _scan_defs(self, body: list[ast.stmt], cls: str | None) -> None:
-        for node in _iter_defs(body):
-            if isinstance(node, ast.ClassDef):
+    def _scan_scope(self, body: list[ast.stmt], cls: str | None, tag: bool) -> None:
+        """Tag the statements of one scope (not a class body's) and go into its defs and classes."""
+        statements: list[ast.stmt] = []
+        defs: list[ast.stmt] = []
+        split_scope(body, statements, defs)
+        if tag:
+            Scope(self, cls).run(statements)
+        for node in defs:
+            if type(node) is ast.ClassDef:
                 self._scan_sequentials(node)
-                self._scan_defs(node.body, node.name)
+                self._scan_scope(node.body, node.name, tag=False)
             else:
-                _Scope(self, cls).run(node.body)
-                self._scan_defs(node.body, cls)
+                self._scan_scope(node.body, cls, tag=True)
 
-    def class_members(self, cls: ast.ClassDef) -> list[ast.AST]:
-        """The Assign and Call nodes inside one class, in ``ast.walk(cls)`` order."""
-        return self._class_members[id(cls)]
+    def class_members(self, cls: ast.ClassDef, kind: type) -> list[ast.AST]:
+        """The nodes of class ``kind`` (Assign, Call) inside one class, in ``ast.walk(cls)`` order."""
+        return self.walked.inside(self._class_positions[id(cls)], kind)
+
+    def module_key(self, call: ast.Call) -> str:
+        """The short qualified name of what a call invokes (``nn.SiLU``), or "" (method calls included)."""
+        return short_name(self.qualname(call.func) or "")
 
     def _collect_class_attrs(self) -> None:
-        for node in self.nodes:
-            if not isinstance(node, ast.ClassDef):
-                continue
+        walked = self.walked
+        self._class_positions = {id(walked.nodes[i]): i for i in walked.kinds[ast.ClassDef]}
+        for node in walked.of_kind(ast.ClassDef):
             attrs: dict[str, str] = {}
             for stmt in node.body:  # class-level defaults, e.g. default_act = nn.SiLU()
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
                     for target in stmt.targets:
                         if isinstance(target, ast.Name):
-                            attrs[target.id] = short_name(self.qualname(stmt.value.func) or "")
-            for sub in self.class_members(node):
-                if isinstance(sub, ast.Assign):
-                    self._record_self_attr(sub, attrs)
+                            attrs[target.id] = self.module_key(stmt.value)
+            for sub in self.class_members(node, ast.Assign):
+                self._record_self_attr(sub, attrs)
             self.class_attrs[node.name] = {k: v for k, v in attrs.items() if v}
 
     def _record_self_attr(self, assign: ast.Assign, attrs: dict[str, str]) -> None:
+        targets = [target.attr for target in assign.targets if type(target) is ast.Attribute
+                   and type(target.value) is ast.Name and target.value.id == "self"]
+        if not targets:  # the cheap test first: most assignments are to local names
+            return
         value = assign.value.body if isinstance(assign.value, ast.IfExp) else assign.value
         if isinstance(value, ast.Call):
-            kind = short_name(self.qualname(value.func) or "")
+            kind = self.module_key(value)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
             kind = attrs.get(value.attr, "")
         else:
             return
-        for target in assign.targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                attrs[target.attr] = kind
+        for attr in targets:
+            attrs[attr] = kind
 
     def _scan_sequentials(self, cls: ast.ClassDef) -> None:
-        for node in self.class_members(cls):
-            if isinstance(node, ast.Call) and short_name(self.qualname(node.func) or "") == "nn.Sequential":
-                kinds = [short_name(self.qualname(a.func) or "") if isinstance(a, ast.Call) else "" for a in node.args]
+        for node in self.class_members(cls, ast.Call):
+            if self.call_key(node) == "nn.Sequential":
+                kinds = [self.module_key(a) if isinstance(a, ast.Call) else "" for a in node.args]
                 self._scan_module_chain(node.args, kinds)
 
     def _scan_module_chain(self, args: list[ast.expr], kinds: list[str]) -> None:
         for i, kind in enumerate(kinds):
             nxt = kinds[i + 1] if i + 1 < len(kinds) else ""
             after = kinds[i + 2] if i + 2 < len(kinds) else ""
-            if kind in _CONV_MODULES and nxt in _BN_MODULES and after in _ACTIVATION_MODULES:
+            if kind in CONV_MODULES and nxt in BN_MODULES and after in ACTIVATION_MODULES:
                 self.add("conv+bn+activation", args[i].lineno)
-            elif kind in ("nn.Linear", "nn.LazyLinear") and nxt in _ACTIVATION_MODULES:
+            elif kind in ("nn.Linear", "nn.LazyLinear") and nxt in ACTIVATION_MODULES:
                 self.add("linear+activation", args[i].lineno)
-
-
-class _Scope:
-    """Flow-insensitive tags of local names inside one function (or the module body).
-
-    Tags: ``mm`` (result of a matmul), ``prob:<line>`` (softmax of a matmul, i.e. attention
-    weights), ``sq`` / ``ms`` / ``rsqrt_ms`` / ``sqrt_ms`` (square, mean of squares, its (r)sqrt),
-    ``silu`` (an SiLU output), ``mask`` (a comparison result), ``lin`` / ``conv`` / ``bn`` (outputs
-    of Linear / Conv / BatchNorm modules).
-    """
-
-    def __init__(self, scan: FileScan, cls: str | None):
-        self.scan = scan
-        self.cls = cls
-        self.env: dict[str, frozenset[str]] = {}
-
-    def run(self, body: list[ast.stmt]) -> None:
-        for stmt in _iter_statements(body):
-            self.statement(stmt)
-
-    def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
-            tags = self.tags(stmt.value)
-            for target in stmt.targets:
-                self.bind(target, tags, stmt)
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            tags = self.tags(stmt.value) if stmt.value is not None else frozenset()
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                tags |= self.env.get(stmt.target.id, frozenset())
-            self.bind(stmt.target, tags, stmt)
-        elif isinstance(stmt, ast.For):
-            self.bind(stmt.target, self.tags(stmt.iter), stmt)
-        else:
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.expr):
-                    self.tags(child)
-                elif isinstance(child, ast.withitem):
-                    self.tags(child.context_expr)
-
-    def bind(self, target: ast.AST, tags: frozenset[str], stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
-            self.env[target.id] = tags
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self.bind(element, tags, stmt)
-        elif isinstance(target, ast.Subscript):
-            self.tags(target.value)
-            if self.is_mask(target.slice):
-                self.scan.add("boolean-mask assignment", target.lineno)
-
-    # -- expression tags -----------------------------------------------------------------------
-
-    def tags(self, node: ast.AST) -> frozenset[str]:
-        if isinstance(node, ast.Name):
-            return self.env.get(node.id, frozenset())
-        if isinstance(node, ast.Constant):
-            return frozenset()
-        if isinstance(node, ast.BinOp):
-            return self.binop(node)
-        if isinstance(node, ast.Call):
-            return self.call(node)
-        if isinstance(node, ast.Compare):
-            self.children(node)
-            return frozenset({"mask"})
-        if isinstance(node, ast.Subscript):
-            value = self.tags(node.value)
-            self.tags(node.slice)
-            if isinstance(node.ctx, ast.Load) and self.is_mask(node.slice):
-                self.scan.add("boolean-mask indexing", node.lineno)
-            return value
-        if isinstance(node, ast.UnaryOp):
-            return self.tags(node.operand)
-        if isinstance(node, ast.Attribute):
-            return self.tags(node.value)
-        return self.children(node)
-
-    def children(self, node: ast.AST) -> frozenset[str]:
-        tags: frozenset[str] = frozenset()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                tags |= self.tags(child)
-            elif isinstance(child, ast.comprehension):
-                tags |= self.tags(child.iter)
-            elif isinstance(child, ast.keyword):
-                tags |= self.tags(child.value)
-        return tags
-
-    def binop(self, node: ast.BinOp) -> frozenset[str]:
-        left, right = self.tags(node.left), self.tags(node.right)
-        both = left | right
-        line = node.lineno
-        if isinstance(node.op, ast.MatMult):
-            self.consume_probs(both)
-            return _drop_probs(both) | {"mm"}
-        if isinstance(node.op, ast.Pow) and _is_two(node.right):
-            return left | {"sq"}
-        if isinstance(node.op, ast.Mult):
-            if "rsqrt_ms" in both:
-                self.scan.add("hand-written RMSNorm", line)
-                both -= _NORM_TAGS  # the normalised tensor is a new value, not another RMSNorm
-            if "silu" in left or "silu" in right:
-                self.scan.add("hand-written SwiGLU", line)
-            if isinstance(node.left, ast.Name) and isinstance(node.right, ast.Name) and node.left.id == node.right.id:
-                return both | {"sq"}
-        if isinstance(node.op, ast.Div) and "sqrt_ms" in right:
-            self.scan.add("hand-written RMSNorm", line)
-            both -= _NORM_TAGS
-        if isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return both
-        return both - {"mask", "silu"}
-
-    def call(self, node: ast.Call) -> frozenset[str]:
-        key = self.scan.call_key(node, self.cls)
-        args = frozenset().union(*(self.tags(a) for a in node.args)) if node.args else frozenset()
-        for keyword in node.keywords:
-            args |= self.tags(keyword.value)
-        receiver = frozenset()
-        if isinstance(node.func, ast.Attribute):
-            receiver = self.tags(node.func.value)
-        inputs = args | receiver
-        special = self.special_call(node, key, inputs)
-        if special is not None:
-            return special
-        return inputs - {"mask", "silu", "lin", "conv", "bn"}
-
-    def special_call(self, node: ast.Call, key: str | None, inputs: frozenset[str]) -> frozenset[str] | None:
-        line = node.lineno
-        # Method names only count when the receiver is not a known module (math.sqrt is not a tensor op).
-        attr = node.func.attr if key is None and isinstance(node.func, ast.Attribute) else ""
-        if key in _MATMUL_KEYS:
-            self.consume_probs(inputs)
-            return _drop_probs(inputs) | {"mm"}
-        if key in _SOFTMAX_KEYS or key in ("nn.Softmax",):
-            return frozenset({f"prob:{line}"}) if "mm" in inputs else _drop_probs(inputs)
-        if key in ("torch.mean", "Tensor.mean") or attr == "mean":
-            return inputs | {"ms"} if "sq" in inputs else inputs
-        if key in ("torch.pow", "Tensor.pow") or attr == "pow":
-            power = node.args[-1] if node.args else None
-            return inputs | {"sq"} if power is not None and _is_two(power) else inputs
-        if key in ("torch.square",) or attr == "square":
-            return inputs | {"sq"}
-        if key in ("torch.rsqrt",) or attr == "rsqrt":
-            return inputs | {"rsqrt_ms"} if "ms" in inputs else inputs
-        if key in ("torch.sqrt",) or attr == "sqrt":
-            return inputs | {"sqrt_ms"} if "ms" in inputs else inputs
-        if key in ("torch.cat", "torch.concat", "torch.stack") and node.args and _has_negated_element(node.args[0]):
-            self.scan.add("hand-written RoPE", line)
-            return inputs
-        return self.module_call(node, key, inputs)
-
-    def module_call(self, node: ast.Call, key: str | None, inputs: frozenset[str]) -> frozenset[str] | None:
-        line = node.lineno
-        if key in ("nn.Linear", "nn.LazyLinear", "F.linear"):
-            return frozenset({"lin"})
-        if key in _CONV_MODULES or key in ("F.conv1d", "F.conv2d", "F.conv3d"):
-            return frozenset({"conv"})
-        if key in _BN_MODULES or key == "F.batch_norm":
-            return frozenset({"bn"}) if "conv" in inputs else frozenset()
-        if key in ("F.silu", "nn.SiLU"):
-            self.fused_activation(inputs, line)
-            return frozenset({"silu"})
-        if key in _ACTIVATION_CALLS or key in _ACTIVATION_MODULES:
-            self.fused_activation(inputs, line)
-            return frozenset()
-        if key in ("nn.Mask",) or (key is None and isinstance(node.func, ast.Attribute)
-                                    and node.func.attr in ("bool", "logical_and", "logical_or", "logical_not")):
-            return frozenset({"mask"}) | (inputs & {"mask"})
-        return None
-
-    def fused_activation(self, inputs: frozenset[str], line: int) -> None:
-        if "bn" in inputs:
-            self.scan.add("conv+bn+activation", line)
-        elif "lin" in inputs:
-            self.scan.add("linear+activation", line)
-
-    def consume_probs(self, tags: frozenset[str]) -> None:
-        for tag in tags:
-            if tag.startswith("prob:"):
-                self.scan.add("hand-written attention", int(tag[5:]))
-
-    def is_mask(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Tuple):
-            return any(self.is_mask(element) for element in node.elts)
-        if isinstance(node, ast.Compare):
-            return True
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return self.is_mask(node.operand)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return self.is_mask(node.left) or self.is_mask(node.right)
-        if isinstance(node, ast.Name):
-            return "mask" in self.env.get(node.id, frozenset())
-        return False
-
-
-_NORM_TAGS = frozenset({"sq", "ms", "rsqrt_ms", "sqrt_ms"})
-
-
-def _drop_probs(tags: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for t in tags if not t.startswith("prob:"))
-
-
-def _has_negated_element(node: ast.AST) -> bool:
-    if not isinstance(node, (ast.Tuple, ast.List)):
-        return False
-    return any(isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) for e in node.elts)
 
 
 def _is_nccl(node: ast.AST) -> bool:
@@ -598,40 +365,12 @@ def _is_main_guard(node: ast.If) -> bool:
 
 
 def _assigns_device(node: ast.Assign) -> bool:
+    if type(node.value) is not ast.Constant and type(node.value) is not ast.IfExp:
+        return False  # the cheap test first: few assignments are of a constant or a conditional
     names = [t.id for t in node.targets if isinstance(t, ast.Name)] + [
         t.attr for t in node.targets if isinstance(t, ast.Attribute)
     ]
-    return any("device" in n.lower() for n in names) and isinstance(node.value, (ast.Constant, ast.IfExp)) and (
-        _has_cuda_string(node.value)
-    )
-
-
-def _iter_statements(body: list[ast.stmt]):
-    """Statements of one scope in source order, entering compound statements but not defs."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        yield stmt
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_statements(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_statements(handler.body)
-
-
-def _iter_defs(body: list[ast.stmt]):
-    """Function and class definitions directly in a scope (including inside if/try blocks)."""
-    for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                yield from _iter_defs(inner)
-        for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _iter_defs(handler.body)
+    return any("device" in n.lower() for n in names) and _has_cuda_string(node.value)
 
 
 def make_finding(row: SupportRow, op: str, rel: str, line: int) -> Finding:

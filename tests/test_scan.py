@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import opprof_advisor.scan as scan_module
+import opprof_advisor.scan_jobs as scan_jobs
 from opprof_advisor.cann_support import SupportTableError, load_support_table
 from opprof_advisor.cli.app import app
 from opprof_advisor.scan import rank_advice, scan_path, scan_profile, scan_to_json
@@ -449,8 +450,8 @@ def test_a_file_that_can_hold_no_finding_is_not_parsed(tmp_path, monkeypatch):
     (tmp_path / "broken_util.py").write_text("def unfinished(x:\n")
     (tmp_path / "broken_model.py").write_text("import torch\ndef unfinished(x:\n")
     parsed = []
-    real_parse = scan_module.ast.parse
-    monkeypatch.setattr(scan_module.ast, "parse", lambda source, filename: parsed.append(filename) or real_parse(source))
+    real_parse = scan_jobs.ast.parse
+    monkeypatch.setattr(scan_jobs.ast, "parse", lambda source, filename: parsed.append(filename) or real_parse(source))
     result = scan_path(tmp_path)
     assert sorted(parsed) == ["broken_model.py", "model.py"]
     assert result.files_scanned == 3 and [path for path, _ in result.files_failed] == ["broken_model.py"]
