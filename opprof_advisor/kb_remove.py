@@ -46,7 +46,11 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
     check_index_target(db)
     make_parent(db)
     with file_lock(db):
-        entry = build_index(db, kb_dirs=kb_dirs).get(entry_id)  # EntryNotFound says "did you mean ..."
+        index = build_index(db, kb_dirs=kb_dirs, in_place=True)
+        try:
+            entry = index.get(entry_id)  # EntryNotFound says "did you mean ..."
+        finally:
+            index.close()  # its snapshot would hold off the update below
         copies = user_copies(user_root, entry_id, entry.path)
         if entry.origin != "user" or not copies:
             raise EntryReadOnly(entry_id)
@@ -54,7 +58,7 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
         try:
             for path in copies:
                 path.unlink()
-            back = entry_id in build_index(db, kb_dirs=kb_dirs).ids()
+            back = entry_id in build_index(db, kb_dirs=kb_dirs, in_place=True).ids()
         except BaseException:
             _restore_copies(previous, copies[0])
             raise
