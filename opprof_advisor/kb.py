@@ -243,7 +243,7 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     import yaml
 
-    from opprof_advisor.plain_yaml import first_anchor
+    from opprof_advisor.plain_yaml import construct, first_anchor
 
     try:
         file_size = parsed.path.stat().st_size
@@ -270,7 +270,7 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
                                            "allowed in front matter: write the value out"))
             return
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        data = construct(loader, node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line

@@ -63,3 +63,29 @@ def test_a_file_the_scan_declines_is_parsed_by_markdown_it(tmp_path):
     path.write_text(FRONT + "> ## Inside a quote\n\n## Sources\n", encoding="utf-8")
     assert split_simple(path.read_text(encoding="utf-8")) is None
     assert parse_file(Path(path)).headings == [("Inside a quote", 5), ("Sources", 7)]
+
+
+EDGE_YAML = ["a: 1\nb: yes\nc: 2024-01-01\nd: [1, 2.5, null, ~, 'x']\ne: {x: 1}\n", "<<: {a: 1}\nb: 2\n",
+             "a: !!str 3\nb: !!int '4'\n", "? [a]\n: 1\n", "a: !!binary aGVsbG8=\n", "a: b\na: c\n",
+             "1: x\n2.5: y\nnull: z\n", "a: !!python/object:os.system x\n", "a: !!str [x]\n"]
+
+
+def test_the_fast_yaml_construction_equals_pyyaml_s_errors_included():
+    import yaml
+
+    from opprof_advisor.plain_yaml import construct, loader_class
+
+    def load(source, fast):
+        loader = loader_class()(source)
+        try:
+            node = loader.get_single_node()
+            return "ok", construct(loader, node) if fast else loader.construct_document(node)
+        except yaml.YAMLError as exc:
+            return "error", str(exc)
+        finally:
+            loader.dispose()
+
+    fronts = [split_simple(p.read_text(encoding="utf-8")) for p in (ROOT / "kb").rglob("*.md")]
+    sources = [split.front for split in fronts if split is not None] + EDGE_YAML
+    assert [load(source, True) for source in sources] == [load(source, False) for source in sources]
+    assert load(EDGE_YAML[7], True)[0] == "error"  # an unsafe tag is still refused
