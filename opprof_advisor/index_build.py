@@ -1,9 +1,11 @@
-"""Writing the KB index file: under a lock, into a temporary copy that replaces the index atomically.
+"""Writing the KB index file, under a lock: a build into a temporary copy that replaces the index atomically,
+an add or a remove inside one transaction of the live file.
 
-An interrupted build leaves the previous index usable; a journal left by a killed writer is
-cleared under the lock; a damaged file at the index path is kept aside, another program's database
-is never written. Parsing happens only for new and changed KB files (``files`` rows keyed on path
-and content hash); FTS5 is kept in sync by the triggers of ``migrations.m002_full_text_search``.
+An interrupted build leaves the previous index usable; an add killed inside its transaction
+leaves a hot journal that the next build rolls back under the lock (a journal that cannot be
+trusted means a build from the KB files); a damaged file at the index path is kept aside, another
+program's database is never written. Parsing happens only for new and changed KB files
+(``index_sync``); FTS5 is kept in sync by the triggers of ``migrations.m002_full_text_search``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from opprof_advisor.store import APP_ID, FRESH, Index, KbSource, SourceFile, _fr
 def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
 
-    ``in_place`` (for `advisor add` and `remove`) updates the live file inside one transaction
-    instead of writing a new copy (see ``_write_in_place``).
+    ``in_place`` (for `advisor add` and `remove`, which have just changed a KB file) updates the
+    live file inside one transaction instead of writing a new copy (see ``_write_in_place``), and
+    skips the freshness check: the sync compares every file's stats with its row anyway.
     """
     check_index_target(db)  # refuse another program's file before writing anything beside it (the lock)
     make_parent(db)
@@ -42,7 +45,8 @@ def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_pl
         folders: list[list] = []
         files = scan_files(sources, folders)
         snapshot = None if journal_left else _open_snapshot(db)
-        if snapshot is not None and not rebuild and _freshness(snapshot[1], sources, files, snapshot[0]) == FRESH:
+        if snapshot is not None and not (rebuild or in_place) and _freshness(snapshot[1], sources, files,
+                                                                              snapshot[0]) == FRESH:
             return Index(db, *snapshot)
         if snapshot is not None:
             snapshot[0].close()

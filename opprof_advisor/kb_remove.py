@@ -39,14 +39,14 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
                  user_dir: Path | None = None) -> Removed:
     """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
     from opprof_advisor.index_build import check_index_target
-    from opprof_advisor.store import _read_copies, _restore_copies, build_index
+    from opprof_advisor.store import _read_copies, _restore_copies, build_index, served_index
 
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
     check_index_target(db)
     make_parent(db)
     with file_lock(db):
-        index = build_index(db, kb_dirs=kb_dirs, in_place=True)
+        index = served_index(db, kb_dirs)
         try:
             entry = index.get(entry_id)  # EntryNotFound says "did you mean ..."
         finally:

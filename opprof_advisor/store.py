@@ -551,6 +551,14 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     Raises EntryValidationError (every problem, nothing written) or EntryExists (unless ``replace``).
     The copy is ``<user kb>/<kind>s/<id>.md``; the id may differ from the source file's name.
     """
+    entry, index = add_entry(path, replace, db_path=db_path, kb_dirs=kb_dirs, user_dir=user_dir)
+    index.close()
+    return entry
+
+
+def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
+              kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> tuple[Entry, Index]:
+    """``add_entry_file``, also returning the index as the add left it (close it when done)."""
     from opprof_advisor.kb import check_related, entry_too_big, load_entry
 
     source = Path(path)
@@ -567,7 +575,7 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     check_index_target(db)
     make_parent(db)
     with file_lock(db):
-        index = build_index(db, kb_dirs=kb_dirs, in_place=True)
+        index = served_index(db, kb_dirs)
         ids = set(index.ids())
         index.close()  # its snapshot would hold off the update below
         problems = check_related([entry], ids)
@@ -582,12 +590,28 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
         try:
             _copy_atomically(source, target)
             _remove_other_copies(user_root, entry.id, keep=target)
-            build_index(db, kb_dirs=kb_dirs, in_place=True).close()
+            index = build_index(db, kb_dirs=kb_dirs, in_place=True)  # every file's stats compared
         except BaseException:
             _restore_copies(previous, target)
             raise
     entry.path = str(target)
-    return entry
+    return entry, index
+
+
+def served_index(db: Path, kb_dirs: Sequence[Path | str] | None) -> Index:
+    """The index as it holds the KB's content now, updated in place only when a file's content changed.
+
+    Only its ids are needed (is the new id taken, do its related ids exist): stats that moved
+    without a change of content are left for the update that follows the copy to record.
+    """
+    sources = kb_sources(kb_dirs)
+    snapshot = _open_snapshot(db)
+    if snapshot is not None:
+        if folders_unchanged(snapshot[1], sources) or _freshness(snapshot[1], sources, scan_files(sources),
+                                                                snapshot[0]) != STALE:
+            return Index(db, *snapshot)
+        snapshot[0].close()
+    return build_index(db, kb_dirs=kb_dirs, in_place=True)
 
 
 def check_entry_file(path: Path) -> None:
