@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.errors import EntryValidationError, Problem
-from opprof_advisor.kb_split import Split, split_simple
 from opprof_advisor.models import Entry, Gain
 from opprof_advisor.vocabulary import canonical_dtype
 
@@ -172,6 +171,8 @@ def parse_file(path: Path) -> ParsedFile:
         parsed.problems.append(Problem(path, None, f"cannot read: {exc.strerror or exc}"))
         return parsed
     text = text.removeprefix("\ufeff")
+    from opprof_advisor.kb_split import split_simple  # here: `advisor suggest` imports kb, never parses
+
     split = split_simple(text) or _split_markdown(text)
     if split is None:
         parsed.problems.append(_front_matter_missing(path, text))
@@ -183,8 +184,10 @@ def parse_file(path: Path) -> ParsedFile:
     return parsed
 
 
-def _split_markdown(text: str) -> Split | None:
-    """What ``kb_split.split_simple`` finds, read by markdown-it (any file); None without front matter."""
+def _split_markdown(text: str):
+    """What ``kb_split.split_simple`` finds (a ``kb_split.Split``), read by markdown-it; None without front matter."""
+    from opprof_advisor.kb_split import Split
+
     tokens = _markdown().parse(text)
     if not tokens or tokens[0].type != "front_matter":
         return None
