@@ -7,7 +7,8 @@
    varied title and an added paragraph of words drawn from the real entries, so texts differ) in a
    temporary user KB folder: `advisor kb build --rebuild` (target ≤ 20 s at 50,000), `advisor search`
    for a selective query (one entry's own title word) and for `nms` (target ≤ 0.15 s), one
-   `advisor add` (target ≤ 1 s). Each search is shown against its floor, a fresh interpreter
+   `advisor add` (target ≤ 1 s, against interpreter start). The build is shown against its floor, a
+   fresh interpreter reading every file into an FTS5 table in one transaction. Each search is shown against its floor, a fresh interpreter
    running the same FTS5 query on the built index with the stdlib sqlite3, as a ratio.
 Runs are interleaved (ours, floor, ours ...) because the machine may be loaded by others; medians
 and minimums are printed. Everything runs in a temporary ADVISOR_HOME.
@@ -28,6 +29,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ADVISOR = [sys.executable, "-m", "opprof_advisor"]
+#: The floor of a build: a fresh interpreter reads every KB file and puts its text into an FTS5 table in
+#: one transaction (the reading and full-text indexing no index of these files can skip).
+BUILD_FLOOR = ("import pathlib, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+               "c.execute('create virtual table t using fts5(path, body, tokenize=porter)'); "
+               "c.executemany('insert into t values (?, ?)', ((str(p), p.read_text(encoding='utf-8')) "
+               "for p in pathlib.Path(sys.argv[2]).rglob('*.md'))); c.commit()")
 FTS_FLOOR = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
              "c.execute(\"select rowid from entries_fts where entries_fts match ? order by rank limit 10\", "
              "(sys.argv[2],)).fetchall()")
@@ -115,11 +122,15 @@ def main() -> int:
         write_kb(home / "kb", options.entries)
         time.sleep(2.1)  # the files are older than the racy window of a signature, as a user's would be
         started = time.perf_counter()
+        timed([sys.executable, "-c", BUILD_FLOOR, str(Path(scratch) / "floor.db"), str(home / "kb")], env)
+        floor = time.perf_counter() - started
+        started = time.perf_counter()
         timed([*ADVISOR, "kb", "build", "--rebuild"], env)
         build = time.perf_counter() - started
         ok &= build <= 20
-        print(f"{f'kb build --rebuild, {options.entries} entries':<44} {build:7.2f} s  target ≤ 20 s "
-              f"{'ok' if build <= 20 else 'SLOW'}")
+        print(f"{'build floor: read every file into FTS5':<44} {floor:7.2f} s")
+        print(f"{f'kb build --rebuild, {options.entries} entries':<44} {build:7.2f} s  {build / floor:5.1f} × floor  "
+              f"target ≤ 20 s {'ok' if build <= 20 else 'SLOW'}")
         rare = letters(options.entries // 2)
         big = interleaved({"selective": [*ADVISOR, "search", rare], "nms": [*ADVISOR, "search", "nms"],
                            "floor": [sys.executable, "-c", FTS_FLOOR, db, rare]}, env, options.runs)
@@ -134,7 +145,7 @@ def main() -> int:
             target = home / "kb" / "recipes" / f"extra-{number}.md"
             adds.append(timed([*ADVISOR, "add", str(extra)], env))
             assert target.is_file(), target
-        ok &= line("add one entry", adds, 1.0)
+        ok &= line("add one entry", adds, 1.0, shipped["pass"])
         after = interleaved({"search": [*ADVISOR, "search", "added"]}, env, 3)
         line("search just after the adds", after["search"], 0.15)
     return 0 if ok else 1

@@ -1,34 +1,36 @@
-"""Writing the KB index file: under a lock, into a temporary copy that replaces the index atomically.
+"""Writing the KB index file, under a lock: a build into a temporary copy that replaces the index atomically,
+an add or a remove inside one transaction of the live file.
 
-An interrupted build leaves the previous index usable; a journal left by a killed writer is
-cleared under the lock; a damaged file at the index path is kept aside, another program's database
-is never written. Parsing happens only for new and changed KB files (``files`` rows keyed on path
-and content hash); FTS5 is kept in sync by the triggers of ``migrations.m002_full_text_search``.
+An interrupted build leaves the previous index usable; an add killed inside its transaction
+leaves a hot journal that the next build rolls back under the lock (a journal that cannot be
+trusted means a build from the KB files); a damaged file at the index path is kept aside, another
+program's database is never written. Parsing happens only for new and changed KB files
+(``index_sync``); FTS5 is kept in sync by the triggers of ``migrations.m002_full_text_search``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from opprof_advisor.errors import KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
 from opprof_advisor.kb_search_index import fill_search_tables
 from opprof_advisor.migrations import index_migrations
-from opprof_advisor.models import Entry, Gain
 from opprof_advisor.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
 )
-from opprof_advisor.store import (
-    APP_ID, BUILD_VERSION, FRESH, Index, KbSource, SourceFile, _entry_to_row, _freshness, _open_snapshot,
-    _sources_json, _warn, content_hash, file_digests, scan_files, stat_signature,
-)
+from opprof_advisor.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files
 
-def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False) -> Index:
-    """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file."""
+def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
+    """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
+
+    ``in_place`` (for `advisor add` and `remove`, which have just changed a KB file) updates the
+    live file inside one transaction instead of writing a new copy (see ``_write_in_place``), and
+    skips the freshness check: the sync compares every file's stats with its row anyway.
+    """
     check_index_target(db)  # refuse another program's file before writing anything beside it (the lock)
     make_parent(db)
     with file_lock(db):
@@ -36,19 +38,60 @@ def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False) -> In
         damaged = check_index_target(db) == "damaged"
         if damaged:
             _set_aside(db)
-        # Nothing of ours writes the live file, so a journal beside it was left by a writer that was
-        # killed: the file cannot be trusted (and every read-only open fails on a hot journal).
-        journal_left = _remove_journals(db)
+        # A journal beside the live file was left by an add killed inside its transaction (or by
+        # another program): SQLite rolls it back when the file is opened for writing, here, under
+        # the lock. Any doubt about the result and the file is not trusted: built again from the KB.
+        journal_left = _roll_back_journal(db)
         scanned_at = time.time_ns()
         folders: list[list] = []
         files = scan_files(sources, folders)
         snapshot = None if journal_left else _open_snapshot(db)
-        if snapshot is not None and not rebuild and _freshness(snapshot[1], sources, files) == FRESH:
+        if snapshot is not None and not (rebuild or in_place) and _freshness(snapshot[1], sources, files,
+                                                                              snapshot[0]) == FRESH:
             return Index(db, *snapshot)
         if snapshot is not None:
             snapshot[0].close()
-        write_index(db, sources, files, scanned_at, base=None if rebuild or snapshot is None else db, folders=folders)
+        base = None if rebuild or snapshot is None else db
+        if not (in_place and base is not None and _write_in_place(db, sources, files, scanned_at, folders)):
+            write_index(db, sources, files, scanned_at, base=base, folders=folders)
         return Index(db, *(_open_snapshot(db) or _unreadable(db)))
+
+
+#: How long an in-place update waits for readers that hold a snapshot of the index before it writes a new file instead.
+IN_PLACE_WAIT_S = 1.0
+
+
+def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[list]) -> bool:
+    """Update the live index inside one SQLite transaction; False when readers kept it busy (nothing changed).
+
+    For `advisor add` on a big KB, where copying the whole index would cost seconds. The rollback
+    journal keeps the file whole if the process is killed (the next build rolls it back, see
+    ``_roll_back_journal``); readers keep the snapshot they opened (their read transaction) and the
+    commit waits for them up to IN_PLACE_WAIT_S, after which the caller writes a new file as any build.
+    """
+    from opprof_advisor.index_sync import sync_rows
+
+    try:
+        conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _not_writable(db, str(exc)) from exc
+    try:
+        conn.execute("begin immediate")
+        try:
+            sync_rows(conn, sources, files, scanned_at, folders)
+            fill_search_tables(conn)  # the same candidate tables as a build: search stays on its fast path
+            conn.execute("commit")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("rollback")
+            raise
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            return False
+        raise _not_writable(db, str(exc)) from exc
+    finally:
+        conn.close()
+    return True
 
 
 def check_index_target(db_path: Path) -> str:
@@ -110,6 +153,21 @@ def _set_aside(db_path: Path) -> Path:
     return kept
 
 
+def _roll_back_journal(db_path: Path) -> bool:
+    """Let SQLite roll back a hot journal beside the index; True when the file cannot be trusted after all."""
+    if not journals(db_path):
+        return False
+    try:
+        conn = sqlite3.connect(db_path)
+        try:
+            ok = conn.execute("pragma quick_check").fetchone() == ("ok",)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        ok = False
+    return _remove_journals(db_path) or not ok
+
+
 def _remove_journals(db_path: Path) -> bool:
     """Delete SQLite journals left beside the index (under the lock); True when there was one."""
     found = False
@@ -151,19 +209,24 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
 def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
 
+    from opprof_advisor.index_sync import sync_rows
+
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
     db = sqlite_utils.Database(tmp)
     try:
+        # A temporary file that is thrown away on any failure needs no journal; it is synced once, below.
+        db.execute("pragma journal_mode = off")
+        db.execute("pragma synchronous = off")
+        db.execute("pragma cache_size = -131072")  # 128 MiB: a big KB's rows are written without rereading pages
         index_migrations().apply(db)
-        digests = file_digests(files)
         with db.atomic():
-            _sync_files(db, files, digests)
-            problems = _sync_entries(db, sources)
-            _write_meta(db, sources, files, digests, problems, scanned_at, folders)
+            sync_rows(db.conn, sources, files, scanned_at, folders)
             fill_search_tables(db.conn)
     finally:
         db.close()
+    with open(tmp, "rb+") as handle:
+        os.fsync(handle.fileno())  # on disk before it replaces the index
 
 
 def _not_writable(db_path: Path, reason: str) -> StoreNotWritable:
@@ -191,74 +254,6 @@ def _copy_database(source: Path, target: Path) -> bool:
         dst.close()
         src.close()
     return True
-
-
-def _sync_files(db, files: Sequence[SourceFile], digests: dict[str, str]) -> None:
-    """Parse new and changed files into the ``files`` table; drop rows of removed files."""
-    from opprof_advisor.kb import entry_too_big, validate_file
-
-    known = {row["path"]: row["sha256"] for row in db.query("select path, sha256 from files")}
-    current = {f.path for f in files}
-    for path in set(known) - current:
-        db["files"].delete(path)
-    for f in files:
-        digest = digests[f.path]
-        if known.get(f.path) == digest:
-            continue
-        path = Path(f.path)
-        too_big = entry_too_big(path, f.size)  # not even parsed
-        entry, problems = (None, [too_big]) if too_big else validate_file(path, origin=f.origin)
-        db["files"].upsert({
-            "path": f.path, "source": f.source, "origin": f.origin, "sha256": digest,
-            "entry_id": entry.id if entry else None,
-            "entry": json.dumps(entry.to_dict(), ensure_ascii=False) if entry else None,
-            "problems": json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False) if problems else None,
-        }, pk="path")
-
-
-def _sync_entries(db, sources: Sequence[KbSource]) -> list[Problem]:
-    """Make ``entries`` hold the winning entry per id (later sources win); upsert only what changed."""
-    from opprof_advisor.kb import check_related
-
-    chosen: dict[str, tuple[int, Entry]] = {}
-    problems: list[Problem] = []
-    rows = db.query("select path, source, entry from files where entry is not null order by source, path")
-    for row in rows:
-        data = json.loads(row["entry"])
-        data["gain"] = Gain(**data["gain"]) if data["gain"] else None
-        entry = Entry(**data)
-        previous = chosen.get(entry.id)
-        if previous and previous[0] == row["source"]:
-            problems.append(Problem(entry.path, 1, f"duplicate id {entry.id!r} (also {previous[1].path}); not indexed"))
-            continue
-        chosen[entry.id] = (row["source"], entry)
-    entries = [entry for _, entry in chosen.values()]
-    problems.extend(check_related(entries))
-    wanted = {entry.id: _entry_to_row(entry) for entry in entries}
-    have = {row["id"]: row["row_hash"] for row in db.query("select id, row_hash from entries")}
-    for entry_id in set(have) - set(wanted):
-        db["entries"].delete(entry_id)
-    changed = [row for entry_id, row in sorted(wanted.items()) if have.get(entry_id) != row["row_hash"]]
-    if changed:
-        db["entries"].upsert_all(changed, pk="id")
-    ordered = sorted(entries, key=lambda e: e.id)
-    summaries = [[e.id, e.kind, e.title, e.operators, e.symptoms, e.tags, e.models] for e in ordered]
-    db["meta"].upsert({"key": "summaries", "value": json.dumps(summaries, ensure_ascii=False)}, pk="key")
-    return problems
-
-
-def _write_meta(db, sources, files, digests, problems: list[Problem], scanned_at: int, folders: list[list]) -> None:
-    db["meta"].upsert_all([
-        {"key": "file_count", "value": str(len(files))},
-        {"key": "folders", "value": json.dumps(folders)},
-        {"key": "app", "value": APP_ID},
-        {"key": "build_version", "value": BUILD_VERSION},
-        {"key": "sources", "value": _sources_json(sources)},
-        {"key": "stat_signature", "value": stat_signature(sources, files)},
-        {"key": "signed_at_ns", "value": str(scanned_at)},
-        {"key": "content_hash", "value": content_hash(files, digests)},
-        {"key": "problems", "value": json.dumps([[p.path, p.line, p.message] for p in problems], ensure_ascii=False)},
-    ], pk="key")
 
 
 def _unreadable(db_path: Path) -> tuple[sqlite3.Connection, dict[str, str]]:

@@ -139,13 +139,18 @@ def check_duplicates(entries: Sequence[Entry]) -> list[Problem]:
 def check_related(entries: Sequence[Entry], known_ids: set[str] = frozenset()) -> list[Problem]:
     """One problem per ``related`` id that names no entry."""
     ids = {entry.id for entry in entries} | set(known_ids)
+    return related_problems([(entry.path, entry.related) for entry in entries], ids)
+
+
+def related_problems(items: Iterable[tuple[str, Sequence[str]]], ids: set[str]) -> list[Problem]:
+    """One problem per related id (of ``(path, related ids)`` items) that is not in ``ids``."""
     problems = []
-    for entry in entries:
-        for rel in entry.related:
+    for path, related in items:
+        for rel in related:
             if rel not in ids:
                 hint = suggest_close(rel, ids)
                 message = f"related id {rel!r} names no entry{hint}"
-                problems.append(Problem(entry.path, _related_line(entry, rel), message))
+                problems.append(Problem(path, _related_line(path, rel), message))
     return problems
 
 
@@ -166,16 +171,27 @@ def parse_file(path: Path) -> ParsedFile:
         parsed.problems.append(Problem(path, None, f"cannot read: {exc.strerror or exc}"))
         return parsed
     text = text.removeprefix("\ufeff")
-    tokens = _markdown().parse(text)
-    if not tokens or tokens[0].type != "front_matter":
+    from opprof_advisor.kb_split import split_simple  # here: `advisor suggest` imports kb, never parses
+
+    split = split_simple(text) or _split_markdown(text)
+    if split is None:
         parsed.problems.append(_front_matter_missing(path, text))
         return parsed
-    front = tokens[0]
-    parsed.body_line = front.map[1] + 1
-    parsed.body = "\n".join(text.splitlines()[front.map[1]:]).strip("\n") + "\n"
-    parsed.headings = _headings(tokens)
-    _parse_yaml(parsed, front.content, first_line=2)
+    parsed.body_line = split.body_start + 1
+    parsed.body = "\n".join(text.splitlines()[split.body_start:]).strip("\n") + "\n"
+    parsed.headings = split.headings
+    _parse_yaml(parsed, split.front, first_line=2)
     return parsed
+
+
+def _split_markdown(text: str):
+    """What ``kb_split.split_simple`` finds (a ``kb_split.Split``), read by markdown-it; None without front matter."""
+    from opprof_advisor.kb_split import Split
+
+    tokens = _markdown().parse(text)
+    if not tokens or tokens[0].type != "front_matter":
+        return None
+    return Split(tokens[0].content, tokens[0].map[1], _headings(tokens))
 
 
 def _front_matter_missing(path: Path, text: str) -> Problem:
@@ -194,7 +210,9 @@ def _markdown():
 
     global _MD
     if _MD is None:
-        _MD = MarkdownIt("commonmark").use(front_matter_plugin)
+        # Block structure only: the headings' text is the inline token's raw content, so inline
+        # parsing (emphasis, links ...: a third of the time) would be thrown away.
+        _MD = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
     return _MD
 
 
@@ -228,7 +246,7 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     import yaml
 
-    from opprof_advisor.plain_yaml import first_anchor
+    from opprof_advisor.plain_yaml import construct, first_anchor
 
     try:
         file_size = parsed.path.stat().st_size
@@ -246,7 +264,8 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)
     try:
-        anchor = first_anchor(source)
+        # An anchor is written with '&', an alias with '*': without either there is none to look for.
+        anchor = first_anchor(source) if "&" in source or "*" in source else None
         if anchor is not None:
             # An alias repeats a subtree without writing it out: nine nested aliases make 9^9
             # values from 300 bytes ("billion laughs"). An entry's facts never need one.
@@ -254,7 +273,7 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
                                            "allowed in front matter: write the value out"))
             return
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        data = construct(loader, node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
@@ -379,11 +398,11 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(item.strip() for item in items))
 
 
-def _related_line(entry: Entry, rel: str) -> int | None:
+def _related_line(path: str, rel: str) -> int | None:
     from opprof_advisor.kb_checks import _string_items
 
     # Re-reading the front matter for one line number keeps Entry free of parse details.
-    parsed = parse_file(Path(entry.path))
+    parsed = parse_file(Path(path))
     for index, item in _string_items(parsed, "related"):
         if item == rel:
             return parsed.lines.get(("related", index))

@@ -39,14 +39,19 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
                  user_dir: Path | None = None) -> Removed:
     """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
     from opprof_advisor.index_build import check_index_target
-    from opprof_advisor.store import _read_copies, _restore_copies, build_index
+    from opprof_advisor.store import build_index, served_index
+    from opprof_advisor.user_kb_files import _read_copies, _restore_copies
 
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
     check_index_target(db)
     make_parent(db)
     with file_lock(db):
-        entry = build_index(db, kb_dirs=kb_dirs).get(entry_id)  # EntryNotFound says "did you mean ..."
+        index = served_index(db, kb_dirs)
+        try:
+            entry = index.get(entry_id)  # EntryNotFound says "did you mean ..."
+        finally:
+            index.close()  # its snapshot would hold off the update below
         copies = user_copies(user_root, entry_id, entry.path)
         if entry.origin != "user" or not copies:
             raise EntryReadOnly(entry_id)
@@ -54,7 +59,7 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
         try:
             for path in copies:
                 path.unlink()
-            back = entry_id in build_index(db, kb_dirs=kb_dirs).ids()
+            back = entry_id in build_index(db, kb_dirs=kb_dirs, in_place=True).ids()
         except BaseException:
             _restore_copies(previous, copies[0])
             raise

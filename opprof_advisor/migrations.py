@@ -57,7 +57,13 @@ def m004_entry_zh(db) -> None:
     db["entries"].add_column("zh", str)
 
 
-INDEX_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh)
+def m005_file_stats(db) -> None:
+    """Each file's size and mtime when its digest was taken: an unchanged file is not read again to be hashed."""
+    db["files"].add_column("size", int)
+    db["files"].add_column("mtime_ns", int)
+
+
+INDEX_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh, m005_file_stats)
 
 
 INDEX_NAMES = tuple(step.__name__ for step in INDEX_STEPS)

@@ -18,30 +18,29 @@ entry's scores 100: for a real entry of a title and a summary sentence that is a
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from opprof_advisor.models import Entry
+
+if TYPE_CHECKING:
+    from opprof_advisor.store import EntryText
 
 #: token_set_ratio of title + summary at or above which an added entry is reported as a near-duplicate.
 NEAR_DUPLICATE = 75.0
 
 
-def compared_text(entry: Entry) -> str:
+def compared_text(entry: Entry | EntryText) -> str:
     """What is compared: the title and the summary, the words a reader judges an entry by."""
     return f"{entry.title} {entry.summary}".strip()
 
 
-def closest_entry(entry: Entry, others: Iterable[Entry], *, threshold: float = NEAR_DUPLICATE
-                  ) -> tuple[Entry, float] | None:
+def closest_entry(entry: Entry, others: Iterable[Entry | EntryText], *, threshold: float = NEAR_DUPLICATE
+                  ) -> tuple[Entry | EntryText, float] | None:
     """The existing entry (never one with ``entry``'s own id) most like ``entry``, and its score, if it reaches ``threshold``."""
-    from rapidfuzz import fuzz
+    from rapidfuzz import fuzz, process
 
-    text = compared_text(entry)
-    best: tuple[Entry, float] | None = None
-    for other in others:
-        if other.id == entry.id:
-            continue
-        score = fuzz.token_set_ratio(text, compared_text(other))
-        if score >= threshold and (best is None or score > best[1]):
-            best = (other, score)
-    return best
+    # One C loop over the texts (the first best wins, as in a plain loop): 50,000 entries in ~0.1 s.
+    others = [other for other in others if other.id != entry.id]
+    best = process.extractOne(compared_text(entry), [compared_text(other) for other in others],
+                              scorer=fuzz.token_set_ratio, score_cutoff=threshold)
+    return (others[best[2]], best[1]) if best is not None else None

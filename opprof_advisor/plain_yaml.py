@@ -36,6 +36,28 @@ def first_anchor(source: str) -> tuple[int, str] | None:
     return None
 
 
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+def construct(loader, node) -> Any:
+    """``loader.construct_document(node)`` for a composed document, several times faster on strings, lists
+    and mappings (what KB front matter holds); any other node (numbers, booleans, dates, merge keys,
+    explicit tags) goes through the loader's own constructor, errors included."""
+    import yaml
+
+    if node.tag == _STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    if node.tag == _SEQ and isinstance(node, yaml.SequenceNode):
+        return [construct(loader, item) for item in node.value]
+    if node.tag == _MAP and isinstance(node, yaml.MappingNode) and all(
+            isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge" for key, _ in node.value):
+        data = {}
+        for key, value in node.value:
+            data[construct(loader, key)] = construct(loader, value)
+        return data
+    return loader.construct_object(node, deep=True)
+
+
 def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
     """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
     import yaml

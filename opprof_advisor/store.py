@@ -166,9 +166,28 @@ def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> 
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def file_digests(files: Sequence[SourceFile]) -> dict[str, str]:
-    """sha256 of each file's bytes, keyed by path."""
-    return {f.path: hashlib.sha256(_read_bytes(f.path)).hexdigest() for f in files}
+def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = None, signed_at: int = 0
+                 ) -> dict[str, str]:
+    """sha256 of each file's bytes, keyed by path.
+
+    ``known`` maps a path to the (sha256, size, mtime_ns) its index row holds: that digest is reused
+    when the file's size and mtime match and it was modified before the racy window of the last
+    signature ``signed_at``, so an open or an add reads only the files that may have changed.
+    """
+    trusted_before = signed_at - RACY_WINDOW_NS
+    digests = {}
+    for f in files:
+        stored = (known or {}).get(f.path)
+        if stored is not None and stored[1:3] == (f.size, f.mtime_ns) and f.mtime_ns < trusted_before:
+            digests[f.path] = stored[0]
+        else:
+            digests[f.path] = hashlib.sha256(_read_bytes(f.path)).hexdigest()
+    return digests
+
+
+def stored_digests(conn: sqlite3.Connection) -> dict[str, tuple]:
+    """path -> (sha256, size, mtime_ns, source, origin) of every file row of an index."""
+    return {row[0]: row[1:] for row in conn.execute("select path, sha256, size, mtime_ns, source, origin from files")}
 
 
 def _read_bytes(path: str) -> bytes:
@@ -209,6 +228,9 @@ def _open_snapshot(db_path: Path, *, immutable: bool = False) -> tuple[sqlite3.C
     conn = None
     try:
         conn = connect_readonly(db_path, immutable=immutable)
+        # One read transaction for the Index's life: every query sees the same state, even while an
+        # add commits into the file (it waits for this snapshot, or writes a new file instead).
+        conn.execute("begin")
         meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
         applied = [row[0] for row in conn.execute(
             "select name from _sqlite_migrations where migration_set = ? order by rowid", (migrations.INDEX_SET,))]
@@ -227,7 +249,7 @@ def _open_snapshot(db_path: Path, *, immutable: bool = False) -> tuple[sqlite3.C
 FRESH, SAME_CONTENT, STALE = "fresh", "same content", "stale"
 
 
-def _freshness(meta: dict[str, str], sources, files) -> str:
+def _freshness(meta: dict[str, str], sources, files, conn: sqlite3.Connection | None = None) -> str:
     """FRESH when ``meta`` describes the current sources; SAME_CONTENT when only file stats moved; else STALE.
 
     A file modified within RACY_WINDOW_NS of the last signature may have changed without changing
@@ -240,7 +262,8 @@ def _freshness(meta: dict[str, str], sources, files) -> str:
         return FRESH
     if meta.get("sources") != _sources_json(sources):
         return STALE
-    if content_hash(files, file_digests(files)) != meta.get("content_hash"):
+    known = stored_digests(conn) if conn is not None else None
+    if content_hash(files, file_digests(files, known, signed_at)) != meta.get("content_hash"):
         return STALE
     return SAME_CONTENT  # e.g. touched, or checked out again
 
@@ -252,15 +275,17 @@ def _sources_json(sources: Sequence[KbSource]) -> str:
 def _refresh_signature(db_path: Path, sources, files, scanned_at: int, folders: list[list]) -> None:
     """Record the new file stats so the next open need not hash the files; skipped when busy or read-only.
 
-    Written like any build (temporary copy, then a rename), never into the live file.
+    Written in place (one transaction: only the file stats and signature change), or as a new copy
+    when readers hold the file.
     """
-    from opprof_advisor.index_build import write_index
+    from opprof_advisor.index_build import _write_in_place, write_index
 
     lock = file_lock(db_path)
     if not lock.try_acquire():
         return
     try:
-        write_index(db_path, sources, files, scanned_at, base=db_path, folders=folders)
+        if not _write_in_place(db_path, sources, files, scanned_at, folders):
+            write_index(db_path, sources, files, scanned_at, base=db_path, folders=folders)
     except KnowledgeBaseError:
         pass  # an optimisation only: the next open hashes the files again
     finally:
@@ -286,6 +311,14 @@ class EntrySummary(NamedTuple):
     symptoms: list[str]
     tags: list[str]
     models: list[str]
+
+
+class EntryText(NamedTuple):
+    """The words a reader judges an entry by (near_duplicates compares them), without the rest of the row."""
+
+    id: str
+    title: str
+    summary: str
 
 
 class Index:
@@ -316,11 +349,22 @@ class Index:
             self._conn.close()
             self._conn = None
 
+    def __del__(self) -> None:
+        # A sqlite3 connection sits in a reference cycle of its own and would keep its read
+        # transaction (and so hold off an add) until the garbage collector runs; the Index is not.
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            conn.close()
+
     def entries(self, kind: str | None = None) -> list[Entry]:
         """All entries (of one kind if given), ordered by kind then id."""
         where, params = ("where kind = ?", (kind,)) if kind else ("", ())
         rows = self._query(f"select {_ENTRY_SELECT} from entries {where} order by kind, id", params)
         return [self._entry(row) for row in rows]
+
+    def texts(self) -> list[EntryText]:
+        """Id, title and summary of every entry, sorted by id (what `advisor add` compares a new entry with)."""
+        return [EntryText(*row) for row in self._query("select id, title, summary from entries order by id")]
 
     def ids(self) -> list[str]:
         """Every entry id, sorted."""
@@ -406,11 +450,23 @@ def _row_to_entry(row: tuple) -> Entry:
     return Entry(**values)
 
 
+_GAIN_FIELDS = tuple(Gain.__dataclass_fields__)
+
+
+def entry_dict(entry: Entry) -> dict[str, Any]:
+    """``entry.to_dict()`` without its deep copies (the same JSON, a tenth of the time): for serialising only."""
+    data = {name: getattr(entry, name) for name in _ENTRY_COLUMNS}
+    if entry.gain is not None:
+        data["gain"] = {name: getattr(entry.gain, name) for name in _GAIN_FIELDS}
+    return data
+
+
 def _entry_to_row(entry: Entry) -> dict[str, Any]:
-    row = entry.to_dict()
+    row = entry_dict(entry)
     for column in (*_LIST_COLUMNS, "op_mix", "gain", "zh"):
         row[column] = json.dumps(row[column], ensure_ascii=False) if row[column] else None
-    row["row_hash"] = hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()
+    # A change detector only: the repr of the column values is unambiguous and far cheaper than JSON.
+    row["row_hash"] = hashlib.sha256(repr(tuple(row.values())).encode()).hexdigest()
     return row
 
 
@@ -443,12 +499,17 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
     folders: list[list] = []
     files = scan_files(sources, folders)
     if snapshot is not None:
-        state = _freshness(snapshot[1], sources, files)
+        state = _freshness(snapshot[1], sources, files, snapshot[0])
         if state == SAME_CONTENT:
+            snapshot[0].close()  # its read transaction would hold off the update
             _refresh_signature(db, sources, files, scanned_at, folders)
-        if state != STALE:
+            snapshot = _open_snapshot(db)
+            if snapshot is not None:
+                return Index(db, *snapshot)
+        elif state == FRESH:
             return Index(db, *snapshot)
-        snapshot[0].close()
+        else:
+            snapshot[0].close()
     try:
         return build_index(db, kb_dirs=kb_dirs)
     except StoreNotWritable as exc:
@@ -461,11 +522,13 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
 
 
 def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | str] | None = None,
-                rebuild: bool = False) -> Index:
-    """Bring the index up to date (parse only changed files); ``rebuild`` starts from an empty file."""
+                rebuild: bool = False, in_place: bool = False) -> Index:
+    """Bring the index up to date (parse only changed files); ``rebuild`` starts from an empty file,
+    ``in_place`` writes into the live file in one transaction (an add or a remove) instead of a new copy."""
     from opprof_advisor.index_build import build
 
-    return build(Path(db_path) if db_path else paths.default_db_path(), kb_sources(kb_dirs), rebuild=rebuild)
+    return build(Path(db_path) if db_path else paths.default_db_path(), kb_sources(kb_dirs), rebuild=rebuild,
+                 in_place=in_place)
 
 
 def _warn(message: str) -> None:
@@ -488,7 +551,18 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     Raises EntryValidationError (every problem, nothing written) or EntryExists (unless ``replace``).
     The copy is ``<user kb>/<kind>s/<id>.md``; the id may differ from the source file's name.
     """
+    entry, index = add_entry(path, replace, db_path=db_path, kb_dirs=kb_dirs, user_dir=user_dir)
+    index.close()
+    return entry
+
+
+def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
+              kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> tuple[Entry, Index]:
+    """``add_entry_file``, also returning the index as the add left it (close it when done)."""
     from opprof_advisor.kb import check_related, entry_too_big, load_entry
+    from opprof_advisor.user_kb_files import (
+        _copy_atomically, _read_copies, _remove_other_copies, _restore_copies, check_entry_file,
+    )
 
     source = Path(path)
     check_entry_file(source)
@@ -504,7 +578,9 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
     check_index_target(db)
     make_parent(db)
     with file_lock(db):
-        ids = set(build_index(db, kb_dirs=kb_dirs).ids())
+        index = served_index(db, kb_dirs)
+        ids = set(index.ids())
+        index.close()  # its snapshot would hold off the update below
         problems = check_related([entry], ids)
         if problems:
             raise EntryValidationError(problems)
@@ -517,81 +593,25 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
         try:
             _copy_atomically(source, target)
             _remove_other_copies(user_root, entry.id, keep=target)
-            build_index(db, kb_dirs=kb_dirs)
+            index = build_index(db, kb_dirs=kb_dirs, in_place=True)  # every file's stats compared
         except BaseException:
             _restore_copies(previous, target)
             raise
     entry.path = str(target)
-    return entry
+    return entry, index
 
 
-def check_entry_file(path: Path) -> None:
-    """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
-    from opprof_advisor.kb_checks import is_regular
+def served_index(db: Path, kb_dirs: Sequence[Path | str] | None) -> Index:
+    """The index as it holds the KB's content now, updated in place only when a file's content changed.
 
-    if path.is_dir():
-        raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")
-    if path.exists() and not is_regular(path):
-        raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=path,
-                                 hint="give the path of a markdown entry")
-    if not path.is_file():
-        raise KnowledgeBaseError("no such file", path=path, hint="give the path of a markdown entry")
-    if path.suffix.lower() != ".md":
-        raise KnowledgeBaseError("not a markdown file", path=path, hint="KB entries are .md files")
-
-
-def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes]:
-    """The current bytes of every user-KB file an add of ``entry_id`` may replace or remove."""
-    found = {}
-    for path in {target, *user_dir.glob(f"*/{entry_id}.md")}:
-        try:
-            found[path] = path.read_bytes()
-        except OSError:
-            continue
-    return found
-
-
-def _restore_copies(previous: dict[Path, bytes], target: Path) -> None:
-    try:
-        if target not in previous:
-            target.unlink(missing_ok=True)
-        for path, data in previous.items():
-            if not path.is_file() or path.read_bytes() != data:
-                _write_atomically(path, data)
-    except (OSError, KnowledgeBaseError):
-        pass  # best effort: the error being raised says what failed
-
-
-def _copy_atomically(source: Path, target: Path) -> Path:
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise KnowledgeBaseError(f"cannot read the entry: {exc.strerror or exc}", path=source) from exc
-    _write_atomically(target, data)
-    return target
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    import tempfile
-
-    tmp_name = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp_name, target)
-    except OSError as exc:
-        if tmp_name is not None:
-            Path(tmp_name).unlink(missing_ok=True)
-        raise StoreNotWritable(f"cannot copy the entry into the user KB: {exc.strerror or exc}", path=target,
-                               hint="check that ADVISOR_HOME is writable") from exc
-
-
-def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:
-    # With --replace the kind may change; the old copy lives in another kind's folder.
-    for other in user_dir.glob(f"*/{entry_id}.md"):
-        if other.resolve() != keep.resolve():
-            other.unlink()
+    Only its ids are needed (is the new id taken, do its related ids exist): stats that moved
+    without a change of content are left for the update that follows the copy to record.
+    """
+    sources = kb_sources(kb_dirs)
+    snapshot = _open_snapshot(db)
+    if snapshot is not None:
+        if folders_unchanged(snapshot[1], sources) or _freshness(snapshot[1], sources, scan_files(sources),
+                                                                snapshot[0]) != STALE:
+            return Index(db, *snapshot)
+        snapshot[0].close()
+    return build_index(db, kb_dirs=kb_dirs, in_place=True)

@@ -11,7 +11,7 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import index_build, kb, migrations, outcomes_store, store
+from opprof_advisor import index_build, index_sync, kb, migrations, outcomes_store, store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 
@@ -47,8 +47,9 @@ def test_migrations_end_state(tmp_path):
     db = sqlite_utils.Database(tmp_path / "m.db")
     migrations.index_migrations().apply(db)
     assert [m.name for m in migrations.index_migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
-                                                               "m003_entry_requires", "m004_entry_zh"]
+                                                               "m003_entry_requires", "m004_entry_zh", "m005_file_stats"]
     assert "requires" in db["entries"].columns_dict
+    assert {"size", "mtime_ns"} <= set(db["files"].columns_dict)
     assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
     assert db["entries"].pks == ["id"]
     assert db["entries_fts"].columns_dict.keys() == {name for name, _ in migrations.FTS_COLUMNS}
@@ -113,7 +114,7 @@ def test_unchanged_kb_is_not_rebuilt_and_touching_a_file_is_not_a_change(tmp_pat
     parsed, hashed = [], []
     original_validate, original_digests = kb.validate_file, store.file_digests
     monkeypatch.setattr(kb, "validate_file", lambda path, **kw: parsed.append(path.name) or original_validate(path, **kw))
-    monkeypatch.setattr(store, "file_digests", lambda files: hashed.append(len(files)) or original_digests(files))
+    monkeypatch.setattr(store, "file_digests", lambda files, *known: hashed.append(len(files)) or original_digests(files, *known))
     os.utime(kb_dir / "recipes" / "alpha.md", (old + 30, old + 30))
     assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
     assert parsed == [] and len(hashed) >= 1  # stats moved: the files were hashed, none parsed again
@@ -202,7 +203,7 @@ def test_interrupted_build_leaves_the_previous_index_usable(tmp_path, kb_dir, mo
     def fail(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(index_build, "_sync_entries", fail)
+    monkeypatch.setattr(index_sync, "_sync_entries", fail)
     write_entry(kb_dir, "delta", title="Delta")
     with pytest.raises(KeyboardInterrupt):
         store.open_index(db, kb_dirs=[kb_dir])

@@ -61,11 +61,12 @@ def add_command(
     """
     from opprof_advisor.near_duplicates import closest_entry
     from opprof_advisor.render.text.kb import near_duplicate_line
-    from opprof_advisor.store import add_entry_file
+    from opprof_advisor.store import add_entry
 
-    entry = add_entry_file(file, replace=replace, db_path=db)
+    entry, index = add_entry(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
-    close = closest_entry(entry, open_index(db).entries())
+    close = closest_entry(entry, index.texts())  # the index the add left: no second freshness check
+    index.close()
     if close is not None:  # a warning, not a refusal: two entries may rightly share their words
         err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
 

@@ -1,0 +1,84 @@
+"""The user KB folder's files that `advisor add` and `remove` write: checked, copied atomically, restored on failure.
+
+Every write is a temporary file then ``os.replace``; a failed add or remove puts back the bytes
+each file had, so the KB folder and its index never disagree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
+
+
+def check_entry_file(path: Path) -> None:
+    """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
+    from opprof_advisor.kb_checks import is_regular
+
+    if path.is_dir():
+        raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")
+    if path.exists() and not is_regular(path):
+        raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=path,
+                                 hint="give the path of a markdown entry")
+    if not path.is_file():
+        raise KnowledgeBaseError("no such file", path=path, hint="give the path of a markdown entry")
+    if path.suffix.lower() != ".md":
+        raise KnowledgeBaseError("not a markdown file", path=path, hint="KB entries are .md files")
+
+
+def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes]:
+    """The current bytes of every user-KB file an add of ``entry_id`` may replace or remove."""
+    found = {}
+    for path in {target, *user_dir.glob(f"*/{entry_id}.md")}:
+        try:
+            found[path] = path.read_bytes()
+        except OSError:
+            continue
+    return found
+
+
+def _restore_copies(previous: dict[Path, bytes], target: Path) -> None:
+    try:
+        if target not in previous:
+            target.unlink(missing_ok=True)
+        for path, data in previous.items():
+            if not path.is_file() or path.read_bytes() != data:
+                _write_atomically(path, data)
+    except (OSError, KnowledgeBaseError):
+        pass  # best effort: the error being raised says what failed
+
+
+def _copy_atomically(source: Path, target: Path) -> Path:
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot read the entry: {exc.strerror or exc}", path=source) from exc
+    _write_atomically(target, data)
+    return target
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    import tempfile
+
+    tmp_name = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, target)
+    except OSError as exc:
+        if tmp_name is not None:
+            Path(tmp_name).unlink(missing_ok=True)
+        raise StoreNotWritable(f"cannot copy the entry into the user KB: {exc.strerror or exc}", path=target,
+                               hint="check that ADVISOR_HOME is writable") from exc
+
+
+def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:
+    # With --replace the kind may change; the old copy lives in another kind's folder.
+    for other in user_dir.glob(f"*/{entry_id}.md"):
+        if other.resolve() != keep.resolve():
+            other.unlink()
