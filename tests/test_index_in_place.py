@@ -14,6 +14,7 @@ from conftest import ROOT
 from kb_helpers import body_for, write_entry
 from opprof_advisor import index_build, store
 from opprof_advisor.kb_search import search
+from opprof_advisor.kb_search_index import open_tables
 from opprof_advisor.kb_remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
@@ -28,9 +29,13 @@ def contents(db) -> dict:
         meta = dict(conn.execute("select key, value from meta where key not in ('signed_at_ns', 'stat_signature', "
                                  "'folders')").fetchall())
         fts_rows = conn.execute("select count(*) from entries_fts").fetchone()
+        # search's candidate tables, by entry id (rowids differ): an add must leave search on its fast path
+        search_entries = conn.execute("select id, kind, title from search_entries order by id").fetchall()
+        words = conn.execute("select length, words from search_words order by length").fetchall()
     finally:
         conn.close()
-    return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows}
+    return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows, "search_entries": search_entries,
+            "search_words": words}
 
 
 def rankings(db) -> dict:
@@ -74,6 +79,7 @@ def test_an_add_leaves_the_index_a_rebuild_writes(tmp_path, advisor_home, user_k
     assert contents(db) == contents(rebuilt)
     assert store.open_index(db).problems == []  # the add resolved the dangling id, as a rebuild does
     assert rankings(db) == rankings(rebuilt)
+    assert open_tables(store.open_index(db)) is not None  # the stamp matches: candidates, not every entry
     assert "fresh-nms-case" in [hit.id for hit in search(store.open_index(db), "nms")]
     assert suggested(db) == suggested(rebuilt) != []
 
