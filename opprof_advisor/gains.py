@@ -39,7 +39,7 @@ matched operators' time (the KB ``operators`` scope), positive = faster.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
@@ -174,8 +174,7 @@ PRIOR_WEIGHT = 3.0
 
 
 
-@dataclass(frozen=True)
-class Calibration:
+class Calibration(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass
     """An entry's expected gain after taking its recorded outcomes into account."""
 
     entry_id: str

@@ -25,17 +25,24 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable
-from opprof_advisor.models import Entry, Gain
 from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
+
+if TYPE_CHECKING:
+    from opprof_advisor.models import Entry
+
+#: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
+#: Entry's). Listed here so that `advisor search`, which reads no Entry, need not build the models.
+_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
+                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
 #: caches parsed entries as JSON).
-BUILD_VERSION = "2:" + ",".join(Entry.__dataclass_fields__)
+BUILD_VERSION = "2:" + ",".join(_ENTRY_COLUMNS)
 
 
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
@@ -392,14 +399,12 @@ def _damaged(db_path: Path, detail: str) -> KnowledgeBaseError:
                               hint="run `advisor kb build --rebuild`, which builds it again from the KB files")
 
 
-_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
-
-
 _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 
 def _row_to_entry(row: tuple) -> Entry:
+    from opprof_advisor.models import Entry, Gain
+
     values = dict(zip(_ENTRY_COLUMNS, row))
     for column in _LIST_COLUMNS:
         values[column] = json.loads(values[column] or "[]")
@@ -419,6 +424,8 @@ def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
     """``_row_to_entry`` of every row, their JSON cells decoded by one json.loads (`advisor suggest` reads every
     entry: ten loads per entry were ~10 ms of its start-up). ValueError / TypeError when any cell is not what
     the build writes (the caller then decodes row by row, which names the entry)."""
+    from opprof_advisor.models import Entry, Gain
+
     at = [(_ENTRY_COLUMNS.index(column), column) for column in _JSON_DEFAULTS]
     cells = [row[index] or _JSON_DEFAULTS[column] for row in rows for index, column in at]
     decoded = json.loads("[" + ",".join(cells) + "]")

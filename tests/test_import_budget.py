@@ -70,8 +70,11 @@ print(json.dumps({"code": code, "modules": sorted(set(sys.modules) - before)}))
 COMMANDS = {"suggest": ["suggest", "--profile", EXAMPLE], "profile": ["profile", EXAMPLE], "search": ["search", "nms"]}
 
 
-def imported(argv: list[str], home) -> set[str]:
+def imported(argv: list[str], home, *, as_home: bool = False) -> set[str]:
+    """The modules ``argv`` imports with ADVISOR_HOME ``home`` (``as_home``: no ADVISOR_HOME, $HOME ``home``)."""
     env = {**os.environ, "ADVISOR_HOME": str(home)}
+    if as_home:
+        env = {**{k: v for k, v in os.environ.items() if k not in ("ADVISOR_HOME", "XDG_DATA_HOME")}, "HOME": str(home)}
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True)
     report = json.loads(done.stdout.splitlines()[-1])
@@ -101,3 +104,18 @@ def test_a_plain_suggest_imports_only_the_listed_modules(warm_home):
     modules = {module for module in imported(COMMANDS["suggest"], warm_home) if module.startswith("opprof_advisor")}
     readers = {module for module in modules if module.startswith("opprof_advisor.readers.")}
     assert modules - readers == SUGGEST_MODULES
+
+
+def test_without_advisor_home_the_folder_is_found_without_platformdirs(tmp_path):
+    # most users set no ADVISOR_HOME: the index is then under ~/.local/share, found without platformdirs
+    modules = imported(COMMANDS["search"], tmp_path, as_home=True)
+    assert (tmp_path / ".local" / "share" / "opprof-advisor" / "advisor.db").is_file()
+    assert "platformdirs" not in {module.split(".")[0] for module in modules}
+
+
+def test_a_plain_search_builds_no_model_and_no_profile_code(warm_home):
+    # search reads the summaries the build wrote: the Entry / Profile models (nine dataclasses, a few ms to
+    # define), the readers and the recommender are not its business
+    modules = imported(COMMANDS["search"], warm_home)
+    assert not {"opprof_advisor.models", "opprof_advisor.recommend", "opprof_advisor.readers",
+                "opprof_advisor.matcher"} & modules

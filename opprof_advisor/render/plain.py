@@ -111,7 +111,7 @@ def single_cells(text: str) -> bool:
 
 def cell_len(text: str) -> int:
     """Terminal cells ``text`` takes, as rich.cells.cell_len counts them (Rich is imported for rare characters)."""
-    if single_cells(text):
+    if (text.isascii() and text.isprintable()) or single_cells(text):
         return len(text)
     from rich.cells import cell_len as rich_cell_len
 
@@ -205,6 +205,8 @@ def _table_lines(table: Any, width: int) -> list[str] | None:
     if sum(widths) > width - extra:
         return None
     rows = [tuple(header for header, _o in table.columns), *table.rows]
+    if any(len(row) != count for row in rows):
+        return None
     rendered = []
     for number, row in enumerate(rows):
         cells = []
@@ -223,8 +225,8 @@ def _table_lines(table: Any, width: int) -> list[str] | None:
 
 def _cell_lines(cell: Any, width: int, justify: str) -> list[str] | None:
     """One cell's lines at ``width`` (no_wrap: Text.wrap keeps each line, justify pads it)."""
-    text = cell if isinstance(cell, str) else getattr(cell, "plain", None)
-    if text is None or _unsafe(text) or justify not in ("left", "right"):
+    text = getattr(cell, "plain", None)  # a str cell would be read as markup by Rich: ours are all Text
+    if not isinstance(text, str) or _unsafe(text) or justify not in ("left", "right"):
         return None
     out = []
     for line in text.split("\n"):

@@ -72,12 +72,14 @@ class Text:
     def divide(self, offsets: list[int]) -> list["Text"]:
         """The pieces between ``offsets``, each with the base style and its share of the spans."""
         bounds = [0, *offsets, len(self.plain)]
-        out = []
-        for start, end in zip(bounds, bounds[1:]):
-            spans = [(max(0, a - start), min(b - start, end - start), style) for a, b, style in self.spans
-                     if min(b - start, end - start) > max(0, a - start)]
-            out.append(Text(self.plain[start:end], self.style, spans=spans))
-        return out
+        return [self._piece(start, end) for start, end in zip(bounds, bounds[1:])]
+
+    def _piece(self, start: int, end: int) -> "Text":
+        piece = Text(style=self.style)
+        piece.plain = self.plain[start:end]  # already clean
+        piece.spans = [(max(0, a - start), min(b, end) - start, style) for a, b, style in self.spans
+                       if min(b, end) - start > max(0, a - start)]
+        return piece
 
     def split(self, separator: str = "\n", *, allow_blank: bool = False) -> list["Text"]:
         """The lines of this text (a blank last line kept with ``allow_blank``)."""
@@ -95,7 +97,7 @@ class Text:
 
     def __getitem__(self, where: slice) -> "Text":
         start, stop, _step = where.indices(len(self.plain))
-        return self.divide([start, stop])[1]
+        return self._piece(start, max(start, stop))  # as Rich's divide([start, stop])[1]
 
     def to_rich(self):
         from rich.text import Span, Text as RichText
