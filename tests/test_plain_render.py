@@ -110,6 +110,10 @@ def test_what_needs_rich_is_left_to_rich():
     assert plain_lines(table, 80) is None
     assert rich_bytes(table, 80).splitlines()[0].strip() == "t"
     assert plain_lines("not ours", 80) is None
+    markup = Table(box=None)  # a str cell is markup to Rich ("[b]x[/b]" prints "x"): ours are Text only
+    markup.add_column(Text("h"), no_wrap=True, width=9)
+    markup.add_row("[b]x[/b]")
+    assert plain_lines(markup, 80) is None
 
 
 def test_text_keeps_what_rich_text_keeps():
@@ -147,8 +151,8 @@ def test_the_single_cell_characters_are_single_cells_in_every_unicode_table():
 
 def test_a_table_wider_than_the_console_goes_to_rich():
     table = Table(box=None)
-    table.add_column("h", no_wrap=True, width=50)
-    table.add_row("x")
+    table.add_column(Text("h"), no_wrap=True, width=50)
+    table.add_row(Text("x"))
     assert plain_lines(table, 40) is None
     lines = [" " + "h".ljust(50) + " ", " " + "x".ljust(50) + " "]
     assert plain_lines(table, 60) == lines
