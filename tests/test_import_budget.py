@@ -37,6 +37,8 @@ NEVER = {"typer", "click", "pydantic", "pydantic_core", "sklearn", "scipy", "num
 #: archives are extracted only for an archive, statistics only for recorded outcomes or ranks.
 NEVER_STDLIB = {"tarfile", "zipfile", "shutil", "tempfile", "bz2", "lzma", "statistics", "fractions", "decimal",
                 "concurrent", "logging", "subprocess"}
+#: Built only for Typer: the str Enums of the choice options.
+NEVER_OURS = {"opprof_advisor.cli.choices", "opprof_advisor.cli.app", "opprof_advisor.cli._common"}
 
 #: Our modules a plain `suggest` imports (readers/ is one entry: its format list is loaded to detect the format).
 SUGGEST_MODULES = {
@@ -98,6 +100,7 @@ def test_only_the_budgeted_packages_are_imported(name, warm_home):
     assert ours <= THIRD_PARTY[name], sorted(ours - THIRD_PARTY[name])
     assert not ours & NEVER
     assert not {module.split(".")[0] for module in modules} & NEVER_STDLIB
+    assert not modules & NEVER_OURS
 
 
 def test_a_plain_suggest_imports_only_the_listed_modules(warm_home):
