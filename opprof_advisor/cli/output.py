@@ -81,7 +81,7 @@ class DelayedProgress:
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
-                                TimeElapsedColumn(), console=err_console, transient=True)
+                                TimeElapsedColumn(), console=err_console.rich(), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=total)
         self.bar.update(self.task, completed=done, total=total)
