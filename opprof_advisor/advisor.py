@@ -54,10 +54,15 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
 
 
 def _read_outcomes(advisor: Advisor) -> None:
-    from opprof_advisor.outcomes import list_outcomes, outcomes_by_entry
+    from opprof_advisor import outcomes_store
 
     try:
-        advisor.outcomes = outcomes_by_entry(list_outcomes(db_path=advisor.index.db_path))
+        rows = outcomes_store.list_outcomes(path=advisor.index.db_path)
     except OutcomesError as exc:
         where = f"{exc.location()}: " if exc.location() else ""
         advisor.warnings.append(f"{where}{exc.message}; the gains below are not calibrated by recorded outcomes")
+        return
+    if rows:  # most users record none: then outcomes.py (and compare.py under it) is not imported at all
+        from opprof_advisor.outcomes import Outcome, outcomes_by_entry
+
+        advisor.outcomes = outcomes_by_entry(Outcome.from_dict(row) for row in rows)

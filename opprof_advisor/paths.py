@@ -8,6 +8,7 @@ Environment overrides (used by tests so no test touches a real home):
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -26,9 +27,23 @@ def home_dir() -> Path:
     env = os.environ.get("ADVISOR_HOME")
     if env:
         return Path(env).expanduser()
+    common = _xdg_default_data_dir()
+    if common is not None:
+        return Path(common) / "opprof-advisor"
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("opprof-advisor", appauthor=False))
+
+
+def _xdg_default_data_dir() -> str | None:
+    """``~/.local/share`` on Linux with an absolute $HOME and no $XDG_DATA_HOME: what platformdirs answers there
+    (tests/test_paths.py holds them together), without importing it (with tempfile and shutil, ~5 ms of every
+    command's start-up). None for anything else, which platformdirs decides."""
+    home = os.environ.get("HOME", "")
+    if sys.platform != "linux" or hasattr(sys, "getandroidapilevel") or "ANDROID_DATA" in os.environ or \
+            os.environ.get("XDG_DATA_HOME") or not os.path.isabs(home):
+        return None
+    return os.path.expanduser("~/.local/share")
 
 
 def user_kb_dir() -> Path:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor import gains as gainlib
 from opprof_advisor.errors import MatcherError
@@ -93,8 +93,7 @@ _UNIT_WORDS = {
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Evidence:
+class Evidence(NamedTuple):  # never changed once made; a NamedTuple is cheaper to define at start-up
     """One reason to believe an entry applies: an op-type row (or a symptom) with its time."""
 
     op_type: str | None
@@ -216,8 +215,7 @@ def _model_words(model: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Match:
+class _Match(NamedTuple):  # never changed once made; a NamedTuple is cheaper to define at start-up
     rows: list[OpTypeStat]
     operator_rows: list[OpTypeStat]
     symptoms: list[Symptom]

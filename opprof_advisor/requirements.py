@@ -9,15 +9,13 @@ The recommender never suggests an entry with an unmet requirement; ``--explain``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor.models import Entry, OpTypeStat, Profile
 from opprof_advisor.vocabulary import canonical_dtype
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass
     """One requirement and what the profile said about it."""
 
     key: str

@@ -30,7 +30,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.errors import PeaksError
@@ -447,8 +447,7 @@ def _round(value: float | None, digits: int = 3) -> float | None:
 # ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ModelGain:
+class ModelGain(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass
     """A model-estimate gain band for some op types, as fractions of their combined time."""
 
     low: float

@@ -9,7 +9,7 @@ writes its output once). What the shapes cannot tell raises ``NotJudged`` with t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from opprof_advisor.operators import canonical_family
 
@@ -43,8 +43,7 @@ def dtype_info(name: str) -> tuple[str, float] | None:
 # ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Work:
+class Work(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass
     """Work of one launch: flops (None for bytes-bound op types), minimum bytes, and how it was counted."""
 
     kind: str  # "cube" (compute and bandwidth roofs) or "bytes" (bandwidth roof only)

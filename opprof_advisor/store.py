@@ -25,17 +25,24 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable
-from opprof_advisor.models import Entry, Gain
 from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
+
+if TYPE_CHECKING:
+    from opprof_advisor.models import Entry
+
+#: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
+#: Entry's). Listed here so that `advisor search`, which reads no Entry, need not build the models.
+_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
+                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
 #: caches parsed entries as JSON).
-BUILD_VERSION = "2:" + ",".join(Entry.__dataclass_fields__)
+BUILD_VERSION = "2:" + ",".join(_ENTRY_COLUMNS)
 
 
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
@@ -360,7 +367,10 @@ class Index:
         """All entries (of one kind if given), ordered by kind then id."""
         where, params = ("where kind = ?", (kind,)) if kind else ("", ())
         rows = self._query(f"select {_ENTRY_SELECT} from entries {where} order by kind, id", params)
-        return [self._entry(row) for row in rows]
+        try:
+            return _rows_to_entries(rows)
+        except (ValueError, TypeError):
+            return [self._entry(row) for row in rows]  # one by one, to name the damaged entry
 
     def texts(self) -> list[EntryText]:
         """Id, title and summary of every entry, sorted by id (what `advisor add` compares a new entry with)."""
@@ -433,14 +443,12 @@ def _damaged(db_path: Path, detail: str) -> KnowledgeBaseError:
                               hint="run `advisor kb build --rebuild`, which builds it again from the KB files")
 
 
-_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
-
-
 _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 
 def _row_to_entry(row: tuple) -> Entry:
+    from opprof_advisor.models import Entry, Gain
+
     values = dict(zip(_ENTRY_COLUMNS, row))
     for column in _LIST_COLUMNS:
         values[column] = json.loads(values[column] or "[]")
@@ -450,15 +458,40 @@ def _row_to_entry(row: tuple) -> Entry:
     return Entry(**values)
 
 
-_GAIN_FIELDS = tuple(Gain.__dataclass_fields__)
-
-
 def entry_dict(entry: Entry) -> dict[str, Any]:
     """``entry.to_dict()`` without its deep copies (the same JSON, a tenth of the time): for serialising only."""
     data = {name: getattr(entry, name) for name in _ENTRY_COLUMNS}
-    if entry.gain is not None:
-        data["gain"] = {name: getattr(entry.gain, name) for name in _GAIN_FIELDS}
+    if entry.gain is not None:  # the Gain's own fields (models are imported only where entries are built)
+        data["gain"] = {name: getattr(entry.gain, name) for name in type(entry.gain).__dataclass_fields__}
     return data
+
+
+#: The JSON columns of an entry row, with what an empty cell stands for.
+_JSON_DEFAULTS = {**{column: "[]" for column in _LIST_COLUMNS}, "op_mix": "{}", "zh": "{}", "gain": "null"}
+_JSON_SHAPES = {**{column: list for column in _LIST_COLUMNS}, "op_mix": dict, "zh": dict, "gain": (dict, type(None))}
+_GAIN = _ENTRY_COLUMNS.index("gain")
+
+
+def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
+    """``_row_to_entry`` of every row, their JSON cells decoded by one json.loads (ten per entry were ~10 ms of a
+    suggest's start-up); ValueError / TypeError when a cell is not what the build writes (decode row by row then)."""
+    from opprof_advisor.models import Entry, Gain
+
+    at = [(_ENTRY_COLUMNS.index(column), column) for column in _JSON_DEFAULTS]
+    cells = [row[index] or _JSON_DEFAULTS[column] for row in rows for index, column in at]
+    decoded = json.loads("[" + ",".join(cells) + "]")
+    if len(decoded) != len(cells):
+        raise ValueError("a JSON cell holds more than one value")
+    out = []
+    for number, row in enumerate(rows):
+        values = dict(zip(_ENTRY_COLUMNS, row))
+        for (_index, column), value in zip(at, decoded[number * len(at):(number + 1) * len(at)]):
+            if not isinstance(value, _JSON_SHAPES[column]):
+                raise TypeError(f"{column} is not a {_JSON_SHAPES[column]}")
+            values[column] = value
+        values["gain"] = Gain(**values["gain"]) if row[_GAIN] else None  # as _row_to_entry: a "null" cell is damage
+        out.append(Entry(**values))
+    return out
 
 
 def _entry_to_row(entry: Entry) -> dict[str, Any]:

@@ -16,7 +16,6 @@ exposed part of communication …). The recommender never promises more than tha
 from __future__ import annotations
 
 from collections import Counter
-from statistics import median
 from typing import TYPE_CHECKING, Iterable
 
 from opprof_advisor.thresholds import (
@@ -37,6 +36,13 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------------------------
 # Step split: exposed communication, free (idle) time, communication waits
 # ----------------------------------------------------------------------------------------------
+
+
+def median(values):
+    """statistics.median, imported when first needed (statistics pulls in fractions and decimal: ~3 ms at start-up)."""
+    from statistics import median as statistics_median
+
+    return statistics_median(values)
 
 
 def check_step_split(ctx: Kernels) -> None:

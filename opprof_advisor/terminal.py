@@ -17,14 +17,26 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
 
 #: C0 controls except TAB (0x09) and LF (0x0a), DEL, and the C1 controls.
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-#: The same plus TAB, LF and the Unicode line separators: what may not appear inside one line.
-_LINE_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-#: Characters json.dumps(ensure_ascii=False) leaves raw although a terminal may act on them.
-_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+@cache
+def _line_breakers() -> re.Pattern:
+    """The same plus TAB, LF and the Unicode line separators: what may not appear inside one line.
+
+    Compiled when first needed (a class reaching past Latin-1 costs ~0.5 ms to compile; most texts are clean).
+    """
+    return re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@cache
+def _json_raw_controls() -> re.Pattern:
+    """Characters json.dumps(ensure_ascii=False) leaves raw although a terminal may act on them."""
+    return re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
 def printable(text: object) -> str:
@@ -36,9 +48,9 @@ def printable(text: object) -> str:
 def one_line(text: object) -> str:
     """``text`` on one line: control characters, newlines and tabs shown escaped (``\\n``, ``\\x1b``)."""
     text = str(text)
-    if not _LINE_BREAKERS.search(text):
+    if text.isprintable() or not _line_breakers().search(text):  # every line breaker is unprintable
         return text
-    return _LINE_BREAKERS.sub(_escaped, text)
+    return _line_breakers().sub(_escaped, text)
 
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -55,8 +67,10 @@ def _escaped(match: re.Match) -> str:
 def dumps_json(document: Any) -> str:
     """``document`` as indented JSON with every control character escaped (``\\u009b`` too)."""
     text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+    if text.isascii() and "\x7f" not in text:
+        return text
     # Outside strings JSON has no such characters, so escaping them everywhere stays valid JSON.
-    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _json_raw_controls().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def detach_closed_stdout() -> None:

@@ -19,28 +19,39 @@ from conftest import ROOT
 
 EXAMPLE = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
 
-#: Third-party packages (top-level names) each command may import; the standard library is free.
+#: Third-party packages (top-level names) each command may import; the standard library is free. The
+#: probe's stdout is not a terminal, so the tables are written as plain lines (render/plain.py): no Rich.
 THIRD_PARTY = {
-    "suggest": {"rich"},
-    "profile": {"rich"},
-    "search": {"rich", "rapidfuzz"},
+    "suggest": set(),
+    "profile": set(),
+    "search": {"rapidfuzz"},
 }
 
-#: Never on these paths: the CLI framework, the matcher's fitting, the build-time parsers, columnar engines.
+#: Never on these paths: the CLI framework, the matcher's fitting, the build-time parsers, columnar engines,
+#: and Rich (~25 ms), which only a terminal needs.
 NEVER = {"typer", "click", "pydantic", "pydantic_core", "sklearn", "scipy", "numpy", "pyarrow", "polars",
-         "sqlite_utils", "yaml", "markdown_it", "mdit_py_plugins", "filelock", "platformdirs", "dask", "pandas"}
+         "sqlite_utils", "yaml", "markdown_it", "mdit_py_plugins", "filelock", "platformdirs", "dask", "pandas",
+         "rich"}
+
+#: Standard-library modules a plain suggest, search or profile has no use for, each a few ms to import:
+#: archives are extracted only for an archive, statistics only for recorded outcomes or ranks.
+NEVER_STDLIB = {"tarfile", "zipfile", "shutil", "tempfile", "bz2", "lzma", "statistics", "fractions", "decimal",
+                "concurrent", "logging", "subprocess"}
+#: Built only for Typer: the str Enums of the choice options.
+NEVER_OURS = {"opprof_advisor.cli.choices", "opprof_advisor.cli.app", "opprof_advisor.cli._common"}
 
 #: Our modules a plain `suggest` imports (readers/ is one entry: its format list is loaded to detect the format).
 SUGGEST_MODULES = {
     "opprof_advisor", "opprof_advisor.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
-    "opprof_advisor.cluster", "opprof_advisor.cluster.executors", "opprof_advisor.compare",
+    "opprof_advisor.cluster", "opprof_advisor.cluster.executors",
     "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families", "opprof_advisor.gains",
     "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.matcher",
-    "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators", "opprof_advisor.outcomes",
+    "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
     "opprof_advisor.outcomes_store", "opprof_advisor.paths",
     "opprof_advisor.profile_builder", "opprof_advisor.profiles", "opprof_advisor.readers", "opprof_advisor.recommend",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
+    "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
     "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
     "opprof_advisor.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
@@ -61,8 +72,11 @@ print(json.dumps({"code": code, "modules": sorted(set(sys.modules) - before)}))
 COMMANDS = {"suggest": ["suggest", "--profile", EXAMPLE], "profile": ["profile", EXAMPLE], "search": ["search", "nms"]}
 
 
-def imported(argv: list[str], home) -> set[str]:
+def imported(argv: list[str], home, *, as_home: bool = False) -> set[str]:
+    """The modules ``argv`` imports with ADVISOR_HOME ``home`` (``as_home``: no ADVISOR_HOME, $HOME ``home``)."""
     env = {**os.environ, "ADVISOR_HOME": str(home)}
+    if as_home:
+        env = {**{k: v for k, v in os.environ.items() if k not in ("ADVISOR_HOME", "XDG_DATA_HOME")}, "HOME": str(home)}
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True)
     report = json.loads(done.stdout.splitlines()[-1])
@@ -85,9 +99,26 @@ def test_only_the_budgeted_packages_are_imported(name, warm_home):
     ours = {module for module in ours if not module.startswith(("_cython", "cython_runtime"))}  # rapidfuzz's
     assert ours <= THIRD_PARTY[name], sorted(ours - THIRD_PARTY[name])
     assert not ours & NEVER
+    assert not {module.split(".")[0] for module in modules} & NEVER_STDLIB
+    assert not modules & NEVER_OURS
 
 
 def test_a_plain_suggest_imports_only_the_listed_modules(warm_home):
     modules = {module for module in imported(COMMANDS["suggest"], warm_home) if module.startswith("opprof_advisor")}
     readers = {module for module in modules if module.startswith("opprof_advisor.readers.")}
     assert modules - readers == SUGGEST_MODULES
+
+
+def test_without_advisor_home_the_folder_is_found_without_platformdirs(tmp_path):
+    # most users set no ADVISOR_HOME: the index is then under ~/.local/share, found without platformdirs
+    modules = imported(COMMANDS["search"], tmp_path, as_home=True)
+    assert (tmp_path / ".local" / "share" / "opprof-advisor" / "advisor.db").is_file()
+    assert "platformdirs" not in {module.split(".")[0] for module in modules}
+
+
+def test_a_plain_search_builds_no_model_and_no_profile_code(warm_home):
+    # search reads the summaries the build wrote: the Entry / Profile models (nine dataclasses, a few ms to
+    # define), the readers and the recommender are not its business
+    modules = imported(COMMANDS["search"], warm_home)
+    assert not {"opprof_advisor.models", "opprof_advisor.recommend", "opprof_advisor.readers",
+                "opprof_advisor.matcher"} & modules

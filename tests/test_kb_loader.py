@@ -308,3 +308,13 @@ def test_zh_texts_are_kept_and_unknown_keys_refused(tmp_path):
     bad = write_entry(tmp_path, "bad", zh={"titel": "x", "summary": ""})
     messages = [problem.split(":", 2)[2].strip() for problem in problems_of(bad)]
     assert messages == ["unknown zh key 'titel'; did you mean 'title'?", "zh summary must be non-empty text"]
+
+
+def test_the_index_columns_are_the_entry_fields():
+    # the index stores one column per Entry field, and its build version names them: a field added to
+    # models.Entry must be added to store._ENTRY_COLUMNS (which forces every index to be rebuilt)
+    from opprof_advisor import store
+    from opprof_advisor.models import Entry
+
+    assert store._ENTRY_COLUMNS == tuple(Entry.__dataclass_fields__)
+    assert store.BUILD_VERSION.endswith(",".join(Entry.__dataclass_fields__))

@@ -14,10 +14,11 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from opprof_advisor.cli import options
-from opprof_advisor.cli.options import (  # noqa: F401  (re-exported for the command modules)
-    ExecutorName, Kind, Param, ReportFormat, SuggestFormat, TableJsonHtml, TableJsonHtmlSheets, TableOrJson,
+from opprof_advisor.cli import choices, options
+from opprof_advisor.cli.choices import (  # noqa: F401  (re-exported for the command modules)
+    ExecutorName, Kind, ReportFormat, SuggestFormat, TableJsonHtml, TableJsonHtmlSheets, TableOrJson,
 )
+from opprof_advisor.cli.options import Param
 from opprof_advisor.cli.output import (  # noqa: F401  (re-exported for the command modules)
     DelayedProgress, console, echo, emit_json, err_console, executor_choice, print_items, render, show, write_html,
     write_sheet_formats,
@@ -57,7 +58,8 @@ def typer_annotation(param: Param) -> Any:
     if not param.dir_okay:
         settings["dir_okay"] = False
     info = typer.Argument(**settings) if param.is_argument else typer.Option(*param.flags, **settings)
-    kind = list[param.kind] if param.many else param.kind
+    kind = _typer_kind(param)
+    kind = list[kind] if param.many else kind
     if not param.required and param.default is None:
         kind = Optional[kind]
     return Annotated[kind, info]
@@ -67,9 +69,13 @@ def typer_default(param: Param) -> Any:
     """The default Typer shows and passes: a choice's Enum member, else the table's value."""
     if param.required:
         return inspect.Parameter.empty
-    if isinstance(param.kind, type) and issubclass(param.kind, Enum) and param.default is not None:
-        return param.kind(param.default)
+    if isinstance(param.kind, options.Choice) and param.default is not None:
+        return choices.enum_of(param.kind)(param.default)
     return param.default
+
+
+def _typer_kind(param: Param) -> Any:
+    return choices.enum_of(param.kind) if isinstance(param.kind, options.Choice) else param.kind
 
 
 def typer_command(name: str, body: Callable[[dict[str, Any]], None]) -> Callable[..., None]:

@@ -16,70 +16,42 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from opprof_advisor.vocabulary import KINDS
 
+
+class Choice(NamedTuple):
+    """An option taking one of ``values``. Typer is given the str Enum ``name`` of cli/choices.py, built from
+    this; the fast path needs only the values (seven Enum classes took ~2 ms of every start-up)."""
+
+    name: str
+    values: tuple[str, ...]
+
+
 #: The knowledge-base entry kinds as a --kind choice.
-Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)
+Kind = Choice("Kind", tuple(KINDS))
+TableOrJson = Choice("TableOrJson", ("table", "json"))
+TableJsonHtml = Choice("TableJsonHtml", ("table", "json", "html"))
+ReportFormat = Choice("ReportFormat", ("table", "json", "markdown", "html"))
+#: profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook.
+TableJsonHtmlSheets = Choice("TableJsonHtmlSheets", ("table", "json", "html", "csv", "xlsx"))
+SuggestFormat = Choice("SuggestFormat", ("table", "json", "markdown", "html", "csv", "xlsx"))
+ExecutorName = Choice("ExecutorName", ("auto", "serial", "processes", "dask"))
+#: Every choice, for cli/choices.py.
+CHOICES = (Kind, TableOrJson, TableJsonHtml, ReportFormat, TableJsonHtmlSheets, SuggestFormat, ExecutorName)
 
 
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
-
-
-class TableJsonHtml(str, Enum):
-    table = "table"
-    json = "json"
-    html = "html"
-
-
-class ReportFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
-class TableJsonHtmlSheets(str, Enum):
-    """profile and compare: the terminal table, JSON, HTML, or the tables as CSV / an xlsx workbook."""
-
-    table = "table"
-    json = "json"
-    html = "html"
-    csv = "csv"
-    xlsx = "xlsx"
-
-
-class SuggestFormat(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-    csv = "csv"
-    xlsx = "xlsx"
-
-
-class ExecutorName(str, Enum):
-    auto = "auto"
-    serial = "serial"
-    processes = "processes"
-    dask = "dask"
-
-
-@dataclass(frozen=True)
-class Param:
+# NamedTuples, not frozen dataclasses: built at every start-up, a frozen dataclass costs ~7x more to define.
+class Param(NamedTuple):
     """One option or argument: what both parsers need to read it, and what `--help` says of it."""
 
     name: str                          # the command function's parameter (the key of the parsed values)
     flags: tuple[str, ...]             # option names; () for a positional argument
-    kind: type                         # str, int, bool (a flag), Path, or a str Enum (a choice)
+    kind: Any                          # str, int, bool (a flag), Path, or a Choice
     help: str
-    default: Any = None                # the Enum member's value for a choice
+    default: Any = None                # one of the values of a Choice
     required: bool = False
     many: bool = False                 # an argument that takes every remaining word
     min: int | None = None
@@ -93,8 +65,7 @@ class Param:
         return not self.flags
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     name: str
     help: str
     params: tuple[Param, ...]
@@ -245,8 +216,8 @@ def _convert(param: Param, value: str) -> Any:
             return None
         number = int(value)
         return number if param.min is None or number >= param.min else None
-    if isinstance(kind, type) and issubclass(kind, Enum):
-        return value if value in {member.value for member in kind} else None
+    if isinstance(kind, Choice):
+        return value if value in kind.values else None
     if param is LANG:
         return value if value in FAST_LANGS else None
     if kind is Path:
@@ -258,8 +229,7 @@ def _convert(param: Param, value: str) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class UsageProblem:
+class UsageProblem(NamedTuple):
     """A combination of options the command refuses (Typer prints it as a usage error, exit 2)."""
 
     message: str

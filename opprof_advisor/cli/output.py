@@ -1,23 +1,61 @@
 """What the CLI prints through: the two consoles, JSON on stdout, rendered documents, the delayed progress bar.
 
 No Typer here: the fast path (cli/fast_path.py) prints through these too, so both paths print the
-same bytes. Rich is imported when a console first prints, not with this module.
+same bytes. Rich is imported when a console first prints through Rich, not with this module; the
+renderers' tables and lines go to a pipe or a file as the plain lines Rich would print
+(render/plain.py), so a piped `advisor suggest` or `search` never imports Rich at all.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from opprof_advisor.render.console import safe_console
+from opprof_advisor.render.plain import columns_at_start, console_width, plain_lines, prints_plain
+from opprof_advisor.render.text.styled import rich_item
 from opprof_advisor.terminal import dumps_json, printable
 
-# A wide default keeps Rich from wrapping table cells in tests and pipes. Both consoles drop the
-# control characters of whatever text they print (profile, KB and file-name text is not trusted).
-console = safe_console(highlight=False, soft_wrap=False)
-err_console = safe_console(stderr=True, highlight=False, soft_wrap=True)
+
+class LazyConsole:
+    """A ``render.console.safe_console`` made when first used; until then it costs no Rich import.
+
+    It is made as it would have been when this object was: the width and height a Rich console fixes
+    from $COLUMNS / $LINES at creation are read now and given to it then.
+    """
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self.columns = columns_at_start()
+        self._lines = os.environ.get("LINES")
+        self._console = None
+
+    def rich(self):
+        """The Rich console itself."""
+        if self._console is None:
+            made = safe_console(**self._options)
+            made.width = self.columns
+            made.height = int(self._lines) if self._lines is not None and self._lines.isdigit() else None
+            self._console = made
+        return self._console
+
+    @property
+    def width(self) -> int:
+        if self._console is None and not self._options.get("stderr") and prints_plain(sys.stdout):
+            return console_width(self.columns)
+        return self.rich().width
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich(), name)
+
+
+# Both consoles drop the control characters of whatever text they print (profile, KB and file-name
+# text is not trusted).
+console = LazyConsole(highlight=False, soft_wrap=False)
+err_console = LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 #: Show a progress bar only when reading takes longer than this (seconds).
 PROGRESS_DELAY_S = 1.0
@@ -43,7 +81,7 @@ class DelayedProgress:
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn(),
-                                TimeElapsedColumn(), console=err_console, transient=True)
+                                TimeElapsedColumn(), console=err_console.rich(), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=total)
         self.bar.update(self.task, completed=done, total=total)
@@ -93,13 +131,23 @@ def show(document: dict[str, Any], fmt: str, **options: Any) -> None:
 
 
 def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
-    """Print what a table renderer returned: a ``str`` as the line it is, anything else through Rich."""
+    """Print what a table renderer returned: a ``str`` as the line it is, the rest as Rich prints it.
+
+    On a pipe or a file a styled Text or Table is written as the plain lines Rich would print there
+    (``render.plain``); on a terminal, and for anything ``plain_lines`` does not render, through Rich.
+    """
     target = err_console if to_stderr else console
+    width = None if to_stderr or not prints_plain(sys.stdout) else console.width
     for item in items:
         if isinstance(item, str):
             echo(item, err=to_stderr)
+            continue
+        lines = None if width is None else plain_lines(item, width)
+        if lines is None:
+            target.print(rich_item(item))
         else:
-            target.print(item)
+            sys.stdout.write("".join(line + "\n" for line in lines))
+            sys.stdout.flush()
 
 
 def write_sheet_formats(document: dict[str, Any], fmt: str, output: Optional[Path], *, force: bool,

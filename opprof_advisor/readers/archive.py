@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import tarfile
-import tempfile
-import zipfile
-import zlib
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, TypeVar
 
 from opprof_advisor.errors import AdvisorError, ProfileError
+
+# shutil, tarfile, tempfile, zipfile and zlib are imported where an archive is extracted: every profile
+# read asks is_archive, and those modules cost ~5 ms of a start-up that reads a plain folder.
 
 #: Refuse archives that expand past this many bytes (a zip bomb, or a profile too large to be
 #: worth reading from an archive). Override with the ADVISOR_MAX_EXTRACT_BYTES environment variable.
@@ -45,6 +43,12 @@ def max_bytes() -> int:
 @contextmanager
 def extracted(path: Path) -> Iterator[Path]:
     """Extract ``path`` into a temporary folder, yield it, and remove it afterwards."""
+    import shutil
+    import tarfile
+    import tempfile
+    import zipfile
+    import zlib
+
     try:
         folder = Path(tempfile.mkdtemp(prefix=EXTRACT_PREFIX))
     except OSError as exc:
@@ -108,6 +112,8 @@ def _too_big(archive: Path, limit: int) -> ProfileError:
 
 
 def _extract_zip(archive: Path, folder: Path) -> None:
+    import zipfile
+
     limit = max_bytes()
     try:
         bundle = zipfile.ZipFile(archive)
@@ -145,6 +151,8 @@ def _copy_capped(source, sink, written: int, limit: int, archive: Path) -> int:
 
 
 def _extract_tar(archive: Path, folder: Path) -> None:
+    import tarfile
+
     limit = max_bytes()
     try:
         bundle = tarfile.open(archive)

@@ -4,7 +4,7 @@ A command computes its result and turns it into one ``opprof-advisor/<command>/1
 (``--format json`` prints it as it is). Every other format renders that document and computes
 nothing; a saved document renders again with ``advisor report DOC.json --format ...``.
 
-* ``table``: Rich renderables for the terminal (``render.text``), printed by the CLI's console;
+* ``table``: styled lines and tables for the terminal (``render.text``), printed by the CLI's console;
 * ``markdown``: one string (``render.markdown``);
 * ``html``: one self-contained page (``render.html``), written with ``render.html.page.write_report``.
 
@@ -23,7 +23,7 @@ from opprof_advisor.errors import DocumentError
 
 #: The formats renderers are registered for (``json`` is the document itself), with what each returns.
 FORMATS: dict[str, str] = {
-    "table": "a list of Rich renderables for the terminal",
+    "table": "a list of styled lines and tables (render.text.styled) for the terminal",
     "markdown": "a markdown string",
     "html": "a self-contained HTML page",
     "csv": "the main table as CSV text (xlsx: render.sheets.write_xlsx, a sheet per table)",

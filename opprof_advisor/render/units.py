@@ -17,8 +17,7 @@ them, this only writes them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 NBSP = "\u00a0"
 MISSING = "—"
@@ -59,8 +58,7 @@ def split_time(us: Any) -> tuple[str, str] | None:
     return _three_digits(value / size), unit
 
 
-@dataclass(frozen=True)
-class Units:
+class Units(NamedTuple):  # built at start-up: a NamedTuple is ~5x cheaper than a frozen dataclass (count() is ours)
     """The number rule, written with one format's space before a unit and minus sign."""
 
     space: str = " "

@@ -12,7 +12,8 @@ every column says what it holds and how much it matters; ``fitted_table`` works 
   out first (``drop=0``: never), and the note line from ``dropped_note`` says which.
 
 Spare width goes to the text columns in proportion to what they would still use, and each cell is
-wrapped here (styles kept), so Rich never has to fold anything.
+wrapped here (styles kept), so Rich never has to fold anything. The table is a ``styled.Table``:
+printed as plain lines on a pipe (``render.plain``), handed to Rich for a terminal.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import re
 from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor.i18n import _
+from opprof_advisor.render.plain import cell_len
+from opprof_advisor.render.text.styled import Table, Text, from_rich
 
 #: No text column narrower than this (unless its text is): Chinese could otherwise break to one character a line.
 TEXT_FLOOR = 8
@@ -56,12 +59,6 @@ class Column(NamedTuple):  # a NamedTuple: cheaper to define at import than a da
     label: str = ""
 
 
-def cell_len(text: str) -> int:
-    from rich.cells import cell_len as rich_cell_len
-
-    return rich_cell_len(text)
-
-
 def pieces(line: str) -> list[tuple[int, int, bool]]:
     """The unbreakable pieces of one line as (start, end, glued): ``glued`` joins a piece to the one before."""
     out: list[tuple[int, int, bool]] = []
@@ -80,7 +77,7 @@ def pieces(line: str) -> list[tuple[int, int, bool]]:
 
 def _split_word(line: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     word = line[start:end]
-    if any(map(_is_han, word)):
+    if not word.isascii() and any(map(_is_han, word)):
         cuts = [k for k in range(1, len(word)) if (_is_han(word[k]) or _is_han(word[k - 1]))
                 and word[k] not in _NO_LINE_START and word[k - 1] not in _NO_LINE_END]
     elif len(word) > LONG_WORD:
@@ -137,18 +134,34 @@ def _fold(line: str, span: tuple[int, int], width: int) -> list[tuple[int, int]]
 
 
 def wrap_cell(cell: Any, width: int):
-    """``cell`` (str or Rich Text) as a Text wrapped to ``width`` between words, its styles kept."""
-    from rich.text import Text
-
-    text = cell if isinstance(cell, Text) else Text(str(cell))
+    """``cell`` (str, our Text or Rich's) as a Text wrapped to ``width`` between words, its styles kept."""
+    text = from_rich(cell) if hasattr(cell, "plain") else Text(str(cell))
     out: list = []
     for line in text.split("\n", allow_blank=True):
         out += [line[a:b] for a, b in wrap_lines(line.plain, width)]
     return Text("\n").join(out)
 
 
+#: Table options that change nothing about a row's width.
+_WIDTHLESS = {"title", "caption", "title_justify", "header_style"}
+
+
 def _table_overhead(table_options: dict[str, Any], columns: int) -> int:
-    """The width a table's borders and padding take with ``columns`` columns (measured, whatever the style)."""
+    """The width a table's borders and padding take with ``columns`` columns.
+
+    Counted for the default box or none, the default padding, with or without edges (what our tables
+    use; tests/test_plain_render.py holds it to Rich's); measured by Rich for anything else.
+    """
+    if set(table_options) - _WIDTHLESS <= {"box", "show_edge", "pad_edge", "show_lines"} and \
+            table_options.get("box", "default") in ("default", None):
+        boxed = table_options.get("box", "default") is not None
+        edges = boxed and table_options.get("show_edge", True)
+        padding = 2 * columns - (0 if table_options.get("pad_edge", True) else min(2, 2 * columns))
+        return (2 if edges else 0) + (columns - 1 if boxed else 0) + padding
+    return _measured_overhead(table_options, columns)
+
+
+def _measured_overhead(table_options: dict[str, Any], columns: int) -> int:
     from rich.console import Console
     from rich.table import Table
 
@@ -216,9 +229,7 @@ def _plain(cell: Any) -> str:
 
 def fitted_table(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width: int,
                  **table_options: Any) -> tuple[Any, list[str]]:
-    """A Rich table of ``rows`` no wider than ``width``, and the headers of the columns left out."""
-    from rich.table import Table
-
+    """A table of ``rows`` no wider than ``width``, and the headers of the columns left out."""
     overheads: dict[int, int] = {}
 
     def overhead_of(n: int) -> int:
@@ -238,8 +249,6 @@ def fitted_table(columns: Sequence[Column], rows: Sequence[Sequence[Any]], width
 
 def dropped_note(dropped: Sequence[str]) -> list:
     """The one note line naming the columns a narrow terminal left out (nothing when none was)."""
-    from rich.text import Text
-
     if not dropped:
         return []
     return [Text(_("narrow terminal: {columns} left out (--format json has every column)").format(columns=", ".join(dropped)), style="dim")]

@@ -55,7 +55,7 @@ def problems_warning(problems: list[Any]) -> str | None:
 
 def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The ranked hits (rank, id, kind, score, title, and operators when ``width`` allows), or why none."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     hits = doc.get("results") or []
     if not hits:
@@ -70,7 +70,7 @@ def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> li
 
 def list_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """Entries as a table (id, kind, evidence, title, and operators when ``width`` allows) and their count."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     entries = doc.get("entries") or []
     rows = [(entry["id"], word(entry["kind"]), entry["evidence"], Text(entry_text(entry, "title")),  # text, not markup

@@ -12,7 +12,7 @@ from opprof_advisor.vocabulary import UNIT_CLASS
 
 def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     before, after, total = doc.get("before") or {}, doc.get("after") or {}, doc.get("total") or {}
     out: list = [Text(_("BEFORE {path} ({format})").format(path=before.get("path"), format=before.get("format"))),
@@ -35,7 +35,7 @@ FAMILY_COLUMNS = (Column(N_("op family")), Column(N_("before"), "right", whole=T
 
 
 def _family_table(families: list[dict[str, Any]], width: int) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     rows = [
         (

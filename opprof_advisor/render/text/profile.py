@@ -16,7 +16,7 @@ SOURCE_FACTS = frozenset({"path", "format", "producer", "workload", "chip", "ran
 
 def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_options: Any) -> list:
     """The header lines, the op-type table (``top`` rows), ranks, symptoms and notes of a profile document."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     out = _profile_head(doc)
     op_types = doc.get("op_types") or []
@@ -39,7 +39,7 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_opt
 
 
 def _profile_head(doc: dict[str, Any]) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     source = doc.get("source") or {}
     versions = ", ".join(f"{k} {v}" for k, v in source.items() if k not in SOURCE_FACTS and v is not None)
@@ -91,7 +91,7 @@ OP_TYPE_COLUMNS = (Column(N_("op type")), Column(N_("family"), drop=4), Column(N
 
 
 def _op_type_table(doc: dict[str, Any], rows: list[dict[str, Any]], width: int) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     cells = [(Text(str(row.get("op_type"))), Text(str(row.get("family"))), str(row.get("unit")),
               U.count(row.get("count")), U.time(row.get("time_us")), U.share(row.get("share")),
@@ -150,7 +150,7 @@ ROOFLINE_COLUMNS = (Column(N_("op type")), Column(N_("time"), "right", whole=Tru
 
 def roofline_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The chip's peaks, one row per op type against the roofs, why rows are not judged, the notes."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     peaks = doc.get("peaks") or {}
     cube = ", ".join(f"{k} {v:.1f}" for k, v in (peaks.get("cube_tflops") or {}).items())

@@ -29,7 +29,7 @@ ADVICE_COLUMNS = (Column("#", whole=True), Column(N_("Advice"), least=24), Colum
 
 def scan_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The counts, one table per category, the files that failed, the ranked advice and the notes."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     failed = doc.get("files_failed") or []
     out: list = [Text.assemble((str(doc.get("root")), "bold"),
@@ -51,7 +51,7 @@ def scan_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list
 
 
 def _advice_table(suggestions: list[dict], width: int) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     rows = []
     for s in suggestions:

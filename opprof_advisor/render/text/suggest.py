@@ -19,7 +19,7 @@ ADVICE_COLUMNS = (Column("#", whole=True), Column(N_("Advice and first step"), l
 
 def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: int = 80, **_options: Any) -> list:
     """The profile line, one row per suggestion, the score breakdown with ``explain``, similar cases, notes."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     explain = bool(doc.get("explain")) if explain is None else explain
     profile = doc.get("profile") or {}
@@ -39,7 +39,7 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
                 share=U.share(s.get("stake_share")), reference=reference)
             rows.append((str(s.get("rank")), _advice_cell(s), stake, Text(gain_line(s.get("expected_gain"))),
                          _evidence_cell(s), str(s.get("evidence_grade") or "")))
-            table, dropped = fitted_table(ADVICE_COLUMNS, rows, width, show_lines=True)
+        table, dropped = fitted_table(ADVICE_COLUMNS, rows, width, show_lines=True)
         out += [table, *dropped_note(dropped)]
     if explain:
         out += [Text(line) for s in suggestions for line in explain_lines(s)]
@@ -54,7 +54,7 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
 
 
 def _advice_cell(s: dict[str, Any]):
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     cell = Text(entry_text(s, "title"))
     cell.append(f"\n{s.get('id')} ({word(s.get('kind'))})", style="dim")
@@ -65,7 +65,7 @@ def _advice_cell(s: dict[str, Any]):
 
 
 def _evidence_cell(s: dict[str, Any]):
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     lines = [evidence_line(e) for e in (s.get("evidence") or [])[:3]]
     symptoms = ", ".join(symptom_label(i) for i in s.get("matched_symptoms") or [])
@@ -84,7 +84,7 @@ def explain_lines(s: dict[str, Any]) -> list[str]:
 
 def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The synthetic scenarios and, where they were scored, the real profiles."""
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     out = _scenario_tables(doc, width)
     real = doc.get("real_profiles")
@@ -108,7 +108,7 @@ REAL_COLUMNS = (Column(N_("profile")), Column("hit@1", whole=True, drop=3), Colu
 
 
 def _scenario_tables(doc: dict[str, Any], width: int) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     rows = []
     for r in doc.get("scenarios") or []:
@@ -128,7 +128,7 @@ def _scenario_tables(doc: dict[str, Any], width: int) -> list:
 
 
 def _real_tables(real: dict[str, Any], width: int) -> list:
-    from rich.text import Text
+    from opprof_advisor.render.text.styled import Text
 
     rows = []
     for r in real.get("profiles") or []:
