@@ -12,8 +12,7 @@ reaches FTS5 as quoted alphanumeric terms, so quotes, ``*``, ``AND`` or parenthe
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from opprof_advisor.errors import KnowledgeBaseError
 from opprof_advisor.store import EntrySummary, Index
@@ -43,33 +42,45 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
-@dataclass
-class SearchHit:
+class SearchHit(NamedTuple):  # a NamedTuple, SearchResult a slotted class: search never imports dataclasses
     """One ranked entry."""
 
     id: str
     kind: str
     title: str
     score: float
-    operators: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    zh: dict[str, str] = field(default_factory=dict)  # the zh title, on hits of a Chinese query
+    operators: list[str] = []  # never mutated: each hit is built whole
+    tags: list[str] = []
+    zh: dict[str, str] = {}  # the zh title, on hits of a Chinese query
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        if not self.zh:
+        data = self._asdict()
+        data["operators"], data["tags"] = list(self.operators), list(self.tags)
+        if self.zh:
+            data["zh"] = dict(self.zh)
+        else:
             del data["zh"]  # English hits keep the document they always had
         return data
 
 
-@dataclass
 class SearchResult:
     """Hits plus what the CLI tells the user: the corrected query and did-you-mean suggestions."""
 
-    query: str
-    hits: list[SearchHit]
-    corrected: str | None = None  # the query as searched, when a word was corrected
-    suggestions: list[str] = field(default_factory=list)  # when there are no hits
+    __slots__ = ("query", "hits", "corrected", "suggestions")
+
+    def __init__(self, query: str, hits: list[SearchHit], corrected: str | None = None,
+                 suggestions: list[str] | None = None) -> None:
+        self.query = query
+        self.hits = hits
+        self.corrected = corrected  # the query as searched, when a word was corrected
+        self.suggestions = suggestions if suggestions is not None else []  # when there are no hits
+
+    def __repr__(self) -> str:
+        return (f"SearchResult(query={self.query!r}, hits={self.hits!r}, corrected={self.corrected!r}, "
+                f"suggestions={self.suggestions!r})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SearchResult) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
 
 def search_to_json(result: SearchResult) -> dict[str, Any]:
