@@ -2,7 +2,7 @@
 
     python benchmarks/bench_kb.py [--entries 50000] [--runs 7]
 
-1. `advisor search nms` on the shipped KB (index built), next to `python -c pass`.
+1. `advisor search nms` on the shipped KB (index built; target ≤ 0.08 s), next to `python -c pass`.
 2. A KB of N entries generated from the real ones (each a copy of a real entry with its own id, a
    varied title and an added paragraph of words drawn from the real entries, so texts differ) in a
    temporary user KB folder: `advisor kb build --rebuild` (target ≤ 20 s at 50,000), `advisor search`
@@ -117,7 +117,7 @@ def main() -> int:
                                "floor": [sys.executable, "-c", FTS_FLOOR, db, "nms"]}, env, options.runs)
         line("python -c pass (interpreter start)", shipped["pass"])
         line("FTS floor: one FTS5 query, fresh interpreter", shipped["floor"])
-        ok &= line("search nms, shipped KB", shipped["search"], 0.15, shipped["floor"])
+        ok &= line("search nms, shipped KB", shipped["search"], 0.08, shipped["floor"])  # issue 18
 
         write_kb(home / "kb", options.entries)
         time.sleep(2.1)  # the files are older than the racy window of a signature, as a user's would be
