@@ -6,7 +6,7 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from opprof_advisor.i18n import M_, N_, join_messages
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import OpTypeStat
 from opprof_advisor.thresholds import (
     AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
@@ -70,12 +70,10 @@ def check_block_dim(ctx: Kernels) -> None:
         (unit, block), waves, idle = pairs.values[code], waves_of[code], idle_of[code]
         need = aiv if unit in ("ai_vector", "mix_aiv") else aic
         cores = "AIV" if need == aiv and aiv != aic else "AI"
-        if waves > 1:
-            examples[op] = M_("{op} block dim {block} on {need} {cores} cores ({waves} waves, {idle:.0%} of core "
-                              "slots idle)", op=op, block=block, need=need, cores=cores, waves=waves, idle=idle)
-        else:
-            examples[op] = M_("{op} block dim {block} on {need} {cores} cores ({waves} wave, {idle:.0%} of core "
-                              "slots idle)", op=op, block=block, need=need, cores=cores, waves=waves, idle=idle)
+        template = (N_("{op} block dim {block} on {need} {cores} cores ({waves} waves, {idle:.0%} of core slots idle)")
+                    if waves > 1 else
+                    N_("{op} block dim {block} on {need} {cores} cores ({waves} wave, {idle:.0%} of core slots idle)"))
+        examples[op] = Message(template, op=op, block=block, need=need, cores=cores, waves=waves, idle=idle)
     for symptom_id, bucket, what in (("low_parallelism", few, N_("launch only one or two blocks")),
                                      ("low_block_dim", tail, N_("leave cores idle in their last wave"))):
         hot = [op for op, (t, _) in sorted(bucket.items(), key=lambda kv: -kv[1][0])

@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
-from opprof_advisor.i18n import M_, N_, join_messages
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
 from opprof_advisor.render.units import TEXT as U
@@ -405,9 +405,9 @@ def _time_gaps(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], cloc
     untraced = [name for name, c in cores.items() if not c["has_trace"]]
     no_log = [n for n in untraced if "log_ticks" not in cores[n]]
     if no_log:
-        gaps.append(M_("{cores} has no trace events and no dump/core<N>_summary_log", cores=no_log[0])
-                    if len(no_log) == 1 else
-                    M_("{cores} have no trace events and no dump/core<N>_summary_log", cores=", ".join(no_log)))
+        gaps.append(Message(N_("{cores} has no trace events and no dump/core<N>_summary_log") if len(no_log) == 1
+                            else N_("{cores} have no trace events and no dump/core<N>_summary_log"),
+                            cores=", ".join(no_log)))
     no_clock = [n for n in untraced if "log_ticks" in cores[n] and "time_bound_us" not in cores[n]]
     if no_clock:
         gaps.append(M_("the ticks of {cores} cannot be turned into µs: no instr_exe row has a running_time(us) of "
@@ -419,11 +419,11 @@ def _time_gaps(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], cloc
         needed = block_dim if has_cube else -(-block_dim // 2)
         if len(numbers) < needed:
             held = "core" + ", core".join(map(str, sorted(numbers)))
-            gaps.append(M_("simulator/ holds {count} AI Core folder ({held}) of the {needed} that block dim {block_dim} "
-                           "runs on", count=len(numbers), held=held, needed=needed, block_dim=block_dim)
-                        if len(numbers) == 1 else
-                        M_("simulator/ holds {count} AI Core folders ({held}) of the {needed} that block dim "
-                           "{block_dim} runs on", count=len(numbers), held=held, needed=needed, block_dim=block_dim))
+            template = (N_("simulator/ holds {count} AI Core folder ({held}) of the {needed} that block dim "
+                           "{block_dim} runs on") if len(numbers) == 1 else
+                        N_("simulator/ holds {count} AI Core folders ({held}) of the {needed} that block dim "
+                           "{block_dim} runs on"))
+            gaps.append(Message(template, count=len(numbers), held=held, needed=needed, block_dim=block_dim))
     return gaps
 
 
@@ -431,12 +431,12 @@ def _notes(cores: dict[str, dict[str, Any]], detail: dict[str, Any], gaps: list[
     notes = [N_("cannot judge device task duration: the simulator reports simulated core time only, without "
                 "launch overhead (profile on the device with `msprof op`)")]
     untraced = [name for name, c in cores.items() if not c["has_trace"]]
-    if len(untraced) == 1:
-        notes.append(M_("cannot judge pipe busy time of {cores}: no trace events for it (keep simulator/trace.json "
-                        "or the per-core trace.json)", cores=untraced[0]))
-    elif untraced:
-        notes.append(M_("cannot judge pipe busy time of {cores}: no trace events for them (keep simulator/trace.json "
-                        "or the per-core trace.json)", cores=", ".join(untraced)))
+    if untraced:
+        template = (N_("cannot judge pipe busy time of {cores}: no trace events for it (keep simulator/trace.json or "
+                       "the per-core trace.json)") if len(untraced) == 1 else
+                    N_("cannot judge pipe busy time of {cores}: no trace events for them (keep simulator/trace.json "
+                       "or the per-core trace.json)"))
+        notes.append(Message(template, cores=", ".join(untraced)))
     slowest = detail["slowest_core"]
     if slowest and not cores[slowest]["has_trace"]:
         c = cores[slowest]
