@@ -2,4 +2,7 @@
 
 from opprof_advisor.cli.fast_path import main
 
-main()
+# Guarded so that a process started by multiprocessing's spawn, which imports the main module under
+# another name, does not run the command a second time.
+if __name__ == "__main__":
+    main()

@@ -42,17 +42,18 @@ KIND_FOLDERS: dict[str, str] = {f"{kind}s": kind for kind in KINDS}
 SOURCES_PAGE = "kb/sources/README.md"
 
 #: The ways a source may be written, each one a user can open (kb/README.md, "Sources").
+#: Anchored with \Z, not $, which also matches before a final newline.
 SOURCE_FORMS: dict[str, re.Pattern[str]] = {
-    "url": re.compile(r"^https?://[\w.-]+\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?$", re.IGNORECASE),
-    "repo": re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:[^\s:]\S*$"),
-    "package": re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*:[^\s:]\S*$"),
-    "page": re.compile(r"^" + re.escape(SOURCES_PAGE) + r"#[\w-]+$"),
+    "url": re.compile(r"^https?://[\w.-]+\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?\Z", re.IGNORECASE),
+    "repo": re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:[^\s:]\S*\Z"),
+    "package": re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*:[^\s:]\S*\Z"),
+    "page": re.compile(r"^" + re.escape(SOURCES_PAGE) + r"#[\w-]+\Z"),
 }
 
 _UNPINNED = re.compile(r"^https?://(?:www\.)?(?:github|gitcode|gitee|gitlab)\.com/[^/]+/[^/]+/(?:-/)?"
                        r"(?:blob|tree|raw)/(?:master|main|develop|dev|HEAD)(?:[/?#]|$)", re.IGNORECASE)
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
+SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,79}\Z")
 
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)*?\1")
 

@@ -104,7 +104,7 @@ def test_id_must_equal_the_file_name(tmp_path):
     assert problems_of(path) == [f"{path}:7: id 'nms' differs from the file name 'nms-on-npu'.md: rename one of them"]
 
 
-@pytest.mark.parametrize("bad_id", ["../evil", "a/b", "Upper", "-lead", "x" * 81])
+@pytest.mark.parametrize("bad_id", ["../evil", "a/b", "Upper", "-lead", "x" * 81, "x\n"])
 def test_id_must_be_a_slug(tmp_path, bad_id):
     path = write_entry(tmp_path, "x", id=bad_id)
     [problem] = problems_of(path)
