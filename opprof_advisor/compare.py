@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opprof_advisor.families import family_totals
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import Profile
 from opprof_advisor.vocabulary import UNIT_CLASS
 from opprof_advisor.render.units import TEXT as U
@@ -28,6 +29,8 @@ MIN_FAMILY_OVERLAP = 0.6
 MIN_FAMILY_JACCARD = 0.4
 #: Families below this share of device time on both sides do not get "cannot judge" notes.
 NOTE_SHARE = 0.01
+#: How the notes name the two sides (in Chinese through the catalogue, like the table's headers).
+SIDES = {"before": N_("BEFORE"), "after": N_("AFTER")}
 
 
 @dataclass
@@ -135,21 +138,22 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
     comparison.kernel_rows = _kernel_rows(before.kernel, after.kernel, with_change=not gap)
     comparison.notes = _notes(comparison)
     if gap:
-        comparison.notes.append(f"cannot judge the speed-up: {gap} — no percentage change is given")
+        comparison.notes.append(M_("cannot judge the speed-up: {gap} — no percentage change is given", gap=gap))
     if alias:
         (old, new), = alias.items()
-        comparison.notes.append(f"compared as one kernel: {new} of AFTER is {old} of BEFORE (the simulator "
-                                "records no kernel name)")
+        comparison.notes.append(M_("compared as one kernel: {new} of AFTER is {old} of BEFORE (the simulator "
+                                   "records no kernel name)", new=new, old=old))
     return comparison
 
 
 def _incomplete_simulation(before: Profile, after: Profile) -> str | None:
     """Why a simulator side's kernel time is only a lower bound (readers/msopprof_simulator.py), else None."""
-    for side, profile in (("BEFORE", before), ("AFTER", after)):
+    for side, profile in ((SIDES["before"], before), (SIDES["after"], after)):
         kernel = profile.kernel or {}
         if kernel.get("simulator") and kernel.get("kernel_time_complete") is False:
-            return (f"the simulated kernel time of {side} ({U.time(profile.device_time_us)}) is a lower bound, "
-                    f"{kernel.get('kernel_time_gap') or 'some simulated cores are not timed'}")
+            gap = kernel.get("kernel_time_gap") or M_("some simulated cores are not timed")
+            return M_("the simulated kernel time of {side} ({time}) is a lower bound, {gap}",
+                      side=side, time=U.time(profile.device_time_us), gap=gap)
     return None
 
 
@@ -309,37 +313,39 @@ def _notes(comparison: Comparison) -> list[str]:
     notes = []
     workloads = _different_workloads(comparison)
     if workloads:
-        notes.append(f"{workloads} — the deltas compare different models, not one change")
+        notes.append(M_("{workloads} — the deltas compare different models, not one change", workloads=workloads))
     notes.extend(_context_notes(before, after))
     for row in comparison.families:
         if row.unit_changed:
-            notes.append(
-                f"{row.family} moved from {_unit(row.unit_before)} to {_unit(row.unit_after)}: "
-                f"{U.time(row.before_us)} -> {U.time(row.after_us)} ({_pct(row.delta_pct)})"
-            )
+            notes.append(M_("{family} moved from {unit_before} to {unit_after}: {before} -> {after} ({change})",
+                            family=row.family, unit_before=_unit(row.unit_before), unit_after=_unit(row.unit_after),
+                            before=U.time(row.before_us), after=U.time(row.after_us), change=_pct(row.delta_pct)))
     for row in comparison.families:
         if row.bound_changed:
-            notes.append(f"{row.family} bound class changed: {row.bound_before} -> {row.bound_after}")
+            notes.append(M_("{family} bound class changed: {before} -> {after}",
+                            family=row.family, before=row.bound_before, after=row.bound_after))
     appeared = [row for row in comparison.families if row.status == "appeared"]
     vanished = [row for row in comparison.families if row.status == "vanished"]
     if appeared:
-        notes.append("appeared: " + ", ".join(f"{r.family} ({U.time(r.after_us)}, {_unit(r.unit_after)})"
-                                              for r in appeared))
+        notes.append(M_("appeared: {families}", families=_family_list(appeared, "after")))
     if vanished:
-        notes.append("vanished: " + ", ".join(f"{r.family} ({U.time(r.before_us)}, {_unit(r.unit_before)})"
-                                              for r in vanished))
+        notes.append(M_("vanished: {families}", families=_family_list(vanished, "before")))
     notes.extend(_missing_bound_notes(comparison))
     if before.kernel and after.kernel:
         kernels = _different_kernels(before, after)
         if kernels:
             notes.append(kernels)
     elif before.kernel or after.kernel:
-        side = "BEFORE" if before.kernel else "AFTER"
-        notes.append(
-            f"cannot judge kernel detail side by side: only {side} is a single-kernel msOpProf profile "
-            "(collect both with `advisor collect`)"
-        )
+        side = SIDES["before"] if before.kernel else SIDES["after"]
+        notes.append(M_("cannot judge kernel detail side by side: only {side} is a single-kernel msOpProf profile "
+                        "(collect both with `advisor collect`)", side=side))
     return notes
+
+
+def _family_list(rows: list[FamilyDelta], side: str) -> Message:
+    """'Family (time, unit), ...' for the families that appeared (``side`` after) or vanished (before)."""
+    return join_messages([M_("{family} ({time}, {unit})", family=r.family, time=U.time(getattr(r, f"{side}_us")),
+                             unit=_unit(getattr(r, f"unit_{side}"))) for r in rows])
 
 
 def _different_workloads(comparison: Comparison) -> str | None:
@@ -347,15 +353,15 @@ def _different_workloads(comparison: Comparison) -> str | None:
         return None  # two single-kernel runs: judged by their kernel names (_different_kernels)
     if comparison.overlap >= MIN_FAMILY_OVERLAP and comparison.jaccard >= MIN_FAMILY_JACCARD:
         return None
-    return (f"the profiles look like different workloads: only {comparison.overlap:.0%} of the time is in "
-            f"operator families both have ({comparison.jaccard:.0%} of the families are shared)")
+    return M_("the profiles look like different workloads: only {overlap:.0%} of the time is in operator families "
+              "both have ({jaccard:.0%} of the families are shared)", overlap=comparison.overlap, jaccard=comparison.jaccard)
 
 
 def _different_kernels(before: Profile, after: Profile) -> str | None:
     old = before.kernel.get("kernel") or before.kernel.get("name")
     new = after.kernel.get("kernel") or after.kernel.get("name")
     if old and new and old != new:
-        return f"the two msOpProf runs profiled different kernels ({old} vs {new})"
+        return M_("the two msOpProf runs profiled different kernels ({old} vs {new})", old=old, new=new)
     return None
 
 
@@ -367,59 +373,64 @@ def not_like_for_like(comparison: Comparison) -> str | None:
     """
     before, after = comparison.before, comparison.after
     if profile_fingerprint(before) == profile_fingerprint(after):
-        return "BEFORE and AFTER are the same profile (same operators and times): there is no change to measure"
+        return M_("BEFORE and AFTER are the same profile (same operators and times): there is no change to measure")
     workloads = _different_workloads(comparison)
     if workloads:
         return workloads
     if before.kernel and after.kernel and _different_kernels(before, after):
         return _different_kernels(before, after)
     if before.chip and after.chip and before.chip != after.chip:
-        return f"the profiles come from different chips ({before.chip} vs {after.chip})"
+        return M_("the profiles come from different chips ({before} vs {after})", before=before.chip, after=after.chip)
     return None
 
 
 def _context_notes(before: Profile, after: Profile) -> list[str]:
     notes = []
     if before.chip and after.chip and before.chip != after.chip:
-        notes.append(f"different chips: {before.chip} vs {after.chip} — part of the delta is the hardware")
+        notes.append(M_("different chips: {before} vs {after} — part of the delta is the hardware",
+                        before=before.chip, after=after.chip))
     for key in ("cann", "torch_npu"):
         old, new = before.versions.get(key), after.versions.get(key)
         if old and new and old != new:
-            notes.append(f"different {key} versions: {old} vs {new}")
+            notes.append(M_("different {package} versions: {old} vs {new}", package=key, old=old, new=new))
     if {before.format, after.format} == {"msopprof-device", "msopprof-simulator"}:
-        notes.append("device vs simulator: the simulated time is the span of the slowest simulated core, "
-                     "not a measured task duration")
+        notes.append(M_("device vs simulator: the simulated time is the span of the slowest simulated core, "
+                        "not a measured task duration"))
     elif before.format != after.format:
-        notes.append(
-            f"different profile formats: {before.format} vs {after.format} — device time is counted the same way "
-            "but coverage of the formats may differ"
-        )
+        notes.append(M_("different profile formats: {before} vs {after} — device time is counted the same way "
+                        "but coverage of the formats may differ", before=before.format, after=after.format))
     return notes
+
+
+#: What a side lacks when no hot family has a bound class / a unit: the note for one side, for both.
+_BLIND_NOTES = {
+    "bound": (N_("cannot judge bound-class changes: {side} has no pipe ratios "
+                 "(collect with --aic-metrics=PipeUtilization)"),
+              N_("cannot judge bound-class changes: BEFORE and AFTER have no pipe ratios "
+                 "(collect with --aic-metrics=PipeUtilization)")),
+    "unit": (N_("cannot judge unit changes: {side} has no unit column (level0 profile; collect with "
+                "profiler_level=Level1)"),
+             N_("cannot judge unit changes: BEFORE and AFTER have no unit column (level0 profile; collect "
+                "with profiler_level=Level1)")),
+}
 
 
 def _missing_bound_notes(comparison: Comparison) -> list[str]:
     hot = [r for r in comparison.families if r.status == "both" and max(r.before_share, r.after_share) >= NOTE_SHARE]
     notes = []
-    sides = _blind_sides(hot, "bound")
-    if sides:
-        notes.append(f"cannot judge bound-class changes: {sides} no pipe ratios "
-                     "(collect with --aic-metrics=PipeUtilization)")
-    sides = _blind_sides(hot, "unit")
-    if sides:
-        notes.append(f"cannot judge unit changes: {sides} no unit column (level0 profile; collect with "
-                     "profiler_level=Level1)")
+    for what, (one_side, both_sides) in _BLIND_NOTES.items():
+        sides = _blind_sides(hot, what)
+        if sides:
+            notes.append(Message(one_side, side=sides[0]) if len(sides) == 1 else Message(both_sides))
     return notes
 
 
-def _blind_sides(rows: list[FamilyDelta], what: str) -> str:
-    """'BEFORE has' / 'AFTER has' / 'BEFORE and AFTER have' for sides where ``what`` is never known."""
+def _blind_sides(rows: list[FamilyDelta], what: str) -> list[str]:
+    """The sides ('BEFORE', 'AFTER') where ``what`` is never known for any of ``rows``."""
     if not rows:
-        return ""
-    sides = [side for side in ("before", "after")
-             if all(getattr(r, f"{what}_{side}") in (None, "", "unknown") for r in rows)]
-    if not sides:
-        return ""
-    return " and ".join(side.upper() for side in sides) + (" has" if len(sides) == 1 else " have")
+        return []
+    return [SIDES[side] for side in ("before", "after")
+            if all(getattr(r, f"{what}_{side}") in (None, "", "unknown") for r in rows)]
 
 
 def _unit(unit: str | None) -> str:
@@ -427,7 +438,7 @@ def _unit(unit: str | None) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "new" if value is None else f"{value:+.1f} %"
+    return M_("new") if value is None else f"{value:+.1f} %"
 
 
 # --------------------------------------------------------------------------------------------

@@ -141,6 +141,18 @@ def test_the_closest_case_note_is_said_in_chinese(runner):
     assert "案例的运行有通信，而本次运行没有" in text and "no case study" not in text
 
 
+def test_compare_notes_are_said_in_chinese_and_stay_english_in_json(runner):
+    before, after = (str(ROOT / "data" / "examples" / name) for name in ("system_msprof", "matmul_msopprof"))
+    text = runner.invoke(app, ["compare", before, after, "--lang", "zh"], env={"COLUMNS": "400"}).stdout
+    notes = [line for line in text.splitlines() if line.startswith("说明：")]
+    assert "说明： 已消失：Softmax（352 µs，AI Vector）" in text
+    assert "只有优化后是单 kernel 的 msOpProf profile" in text
+    assert len(notes) >= 4 and not [line for line in notes if re.search(r"\b(?:the|of|is|cannot|vanished)\b", line)]
+    document = json.loads(runner.invoke(app, ["compare", before, after, "--format", "json", "--lang", "zh"]).stdout)
+    assert "vanished: Softmax (352 µs, AI Vector)" in " ".join(document["notes"])
+    assert not CJK.search(json.dumps(document, ensure_ascii=False))
+
+
 def test_the_json_document_does_not_depend_on_the_language(runner):
     zh = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json", "--lang", "zh"]).stdout
     en = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json"]).stdout
