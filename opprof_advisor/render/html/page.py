@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
@@ -56,10 +57,27 @@ def esc_text(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=False)
 
 
+#: How many Latin characters one wide (CJK) character takes in a chart label: a 13px Han glyph is a full
+#: em, about 13 units, against about 8 for a Latin character of the fallback fonts (see charts.label_chars).
+WIDE_CHAR = 1.7
+
+
+def char_width(char: str) -> float:
+    """1 for a Latin (narrow) character, WIDE_CHAR for a wide or full-width one (Chinese text, full-width ，（）)."""
+    return WIDE_CHAR if unicodedata.east_asian_width(char) in "WF" else 1.0
+
+
 def shorten(text: Any, limit: int = LABEL_CHARS) -> str:
-    """Cut a label to ``limit`` characters with an ellipsis."""
+    """Cut a label to the width of ``limit`` Latin characters with an ellipsis (Chinese characters count wide)."""
     text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit and (text.isascii() or sum(map(char_width, text)) <= limit):
+        return text
+    width, end = 0.0, 0
+    for end, char in enumerate(text):
+        width += char_width(char)
+        if width > limit - 1:
+            break
+    return text[:end] + "…"
 
 
 def unit_class(unit: Any) -> str:
