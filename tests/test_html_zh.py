@@ -32,7 +32,7 @@ ENGLISH = re.compile(r"\b(?:the|of|is|are|and|to|for|not|no|with|on|in|by|per|fr
                      r"showing|advice|verdict|result|unknown)\b", re.I)
 
 #: Document keys whose values a page shows as they are: data, not the page's own sentences.
-DATA_KEYS = {"sources", "source", "basis", "tags", "operators", "path", "root", "replacement", "op", "reason", "error",
+DATA_KEYS = {"sources", "source", "basis", "tags", "operators", "path", "root", "replacement", "op", "error",
              "title", "summary", "first_step", "id", "op_type", "family", "chip", "format", "kernel", "show",
              "category", "support", "url"}
 
@@ -78,7 +78,7 @@ def page_text(page: str) -> str:
 
 #: Keys of sentences the core writes as Messages (said in Chinese from their templates); a document read back
 #: from JSON, or written by hand, holds them as plain English text, which no page can translate.
-MESSAGE_KEYS = {"notes", "why", "detail"}
+MESSAGE_KEYS = {"notes", "why", "detail", "reason"}
 
 
 def data_strings(value, keys: set[str], key: str = "") -> set[str]:
