@@ -41,6 +41,7 @@ from typing import Any, NamedTuple, Sequence
 from opprof_advisor import gains as gainlib
 from opprof_advisor.errors import MatcherError
 from opprof_advisor.gains import ExpectedGain
+from opprof_advisor.i18n import M_, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
 from opprof_advisor.operators import FAMILIES
@@ -311,16 +312,20 @@ def collect_evidence(match: _Match, profile: Profile) -> list[Evidence]:
     share = (lambda us: us / reference) if reference else (lambda us: 0.0)
     items: list[Evidence] = []
     for row in match.rows[:MAX_EVIDENCE_ROWS]:
-        launches = "launch" if row.count == 1 else "launches"
-        reasons = [f"{row.family} on {row.unit}, {row.count} {launches}"]
-        reasons += [f"{s.id}: {s.detail}" for s in match.symptoms if _concerns(s, row)]
+        # Messages, so a report says the reason in Chinese; the English text (the JSON) is the same.
+        where = {"family": row.family, "unit": row.unit, "count": row.count}
+        reasons = [M_("{family} on {unit}, {count} launch", **where) if row.count == 1 else
+                   M_("{family} on {unit}, {count} launches", **where)]
+        reasons += [M_("{id}: {detail}", id=s.id, detail=s.detail) for s in match.symptoms if _concerns(s, row)]
         if not match.symptoms:
-            reasons.append("operator present; none of the entry's symptoms seen")
-        items.append(Evidence(row.op_type, round(row.time_us, 3), round(share(row.time_us), 6), "; ".join(reasons)))
+            reasons.append(M_("operator present; none of the entry's symptoms seen"))
+        items.append(Evidence(row.op_type, round(row.time_us, 3), round(share(row.time_us), 6),
+                              join_messages(reasons, "; ")))
     for symptom in match.symptoms:
         if not symptom.op_types:
             time_us = symptom_time(symptom, profile)
-            items.append(Evidence(None, round(time_us, 3), round(share(time_us), 6), f"{symptom.id}: {symptom.detail}"))
+            items.append(Evidence(None, round(time_us, 3), round(share(time_us), 6),
+                                  M_("{id}: {detail}", id=symptom.id, detail=symptom.detail)))
     return items
 
 

@@ -295,7 +295,7 @@ def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tupl
         try:
             work = _cached_work(op, shapes, dtypes, formats, out_dtypes)
         except NotJudged as exc:
-            tally.reasons[str(exc)] += time_us
+            tally.reasons[exc.args[0]] += time_us  # the Message itself: str() would drop its template
             continue
         _add(tally, work.kind, work.flops, work.bytes * count, count, time_us, work.dtype, work.basis, peaks)
     return tallies
@@ -303,7 +303,10 @@ def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tupl
 
 #: Launches shorter than thresholds.MIN_TASK_DURATION_US on average are not judged (msprof-analyze's
 #: _MIN_TASK_DURATION = 20 us): their time is launch and setup, not work against a roof.
-SHORT_REASON = "kernels shorter than 20 µs on average: launch overhead, not a roof, sets their time"
+SHORT_REASON = M_("kernels shorter than 20 µs on average: launch overhead, not a roof, sets their time")
+#: (Reasons are Messages: a report says them in Chinese, the document keeps the English.)
+NO_HBM_REASON = M_("no sourced HBM bandwidth for this chip (give hbm_gbps in --peaks FILE.yaml)")
+NO_MEMORY_REASON = M_("Memory.csv (main-memory volumes) not collected (collect with msprof op --aic-metrics=Default)")
 
 _WORK_CACHE: dict[tuple, Work | NotJudged] = {}
 
@@ -328,10 +331,10 @@ def _add(tally: _Tally, kind: str, flops_each: float | None, bytes_total: float,
     """Add ``count`` launches of one work figure to a tally, or record why they cannot be judged."""
     compute_peak = peaks.cube_tflops.get(dtype) if kind == "cube" else None
     if kind == "cube" and compute_peak is None:
-        tally.reasons[f"no sourced cube rate for {dtype} (give cube_tflops.{dtype} in --peaks FILE.yaml)"] += time_us
+        tally.reasons[M_("no sourced cube rate for {dtype} (give cube_tflops.{dtype} in --peaks FILE.yaml)", dtype=dtype)] += time_us
         return
     if kind == "bytes" and not peaks.hbm_gbps:
-        tally.reasons["no sourced HBM bandwidth for this chip (give hbm_gbps in --peaks FILE.yaml)"] += time_us
+        tally.reasons[NO_HBM_REASON] += time_us
         return
     t_compute = (flops_each or 0.0) * count / (compute_peak * 1e12) * 1e6 if compute_peak else 0.0
     t_bandwidth = bytes_total / (peaks.hbm_gbps * 1e9) * 1e6 if peaks.hbm_gbps else 0.0
@@ -367,7 +370,7 @@ def _measured_tallies(raw: RawProfile, peaks: Peaks) -> dict[tuple[str, str], _T
         work = launch_work(launch["source"]) if launch.get("source") else {}
         read, write = work.get("read_bytes"), work.get("write_bytes")
         if read is None or write is None:
-            tally.reasons["Memory.csv (main-memory volumes) not collected (collect with msprof op --aic-metrics=Default)"] += time_us
+            tally.reasons[NO_MEMORY_REASON] += time_us
             continue
         cube = work.get("cube_fops") or 0.0
         kind, dtype = ("cube", work.get("cube_dtype") or "fp16") if cube > 0 else ("bytes", "")
@@ -393,7 +396,7 @@ def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks:
     row = RooflineRow(op_type=op, unit=unit, time_us=round(time_us, 3), share=share, status="not_judged",
                       work_source=tally.source)
     if not tally.time:
-        row.reason = tally.reasons.most_common(1)[0][0] if tally.reasons else "no launch could be judged"
+        row.reason = tally.reasons.most_common(1)[0][0] if tally.reasons else M_("no launch could be judged")
         return row
     row.judged_time_us = round(tally.time, 3)
     row.dtype = tally.dtypes.most_common(1)[0][0]
@@ -413,9 +416,11 @@ def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks:
     row.basis = "; ".join([basis, *uncovered])
     if efficiency > PLAUSIBLE_MAX:
         row.status = "implausible"
-        l2 = f" (or the data came from the {peaks.l2_mb:g} MB L2, not HBM)" if row.roof == "bandwidth" and peaks.l2_mb else ""
-        row.reason = (f"{efficiency:.0%} of attainable is above {PLAUSIBLE_MAX:.0%}: peak, shapes or units wrong{l2}; "
-                      "not a gain")
+        from_l2 = row.roof == "bandwidth" and bool(peaks.l2_mb)
+        values = {"efficiency": efficiency, "limit": PLAUSIBLE_MAX, "l2_mb": peaks.l2_mb}
+        row.reason = M_("{efficiency:.0%} of attainable is above {limit:.0%}: peak, shapes or units wrong (or the data "
+                        "came from the {l2_mb:g} MB L2, not HBM); not a gain", **values) if from_l2 else \
+            M_("{efficiency:.0%} of attainable is above {limit:.0%}: peak, shapes or units wrong; not a gain", **values)
         return row
     row.status = "judged"
     row.headroom_us = round(tally.time * max(0.0, 1.0 - efficiency), 3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from opprof_advisor.i18n import M_
 from opprof_advisor.operators import canonical_family
 
 # ------------------------------------------------------------------------------------------------
@@ -105,22 +106,22 @@ def work_of(op_type: str, shapes_text: str, dtypes_text: str, formats_text: str 
     """Work of one launch of ``op_type``; raise NotJudged with the reason when the shapes do not allow it."""
     family = canonical_family(op_type, fuzzy=False) or ""
     if family not in ("MatMul", "GroupedMatMul", "Conv2D", "FlashAttention") and family not in BYTES_BOUND:
-        raise NotJudged(f"no work model for the {family or op_type} family")
+        raise NotJudged(M_("no work model for the {family} family", family=family or op_type))
     shapes = parse_shapes(shapes_text)
     if not shapes:
-        raise NotJudged("Input Shapes not recorded or not numeric (collect with record_shapes=True)")
+        raise NotJudged(M_("Input Shapes not recorded or not numeric (collect with record_shapes=True)"))
     dtypes = _split(dtypes_text)
     formats = _split(formats_text)
     tensors = []
     for i, shape in enumerate(shapes):
         info = dtype_info(dtypes[i]) if i < len(dtypes) and dtypes[i] else None
         if shape and info is None:
-            raise NotJudged(f"input {i} has no known data type ({dtypes[i] if i < len(dtypes) else 'none'})")
+            raise NotJudged(M_("input {i} has no known data type ({dtype})", i=i, dtype=dtypes[i] if i < len(dtypes) else "none"))
         tensors.append((shape, info, formats[i].upper() if i < len(formats) else ""))
     out_dtype = dtype_info(_split(out_dtypes_text)[0]) if out_dtypes_text.strip() else None
     if family == "MatMul":
         if any(word in op_type.lower() for word in _FUSED_WITH_COMM):
-            raise NotJudged("fused with communication: its time is not all compute")
+            raise NotJudged(M_("fused with communication: its time is not all compute"))
         return _matmul(tensors, out_dtype)
     if family == "GroupedMatMul":
         return _grouped_matmul(tensors, out_dtype)
@@ -152,7 +153,7 @@ def pair_matmul_dims(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int, 
     """(M, K, N, layout) of a 2-D matmul from its two input shapes (transpose flags are not recorded)."""
     fits = [(name, a[1 - ka], a[ka], b[1 - kb]) for name, ka, kb in _LAYOUTS if a[ka] == b[kb]]
     if not fits:
-        raise NotJudged(f"no dimension of {a} matches one of {b}: K unknown")
+        raise NotJudged(M_("no dimension of {a} matches one of {b}: K unknown", a=a, b=b))
     name, m, k, n = fits[0]
     others = sorted({f"{other} (K={ok})" for other, om, ok, on in fits[1:] if om * ok * on != m * k * n})
     how = f"{name}, K={k}" + (f"; also fits {', '.join(others)}" if others else "")
@@ -162,14 +163,14 @@ def pair_matmul_dims(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int, 
 def _matmul(tensors, out_dtype) -> Work:
     present = _present(tensors)
     if len(present) < 2:
-        raise NotJudged("fewer than two input shapes")
+        raise NotJudged(M_("fewer than two input shapes"))
     (sa, da, fa), (sb, db, fb) = present[0], present[1]
     a, b = _as_matrix(sa, fa), _as_matrix(sb, fb)
     if len(a) < 2 or len(b) < 2:
-        raise NotJudged(f"inputs {sa} and {sb} are not matrices")
+        raise NotJudged(M_("inputs {a} and {b} are not matrices", a=sa, b=sb))
     batch_a, batch_b = math.prod(a[:-2]), math.prod(b[:-2])
     if batch_a > 1 and batch_b > 1 and batch_a != batch_b:
-        raise NotJudged(f"batch dims {a[:-2]} and {b[:-2]} do not broadcast")
+        raise NotJudged(M_("batch dims {a} and {b} do not broadcast", a=a[:-2], b=b[:-2]))
     batch = max(batch_a, batch_b)
     m, k, n, how = pair_matmul_dims(a[-2:], b[-2:])
     out_size = (out_dtype or da)[1]
@@ -182,17 +183,17 @@ def _matmul(tensors, out_dtype) -> Work:
 def _grouped_matmul(tensors, out_dtype) -> Work:
     present = _present(tensors)
     if len(present) < 2:
-        raise NotJudged("fewer than two input shapes")
+        raise NotJudged(M_("fewer than two input shapes"))
     (x, dx, _), (w, dw, _) = present[0], present[1]
     if len(x) != 2 or len(w) != 3:
-        raise NotJudged(f"only one x [M,K] with one weight [E,K,N] is modelled, not {x} and {w}")
+        raise NotJudged(M_("only one x [M,K] with one weight [E,K,N] is modelled, not {x} and {w}", x=x, w=w))
     m, k = x
     if w[1] == k:
         n = w[2]
     elif w[2] == k:
         n = w[1]
     else:
-        raise NotJudged(f"weight {w} has no dimension K={k}")
+        raise NotJudged(M_("weight {w} has no dimension K={k}", w=w, k=k))
     bytes_ = _numel(x) * dx[1] + _numel(w) * dw[1] + m * n * (out_dtype or dx)[1]
     return Work("cube", 2.0 * m * n * k, bytes_, dx[0], f"each of M={m} rows through one of {w[0]} experts, K={k} N={n}")
 
@@ -201,23 +202,23 @@ def _conv(op_type: str, tensors) -> Work:
     name = op_type.lower()
     if "backpropinput" not in name:
         what = "the kernel size (filter_sizes value)" if "backpropfilter" in name else "stride and padding"
-        raise NotJudged(f"the work depends on {what}, which Input Shapes do not record")
+        raise NotJudged(M_("the work depends on {what}, which Input Shapes do not record", what=what))
     four_plus = [t for t in _present(tensors) if len(t[0]) >= 4]
     weight = next((t for t in four_plus if t[2].startswith("FRACTAL_Z")), None)
     if weight is not None:
         dy = next((t for t in four_plus if t is not weight and len(t[0]) == 5), None)
         if dy is None:
-            raise NotJudged("no NC1HWC0 out_backprop beside the FRACTAL_Z filter")
+            raise NotJudged(M_("no NC1HWC0 out_backprop beside the FRACTAL_Z filter"))
         (c1hw, n1, n0, c0), (n, _co1, ho, wo, _dc0) = weight[0], dy[0]
         cout, cin_khkw = n1 * n0, c1hw * c0
         basis = f"FRACTAL_Z filter {weight[0]}: Cin*kh*kw={cin_khkw}, Cout={cout} (channels as padded)"
     else:
         if len(four_plus) < 2 or len(four_plus[0][0]) != 4 or len(four_plus[1][0]) != 4:
-            raise NotJudged("filter and out_backprop are not both NCHW 4-D tensors")
+            raise NotJudged(M_("filter and out_backprop are not both NCHW 4-D tensors"))
         weight, dy = four_plus[0], four_plus[1]
         (cout, cin_g, kh, kw), (n, dcout, ho, wo) = weight[0], dy[0]
         if cout != dcout:
-            raise NotJudged(f"filter {weight[0]} and out_backprop {dy[0]} disagree on the output channels")
+            raise NotJudged(M_("filter {filter} and out_backprop {dy} disagree on the output channels", filter=weight[0], dy=dy[0]))
         cin_khkw = cin_g * kh * kw
         basis = f"NCHW filter {weight[0]}, out_backprop {dy[0]}"
     flops = 2.0 * n * ho * wo * cout * cin_khkw
@@ -229,13 +230,13 @@ def _attention(op_type: str, tensors) -> Work:
     """FLOPs = 2 x B x Sq x Sk x Hq x (1 + Hv/Hk) forward (QKᵀ and PV, grouped KV heads); Grad x 2.5."""
     name = op_type.lower()
     if not name.startswith("flashattentionscore"):
-        raise NotJudged(f"{op_type} layouts (BSH, BNSD, TND ...) are not recorded in the shapes")
+        raise NotJudged(M_("{op_type} layouts (BSH, BNSD, TND ...) are not recorded in the shapes", op_type=op_type))
     present = _present(tensors)
     if len(present) < 3:
-        raise NotJudged("fewer than three inputs (query, key, value)")
+        raise NotJudged(M_("fewer than three inputs (query, key, value)"))
     (q, dq, _), (k, _, _), (v, _, _) = tensors[0], tensors[1], tensors[2]
     if not (q and k and v) or len(q) != len(k) or len(q) not in (3, 4):
-        raise NotJudged(f"query {q}, key {k}, value {v} are not 3-D or 4-D tensors of one layout")
+        raise NotJudged(M_("query {q}, key {k}, value {v} are not 3-D or 4-D tensors of one layout", q=q, k=k, v=v))
     b, sq, sk, hq, hk, hv, how = _attention_dims(q, k, v, tensors[3:])
     forward = 2.0 * b * sq * sk * hq * (1 + hv / hk)
     grad = "grad" in name
@@ -262,19 +263,19 @@ def _attention_dims(q, k, v, rest) -> tuple[int, int, int, int, int, int, str]:
             seq_axis = fits[0] if len(fits) == 1 else None
             how = f"attention mask {mask} gives Sq={mask[-2]}"
         if seq_axis is None:
-            raise NotJudged(f"query {q}: BSH or SBH cannot be told apart (no softmax statistics or matching mask)")
+            raise NotJudged(M_("query {q}: BSH or SBH cannot be told apart (no softmax statistics or matching mask)", q=q))
         b = q[1 - seq_axis]
         layout = "SBH" if seq_axis == 0 else "BSH"
         return b, q[seq_axis], k[seq_axis], q[2], k[2], v[2], f"{layout}; {how}"
     if stats is None:
-        raise NotJudged(f"query {q}: BNSD or BSND cannot be told apart (no softmax statistics)")
+        raise NotJudged(M_("query {q}: BNSD or BSND cannot be told apart (no softmax statistics)", q=q))
     b, heads, sq = stats[0], stats[1], stats[2]
     if q[2] == sq and q[1] == heads:
         seq_axis, layout = 2, "BNSD"
     elif q[1] == sq and q[2] == heads:
         seq_axis, layout = 1, "BSND"
     else:
-        raise NotJudged(f"query {q} does not match the softmax statistics {stats}")
+        raise NotJudged(M_("query {q} does not match the softmax statistics {stats}", q=q, stats=stats))
     head_axis = 3 - seq_axis
     return (b, sq, k[seq_axis], q[head_axis] * q[3], k[head_axis] * k[3], v[head_axis] * v[3],
             f"{layout}; softmax statistics {stats}")
@@ -283,7 +284,7 @@ def _attention_dims(q, k, v, rest) -> tuple[int, int, int, int, int, int, str]:
 def _bytes_bound(family: str, op_type: str, tensors, out_dtype) -> Work:
     present = _present(tensors)
     if not present:
-        raise NotJudged("no input shape")
+        raise NotJudged(M_("no input shape"))
     write_only = op_type.lower().rstrip("0123456789").removesuffix("v") in WRITE_ONLY
     read = 0.0 if write_only else sum(_numel(s) * info[1] for s, info, _ in present)
     written = 0.0
@@ -291,7 +292,7 @@ def _bytes_bound(family: str, op_type: str, tensors, out_dtype) -> Work:
         largest, info, _ = max(present, key=lambda t: _numel(t[0]))
         written = _numel(largest) * (out_dtype or info)[1]
     if not read + written:
-        raise NotJudged("empty tensors: no data to move")
+        raise NotJudged(M_("empty tensors: no data to move"))
     what = ("one output the size of the input, nothing read" if write_only else
             "inputs read once + one output the size of the largest input" if written else "inputs read once")
     return Work("bytes", None, read + written, present[0][1][0], f"{what} (a lower bound on traffic)")

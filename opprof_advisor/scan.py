@@ -23,6 +23,7 @@ from pathlib import Path
 
 from opprof_advisor.cann_support import CATEGORIES, SupportTable, load_support_table
 from opprof_advisor.errors import AdvisorError, ScanError
+from opprof_advisor.i18n import M_
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.scan_jobs import FileOutcome, analyse_source, analyse_sources
 from opprof_advisor.scan_source import Finding, make_finding
@@ -280,23 +281,26 @@ def _finish(result: ScanResult, walk: Walk) -> None:
 
 
 def build_notes(result: ScanResult, walk: Walk) -> list[str]:
-    """What the scan skipped, what it could not judge, and how to profile next."""
+    """What the scan skipped, what it could not judge, and how to profile next (Messages: said in Chinese too)."""
     notes: list[str] = []
     if result.files_scanned == 0 and not walk.cuda:
-        what = "no Python files could be parsed" if result.files_failed else "no Python files found"
-        notes.append(f"{what} under {result.root} — point advisor scan at the model's source folder")
+        template = ("no Python files could be parsed under {root} — point advisor scan at the model's source folder"
+                    if result.files_failed else
+                    "no Python files found under {root} — point advisor scan at the model's source folder")
+        notes.append(M_(template, root=result.root))
     if walk.skipped:
         parts = ", ".join(f"{count} {why}" for why, count in sorted(walk.skipped.items()))
-        notes.append(f"skipped: {parts}")
+        notes.append(M_("skipped: {parts}", parts=parts))
     if result.files_failed:
-        notes.append(f"{len(result.files_failed)} file(s) could not be read or parsed; they are listed under files_failed")
+        notes.append(M_("{count} file(s) could not be read or parsed; they are listed under files_failed",
+                        count=len(result.files_failed)))
     notes.extend(_precision_notes(result))
     if any(f.family for f in result.findings):
-        notes.append(
+        notes.append(M_(
             "no expected gains from a static scan: the ranking uses a static estimate (occurrences × a per-family "
             "cost weight), not measured time; profile the model to get gains"
-        )
-        notes.append("cannot judge communication overlap: a static scan does not see timing (collect a profile)")
+        ))
+        notes.append(M_("cannot judge communication overlap: a static scan does not see timing (collect a profile)"))
     notes.extend(profiling_notes(result))
     return notes
 
@@ -306,25 +310,28 @@ def _precision_notes(result: ScanResult) -> list[str]:
     if not heavy or result.amp_used:
         return []
     if result.low_precision_used:
-        return ["AMP not used: no autocast/GradScaler found, though fp16/bf16 tensors appear; consider "
-                "torch_npu.npu.amp.autocast (or torch.autocast(device_type='npu'))"]
-    return ["AMP not used: no autocast/GradScaler and no fp16/bf16 found, so matmuls and convolutions run in "
-            "float32; consider torch_npu.npu.amp.autocast (or torch.autocast(device_type='npu'))"]
+        return [M_("AMP not used: no autocast/GradScaler found, though fp16/bf16 tensors appear; consider "
+                   "torch_npu.npu.amp.autocast (or torch.autocast(device_type='npu'))")]
+    return [M_("AMP not used: no autocast/GradScaler and no fp16/bf16 found, so matmuls and convolutions run in "
+               "float32; consider torch_npu.npu.amp.autocast (or torch.autocast(device_type='npu'))")]
 
 
 def profiling_notes(result: ScanResult) -> list[str]:
     """The exact commands to collect a profile of this model and feed it to ``advisor suggest``."""
     entry = _pick_entry(result.entry_points)
-    return [
-        "profile next (torch_npu): wrap the training loop in "
+    with_profiler = (
         "`with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.CPU, "
         "torch_npu.profiler.ProfilerActivity.NPU], schedule=torch_npu.profiler.schedule(wait=1, warmup=1, active=2, "
         "repeat=1), on_trace_ready=torch_npu.profiler.tensorboard_trace_handler('./npu_prof'), record_shapes=True, "
         "with_stack=True, experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level="
         "torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)) as "
-        "prof:` and call `prof.step()` after each step; then run `advisor suggest --profile ./npu_prof`",
-        f"profile next (msprof): `msprof --output=./msprof_out --task-time=on --ai-core=on --aicpu=on "
-        f"python {entry}`; then run `advisor suggest --profile ./msprof_out`",
+        "prof:`")
+    msprof = f"`msprof --output=./msprof_out --task-time=on --ai-core=on --aicpu=on python {entry}`"
+    return [
+        M_("profile next (torch_npu): wrap the training loop in {code} and call {step} after each step; then run "
+           "{suggest}", code=with_profiler, step="`prof.step()`", suggest="`advisor suggest --profile ./npu_prof`"),
+        M_("profile next (msprof): {code}; then run {suggest}", code=msprof,
+           suggest="`advisor suggest --profile ./msprof_out`"),
     ]
 
 
@@ -371,6 +378,7 @@ def _unit_of(finding: Finding) -> str:
 
 
 def _scan_symptoms(result: ScanResult, op_types: list[OpTypeStat]) -> list[Symptom]:
+    # The details are Messages, so a report says them in Chinese; the document keeps the English.
     def symptom(symptom_id: str, rows: list[OpTypeStat], detail: str) -> Symptom | None:
         if not rows:
             return None
@@ -383,16 +391,16 @@ def _scan_symptoms(result: ScanResult, op_types: list[OpTypeStat]) -> list[Sympt
     double = [f for f in result.findings if f.op in ("torch.float64", "torch.double", "Tensor.double")]
     cube = [r for r in op_types if r.family in ("MatMul", "Conv2D")]
     candidates = [
-        symptom("nms_cpu", nms, "torchvision NMS has no NPU kernel and runs on the host"),
-        symptom("aicpu_fallback", fallback, "operators listed as AI CPU / CPU fallback risks"),
-        symptom("unfused_attention", attention, "softmax(q·kᵀ)·v written as separate matmul and softmax calls"),
-        symptom("unfused_norm", norm, "RMSNorm / SwiGLU / RoPE written as chains of small tensor ops"),
+        symptom("nms_cpu", nms, M_("torchvision NMS has no NPU kernel and runs on the host")),
+        symptom("aicpu_fallback", fallback, M_("operators listed as AI CPU / CPU fallback risks")),
+        symptom("unfused_attention", attention, M_("softmax(q·kᵀ)·v written as separate matmul and softmax calls")),
+        symptom("unfused_norm", norm, M_("RMSNorm / SwiGLU / RoPE written as chains of small tensor ops")),
     ]
     if double:
         candidates.append(Symptom(id="double_dtype", op_types=sorted({f.op for f in double}), share=0.0,
-                                  detail=f"{len(double)} float64 use(s) in the source"))
+                                  detail=M_("{count} float64 use(s) in the source", count=len(double))))
     if cube and not result.amp_used and not result.low_precision_used:
-        candidates.append(symptom("fp32_compute", cube, "no autocast / GradScaler / fp16 / bf16 in the source"))
+        candidates.append(symptom("fp32_compute", cube, M_("no autocast / GradScaler / fp16 / bf16 in the source")))
     return [s for s in candidates if s is not None]
 
 
@@ -425,7 +433,7 @@ def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike 
         items.append(suggestion_to_json(suggestion))
     notes = []
     if not backed:
-        notes.append("no ranked advice: no knowledge-base entry is backed by a symptom the scan found")
+        notes.append(M_("no ranked advice: no knowledge-base entry is backed by a symptom the scan found"))
     return items, notes
 
 

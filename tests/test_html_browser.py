@@ -258,3 +258,34 @@ def test_roofline_plausible_dots_are_below_the_roof_and_the_bad_one_above(roofli
         left, _, width, _ = text["box"]
         svg_left, _, svg_width, _ = text["svg"]
         assert left >= svg_left - 0.5 and left + width <= svg_left + svg_width + 0.5, text
+
+
+@pytest.fixture(scope="module")
+def chinese_report(tmp_path_factory) -> dict:
+    from opprof_advisor.i18n import set_lang
+
+    doc = yolo_suggest_doc()
+    # Long Chinese titles, cut by width (page.shorten); with a CJK font a Han glyph is about 1.6 Latin characters.
+    doc["suggestions"][0]["zh"] = {"title": "把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上：用 npu_batch_nms 批量处理"}
+    doc["suggestions"][1]["zh"] = {"title": "让 Cast 与 Gather 不再回退到 AI CPU：避免 int64 / float64 输入的算子"}
+    doc["suggestions"][2]["zh"] = {"title": "在卷积之间保持同一种数据格式，减少 TransData 格式转换带来的额外耗时"}
+    set_lang("zh")
+    try:
+        page = render_suggest(doc, yolo_profile_doc())
+    finally:
+        set_lang("en")
+    return load_report(page, "suggest-report-zh", tmp_path_factory.mktemp("browser-zh"))
+
+
+def test_the_chinese_report_lays_out_its_labels_inside_the_charts_and_logs_nothing(chinese_report):
+    run, layout = chinese_report["run"], chinese_report["layout"]
+    assert run.returncode == 0 and console_lines(run.stderr) == []
+    assert layout["scrollWidth"] <= WIDTH
+    left, top, width, height = layout["verdict"]
+    assert top + height < 700, "the 'fix first' verdict must be on the first screen in Chinese too"
+    labels = [t for t in layout["texts"] if t["text"].startswith("#")]
+    assert len(labels) == 3 and labels[0]["text"].endswith("…")  # the long first title is cut, not overflowing
+    for t in layout["texts"]:
+        left, _, width, _ = t["box"]
+        svg_left, _, svg_width, _ = t["svg"]
+        assert left >= svg_left - 0.5 and left + width <= svg_left + svg_width + 0.5, f"chart text outside its chart: {t}"

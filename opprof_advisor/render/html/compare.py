@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import _
+from opprof_advisor.i18n import N_, _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
-    CLASS_CSS, VERSION_LABEL, check_schema, esc, is_scalar, render_legend, render_notes_section, render_page,
-    render_table, section, unique, unit_class, unit_legend,
+    CLASS_CSS, check_schema, class_name, esc, fact_label, headings, is_scalar, muted, render_legend, render_notes_section,
+    render_page, render_table, section, unique, unit_class, unit_legend,
 )
 from opprof_advisor.render.units import HTML as U
 from opprof_advisor.render.units import as_float
@@ -30,7 +30,8 @@ def render_compare(doc: dict) -> str:
         render_notes_section(list(doc.get("notes") or [])),
     ]
     delta = as_float((doc.get("total") or {}).get("delta_pct"))
-    title = "Before / after: device time " + (U.pct(delta, signed=True) if delta is not None else "change")
+    title = _("Before / after: device time {change}").format(
+        change=U.pct(delta, signed=True) if delta is not None else _("change"))
     subtitle = f"{before.get('path') or '?'} → {after.get('path') or '?'}"
     return render_page(title, "opprof-advisor · compare", subtitle, blocks)
 
@@ -39,21 +40,22 @@ def compare_verdict(doc: dict) -> str:
     """The top box: total device time before → after and the biggest mover."""
     total = doc.get("total") or {}
     delta = as_float(total.get("delta_pct"))
-    direction = "unchanged" if delta is None or abs(delta) < NOISE_PCT else ("faster" if delta < 0 else "slower")
-    headline = (
-        f"Device time {U.time(total.get('before_us'))} → {U.time(total.get('after_us'))} "
-        f"({U.pct(delta, signed=True)}, {direction})"
-    )
+    direction = N_("unchanged") if delta is None or abs(delta) < NOISE_PCT else (N_("faster") if delta < 0 else N_("slower"))
+    headline = _("Device time {before} → {after} ({change}, {direction})").format(
+        before=U.time(total.get("before_us")), after=U.time(total.get("after_us")), change=U.pct(delta, signed=True),
+        direction=_(direction))
     mover = biggest_mover(doc.get("op_types") or [])
     text = ""
     if mover:
-        text = (
-            f"Biggest change: {mover.get('op_type')} {U.time(mover.get('before_us'))} → "
-            f"{U.time(mover.get('after_us'))}{unit_change_text(mover, prefix=', ')}."
-        )
+        moved = unit_change_text(mover)
+        template = _("Biggest change: {op} {before} → {after}, {moved}.") if moved else \
+            _("Biggest change: {op} {before} → {after}.")
+        text = template.format(op=mover.get("op_type"), before=U.time(mover.get("before_us")),
+                               after=U.time(mover.get("after_us")), moved=moved)
     css = "" if delta is None or abs(delta) < NOISE_PCT else ("delta-down" if delta < 0 else "delta-up")
+    label = _("Result")
     return (
-        '<section class="verdict" aria-labelledby="verdict-h"><p class="label">Result</p>'
+        f'<section class="verdict" aria-labelledby="verdict-h"><p class="label">{esc(label)}</p>'
         f'<h2 class="headline {css}" id="verdict-h">{esc(headline)}</h2>'
         f'{("<p>" + esc(text) + "</p>") if text else ""}</section>'
     )
@@ -66,17 +68,18 @@ def biggest_mover(rows: list[dict]) -> dict | None:
     return max(rows, key=change, default=None) if rows else None
 
 
-def unit_change_text(row: dict, prefix: str = "") -> str:
+def unit_change_text(row: dict) -> str:
     """"moved from AI CPU to AI Core" when the unit class changed, else empty."""
     before, after = row.get("unit_before"), row.get("unit_after")
     if not before or not after or unit_class(before) == unit_class(after):
         return ""
-    return f"{prefix}moved from {unit_class(before)} to {unit_class(after)}"
+    return _("moved from {before} to {after}").format(before=class_name(unit_class(before)),
+                                                      after=class_name(unit_class(after)))
 
 
 def compare_runs(before: dict, after: dict) -> str:
     """The two runs side by side: path, format, chip, versions, device time."""
-    head = [("", False), ("Before", False), ("After", False)]
+    head = headings(RUNS_HEAD)
     keys = [k for k in unique(list(before) + list(after)) if is_scalar(before.get(k)) and is_scalar(after.get(k))]
     rows = []
     for key in keys + [k for k in ("versions",) if isinstance(before.get(k), dict) or isinstance(after.get(k), dict)]:
@@ -87,11 +90,14 @@ def compare_runs(before: dict, after: dict) -> str:
     return render_table(head, rows, css="runs")
 
 
+#: The head of the side-by-side tables: the property, then the two runs.
+RUNS_HEAD = (("", False), (N_("Before"), False), (N_("After"), False))
+
+
 def run_label(key: str) -> str:
     """A readable row title for a run property."""
     key = str(key)
-    key = key[:-3] if key.endswith("_us") else key
-    return VERSION_LABEL.get(key, key.replace("_", " ")).capitalize() if key not in VERSION_LABEL else VERSION_LABEL[key]
+    return fact_label(key[:-3] if key.endswith("_us") else key)
 
 
 KERNEL_ROWS = ("mode", "kernel", "op_type", "chip", "task_duration_us", "block_dim", "mix_block_dim", "block_imbalance", "bound_pipe")
@@ -109,7 +115,7 @@ def compare_kernel_sections(before: Any, after: Any) -> list[str]:
                 f'<tr><th scope="row">{esc(run_label(key))}</th><td>{esc(kernel_value(key, before.get(key)))}</td>'
                 f"<td>{esc(kernel_value(key, after.get(key)))}</td></tr>"
             )
-    table = render_table([("", False), ("Before", False), ("After", False)], rows, css="runs")
+    table = render_table(headings(RUNS_HEAD), rows, css="runs")
     return [section("kernel", _("The kernel, side by side"), table + pipe_ratio_chart(before, after))]
 
 
@@ -120,7 +126,7 @@ def kernel_value(key: str, value: Any) -> str:
     if key.endswith("_us"):
         return U.time(value)
     if key == "block_imbalance" and as_float(value) is not None:
-        return f"{float(value):.3f}× mean block time"
+        return _("{ratio}× mean block time").format(ratio=f"{float(value):.3f}")
     return str(value)
 
 
@@ -129,7 +135,7 @@ def pipe_ratio_chart(before: dict, after: dict) -> str:
     ratios_b, ratios_a = before.get("pipe_ratios") or {}, after.get("pipe_ratios") or {}
     pipes = sorted(set(ratios_b) | set(ratios_a))
     if not pipes:
-        return '<p class="muted small">No pipe ratios recorded (collect with --aic-metrics=PipeUtilization).</p>'
+        return muted(_("No pipe ratios recorded (collect with --aic-metrics=PipeUtilization)."), "muted small")
     rows = []
     for pipe in pipes:
         css = "u-vector" if str(pipe).startswith("aiv") else "u-core"
@@ -139,9 +145,10 @@ def pipe_ratio_chart(before: dict, after: dict) -> str:
             lanes.append([Segment(0.0, value, css + extra, f"{pipe}: {U.pct(value)}")] if value > 0 else [])
         text = f"{U.share(ratios_b.get(pipe))} → {U.share(ratios_a.get(pipe))}"
         rows.append(BarRow(str(pipe), lanes, text))
-    caption = "Busy ratio of each pipe (share of the kernel's time the pipe is active). Upper (lighter) bar: before; lower: after."
-    chart = Chart(rows, 100.0, U.pct_tick, "Pipe busy ratios, before and after", caption)
-    return render_chart(chart) + render_legend([("u-core", "AI Core (cube side) pipe"), ("u-vector", "AI Vector pipe")])
+    caption = _("Busy ratio of each pipe (share of the kernel's time the pipe is active). Upper (lighter) bar: before; "
+                "lower: after.")
+    chart = Chart(rows, 100.0, U.pct_tick, _("Pipe busy ratios, before and after"), caption)
+    return render_chart(chart) + render_legend([("u-core", _("AI Core (cube side) pipe")), ("u-vector", _("AI Vector pipe"))])
 
 
 def run_value(key: str, value: Any) -> str:
@@ -158,7 +165,7 @@ def run_value(key: str, value: Any) -> str:
 def compare_chart(rows: list[dict]) -> str:
     """Two bars per family (before lighter, after solid), coloured by the unit each ran on."""
     if not rows:
-        return '<p class="muted">No operator in either run.</p>'
+        return muted(_("No operator in either run."))
     def size(r: dict) -> float:
         return max(as_float(r.get("before_us")) or 0.0, as_float(r.get("after_us")) or 0.0)
     top = sorted(rows, key=lambda r: (-size(r), str(r.get("op_type"))))[:TOP_COMPARE]
@@ -167,11 +174,12 @@ def compare_chart(rows: list[dict]) -> str:
     for row in top:
         chart_rows.append(compare_row(row))
         classes.update(unit_class(row.get(k)) for k in ("unit_before", "unit_after") if row.get(k))
-    caption = "Upper (lighter) bar: before; lower bar: after. Colour = execution unit in that run."
+    caption = _("Upper (lighter) bar: before; lower bar: after. Colour = execution unit in that run.")
     if len(rows) > TOP_COMPARE:
-        caption += f" The {TOP_COMPARE} largest of {len(rows)} families; all are in the table below."
-    chart = Chart(chart_rows, largest_us, U.time_tick, "Device time per operator family, before and after", caption)
-    before_swatch = [("u-unknown before", "before (lighter)"), ("u-unknown", "after")]
+        caption += " " + _("The {top} largest of {n} families; all are in the table below.").format(
+            top=TOP_COMPARE, n=len(rows))
+    chart = Chart(chart_rows, largest_us, U.time_tick, _("Device time per operator family, before and after"), caption)
+    before_swatch = [("u-unknown before", _("before (lighter)")), ("u-unknown", _("after"))]
     return render_chart(chart) + unit_legend(classes) + render_legend(before_swatch)
 
 
@@ -181,19 +189,20 @@ def compare_row(row: dict) -> BarRow:
     for key, unit_key, extra in (("before_us", "unit_before", " before"), ("after_us", "unit_after", "")):
         value = as_float(row.get(key)) or 0.0
         css = CLASS_CSS[unit_class(row.get(unit_key))] + extra
-        tip = f"{key[:-3]}: {U.time(value)} on {unit_class(row.get(unit_key))}"
+        tip = _("{side}: {time} on {unit}").format(side=_(key[:-3]), time=U.time(value),
+                                                   unit=class_name(unit_class(row.get(unit_key))))
         lanes.append([Segment(0.0, value, css, tip)] if value > 0 else [])
-    value = f"{U.time(row.get('before_us'))} → {U.time(row.get('after_us'))} ({delta_text(row)})"
+    value = f"{U.time(row.get('before_us'))} → {U.time(row.get('after_us'))} ({_(delta_text(row))})"
     return BarRow(str(row.get("op_type")), lanes, value, strong=bool(unit_change_text(row)))
 
 
 def delta_text(row: dict) -> str:
-    """The change of one row: signed %, or new / gone."""
+    """The change of one row: signed %, or new / gone (in English: the callers say the words with ``_``)."""
     before, after = as_float(row.get("before_us")) or 0.0, as_float(row.get("after_us")) or 0.0
     if before == 0 and after > 0:
-        return "new"
+        return N_("new")
     if after == 0 and before > 0:
-        return "gone"
+        return N_("gone")
     delta = as_float(row.get("delta_pct"))
     if delta is None and before:
         delta = (after - before) / before * 100
@@ -222,18 +231,23 @@ def delta_css(row: dict, delta: str) -> str:
 def compare_table(rows: list[dict]) -> str:
     """Every family: before, after, delta, unit change."""
     if not rows:
-        return '<p class="muted">No operator in either run.</p>'
+        return muted(_("No operator in either run."))
     out = []
     for row in rows:
         delta = delta_text(row)
         css = delta_css(row, delta)
         moved = unit_change_text(row)
-        units = f"{unit_class(row.get('unit_before')) if row.get('unit_before') else '—'} → {unit_class(row.get('unit_after')) if row.get('unit_after') else '—'}"
+        units = " → ".join(class_name(unit_class(row.get(key))) if row.get(key) else "—"
+                           for key in ("unit_before", "unit_after"))
         badge = f' <span class="badge unit-change">{esc(moved)}</span>' if moved else ""
         out.append(
             f'<tr{MOVED_ATTR if moved else ""}><td class="name mono">{esc(row.get("op_type"))}</td>'
             f'<td class="num">{esc(U.time(row.get("before_us")))}</td><td class="num">{esc(U.time(row.get("after_us")))}</td>'
-            f'<td class="num {css}">{esc(delta)}</td><td>{esc(units)}{badge}</td></tr>'
+            f'<td class="num {css}">{esc(_(delta))}</td><td>{esc(units)}{badge}</td></tr>'
         )
-    head = [("Family", False), ("Before", True), ("After", True), ("Change", True), ("Unit", False)]
-    return render_table(head, out)
+    return render_table(headings(CHANGES_HEAD), out)
+
+
+#: (title, numeric) of the table of every change.
+CHANGES_HEAD = ((N_("Family"), False), (N_("Before"), True), (N_("After"), True), (N_("Change"), True),
+                (N_("Unit"), False))

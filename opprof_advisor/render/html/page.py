@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 from opprof_advisor import __version__
 from opprof_advisor.errors import DocumentError
 from opprof_advisor.i18n import N_, _, html_lang, localize
+from opprof_advisor.render.phrases import reference_name
 from opprof_advisor.render.units import HTML as U
 from opprof_advisor.render.units import as_float
 from opprof_advisor.vocabulary import UNIT_CLASS, UNITS
@@ -50,10 +52,32 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+def esc_text(value: Any) -> str:
+    """Escape text for an element's content only (quotes kept as they are)."""
+    return html.escape("" if value is None else str(value), quote=False)
+
+
+#: How many Latin characters one wide (CJK) character takes in a chart label: a 13px Han glyph is a full
+#: em, about 13 units, against about 8 for a Latin character of the fallback fonts (see charts.label_chars).
+WIDE_CHAR = 1.7
+
+
+def char_width(char: str) -> float:
+    """1 for a Latin (narrow) character, WIDE_CHAR for a wide or full-width one (Chinese text, full-width ，（）)."""
+    return WIDE_CHAR if unicodedata.east_asian_width(char) in "WF" else 1.0
+
+
 def shorten(text: Any, limit: int = LABEL_CHARS) -> str:
-    """Cut a label to ``limit`` characters with an ellipsis."""
+    """Cut a label to the width of ``limit`` Latin characters with an ellipsis (Chinese characters count wide)."""
     text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit and (text.isascii() or sum(map(char_width, text)) <= limit):
+        return text
+    width, end = 0.0, 0
+    for end, char in enumerate(text):
+        width += char_width(char)
+        if width > limit - 1:
+            break
+    return text[:end] + "…"
 
 
 def unit_class(unit: Any) -> str:
@@ -117,7 +141,7 @@ def render_sources(sources: Iterable[Any]) -> str:
     """The list of an entry's sources."""
     items = [f"<li>{render_source(s)}</li>" for s in sources or []]
     if not items:
-        return '<p class="muted small">No source recorded.</p>'
+        return muted(_("No source recorded."), "muted small")
     return f'<ul class="sources">{"".join(items)}</ul>'
 
 
@@ -143,13 +167,20 @@ def render_notes(notes: Iterable[Any]) -> str:
 def render_notes_section(notes: list[Any]) -> str:
     """The section with everything the data could not support."""
     if not notes:
-        body = f'<p class="muted">{esc(_("No limits recorded: the data supported every check."))}</p>'
+        body = muted(_("No limits recorded: the data supported every check."))
     else:
-        body = (
-            f'<p class="muted small">{esc(_("What the data could not support, and what to collect next."))}</p>'
-            + render_notes(notes)
-        )
+        body = muted(_("What the data could not support, and what to collect next."), "muted small") + render_notes(notes)
     return section("notes", _("What the data cannot tell"), body)
+
+
+def muted(text: str, css: str = "muted") -> str:
+    """A paragraph of plain text in a muted class (the page's "nothing here" and explanation lines)."""
+    return f'<p class="{css}">{esc(text)}</p>'
+
+
+def heading(text: str) -> str:
+    """A sub-heading inside a section."""
+    return f"<h3>{esc(text)}</h3>"
 
 
 def section(key: str, title: str, body: str) -> str:
@@ -169,16 +200,30 @@ def render_table(head: list[tuple[str, bool]], rows: list[str], caption: str = "
     return f'<div class="table-wrap"><table{cls}>{cap}<thead><tr>{cells}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def headings(head: Iterable[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """A table head of (title, numeric) pairs with each title in the language in use (titles marked with N_)."""
+    return [(_(title), numeric) for title, numeric in head]
+
+
 def render_legend(items: list[tuple[str, str]]) -> str:
     """A colour legend: (css class, label) pairs."""
     cells = "".join(f'<li><span class="swatch {cls}" aria-hidden="true"></span>{esc(label)}</li>' for cls, label in items)
     return f'<ul class="legend">{cells}</ul>'
 
 
+#: The unit classes said in words (the AI Core / AI Vector / AI CPU names stay as Ascend writes them).
+CLASS_WORDS = (N_("communication"), N_("other"), N_("unknown"))
+
+
+def class_name(cls: str) -> str:
+    """A unit class (CLASS_CSS key) in the language in use."""
+    return _(cls) if cls in CLASS_WORDS else cls
+
+
 def unit_legend(classes: Iterable[str]) -> str:
     """The legend of the unit classes present in a chart, in a fixed order."""
     present = set(classes)
-    return render_legend([(css, name) for name, css in CLASS_CSS.items() if name in present])
+    return render_legend([(css, class_name(name)) for name, css in CLASS_CSS.items() if name in present])
 
 
 def is_scalar(value: Any) -> bool:
@@ -233,7 +278,33 @@ def file_name(path: Any) -> str:
     return parts[-1]
 
 
-VERSION_LABEL = {"cann": "CANN", "torch_npu": "torch_npu", "profiler_level": "Profiler level", "torch": "PyTorch", "driver": "Driver"}
+VERSION_LABEL = {"cann": "CANN", "torch_npu": "torch_npu", "profiler_level": N_("Profiler level"), "torch": "PyTorch",
+                 "driver": N_("Driver")}
+
+#: The labels of the source, run and kernel keys the readers write (``fact_label`` makes them from the key);
+#: marked here so the catalogue says them in Chinese. A key not listed keeps its English label.
+FACT_LABELS = (N_("Path"), N_("Format"), N_("Chip"), N_("Producer"), N_("Workload"), N_("Reference"), N_("Cores"),
+               N_("Rank id"), N_("Export type"), N_("Aic metrics"), N_("Db schema"), N_("Pipe utilization header"),
+               N_("Compute task info block column"), N_("Fingerprint"), N_("Device time"), N_("Versions"),
+               N_("Mode"), N_("Kernel"), N_("Op type"), N_("Task duration"), N_("Block dim"), N_("Mix block dim"),
+               N_("Block imbalance"), N_("Bound pipe"))
+
+#: Values of the ``workload`` key, said in words.
+WORKLOAD_WORDS = {"inference": N_("inference"), "training": N_("training")}
+
+
+def fact_label(key: Any) -> str:
+    """The row title of a source / run key: ``VERSION_LABEL``, else the key in words, in the language in use."""
+    key = str(key)
+    return _(VERSION_LABEL.get(key) or key.replace("_", " ").capitalize())
+
+
+def fact_value(key: Any, value: Any) -> str:
+    """A source value as text: the workload and the reference in words, anything else as it is."""
+    text = str(value)
+    if key == "reference":
+        return reference_name(text)
+    return _(WORKLOAD_WORDS[text]) if key == "workload" and text in WORKLOAD_WORDS else text
 
 
 def merged_source(summary: dict, profile: dict | None) -> dict:
@@ -265,7 +336,7 @@ def subtitle_of(source: dict) -> str:
     if source.get("format"):
         bits.append(str(source["format"]))
     if as_float(source.get("device_time_us")) is not None:
-        bits.append(f"device time {U.time(source['device_time_us'])}")
+        bits.append(_("device time {time}").format(time=U.time(source["device_time_us"])))
     return " · ".join(b for b in bits if b)
 
 

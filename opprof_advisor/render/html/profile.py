@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from opprof_advisor.i18n import _
+from opprof_advisor.i18n import N_, _, localize
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
-    CLASS_CSS, MAX_TABLE_ROWS, VERSION_LABEL, check_schema, esc, file_name, is_scalar, merged_source, render_facts,
-    render_notes_section, render_page, render_table, section, subtitle_of, unit_class, unit_label, unit_legend,
+    CLASS_CSS, MAX_TABLE_ROWS, check_schema, class_name, esc, fact_label, fact_value, file_name, heading, headings, is_scalar,
+    merged_source, muted, render_facts, render_notes_section, render_page, render_table, section, subtitle_of, unit_class,
+    unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
 from opprof_advisor.render.units import HTML as U
@@ -31,15 +32,16 @@ def family_chart(profile: dict) -> str:
     """The horizontal bar chart of the top operator families by share of device time."""
     families = family_rows(profile)
     if not families:
-        return '<p class="muted">The profile lists no operators.</p>'
+        return muted(_("The profile lists no operators."))
     top, rest = families[:TOP_FAMILIES], families[TOP_FAMILIES:]
     rows = [family_row(name, by_class, time_us) for name, by_class, time_us in top]
     largest = max(sum(by_class.values()) for _, by_class, _ in top) * 100
-    caption = f"Share of device time ({U.time(profile.get('device_time_us'))}) per operator family; colour = execution unit."
+    caption = _("Share of device time ({time}) per operator family; colour = execution unit.").format(
+        time=U.time(profile.get("device_time_us")))
     if rest:
         rest_share = sum(sum(c.values()) for _, c, _ in rest)
-        caption += f" {len(rest)} smaller families together: {U.share(rest_share)}."
-    chart = Chart(rows, largest, U.pct_tick, "Top operator families by share of device time", caption)
+        caption += " " + _("{n} smaller families together: {share}.").format(n=len(rest), share=U.share(rest_share))
+    chart = Chart(rows, largest, U.pct_tick, _("Top operator families by share of device time"), caption)
     classes = {cls for _, by_class, _ in top for cls, share in by_class.items() if share > 0}
     return render_chart(chart) + unit_legend(classes)
 
@@ -51,9 +53,9 @@ def family_row(name: str, by_class: dict[str, float], time_us: float) -> BarRow:
         share = by_class.get(cls, 0.0)
         if share <= 0:
             continue
-        segments.append(Segment(start, start + share * 100, css, f"{cls}: {U.share(share)}"))
+        segments.append(Segment(start, start + share * 100, css, f"{class_name(cls)}: {U.share(share)}"))
         start += share * 100
-    units = " + ".join(cls for cls in CLASS_CSS if by_class.get(cls, 0.0) > 0) or "unknown"
+    units = " + ".join(class_name(cls) for cls in CLASS_CSS if by_class.get(cls, 0.0) > 0) or _("unknown")
     value = f"{U.share(sum(by_class.values()))} · {U.time(time_us)} · {units}"
     return BarRow(name, [segments], value)
 
@@ -62,22 +64,23 @@ def profile_facts(source: dict, profile: dict) -> list[tuple[str, str]]:
     """Key figures of a profile: times first (what a reader compares), then format, chip, versions."""
     facts = []
     device = as_float(profile.get("device_time_us"))
-    facts.append(("Device time", esc(U.time(device))))
-    for key, label in (("compute_time_us", "Compute"), ("communication_time_us", "Communication")):
+    facts.append((_("Device time"), esc(U.time(device))))
+    for key, label in (("compute_time_us", N_("Compute")), ("communication_time_us", N_("Communication"))):
         value = as_float(profile.get(key))
         if value is not None:
             share = f" ({U.share(value / device)})" if device else ""
-            facts.append((label, esc(U.time(value) + share)))
-    facts.append(("Format", esc(source.get("format") or "unknown")))
+            facts.append((_(label), esc(U.time(value) + share)))
+    facts.append((_("Format"), esc(source.get("format") or _("unknown"))))
     chip = source.get("chip") or profile.get("chip")
-    facts.append(("Chip", esc(chip) if chip else '<span class="muted">not recorded</span>'))
+    unknown = _("not recorded")
+    facts.append((_("Chip"), esc(chip) if chip else f'<span class="muted">{esc(unknown)}</span>'))
     versions = source.get("versions") or profile.get("versions") or {}
     if isinstance(versions, dict):
         for key, value in versions.items():
-            facts.append((VERSION_LABEL.get(str(key), str(key).replace("_", " ").capitalize()), esc(value)))
+            facts.append((fact_label(key), esc(value)))
     for key, value in source.items():
         if key not in ("path", "format", "chip", "versions") and not key.endswith("_us") and is_scalar(value) and value is not None:
-            facts.append((VERSION_LABEL.get(key, key.replace("_", " ").capitalize()), esc(value)))
+            facts.append((fact_label(key), esc(fact_value(key, value))))
     return facts
 
 
@@ -90,28 +93,29 @@ def compute_split(profile: dict) -> str:
         return ""
     if comm <= 0:
         # A full bar of one colour says nothing; one sentence says it all.
-        return '<p class="small muted">All device task time is compute: no communication tasks recorded.</p>'
+        return muted(_("All device task time is compute: no communication tasks recorded."), "small muted")
     spans = (
         f'<span class="u-core" style="width:{compute / total * 100:.2f}%"></span>'
         f'<span class="u-comm" style="width:{comm / total * 100:.2f}%"></span>'
     )
-    text = f"Compute {U.pct(compute / total * 100)} · communication {U.pct(comm / total * 100)} of device task time"
+    text = _("Compute {compute} · communication {communication} of device task time").format(
+        compute=U.pct(compute / total * 100), communication=U.pct(comm / total * 100))
     return f'<div class="split" role="img" aria-label="{esc(text)}">{spans}</div><p class="small muted">{esc(text)}</p>'
 
 
 def render_symptoms(symptoms: list[dict]) -> str:
     """The profile's symptoms: id, meaning, operators, share and detail."""
     if not symptoms:
-        return '<p class="muted">No symptom found.</p>'
+        return muted(_("No symptom found."))
     items = []
     for sym in symptoms:
         sid = str(sym.get("id") or "?")
-        meaning = SYMPTOMS.get(sid, "")
+        meaning = _(SYMPTOMS.get(sid, ""))
         ops = ", ".join(str(o) for o in sym.get("op_types") or [])
-        share = U.share(sym.get("share"))
+        share = _("{share} of device time").format(share=U.share(sym.get("share")))
         items.append(
-            f'<li class="symptom"><span class="id mono">{esc(sid)}</span> — {esc(sym.get("detail") or meaning)}'
-            f'<br><span class="small muted">{esc(share)} of device time'
+            f'<li class="symptom"><span class="id mono">{esc(sid)}</span> — {esc(localize(sym.get("detail")) or meaning)}'
+            f'<br><span class="small muted">{esc(share)}'
             f'{(" · " + esc(ops)) if ops else ""}{(" · " + esc(meaning)) if meaning and sym.get("detail") else ""}</span></li>'
         )
     return f'<ul class="plain">{"".join(items)}</ul>'
@@ -123,13 +127,14 @@ def profile_summary_section(source: dict, profile: dict | None) -> str:
     if profile:
         body += compute_split(profile)
         if profile.get("symptoms") is not None:
-            body += "<h3>Symptoms found</h3>" + render_symptoms(profile.get("symptoms") or [])
+            body += heading(_("Symptoms found")) + render_symptoms(profile.get("symptoms") or [])
     ranks = source.get("ranks") or (profile or {}).get("ranks")
     if isinstance(ranks, list) and ranks:
-        body += "<h3>Ranks</h3>" + rank_chart(ranks) + rank_table(ranks)
+        body += heading(_("Ranks")) + rank_chart(ranks) + rank_table(ranks)
     path = source.get("path")
     if path:
-        body += f'<p class="small muted">Profile: <span class="mono">{esc(path)}</span></p>'
+        label = _("Profile:")
+        body += f'<p class="small muted">{esc(label)} <span class="mono">{esc(path)}</span></p>'
     return section("profile", _("Profile summary"), body)
 
 
@@ -147,7 +152,7 @@ def render_profile(doc: dict) -> str:
     if isinstance(doc.get("kernel"), dict) and doc["kernel"]:
         blocks.append(section("kernel", _("Kernel detail"), kernel_facts(doc["kernel"])))
     blocks.append(render_notes_section(list(doc.get("notes") or [])))
-    title = f"Operator profile of {file_name(source.get('path'))}"
+    title = _("Operator profile of {name}").format(name=file_name(source.get("path")))
     return render_page(title, "opprof-advisor · profile", subtitle_of(source), blocks)
 
 
@@ -156,38 +161,46 @@ def profile_verdict(doc: dict) -> str:
     families = family_rows(doc)
     symptoms = doc.get("symptoms") or []
     if not families:
-        headline, text = "No operators in this profile", "The profile lists no device task."
+        headline, text = _("No operators in this profile"), _("The profile lists no device task.")
     else:
         name, by_class, time_us = families[0]
-        units = " + ".join(c for c in CLASS_CSS if by_class.get(c, 0) > 0)
-        headline = f"{name} takes {U.share(sum(by_class.values()))} of device time"
-        text = f"{U.time(time_us)} on {units}."
-    sym = f"{len(symptoms)} symptom{'s' if len(symptoms) != 1 else ''} found" + (
-        ": " + ", ".join(str(s.get("id")) for s in symptoms) if symptoms else ""
-    )
+        units = " + ".join(class_name(c) for c in CLASS_CSS if by_class.get(c, 0) > 0)
+        headline = _("{name} takes {share} of device time").format(name=name, share=U.share(sum(by_class.values())))
+        text = _("{time} on {units}.").format(time=U.time(time_us), units=units)
+    found = _("{n} symptom found") if len(symptoms) == 1 else _("{n} symptoms found")
+    ids = ", ".join(str(s.get("id")) for s in symptoms)
+    sym = (_("{found}: {ids}.") if symptoms else _("{found}.")).format(found=found.format(n=len(symptoms)), ids=ids)
+    run = esc(_("Run {command} for ranked advice.")).format(command="<code>advisor suggest --profile PATH</code>")
+    label = _("At a glance")
     return (
-        '<section class="verdict" aria-labelledby="verdict-h"><p class="label">At a glance</p>'
-        f'<h2 class="headline" id="verdict-h">{esc(headline)}</h2><p>{esc(text)}</p><p>{esc(sym)}. '
-        "Run <code>advisor suggest --profile PATH</code> for ranked advice.</p></section>"
+        f'<section class="verdict" aria-labelledby="verdict-h"><p class="label">{esc(label)}</p>'
+        f'<h2 class="headline" id="verdict-h">{esc(headline)}</h2><p>{esc(text)}</p><p>{esc(sym)} '
+        f"{run}</p></section>"
     )
 
 
 def op_type_table(op_types: list[dict]) -> str:
     """Every (op type, unit) row: family, unit, count, time, share, bound class."""
     if not op_types:
-        return '<p class="muted">No operator.</p>'
+        return muted(_("No operator."))
     rows = [
         f'<tr><td class="name mono">{esc(r.get("op_type"))}</td><td>{esc(r.get("family"))}</td>'
         f'<td><span class="swatch {CLASS_CSS[unit_class(r.get("unit"))]}" aria-hidden="true"></span> {esc(unit_label(r.get("unit")))}</td>'
         f'<td class="num">{esc(U.count(r.get("count")))}</td><td class="num">{esc(U.time(r.get("time_us")))}</td>'
-        f'<td class="num">{esc(U.share(r.get("share")))}</td><td>{esc(r.get("bound") or "unknown")}</td></tr>'
+        f'<td class="num">{esc(U.share(r.get("share")))}</td><td>{esc(_(str(r.get("bound") or "unknown")))}</td></tr>'
         for r in op_types[:MAX_TABLE_ROWS]
     ]
-    caption = "Sorted by time." + (
-        f" Showing the first {MAX_TABLE_ROWS} of {len(op_types)} rows; the JSON output has all." if len(op_types) > MAX_TABLE_ROWS else ""
-    )
-    head = [("Op type", False), ("Family", False), ("Unit", False), ("Count", True), ("Time", True), ("Share", True), ("Bound", False)]
-    return render_table(head, rows, caption)
+    caption = _("Sorted by time.")
+    if len(op_types) > MAX_TABLE_ROWS:
+        caption += " " + _("Showing the first {shown} of {n} rows; the JSON output has all.").format(
+            shown=MAX_TABLE_ROWS, n=len(op_types))
+    return render_table(headings(OP_TYPE_HEAD), rows, caption)
+
+
+#: (title, numeric) of the op-type table's columns.
+OP_TYPE_HEAD = ((N_("Op type"), False), (N_("Family"), False), (N_("Unit"), False), (N_("Count"), True),
+                (N_("Time"), True), (N_("Share"), True), (N_("Bound"), False))
+
 
 
 #: Ranks drawn in the rank chart and listed in the rank table (the slowest and the fastest; JSON has all).
@@ -215,19 +228,20 @@ def rank_chart(ranks: list[dict]) -> str:
     rows, largest = [], 0.0
     for rank in shown:
         parts = [(as_float(rank.get(key)) or 0.0, css, label) for key, css, label in (
-            ("computing_us", "u-core", "computing"), ("exposed_us", "u-comm", "exposed communication"),
-            ("free_us", "u-unknown", "free"))]
+            ("computing_us", "u-core", N_("computing")), ("exposed_us", "u-comm", N_("exposed communication")),
+            ("free_us", "u-unknown", N_("free")))]
         segments, start = [], 0.0
         for value, css, label in parts:
             if value > 0:
-                segments.append(Segment(start, start + value, css, f"{label}: {U.time(value)}"))
+                segments.append(Segment(start, start + value, css, f"{_(label)}: {U.time(value)}"))
                 start += value
         largest = max(largest, start)
-        rows.append(BarRow(str(rank.get("rank")), [segments], f"computing {U.time(parts[0][0])}"))
-    caption = "Per rank: computing (blue), exposed communication (purple) and free time (grey), sorted by computing."
+        rows.append(BarRow(str(rank.get("rank")), [segments], _("computing {time}").format(time=U.time(parts[0][0]))))
+    caption = _("Per rank: computing (blue), exposed communication (purple) and free time (grey), sorted by computing.")
     if hidden:
-        caption += f" {hidden} ranks between the slowest and the fastest are not drawn; the JSON output has all."
-    return render_chart(Chart(rows, largest, U.time, "Ranks by computation", caption))
+        caption += " " + _("{n} ranks between the slowest and the fastest are not drawn; the JSON output has all.").format(
+            n=hidden)
+    return render_chart(Chart(rows, largest, U.time, _("Ranks by computation"), caption))
 
 
 def rank_table(ranks: list[dict]) -> str:
@@ -235,22 +249,26 @@ def rank_table(ranks: list[dict]) -> str:
     shown, hidden = shown_ranks(ranks)
     slowest = max((as_float(r.get("computing_us")) for r in ranks if as_float(r.get("computing_us")) is not None),
                   default=None)
-    rows = []
+    rows, badge = [], _("slowest")
     for r in shown:
         computing = as_float(r.get("computing_us"))
-        mark = ' <span class="badge unit-change">slowest</span>' if computing is not None and computing == slowest \
+        mark = f' <span class="badge unit-change">{esc(badge)}</span>' if computing is not None and computing == slowest \
             and len(ranks) > 1 else ""
         cells = "".join(f'<td class="num">{esc(U.time(as_float(r.get(key))))}</td>'
                         for key in ("computing_us", "exposed_us", "free_us", "device_time_us"))
         rows.append(f'<tr><td class="mono">{esc(r.get("rank"))}{mark}</td>{cells}'
                     f'<td>{esc(r.get("error") or "")}</td><td class="mono small">{esc(r.get("path"))}</td></tr>')
-    caption = "Sorted by computing: in a data-parallel job the fast ranks wait in collectives, so device time is " \
-              "nearly equal and computing names the slow rank."
+    caption = _("Sorted by computing: in a data-parallel job the fast ranks wait in collectives, so device time is "
+                "nearly equal and computing names the slow rank.")
     if hidden:
-        caption += f" Showing the {MAX_RANK_ROWS - 5} slowest and the 5 fastest of {len(ranks)} ranks; the JSON output has all."
-    head = [("Rank", False), ("Computing", True), ("Exposed comm", True), ("Free", True), ("Device time", True),
-            ("Not read because", False), ("Path", False)]
-    return render_table(head, rows, caption)
+        caption += " " + _("Showing the {slowest} slowest and the 5 fastest of {n} ranks; the JSON output has all.").format(
+            slowest=MAX_RANK_ROWS - 5, n=len(ranks))
+    return render_table(headings(RANK_HEAD), rows, caption)
+
+
+#: (title, numeric) of the rank table's columns.
+RANK_HEAD = ((N_("Rank"), False), (N_("Computing"), True), (N_("Exposed comm"), True), (N_("Free"), True),
+             (N_("Device time"), True), (N_("Not read because"), False), (N_("Path"), False))
 
 
 def kernel_facts(kernel: dict) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import _
-from opprof_advisor.render.phrases import entry_text
+import re
+
+from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.render.phrases import entry_text, word
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
-    check_schema, esc, file_name, merged_source, render_legend, render_notes_section, render_page, render_sources,
-    render_table, section, subtitle_of, unique, unit_class,
+    check_schema, class_name, esc, file_name, headings, merged_source, render_legend, render_notes_section, render_page,
+    muted, render_sources, render_table, section, subtitle_of, unique, unit_class,
 )
 from opprof_advisor.render.html.profile import family_chart, profile_summary_section
 from opprof_advisor.render.html.roofline import roofline_section
@@ -49,47 +51,54 @@ def render_suggest(doc: dict, profile_doc: dict | None = None) -> str:
         section("similar", _("Similar cases"), render_similar(doc.get("similar_cases") or [])),
         render_notes_section(notes),
     ]
-    title = f"Tuning advice for {file_name(source.get('path'))}"
+    title = _("Tuning advice for {name}").format(name=file_name(source.get("path")))
     return render_page(title, "opprof-advisor · suggest", subtitle_of(source), blocks)
 
 
 def missing_profile_note() -> str:
     """What the reader sees when the report was rendered without the profile document."""
-    return (
-        '<p class="muted">The operator breakdown is not part of this report: it was rendered from the '
-        "suggestions alone. The evidence of each suggestion below lists the operators it concerns.</p>"
-    )
+    text = _("The operator breakdown is not part of this report: it was rendered from the suggestions alone. The "
+             "evidence of each suggestion below lists the operators it concerns.")
+    return f'<p class="muted">{esc(text)}</p>'
 
 
 def suggest_verdict(suggestions: list[dict], profile: dict | None) -> str:
     """The top box: the first thing to fix and what it would save."""
     if not suggestions:
+        label, headline = _("Verdict"), _("No advice matched this profile")
+        text = _("No knowledge-base entry found evidence in this profile. See the notes below for what the data could "
+                 "not show.")
         return (
-            '<section class="verdict" aria-labelledby="verdict-h"><p class="label">Verdict</p>'
-            '<h2 class="headline" id="verdict-h">No advice matched this profile</h2>'
-            "<p>No knowledge-base entry found evidence in this profile. See the notes below for what the data "
-            "could not show.</p></section>"
+            f'<section class="verdict" aria-labelledby="verdict-h"><p class="label">{esc(label)}</p>'
+            f'<h2 class="headline" id="verdict-h">{esc(headline)}</h2><p>{esc(text)}</p></section>'
         )
     first = suggestions[0]
     pct, saved = gain_parts(first.get("expected_gain"), U)
     why = verdict_evidence(first, profile)
     if pct:
         ceiling = matched_share(first)
-        bound = f" At most {U.share(ceiling)}: the share of the operators it fixes." if ceiling > 0 else ""
-        saving = (
-            f'<p>Expected to save <span class="big">{esc(pct)}</span> '
-            f'{"of the step" if first.get("expected_gain", {}).get("of") == "step" else "of device time"}'
-            f'{(" (" + esc(saved) + ")") if saved else ""}.<span class="small muted">{esc(bound)}</span></p>'
-        )
+        bound = " " + _("At most {share}: the share of the operators it fixes.").format(share=U.share(ceiling)) \
+            if ceiling > 0 else ""
+        of_step = (first.get("expected_gain") or {}).get("of") == "step"
+        template = _("Expected to save {gain} of the step{saved}.") if of_step else \
+            _("Expected to save {gain} of device time{saved}.")
+        saving = esc(template).format(gain=f'<span class="big">{esc(pct)}</span>',
+                                      saved=esc(_(" ({time})").format(time=saved)) if saved else "")
+        saving = f'<p>{saving}<span class="small muted">{esc(bound)}</span></p>'
     else:
-        saving = "<p>No sourced gain figure for this advice: the size of the win is not known in advance.</p>"
+        saving = f"<p>{esc(_(NO_GAIN_VERDICT))}</p>"
+    ranked = _("{n} suggestion ranked below; details, evidence and sources in the cards.") if len(suggestions) == 1 \
+        else _("{n} suggestions ranked below; details, evidence and sources in the cards.")
+    label = _("Fix first")
     return (
-        '<section class="verdict" aria-labelledby="verdict-h"><p class="label">Fix first</p>'
+        f'<section class="verdict" aria-labelledby="verdict-h"><p class="label">{esc(label)}</p>'
         f'<h2 class="headline" id="verdict-h">{esc(entry_text(first, "title") or first.get("id"))}</h2>'
         f"{why}{saving}"
-        f'<p class="small muted">{len(suggestions)} suggestion{"s" if len(suggestions) != 1 else ""} ranked below; '
-        "details, evidence and sources in the cards.</p></section>"
+        f'<p class="small muted">{esc(ranked.format(n=len(suggestions)))}</p></section>'
     )
+
+
+NO_GAIN_VERDICT = N_("No sourced gain figure for this advice: the size of the win is not known in advance.")
 
 
 def verdict_evidence(suggestion: dict, profile: dict | None) -> str:
@@ -100,13 +109,16 @@ def verdict_evidence(suggestion: dict, profile: dict | None) -> str:
     parts = []
     for e in evidence[:3]:
         unit = op_unit_class(profile, e.get("op_type"))
-        where = (" in communication" if unit == "communication" else f" on the {unit}") if unit else ""
-        parts.append(f"{e.get('op_type')} takes {U.share(e.get('share'))} of device time ({U.time(e.get('time_us'))}){where}")
-    why = str(evidence[0].get("why") or "").rstrip(".")
+        template = (_("{op} takes {share} of device time ({time}) in communication") if unit == "communication" else
+                    _("{op} takes {share} of device time ({time}) on the {unit}") if unit else
+                    _("{op} takes {share} of device time ({time})"))
+        parts.append(template.format(op=e.get("op_type"), share=U.share(e.get("share")), time=U.time(e.get("time_us")),
+                                     unit=class_name(unit)))
+    why = str(localize(evidence[0].get("why") or "")).rstrip(".。")
     if len(why) > 140:  # the card has the full text; the verdict keeps the first clause
-        why = why.split(";")[0][:140].rstrip()
-    text = "; ".join(parts) + (f": {why}" if why else "")
-    return f"<p>{esc(text)}.</p>"
+        why = re.split("[;；]", why)[0][:140].rstrip()
+    text = (_("{parts}: {why}.") if why else _("{parts}.")).format(parts=_("; ").join(parts), why=why)
+    return f"<p>{esc(text)}</p>"
 
 
 def op_unit_class(profile: dict | None, op_type: Any) -> str:
@@ -126,35 +138,35 @@ def matched_share(suggestion: dict) -> float:
 def gain_chart(suggestions: list[dict]) -> str:
     """Per suggestion: the expected gain range on top of the matched operators' share."""
     if not suggestions:
-        return '<p class="muted">No suggestion, so no gain to chart.</p>'
+        return muted(_("No suggestion, so no gain to chart."))
     rows, largest = [], 0.0
     for i, sug in enumerate(suggestions):
         row, top = gain_row(sug, first=i == 0)
         rows.append(row)
         largest = max(largest, top)
-    caption = (
-        "Solid bar: expected end-to-end gain range (% of device time). Pale bar: share of device time of the "
-        "matched operators — the most any fix to them can save."
-    )
+    caption = _("Solid bar: expected end-to-end gain range (% of device time). Pale bar: share of device time of the "
+                "matched operators — the most any fix to them can save.")
     if not any((s.get("expected_gain") or {}).get("high_pct") is not None for s in suggestions):
-        caption += " No suggestion here has a sourced gain figure: the pale bars show the time at stake."
-    chart = Chart(rows, largest, U.pct_tick, "Expected gain range per suggestion", caption)
-    legend = render_legend([("g-first", "first suggestion"), ("g-range", "other suggestions"), ("ceiling", "matched operators' share")])
+        caption += " " + _("No suggestion here has a sourced gain figure: the pale bars show the time at stake.")
+    chart = Chart(rows, largest, U.pct_tick, _("Expected gain range per suggestion"), caption)
+    legend = render_legend([("g-first", _("first suggestion")), ("g-range", _("other suggestions")),
+                            ("ceiling", _("matched operators' share"))])
     return render_chart(chart) + legend
 
 
 def gain_row(sug: dict, *, first: bool) -> tuple[BarRow, float]:
     """One gain-chart row and the largest value it needs on the axis."""
-    label = f"#{sug.get('rank') or '?'} {sug.get('title') or sug.get('id')}"
+    label = f"#{sug.get('rank') or '?'} {entry_text(sug, 'title') or sug.get('id')}"
     ceiling = matched_share(sug) * 100
-    lane = [Segment(0.0, ceiling, "ceiling", f"matched operators: {U.pct(ceiling)}")] if ceiling > 0 else []
+    lane = [Segment(0.0, ceiling, "ceiling", _("matched operators: {share}").format(share=U.pct(ceiling)))] \
+        if ceiling > 0 else []
     gain = sug.get("expected_gain") or {}
     low, high = as_float(gain.get("low_pct")), as_float(gain.get("high_pct"))
     pct, saved = gain_parts(gain, U)
     if low is None or high is None:
-        return BarRow(label, [lane], "no sourced gain", strong=first), ceiling
+        return BarRow(label, [lane], _("no sourced gain"), strong=first), ceiling
     css = "g-first" if first else "g-range"
-    lane.append(Segment(low, max(high, low), css, f"expected gain {pct}"))
+    lane.append(Segment(low, max(high, low), css, _("expected gain {gain}").format(gain=pct)))
     value = pct + (f" · {saved}" if saved else "")
     return BarRow(label, [lane], value, strong=first), max(ceiling, high)
 
@@ -162,7 +174,7 @@ def gain_row(sug: dict, *, first: bool) -> tuple[BarRow, float]:
 def render_cards(suggestions: list[dict], *, static: bool) -> str:
     """One card per suggestion, the first one prominent."""
     if not suggestions:
-        return '<p class="muted">No suggestion.</p>'
+        return muted(_("No suggestion."))
     cards = [render_card(sug, first=i == 0, static=static) for i, sug in enumerate(suggestions)]
     return f'<div class="cards">{"".join(cards)}</div>'
 
@@ -174,30 +186,33 @@ def render_card(sug: dict, *, first: bool, static: bool) -> str:
     badges = card_badges(sug, first=first)
     evidence = render_evidence(sug.get("evidence") or [])
     extra = card_terms(sug)
+    fix_first, evidence_title, sources_title = _("fix first"), _("Evidence"), _("Sources")
     return (
         f'<article class="card{" first" if first else ""}" id="{key}" aria-labelledby="{key}-t">'
-        f'<div class="card-head"><div class="titles"><p class="rank">#{esc(rank)}{" · fix first" if first else ""}</p>'
+        f'<div class="card-head"><div class="titles"><p class="rank">#{esc(rank)}{" · " + esc(fix_first) if first else ""}</p>'
         f'<h3 id="{key}-t">{esc(entry_text(sug, "title") or sug.get("id"))}</h3>{badges}</div>'
         f"{gain_box(sug.get('expected_gain'), static=static)}</div>"
         f"{gain_basis(sug.get('expected_gain'))}{first_step(sug)}"
-        f"<h4>Evidence</h4>{evidence}{extra}"
-        f"<h4>Sources</h4>{render_sources(sug.get('sources') or [])}</article>"
+        f"<h4>{esc(evidence_title)}</h4>{evidence}{extra}"
+        f"<h4>{esc(sources_title)}</h4>{render_sources(sug.get('sources') or [])}</article>"
     )
 
 
 def card_badges(sug: dict, *, first: bool) -> str:
     """Fix-first, kind, evidence grade, entry id and match score."""
     grade = str(sug.get("evidence_grade") or "?")
-    meaning = EVIDENCE_GRADES.get(grade, "grade not recorded")
+    meaning = _(EVIDENCE_GRADES.get(grade, N_("grade not recorded")))
     badges = []
     if sug.get("kind"):
-        badges.append(f'<span class="badge">{esc(sug["kind"])}</span>')
+        badges.append(f'<span class="badge">{esc(word(sug["kind"]))}</span>')
     grade_css = f" grade-{grade}" if grade in EVIDENCE_GRADES else ""
-    badges.append(f'<span class="badge{grade_css}">evidence {esc(grade)}: {esc(meaning)}</span>')
+    grade_text = _("evidence {grade}: {meaning}").format(grade=grade, meaning=meaning)
+    badges.append(f'<span class="badge{grade_css}">{esc(grade_text)}</span>')
     badges.append(f'<span class="badge mono">{esc(sug.get("id"))}</span>')
     score = as_float(sug.get("score"))
     if score is not None:
-        badges.append(f'<span class="badge">match score {score:.2f}</span>')
+        score_text = _("match score {score}").format(score=f"{score:.2f}")
+        badges.append(f'<span class="badge">{esc(score_text)}</span>')
     return f'<p class="badges">{"".join(badges)}</p>'
 
 
@@ -205,10 +220,11 @@ def gain_box(gain: dict | None, *, static: bool) -> str:
     """The big expected-gain figure of a card."""
     pct, saved = gain_parts(gain, U)
     if not pct:
-        text = "no gain claimed from a static scan" if static else "no sourced gain figure"
+        text = _("no gain claimed from a static scan") if static else _("no sourced gain figure")
         return f'<div class="gain-box"><p class="figure none">{esc(text)}</p></div>'
-    of = "of the step" if (gain or {}).get("of") == "step" else "of device time"
-    sub = f'<p class="sub">{of}</p>' + (f'<p class="sub">{esc(saved)} saved</p>' if saved else "")
+    of = _("of the step") if (gain or {}).get("of") == "step" else _("of device time")
+    saved_text = _("{time} saved").format(time=saved)
+    sub = f'<p class="sub">{esc(of)}</p>' + (f'<p class="sub">{esc(saved_text)}</p>' if saved else "")
     return f'<div class="gain-box"><p class="figure">{esc(pct)}</p>{sub}</div>'
 
 
@@ -217,8 +233,9 @@ def first_step(sug: dict) -> str:
     step = entry_text(sug, "first_step")
     if not step:
         return ""
-    return (f'<p class="first-step"><strong>First step:</strong> {esc(step)} '
-            f'<span class="muted small">The rest: <code>{esc(sug.get("show") or "advisor show " + str(sug.get("id")))}'
+    label, rest = _("First step:"), _("The rest:")
+    return (f'<p class="first-step"><strong>{esc(label)}</strong> {esc(step)} '
+            f'<span class="muted small">{esc(rest)} <code>{esc(sug.get("show") or "advisor show " + str(sug.get("id")))}'
             "</code></span></p>")
 
 
@@ -226,47 +243,53 @@ def gain_basis(gain: dict | None) -> str:
     """How the expected gain was computed."""
     if not gain or not gain.get("basis"):
         return ""
-    return f'<p class="basis"><strong>Basis:</strong> {esc(gain["basis"])}</p>'
+    label = _("Basis:")
+    return f'<p class="basis"><strong>{esc(label)}</strong> {esc(localize(gain["basis"]))}</p>'
 
 
 def render_evidence(evidence: list[dict]) -> str:
     """The evidence table of a card: op type, time, share, why."""
     if not evidence:
-        return '<p class="muted small">No operator evidence recorded.</p>'
+        return muted(_("No operator evidence recorded."), "muted small")
     rows = [
         f'<tr><td class="name mono">{esc(e.get("op_type"))}</td><td class="num">{esc(U.time(e.get("time_us")))}</td>'
-        f'<td class="num">{esc(U.share(e.get("share")))}</td><td class="why">{esc(e.get("why"))}</td></tr>'
+        f'<td class="num">{esc(U.share(e.get("share")))}</td><td class="why">{esc(localize(e.get("why")))}</td></tr>'
         for e in evidence
     ]
-    return render_table([("Operator", False), ("Time", True), ("Share", True), ("Why it matches", False)], rows)
+    return render_table(headings(EVIDENCE_HEAD), rows)
+
+
+#: (title, numeric) of a card's evidence table.
+EVIDENCE_HEAD = ((N_("Operator"), False), (N_("Time"), True), (N_("Share"), True), (N_("Why it matches"), False))
 
 
 def card_terms(sug: dict) -> str:
     """The entry's operators and tags, as a line of text."""
     bits = []
     if sug.get("operators"):
-        bits.append("Operators: " + ", ".join(str(o) for o in sug["operators"]))
+        bits.append(_("Operators: {names}").format(names=", ".join(str(o) for o in sug["operators"])))
     if sug.get("tags"):
-        bits.append("Tags: " + ", ".join(str(t) for t in sug["tags"]))
+        bits.append(_("Tags: {names}").format(names=", ".join(str(t) for t in sug["tags"])))
     return f'<p class="small muted">{esc(" · ".join(bits))}</p>' if bits else ""
 
 
 def render_similar(cases: list[dict]) -> str:
     """The case studies whose operator mix and problems resemble the profile's, with the parts of the similarity."""
     if not cases:
-        return '<p class="muted">No case study has an operator mix close to this profile.</p>'
+        return muted(_("No case study has an operator mix close to this profile."))
     items = []
     for case in cases:
         sim, mix, overlap = (as_float(case.get(key)) for key in ("similarity", "mix_cosine", "symptom_overlap"))
-        parts = f": op mix {mix:.2f}, symptoms {overlap:.2f}" if mix is not None and overlap is not None else ""
-        sim_text = f" ({sim:.2f}{parts})" if sim is not None else ""
+        parts = _(": op mix {mix}, symptoms {overlap}").format(mix=f"{mix:.2f}", overlap=f"{overlap:.2f}") \
+            if mix is not None and overlap is not None else ""
+        sim_text = _(" ({similarity}{parts})").format(similarity=f"{sim:.2f}", parts=parts) if sim is not None else ""
+        title = f'<strong>{esc(entry_text(case, "title") or case.get("id"))}</strong>'
+        line = esc(_("Your profile resembles {title}{similarity}")).format(title=title, similarity=esc(sim_text))
         items.append(
-            f'<li>Your profile resembles <strong>{esc(entry_text(case, "title") or case.get("id"))}</strong>{esc(sim_text)} '
+            f'<li>{line} '
             f'<span class="small muted mono">{esc(case.get("id"))}</span></li>'
         )
-    return (
-        '<p class="small muted">Similarity weighs the operator mix (cosine of the operator-family shares) with the '
-        "problem symptoms both show (their overlap); 1.00 = the same mix and the same problems. Results of a case "
-        "are what was observed in that case, not a promise for this model.</p>"
-        f'<ul class="plain">{"".join(items)}</ul>'
-    )
+    intro = _("Similarity weighs the operator mix (cosine of the operator-family shares) with the problem symptoms "
+              "both show (their overlap); 1.00 = the same mix and the same problems. Results of a case are what was "
+              "observed in that case, not a promise for this model.")
+    return f'<p class="small muted">{esc(intro)}</p><ul class="plain">{"".join(items)}</ul>'
