@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb_search_index import fill_search_tables
+from opprof_advisor.kb_search_index import fill_search_tables, update_search_tables
 from opprof_advisor.migrations import index_migrations
 from opprof_advisor.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
@@ -78,8 +78,13 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     try:
         conn.execute("begin immediate")
         try:
-            sync_rows(conn, sources, files, scanned_at, folders)
-            fill_search_tables(conn)  # the same candidate tables as a build: search stays on its fast path
+            # The same candidate tables as a build (search stays on its fast path): a few entries' rows
+            # changed where that suffices (an add), refilled otherwise.
+            before = sync_rows(conn, sources, files, scanned_at, folders)
+            if before is None:
+                fill_search_tables(conn)
+            else:
+                update_search_tables(conn, before)
             conn.execute("commit")
         except BaseException:
             if conn.in_transaction:

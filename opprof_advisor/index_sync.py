@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from opprof_advisor.errors import Problem
+from opprof_advisor.kb_search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
 from opprof_advisor.store import (
     APP_ID, BUILD_VERSION, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row, _sources_json,
     content_hash, file_digests, stat_signature, stored_digests,
@@ -42,8 +43,13 @@ class Parsed(NamedTuple):
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list]) -> None:
-    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction."""
+              folders: list[list]) -> dict[str, EntrySearchRow] | None:
+    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
+
+    Returns what the search candidate tables held of the entries that changed, before the change (for
+    kb_search_index.update_search_tables), or None when the tables must be filled again (not current, or
+    too many changes).
+    """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
     digests = file_digests(files, known, int(meta.get("signed_at_ns", "0")))
@@ -59,8 +65,9 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    problems = _sync_entries(conn, parsed, bool(changed or removed))
+    problems, before = _sync_entries(conn, parsed, bool(changed or removed))
     _write_meta(conn, sources, files, digests, problems, scanned_at, folders)
+    return before
 
 
 def _marks(columns: Sequence[str]) -> str:
@@ -133,14 +140,21 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool) -> list[Problem]:
+def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool
+                  ) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
     winners, problems = _winners(conn)
+    before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
         gone = sorted(set(have) - set(winners))
         rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
                 if path in parsed or have.get(entry_id, (None,))[0] != path}
         rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
+        if before is not None and len(gone) + len(rows) <= FEW_CHANGES:
+            before = dict.fromkeys([*gone, *rows])
+            before.update(entry_search_rows(conn, before))  # ids not yet in the index stay None
+        elif gone or rows:
+            before = None
         conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
         updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
         inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
@@ -149,7 +163,7 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
         _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
         if gone or rows:
             _write_summaries(conn, parsed, winners, rows)
-    return problems + _related_problems(conn, winners)
+    return problems + _related_problems(conn, winners), before
 
 
 def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:

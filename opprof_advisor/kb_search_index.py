@@ -32,6 +32,7 @@ import sqlite3
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from typing import NamedTuple
 
 STAMP_KEY = "search_tables"
 #: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
@@ -124,12 +125,14 @@ def zh_lines(conn: sqlite3.Connection) -> str:
     """What a Chinese query is matched against, lower-case, one a line by rowid: the words of
     kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags,
     joined by spaces; a gram never spans a space, so the order and the title's repeats do not matter)."""
-    parts = [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
-             *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')"
-               for column in ("operators", "tags"))]
-    text = " || ' ' || ".join(parts)
-    rows = conn.execute(f"select rowid, {text} from entries")
+    rows = conn.execute(f"select rowid, {ZH_TEXT} from entries")
     return lines({rowid: text.lower() for rowid, text in rows})
+
+
+#: The text of zh_lines of an entry row, built by SQLite (not yet lower-case).
+ZH_TEXT = " || ' ' || ".join(
+    [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
+     *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')" for column in ("operators", "tags"))])
 
 
 def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
@@ -198,6 +201,153 @@ def vocabulary_rows(counts: dict[str, int]) -> list[tuple[int, str, bytes]]:
         words.sort()
         rows.append((length, "\n".join(words), pack(counts[word] for word in words)))
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Updating (an add, a replace or a remove: the rows of the entries that changed, not a refill)
+# ---------------------------------------------------------------------------------------------
+
+#: Above this many changed entries the tables are refilled instead (one pass beats many small edits).
+FEW_CHANGES = 500
+#: The blobs of one line per rowid, and the search_entries column each comes from (zh_texts: ZH_TEXT).
+_LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts")
+
+
+class EntrySearchRow(NamedTuple):
+    """What the candidate tables hold of one entry: its rowid, search summary and zh_lines text."""
+
+    rowid: int
+    summary: list
+    zh_text: str
+
+
+def entry_search_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, EntrySearchRow]:
+    """The rows of ``ids`` as the tables see them, by id (taken before and after the entries change)."""
+    rows = conn.execute(f"select rowid, {SUMMARY}, {ZH_TEXT} from entries where id in "
+                        "(select value from json_each(?))", (json.dumps(sorted(set(ids))),))
+    found = {}
+    for rowid, summary, zh_text in rows:
+        summary = json.loads(summary)
+        found[summary[0]] = EntrySearchRow(rowid, summary, zh_text.lower())  # Python's lower, as zh_lines
+    return found
+
+
+def tables_current(conn: sqlite3.Connection) -> bool:
+    """True when the tables are this layout's and describe the index's content (an update may start from them)."""
+    rows = dict(conn.execute(f"select key, value from meta where key in ('content_hash', '{STAMP_KEY}')").fetchall())
+    return STAMP_KEY in rows and rows[STAMP_KEY] == stamp(rows.get("content_hash", ""))
+
+
+def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearchRow | None]) -> None:
+    """Bring the tables from the entries ``before`` (by id, read by entry_search_rows before the change while
+    the tables were current; None for an id then absent) to those entries as they are now, and stamp them:
+    the rows a refill writes."""
+    if before:
+        _update_rows(conn, {row.rowid: row for row in before.values() if row is not None},
+                     {row.rowid: row for row in entry_search_rows(conn, before).values()})
+    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
+    conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                 (STAMP_KEY, stamp(content[0] if content else "")))
+
+
+def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    _update_postings(conn, old, new)
+    _update_vocabulary(conn, old, new)
+    conn.executemany("delete from search_entries where rowid = ?", [(rowid,) for rowid in old.keys() - new.keys()])
+    conn.executemany("insert or replace into search_entries values (?, ?, ?, ?)", [
+        (rowid, row.summary[0], row.summary[1], row.summary[2].lower().replace("\n", " ")) for rowid, row in new.items()])
+    if conn.execute("select 1 from search_blobs where name = 'trigrams'").fetchone():
+        conn.executemany(f"insert into {TRIGRAMS} ({TRIGRAMS}, rowid, joined) values ('delete', ?, ?)",
+                         [(rowid, _joined(row)) for rowid, row in old.items()])
+        conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)",
+                         [(rowid, _joined(row)) for rowid, row in new.items()])
+    _update_line_blobs(conn, old, new)
+    labels = sorted(row[0] for row in conn.execute("select key from search_postings where kind = ?", (LABEL,)))
+    count = conn.execute("select count(*) from entries").fetchone()[0]
+    conn.executemany("insert or replace into search_blobs values (?, ?)", [
+        ("labels", json.dumps(labels, ensure_ascii=False)), ("count", str(count))])
+
+
+def _joined(row: EntrySearchRow) -> str:
+    return "".join(_WORD.findall(row.summary[2].lower()))
+
+
+def _keys(row: EntrySearchRow) -> set[tuple[str, str]]:
+    entry_id, kind, title, operators, symptoms, tags, models = row.summary
+    lower = title.lower()
+    return entry_keys(entry_id, kind, lower, "".join(_WORD.findall(lower)), operators, symptoms, tags, models)
+
+
+def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    """Take each changed entry's rowid out of the postings of its old keys, into those of its new ones (sorted, as a
+    fill leaves them; a posting left empty goes)."""
+    edits: dict[tuple[str, str], tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
+    for rowid in old.keys() | new.keys():
+        was = _keys(old[rowid]) if rowid in old else set()
+        now = _keys(new[rowid]) if rowid in new else set()
+        for key in was - now:
+            edits[key][0].add(rowid)
+        for key in now - was:
+            edits[key][1].add(rowid)
+    for (kind, key), (gone, added) in edits.items():
+        row = conn.execute("select rowids from search_postings where kind = ? and key = ?", (kind, key)).fetchone()
+        rowids = sorted((set(unpack(row[0])) if row else set()) - gone | added)
+        if rowids:
+            conn.execute("insert or replace into search_postings values (?, ?, ?)", (kind, key, pack(rowids)))
+        else:
+            conn.execute("delete from search_postings where kind = ? and key = ?", (kind, key))
+
+
+def entry_words(summary: list) -> list[str]:
+    """The words one entry adds to the correction vocabulary (as fill_search_tables counts them): those of its id
+    and title, and of each tag, model, symptom and operator it lists."""
+    entry_id, _, title, operators, symptoms, tags, models = summary
+    words = _WORD.findall(entry_id.lower()) + _WORD.findall(title.lower())
+    for label in (*tags, *models, *symptoms, *operators):
+        words += _WORD.findall(label.lower())
+    return words
+
+
+def _update_vocabulary(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    delta: Counter[str] = Counter()
+    for row in new.values():
+        delta.update(entry_words(row.summary))
+    for row in old.values():
+        delta.subtract(entry_words(row.summary))
+    lengths = {len(word) for word, change in delta.items() if change}
+    for length in sorted(lengths):
+        row = conn.execute("select words, counts from search_words where length = ?", (length,)).fetchone()
+        counts = Counter(dict(zip(row[0].split("\n"), unpack(row[1])))) if row else Counter()
+        for word, change in delta.items():
+            if len(word) == length:
+                counts[word] += change
+        kept = {word: times for word, times in counts.items() if times > 0}
+        conn.execute("delete from search_words where length = ?", (length,))
+        conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(kept))
+
+
+def _update_line_blobs(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    """Rewrite the changed lines of the one-line-per-rowid blobs; the blob ends at the last entry's line, as lines() writes it."""
+    last = conn.execute("select max(rowid) from entries").fetchone()[0] or 0
+    for name in _LINE_BLOBS:
+        stored = conn.execute("select value from search_blobs where name = ?", (name,)).fetchone()
+        text = stored[0].split("\n") if stored else [""]
+        text += [""] * (last + 1 - len(text))
+        del text[last + 1:]
+        for rowid in old.keys() - new.keys():
+            if rowid <= last:
+                text[rowid] = ""
+        for rowid, row in new.items():
+            text[rowid] = _line_value(name, row).replace("\n", " ")
+        conn.execute("insert or replace into search_blobs values (?, ?)", (name, "\n".join(text)))
+
+
+def _line_value(name: str, row: EntrySearchRow) -> str:
+    if name == "ids":
+        return row.summary[0]
+    if name == "kinds":
+        return row.summary[1]
+    return row.summary[2].lower() if name == "titles" else row.zh_text
 
 
 # ---------------------------------------------------------------------------------------------

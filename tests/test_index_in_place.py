@@ -14,7 +14,7 @@ from conftest import ROOT
 from kb_helpers import body_for, write_entry
 from opprof_advisor import index_build, store
 from opprof_advisor.kb_search import search
-from opprof_advisor.kb_search_index import open_tables
+from opprof_advisor.kb_search_index import open_tables, unpack
 from opprof_advisor.kb_remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
@@ -31,11 +31,29 @@ def contents(db) -> dict:
         fts_rows = conn.execute("select count(*) from entries_fts").fetchone()
         # search's candidate tables, by entry id (rowids differ): an add must leave search on its fast path
         search_entries = conn.execute("select id, kind, title from search_entries order by id").fetchall()
-        words = conn.execute("select length, words from search_words order by length").fetchall()
+        words = conn.execute("select length, words, counts from search_words order by length").fetchall()
+        candidates = candidate_tables(conn)
     finally:
         conn.close()
     return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows, "search_entries": search_entries,
-            "search_words": words}
+            "search_words": words, **candidates}
+
+
+def candidate_tables(conn) -> dict:
+    """The postings, blobs and title trigrams of the candidate tables, rowids replaced by entry ids."""
+    id_of = dict(conn.execute("select rowid, id from entries"))
+    postings = {(kind, key): sorted(id_of[rowid] for rowid in unpack(blob))
+                for kind, key, blob in conn.execute("select kind, key, rowids from search_postings")}
+    assert all(list(unpack(blob)) == sorted(unpack(blob)) for (blob,) in conn.execute("select rowids from search_postings"))
+    blobs = dict(conn.execute("select name, value from search_blobs"))
+    by_id = {name: sorted((id_of[rowid], line) for rowid, line in enumerate(blobs.pop(name).split("\n")) if rowid in id_of)
+             for name in ("ids", "titles", "kinds", "zh_texts")}
+    assert all(len(value.split("\n")) == max(id_of) + 1 for name, value in
+               conn.execute("select name, value from search_blobs where name in ('ids', 'titles', 'kinds', 'zh_texts')"))
+    trigrams = {gram: sorted(id_of[rowid] for (rowid,) in conn.execute(
+        "select rowid from search_title_trigrams where search_title_trigrams match ?", (f'"{gram}"',)))
+        for gram in ("nms", "hos", "ost", "mat", "ion", "zzz")}
+    return {"postings": postings, "blobs": blobs, "lines": by_id, "trigrams": trigrams}
 
 
 def rankings(db) -> dict:
