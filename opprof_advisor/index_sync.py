@@ -5,8 +5,8 @@ by ``index_add`` (an add). The work grows with the files that changed, plus a fe
 every file's stats and every entry's id: a file whose size and mtime match its row, and that was not
 modified within the racy window of the last signature, keeps its stored digest unread. Rows are
 written with ``executemany`` (FTS5 follows through the triggers of ``migrations.m002``); the search
-summaries and the list of problems are recomputed from the ``entries`` table, so an add leaves
-exactly the rows a full rebuild writes.
+list of problems is recomputed from the ``entries`` table and the search candidate tables are edited
+for the entries that changed, so an add leaves exactly the rows a full rebuild writes.
 """
 
 from __future__ import annotations
@@ -34,12 +34,11 @@ BULK_FTS_ROWS = 1_000
 
 
 class Parsed(NamedTuple):
-    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems."""
+    """One KB file parsed: its entry (the ``entries`` row) or its problems."""
 
     entry_id: str | None
     problems_json: str | None
     row: tuple | None
-    summary: list | None
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
@@ -129,14 +128,13 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
     too_big = entry_too_big(Path(path), size)  # not even parsed
     entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin)
     if entry is None:
-        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None)
+        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None)
     row = _entry_to_row(entry)
-    summary = [entry.id, entry.kind, entry.title, entry.operators, entry.symptoms, entry.tags, entry.models]
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary)
+    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS))
 
 
 # ---------------------------------------------------------------------------------------------
-# Entries: the winning file per id (later sources win), its row, the summaries and problems
+# Entries: the winning file per id (later sources win), its row and problems
 # ---------------------------------------------------------------------------------------------
 
 
@@ -161,8 +159,9 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
         assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
         conn.executemany(f"update entries set {assignments} where id = ?", updates)
         _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
-        if gone or rows:
-            _write_summaries(conn, parsed, winners, rows)
+        # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
+        # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
+        conn.execute("delete from meta where key = 'summaries'")
     return problems + _related_problems(conn, winners), before
 
 
@@ -199,38 +198,6 @@ def _winner_row(conn: sqlite3.Connection, path: str, parsed: dict[str, Parsed]) 
         size, origin = conn.execute("select size, origin from files where path = ?", (path,)).fetchone()
         parsed[path] = parse_one((path, size or 0, origin))
     return parsed[path].row
-
-
-def _write_summaries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
-                     rows: dict[str, tuple]) -> None:
-    """The search summaries (one JSON document, sorted by id): kept for unchanged entries, replaced for the rest."""
-    old = _stored_summaries(conn) if len(rows) < len(winners) else {}
-    summaries = []
-    for entry_id in sorted(winners):
-        item = old.get(entry_id) if entry_id not in rows else None
-        if item is None:
-            item = _summary(conn, winners[entry_id], parsed)
-        summaries.append(item)
-    conn.execute("insert or replace into meta (key, value) values ('summaries', ?)",
-                 (json.dumps(summaries, ensure_ascii=False),))
-
-
-def _stored_summaries(conn: sqlite3.Connection) -> dict[str, list]:
-    """The summaries the index holds, by id; none when they are missing or damaged (all are then rebuilt)."""
-    stored = conn.execute("select value from meta where key = 'summaries'").fetchone()
-    try:
-        items = json.loads(stored[0]) if stored else []
-        return {item[0]: item for item in items if isinstance(item, list) and len(item) == 7}
-    except (ValueError, TypeError, IndexError):
-        return {}
-
-
-def _summary(conn: sqlite3.Connection, path: str, parsed: dict[str, Parsed]) -> list:
-    if path in parsed:
-        return parsed[path].summary
-    columns = ("id", "kind", "title", "operators", "symptoms", "tags", "models")
-    values = conn.execute(f"select {', '.join(columns)} from entries where path = ?", (path,)).fetchone()
-    return [*values[:3], *(json.loads(value or "[]") for value in values[3:])]
 
 
 def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list[Problem]:

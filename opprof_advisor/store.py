@@ -393,13 +393,18 @@ class Index:
     def summaries(self) -> list[EntrySummary]:
         """Id, kind, title, operators, symptoms, tags and models of every entry (for search), sorted by id.
 
-        Read from one JSON document written at build time: decoding it once is several times faster
-        than decoding the JSON columns of every row, which matters for `advisor search` on big KBs.
+        The list columns of every row are decoded by one json.loads (a search on the candidate tables
+        reads the summaries of its hits only; this is for an index without them).
         """
         if self._summaries is None:
-            rows = self._query("select value from meta where key = 'summaries'")
+            rows = self._query("select id, kind, title, coalesce(operators, '[]'), coalesce(symptoms, '[]'),"
+                               " coalesce(tags, '[]'), coalesce(models, '[]') from entries order by id")
             try:
-                self._summaries = [EntrySummary(*item) for item in json.loads(rows[0][0] if rows else "[]")]
+                lists = json.loads("[" + ",".join(cell for row in rows for cell in row[3:]) + "]")
+                if len(lists) != 4 * len(rows) or not all(isinstance(item, list) for item in lists):
+                    raise ValueError("a list column holds something else")
+                self._summaries = [EntrySummary(*row[:3], *lists[4 * number:4 * number + 4])
+                                   for number, row in enumerate(rows)]
             except (ValueError, TypeError) as exc:
                 raise _damaged(self.db_path, f"the search summaries: {exc}") from exc
         return self._summaries
