@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from opprof_advisor.errors import Problem
 from opprof_advisor.kb_search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
 from opprof_advisor.store import (
-    APP_ID, BUILD_VERSION, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row, _sources_json,
-    content_hash, file_digests, stat_signature, stored_digests,
+    APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row,
+    _mtime, _scan_folder, _sources_json, content_hash, content_record, file_digests, moved_hash, racy_window,
+    stat_record, stat_signature, stored_digests,
 )
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
@@ -55,6 +56,16 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
     changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
+    parsed = _write_files(conn, files, changed, removed, known, digests)
+    problems, before = _sync_entries(conn, parsed, bool(changed or removed))
+    _write_meta(conn, _meta_values(sources, len(files), folders, scanned_at, problems,
+                                   stat_signature(sources, files), content_hash(files, digests)))
+    return before
+
+
+def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
+                 known: dict[str, tuple], digests: dict[str, str]) -> dict[str, Parsed]:
+    """Parse the changed files and write the ``files`` rows of ``files`` (changed or with new stats) and ``removed``."""
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
     conn.executemany("delete from files where path = ?", [(path,) for path in removed])
     # files.entry stays empty: the entry lives in its ``entries`` row (a file that wins its id later
@@ -64,9 +75,150 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    problems, before = _sync_entries(conn, parsed, bool(changed or removed))
-    _write_meta(conn, sources, files, digests, problems, scanned_at, folders)
-    return before
+    return parsed
+
+
+# ---------------------------------------------------------------------------------------------
+# An add or a remove on a big KB: only the folders whose mtime moved are listed again
+# ---------------------------------------------------------------------------------------------
+
+
+def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) -> tuple[bool, dict | None]:
+    """``sync_rows`` for a KB of more than FULL_STAT_LIMIT files, reading only what the manifest of folders says moved.
+
+    Adding, removing, renaming or saving a file by replacement changes its folder's mtime (what `advisor add`
+    and editors do): the folders whose mtime moved, or was within the racy window of the last signature, are
+    listed again and their files' stats compared with their rows; every other file keeps its row unread, and
+    the signatures move by the terms of the files listed (see store.moved_hash). So a user's edit elsewhere in
+    the KB meanwhile is seen by the next open as by a full scan. Returns (False, None) when the manifest cannot
+    be trusted (a small KB, other sources, an index without one): the caller then compares every file.
+    """
+    from opprof_advisor import store
+
+    meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
+    if int(meta.get("file_count", "0")) <= store.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
+        return False, None
+    try:
+        recorded = [(int(number), str(rel), int(mtime)) for number, rel, mtime in json.loads(meta["folders"])]
+        signed_at = int(meta["signed_at_ns"])
+        file_count = int(meta["file_count"])
+        int(meta["stat_signature"], 16), int(meta["content_hash"], 16)
+        roots = [str(source.root) for source in sources]
+        for number, _, _ in recorded:
+            roots[number]
+    except (KeyError, ValueError, TypeError, IndexError):
+        return False, None
+    if not recorded:
+        return False, None
+    window = racy_window([mtime for _, _, mtime in recorded])
+    scanned_at = _settle(recorded, roots, window)
+    kept, moved = [], []
+    for number, rel, mtime in recorded:
+        now = _mtime(os.path.join(roots[number], rel))
+        (kept if now == mtime and mtime < signed_at - window else moved).append([number, rel, now])
+    listed_folders = {(number, rel) for number, rel, _ in recorded}
+    files: list[SourceFile] = []
+    new_folders: list[list] = []
+    for number, rel, now in moved:
+        if now != -1:
+            _list_folder(sources[number], number, rel, listed_folders, files, new_folders)
+    old = _rows_in(conn, sources, [(number, rel) for number, rel, _ in moved])
+    known = {f.path: (sha, f.size, f.mtime_ns, f.source, f.origin) for f, sha, _ in old}
+    digests = file_digests(files, known, signed_at)
+    changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
+               or known[f.path][3:] != (f.source, f.origin)]
+    removed = sorted(set(known) - {f.path for f in files})
+    parsed = _write_files(conn, files, changed, removed, known, digests)
+    affected = {entry_id for _, _, entry_id in old if entry_id} | {p.entry_id for p in parsed.values() if p.entry_id}
+    old_problems = json.loads(meta.get("problems", "[]"))
+    problems, before = _sync_affected(conn, parsed, affected, old_problems)
+    signature = moved_hash(meta["stat_signature"], (stat_record(f) for f, _, _ in old), map(stat_record, files))
+    content = moved_hash(meta["content_hash"], (content_record(f, sha) for f, sha, _ in old),
+                         (content_record(f, digests[f.path]) for f in files))
+    folders = sorted([*kept, *(folder for folder in moved if folder[2] != -1 or folder[1] == ""), *new_folders],
+                     key=lambda folder: (folder[0], folder[1].split("/")))
+    _write_meta(conn, _meta_values(sources, file_count - len(old) + len(files), folders, scanned_at, problems,
+                                   signature, content))
+    return True, before
+
+
+def _settle(recorded: list[tuple[int, str, int]], roots: list[str], window: int) -> int:
+    """The time of the new signature, after waiting (up to a fine window, 50 ms) for folders just changed to age
+    past the racy window: the next open then trusts their mtime instead of comparing every file."""
+    import time
+
+    newest = max(_mtime(os.path.join(roots[number], rel)) for number, rel, _ in recorded)
+    wait = newest + window - time.time_ns()
+    if 0 < wait <= FINE_RACY_WINDOW_NS:
+        time.sleep(wait / 1e9)
+    return time.time_ns()
+
+
+def _list_folder(source: KbSource, number: int, rel: str, listed: set[tuple[int, str]], files: list[SourceFile],
+                 new_folders: list[list]) -> None:
+    """The entry files directly in one folder of a source, and everything under its subfolders the manifest lacks."""
+    folder = os.path.join(str(source.root), rel) if rel else str(source.root)
+    try:
+        items = sorted(os.scandir(folder), key=lambda item: item.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for item in items:
+        name = item.name
+        if name.startswith("."):
+            continue
+        if item.is_dir():
+            if (number, f"{rel}{name}/") not in listed:  # new: listed whole, as scan_files lists it
+                new_folders.append([number, f"{rel}{name}/", item.stat().st_mtime_ns])
+                _scan_folder(item.path, f"{rel}{name}/", number, source.origin, files, new_folders)
+        elif name.endswith(".md") and name.lower() != "readme.md" and item.is_file():
+            stat = item.stat()
+            files.append(SourceFile(item.path, rel + name, number, source.origin, stat.st_size, stat.st_mtime_ns))
+
+
+def _rows_in(conn: sqlite3.Connection, sources: Sequence[KbSource], folders: list[tuple[int, str]]
+             ) -> list[tuple[SourceFile, str, str | None]]:
+    """(file as scanned when its row was written, sha256, entry id) of the rows directly in each of ``folders``."""
+    found = []
+    for number, rel in folders:
+        root = str(sources[number].root)
+        prefix = f"{root}/{rel}"
+        for path, origin, sha, size, mtime_ns, entry_id in conn.execute(
+                "select path, origin, sha256, size, mtime_ns, entry_id from files where source = ? and path > ? and "
+                "path < ? and instr(substr(path, ?), '/') = 0", (number, prefix, prefix[:-1] + "0", len(prefix) + 1)):
+            found.append((SourceFile(path, path[len(root) + 1:], number, origin, size, mtime_ns), sha, entry_id))
+    return found
+
+
+def _sync_affected(conn: sqlite3.Connection, parsed: dict[str, Parsed], affected: set[str], old_problems: list
+                   ) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+    """``_sync_entries`` for the ids of the files that changed only (their winners, rows and the problems)."""
+    ids = json.dumps(sorted(affected))
+    chosen = conn.execute("select path, source, entry_id from files where entry_id in (select value from json_each(?)) "
+                          "order by source, path", (ids,)).fetchall()
+    winners, _ = _pick_winners(chosen)
+    have = {row[0]: row[1:] for row in conn.execute(
+        "select id, path, row_hash from entries where id in (select value from json_each(?))", (ids,))}
+    before = _write_entries(conn, parsed, winners, have, {} if tables_current(conn) else None)
+    _, problems = _pick_winners(conn.execute(
+        "select path, source, entry_id from files where entry_id in (select entry_id from files where entry_id is not "
+        "null group by entry_id having count(*) > 1) order by source, path").fetchall())
+    if _related_unchanged(conn, old_problems, set(have) - set(winners), affected & set(winners)):
+        return problems, before
+    all_winners, _ = _winners(conn)
+    return problems + _related_problems(conn, all_winners), before
+
+
+def _related_unchanged(conn: sqlite3.Connection, old_problems: list, gone: set[str], changed: set[str]) -> bool:
+    """True when no ``related`` id can name no entry now: none did before, no id went, and the changed entries'
+    related ids all exist (else the caller checks every entry, as a build does)."""
+    if gone or any(str(message).startswith("related id ") for _, _, message in old_problems):
+        return False
+    related = {rel for (value,) in conn.execute(
+        "select related from entries where related is not null and id in (select value from json_each(?))",
+        (json.dumps(sorted(changed)),)) for rel in json.loads(value)}
+    found = conn.execute("select count(*) from entries where id in (select value from json_each(?))",
+                         (json.dumps(sorted(related)),)).fetchone()[0]
+    return found == len(related)
 
 
 def _marks(columns: Sequence[str]) -> str:
@@ -144,25 +296,34 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
     before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
-        gone = sorted(set(have) - set(winners))
-        rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
-                if path in parsed or have.get(entry_id, (None,))[0] != path}
-        rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
-        if before is not None and len(gone) + len(rows) <= FEW_CHANGES:
-            before = dict.fromkeys([*gone, *rows])
-            before.update(entry_search_rows(conn, before))  # ids not yet in the index stay None
-        elif gone or rows:
-            before = None
-        conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
-        updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
-        inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
-        assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
-        conn.executemany(f"update entries set {assignments} where id = ?", updates)
-        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
-        # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
-        # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
-        conn.execute("delete from meta where key = 'summaries'")
+        before = _write_entries(conn, parsed, winners, have, before)
     return problems + _related_problems(conn, winners), before
+
+
+def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
+                   have: dict[str, tuple], before: dict | None) -> dict[str, EntrySearchRow] | None:
+    """Write the ``entries`` rows of ``winners`` (id -> winning path) against ``have`` (id -> path, row_hash of the
+    rows of those ids and of ids now gone); returns what the search tables held of the changed entries (``before``:
+    {} when they are current, else None)."""
+    gone = sorted(set(have) - set(winners))
+    rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
+            if path in parsed or have.get(entry_id, (None,))[0] != path}
+    rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
+    if before is not None and len(gone) + len(rows) <= FEW_CHANGES:
+        before = dict.fromkeys([*gone, *rows])
+        before.update(entry_search_rows(conn, before))  # ids not yet in the index stay None
+    elif gone or rows:
+        before = None
+    conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
+    updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
+    inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
+    assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
+    conn.executemany(f"update entries set {assignments} where id = ?", updates)
+    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
+    # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
+    # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
+    conn.execute("delete from meta where key = 'summaries'")
+    return before
 
 
 def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:
@@ -180,10 +341,15 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:
     """Path of the file that wins each id, in the order ids first appear; a second file of one source is a problem."""
+    return _pick_winners(conn.execute(
+        "select path, source, entry_id from files where entry_id is not null order by source, path"))
+
+
+def _pick_winners(rows: Iterable[tuple[str, int, str]]) -> tuple[dict[str, str], list[Problem]]:
+    """``_winners`` of (path, source, entry id) rows in the order of source then path."""
     chosen: dict[str, tuple[int, str]] = {}
     problems = []
-    for path, source, entry_id in conn.execute(
-            "select path, source, entry_id from files where entry_id is not null order by source, path"):
+    for path, source, entry_id in rows:
         previous = chosen.get(entry_id)
         if previous and previous[0] == source:
             problems.append(Problem(path, 1, f"duplicate id {entry_id!r} (also {previous[1]}); not indexed"))
@@ -218,19 +384,22 @@ def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list
     return [problem for _, path, _, rel in dangling for problem in related_problems([(path, [rel])], ids)]
 
 
-def _write_meta(conn: sqlite3.Connection, sources, files, digests, problems: list[Problem], scanned_at: int,
-                folders: list[list]) -> None:
-    values: dict[str, Any] = {
-        "file_count": str(len(files)),
+def _meta_values(sources, file_count: int, folders: list[list], scanned_at: int, problems: list[Problem],
+                 signature: str, content: str) -> dict[str, str]:
+    return {
+        "file_count": str(file_count),
         "folders": json.dumps(folders),
         "app": APP_ID,
         "build_version": BUILD_VERSION,
         "sources": _sources_json(sources),
-        "stat_signature": stat_signature(sources, files),
+        "stat_signature": signature,
         "signed_at_ns": str(scanned_at),
-        "content_hash": content_hash(files, digests),
+        "content_hash": content,
         "problems": json.dumps([[p.path, p.line, p.message] for p in problems], ensure_ascii=False),
     }
+
+
+def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
     conn.executemany("insert or replace into meta (key, value) values (?, ?)", list(values.items()))
 
 

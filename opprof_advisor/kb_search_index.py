@@ -17,7 +17,8 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
 * ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
 * ``search_blobs``: every id, kind and lower-case title, and the text a Chinese query is matched
   against, one a line at the line of its rowid, so that checking thousands of candidates reads a
-  few values instead of thousands of rows.
+  few values instead of thousands of rows; stored in parts of LINES_PER_PART lines, so that an add
+  rewrites the part of its rowid, not 20 MB of text at 50,000 entries.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 
 ``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
@@ -37,7 +38,7 @@ from typing import NamedTuple
 STAMP_KEY = "search_tables"
 #: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
 #: scored, as without tables) until the next build fills them again.
-LAYOUT = "1"
+LAYOUT = "2"  # 2: search_blobs in parts
 #: Up to this many ids or titles are read row by row (more: all at once from search_blobs).
 FEW_ROWS = 3000
 #: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
@@ -66,7 +67,8 @@ _SCHEMA = (
     "create table search_postings (kind text not null, key text not null, rowids blob not null,"
     " primary key (kind, key)) without rowid",
     "create table search_words (length integer primary key, words text not null, counts blob not null)",
-    "create table search_blobs (name text primary key, value text not null)",
+    "create table search_blobs (name text not null, part integer not null, value text not null,"
+    " primary key (name, part)) without rowid",
 )
 
 
@@ -115,7 +117,8 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
              ("count", str(len(ids)))]
     if fill_trigrams(conn, texts):
         blobs.append(("trigrams", "yes"))
-    conn.executemany("insert into search_blobs values (?, ?)", blobs)
+    conn.executemany("insert into search_blobs values (?, ?, ?)",
+                     [(name, *part) for name, value in blobs for part in blob_parts(name, value)])
     content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
     conn.execute("insert or replace into meta (key, value) values (?, ?)",
                  (STAMP_KEY, stamp(content[0] if content else "")))
@@ -175,6 +178,21 @@ def lines(values: dict[int, str]) -> str:
     return "\n".join(text)
 
 
+#: The lines of one row of a one-line-per-rowid blob (part p holds the lines of rowids p * LINES_PER_PART ...).
+LINES_PER_PART = 1024
+#: The blobs of one line per rowid (the others are one value: part 0).
+LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts")
+
+
+def blob_parts(name: str, value: str) -> list[tuple[int, str]]:
+    """The (part, value) rows of one of search_blobs: a line blob's lines in parts of LINES_PER_PART."""
+    if name not in LINE_BLOBS:
+        return [(0, value)]
+    text = value.split("\n")
+    return [(number, "\n".join(text[start:start + LINES_PER_PART]))
+            for number, start in enumerate(range(0, len(text), LINES_PER_PART))]
+
+
 def token_set_length(text: str) -> int:
     """Length of the distinct whitespace tokens of ``text`` joined by spaces (what token_set_ratio compares)."""
     tokens = set(text.split())
@@ -209,8 +227,6 @@ def vocabulary_rows(counts: dict[str, int]) -> list[tuple[int, str, bytes]]:
 
 #: Above this many changed entries the tables are refilled instead (one pass beats many small edits).
 FEW_CHANGES = 500
-#: The blobs of one line per rowid, and the search_entries column each comes from (zh_texts: ZH_TEXT).
-_LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts")
 
 
 class EntrySearchRow(NamedTuple):
@@ -264,7 +280,7 @@ def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: 
     _update_line_blobs(conn, old, new)
     labels = sorted(row[0] for row in conn.execute("select key from search_postings where kind = ?", (LABEL,)))
     count = conn.execute("select count(*) from entries").fetchone()[0]
-    conn.executemany("insert or replace into search_blobs values (?, ?)", [
+    conn.executemany("insert or replace into search_blobs values (?, 0, ?)", [
         ("labels", json.dumps(labels, ensure_ascii=False)), ("count", str(count))])
 
 
@@ -327,19 +343,27 @@ def _update_vocabulary(conn: sqlite3.Connection, old: dict[int, EntrySearchRow],
 
 
 def _update_line_blobs(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
-    """Rewrite the changed lines of the one-line-per-rowid blobs; the blob ends at the last entry's line, as lines() writes it."""
+    """Rewrite the parts of the line blobs that hold a changed rowid; the blob ends at the last entry's line, as
+    lines() writes it (parts past it go, a part that was the last is filled up)."""
     last = conn.execute("select max(rowid) from entries").fetchone()[0] or 0
-    for name in _LINE_BLOBS:
-        stored = conn.execute("select value from search_blobs where name = ?", (name,)).fetchone()
-        text = stored[0].split("\n") if stored else [""]
-        text += [""] * (last + 1 - len(text))
-        del text[last + 1:]
-        for rowid in old.keys() - new.keys():
-            if rowid <= last:
-                text[rowid] = ""
-        for rowid, row in new.items():
-            text[rowid] = _line_value(name, row).replace("\n", " ")
-        conn.execute("insert or replace into search_blobs values (?, ?)", (name, "\n".join(text)))
+    last_part = last // LINES_PER_PART
+    for name in LINE_BLOBS:
+        stored_last = conn.execute("select max(part) from search_blobs where name = ?", (name,)).fetchone()[0] or 0
+        conn.execute("delete from search_blobs where name = ? and part > ?", (name, last_part))
+        parts = {rowid // LINES_PER_PART for rowid in old.keys() | new.keys()}
+        parts.update(range(min(stored_last, last_part), last_part + 1))
+        for part in sorted(number for number in parts if number <= last_part):
+            stored = conn.execute("select value from search_blobs where name = ? and part = ?", (name, part)).fetchone()
+            text = stored[0].split("\n") if stored else []
+            size = LINES_PER_PART if part < last_part else last % LINES_PER_PART + 1
+            text = (text + [""] * size)[:size]
+            for rowid in old.keys() - new.keys():
+                if rowid // LINES_PER_PART == part and rowid <= last:
+                    text[rowid % LINES_PER_PART] = ""
+            for rowid, row in new.items():
+                if rowid // LINES_PER_PART == part:
+                    text[rowid % LINES_PER_PART] = _line_value(name, row).replace("\n", " ")
+            conn.execute("insert or replace into search_blobs values (?, ?, ?)", (name, part, "\n".join(text)))
 
 
 def _line_value(name: str, row: EntrySearchRow) -> str:
@@ -390,8 +414,9 @@ class SearchTables:
 
     def blob(self, name: str) -> list[str]:
         """One of search_blobs, split into its lines (the value of rowid r is line r)."""
-        rows = self._rows("select value from search_blobs where name = ?", (name,))
-        return rows[0][0].split("\n") if rows and rows[0][0] else []
+        rows = self._rows("select value from search_blobs where name = ? order by part", (name,))
+        text = "\n".join(row[0] for row in rows)
+        return text.split("\n") if text else []
 
     def zh_rows(self, rowids: Iterable[int]) -> list[tuple[int, str, dict]]:
         """(rowid, id, zh texts) of each of ``rowids``."""

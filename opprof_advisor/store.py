@@ -12,7 +12,8 @@ manifest of the KB folders and their mtimes: in a KB of more than FULL_STAT_LIMI
 stat-ing every file would cost more than the search (~3 µs a file here: 0.15 s at 50,000), an
 open checks the folders only. Adding, removing or renaming a file changes its folder's mtime, and
 so does saving it by replacement (what `advisor add`, vim, emacs and most editors do); a file of
-such a KB rewritten in place is picked up by the next `advisor kb build` or `advisor add`.
+such a KB rewritten in place is picked up by the next `advisor kb build` (an add or a remove there lists
+only the folders that moved: index_sync.sync_moved_folders).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "ta
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
 #: caches parsed entries as JSON).
-BUILD_VERSION = "2:" + ",".join(_ENTRY_COLUMNS)
+BUILD_VERSION = "3:" + ",".join(_ENTRY_COLUMNS)  # 3: signatures are sums of per-file terms
 
 
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
@@ -164,10 +165,37 @@ def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool
 
 
 def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> str:
-    """Hash of the source folders and every file's path, size and mtime."""
-    parts = [BUILD_VERSION, [str(s.root.resolve()) for s in sources],
-             [(f.source, f.rel, f.size, f.mtime_ns) for f in files]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    """Hash of the source folders and every file's path, size and mtime (a sum of one term per file, so
+    that an add moves it by its files' terms without reading every file's row: see moved_hash)."""
+    start = _term(json.dumps([BUILD_VERSION, [str(s.root.resolve()) for s in sources]]))
+    return _hex(start + sum(_term(stat_record(f)) for f in files))
+
+
+def stat_record(f: SourceFile) -> str:
+    """What stat_signature hashes of one file."""
+    return f"{f.source}\0{f.rel}\0{f.size}\0{f.mtime_ns}"
+
+
+def content_record(f: SourceFile, digest: str) -> str:
+    """What content_hash hashes of one file."""
+    return f"{f.source}\0{f.origin}\0{f.rel}\0{digest}"
+
+
+#: The sums of per-file terms are taken modulo 2**256 (a multiset hash: any file's change moves it).
+_MODULUS = 1 << 256
+
+
+def _term(record: str) -> int:
+    return int.from_bytes(hashlib.sha256(record.encode()).digest(), "big")
+
+
+def _hex(total: int) -> str:
+    return f"{total % _MODULUS:064x}"
+
+
+def moved_hash(stored: str, removed: Iterable[str], added: Iterable[str]) -> str:
+    """A stat_signature or content_hash moved from ``stored`` by the records of files gone and come."""
+    return _hex(int(stored, 16) - sum(map(_term, removed)) + sum(map(_term, added)))
 
 
 def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = None, signed_at: int = 0
@@ -200,11 +228,9 @@ def _read_bytes(path: str) -> bytes:
 
 
 def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
-    """Hash of all sources' contents (and of the build version), independent of where they live."""
-    hasher = hashlib.sha256(BUILD_VERSION.encode())
-    for f in files:
-        hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[f.path]}".encode())
-    return hasher.hexdigest()
+    """Hash of all sources' contents (and of the build version), independent of where they live (a sum of
+    one term per file, as stat_signature)."""
+    return _hex(_term(BUILD_VERSION) + sum(_term(content_record(f, digests[f.path])) for f in files))
 
 
 def read_meta(db_path: Path) -> dict[str, str] | None:

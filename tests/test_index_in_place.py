@@ -14,7 +14,8 @@ from conftest import ROOT
 from kb_helpers import body_for, write_entry
 from opprof_advisor import index_build, store
 from opprof_advisor.kb_search import search
-from opprof_advisor.kb_search_index import open_tables, unpack
+from opprof_advisor import kb_search_index
+from opprof_advisor.kb_search_index import LINE_BLOBS, open_tables, unpack
 from opprof_advisor.kb_remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
@@ -45,11 +46,14 @@ def candidate_tables(conn) -> dict:
     postings = {(kind, key): sorted(id_of[rowid] for rowid in unpack(blob))
                 for kind, key, blob in conn.execute("select kind, key, rowids from search_postings")}
     assert all(list(unpack(blob)) == sorted(unpack(blob)) for (blob,) in conn.execute("select rowids from search_postings"))
-    blobs = dict(conn.execute("select name, value from search_blobs"))
+    parts = conn.execute("select name, part, value from search_blobs order by name, part").fetchall()
+    per_part = kb_search_index.LINES_PER_PART
+    assert all(len(value.split("\n")) == per_part for name, part, value in parts
+               if name in LINE_BLOBS and part < max(id_of) // per_part)
+    blobs = {name: "\n".join(value for other, _, value in parts if other == name) for name, _, _ in parts}
+    assert all(len(blobs[name].split("\n")) == max(id_of) + 1 for name in LINE_BLOBS)
     by_id = {name: sorted((id_of[rowid], line) for rowid, line in enumerate(blobs.pop(name).split("\n")) if rowid in id_of)
-             for name in ("ids", "titles", "kinds", "zh_texts")}
-    assert all(len(value.split("\n")) == max(id_of) + 1 for name, value in
-               conn.execute("select name, value from search_blobs where name in ('ids', 'titles', 'kinds', 'zh_texts')"))
+             for name in LINE_BLOBS}
     trigrams = {gram: sorted(id_of[rowid] for (rowid,) in conn.execute(
         "select rowid from search_title_trigrams where search_title_trigrams match ?", (f'"{gram}"',)))
         for gram in ("nms", "hos", "ost", "mat", "ion", "zzz")}
@@ -113,6 +117,89 @@ def test_a_replace_and_a_remove_leave_the_index_a_rebuild_writes(tmp_path, advis
     assert store.open_index(db).get("nms-on-npu").origin == "builtin"
     assert contents(db) == contents(store.build_index(tmp_path / "b.db", rebuild=True).db_path)
     assert rankings(db) == rankings(tmp_path / "b.db")
+
+
+def test_adds_and_removes_across_the_parts_of_the_line_blobs_leave_the_tables_a_rebuild_writes(
+        tmp_path, advisor_home, user_kb, monkeypatch):
+    monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 16)  # the shipped KB fills ten parts and more
+    db = advisor_home / "advisor.db"
+    store.build_index(db)
+    last = sqlite3.connect(db).execute("select max(rowid) from entries").fetchone()[0]
+    added = []
+    for number in range(16 - last % 16 + 1):  # the last part fills up, one more is started
+        added.append(f"part-case-{number}")
+        store.add_entry_file(write_entry(tmp_path / "drafts", added[-1], kind="case", title=f"NMS part {number}",
+                                         operators=["NMS"], body=body_for("case")))
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
+    for entry_id in (added[-1], added[0], "host-nms-tip"):  # the last rowid (its part goes), the first, one in between
+        remove_entry(entry_id)
+        assert contents(db) == contents(store.build_index(tmp_path / f"{entry_id}.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "host-nms-tip.db")
+
+
+@pytest.fixture
+def big_kb(monkeypatch):
+    """The shipped KB and the user's count as big: an add lists only the folders whose mtime moved."""
+    monkeypatch.setattr(store, "FULL_STAT_LIMIT", 10)
+
+    def every_file(*args, **kwargs):
+        raise AssertionError("an add on a big KB with a trusted manifest lists every file")
+
+    return every_file
+
+
+def save_by_replacement(path, text: str) -> None:
+    """What vim, emacs and most editors do: a new file renamed over the old one (its folder's mtime moves)."""
+    temporary = path.with_name(f".{path.name}.swp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def test_on_a_big_kb_add_replace_and_remove_list_only_the_folders_that_moved(tmp_path, advisor_home, user_kb, big_kb,
+                                                                             monkeypatch):
+    db = advisor_home / "advisor.db"
+    store.build_index(db).close()
+    other = write_entry(tmp_path / "drafts", "unrelated", kind="tip", title="Shipped advice", body=body_for("tip"))
+    store.add_entry_file(other)  # the tips folder moved since the build: listed again
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    index = store.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+                                             operators=["NMS"], related=["host-nms-tip"], body=body_for("case")))
+    assert index.id == "fresh-nms-case"
+    over = write_entry(tmp_path / "drafts", "nms-on-npu", kind="tip", title="My own NMS advice", body=body_for("tip"))
+    store.add_entry_file(over, replace=True)
+    # a user's edit saved meanwhile in another folder of the KB is in the index the next add leaves
+    tip = user_kb / "tips" / "host-nms-tip.md"
+    save_by_replacement(tip, tip.read_text(encoding="utf-8").replace("Run NMS on the host", "Run NMS on the CPU"))
+    (user_kb / "recipes" / "dangling.md").unlink()  # and a file the user deleted
+    store.add_entry_file(write_entry(tmp_path / "drafts", "late-tip", kind="tip", title="Late", body=body_for("tip")))
+    assert store.open_index(db).get("host-nms-tip").title == "Run NMS on the CPU"
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)  # the rebuilds list every file
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "a.db")
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    remove_entry("nms-on-npu")  # the shipped entry wins again
+    remove_entry("fresh-nms-case")
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    assert contents(db) == contents(store.build_index(tmp_path / "b.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "b.db")
+    meta = store.read_meta(db)
+    assert meta["stat_signature"] == store.stat_signature(store.kb_sources(), store.scan_files(store.kb_sources()))
+    assert store.folders_unchanged(meta, store.kb_sources())  # the next search trusts the manifest the add left
+
+
+def test_on_a_big_kb_a_removal_leaves_the_related_ids_it_left_dangling_in_the_problems(tmp_path, advisor_home, user_kb,
+                                                                                         big_kb, monkeypatch):
+    db = advisor_home / "advisor.db"
+    store.build_index(db).close()
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    store.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+                                     related=["host-nms-tip"], body=body_for("case")))
+    assert store.open_index(db).problems == []
+    remove_entry("host-nms-tip")  # fresh-nms-case now names no entry
+    assert [p.message for p in store.open_index(db).problems] == [
+        "related id 'host-nms-tip' names no entry; did you mean 'host-os-tuning'?"]
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
 
 
 def test_an_add_waits_for_a_reader_s_snapshot_then_writes_a_new_file(tmp_path, advisor_home, monkeypatch):
