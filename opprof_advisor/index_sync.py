@@ -129,12 +129,18 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
     parsed = _write_files(conn, files, changed, removed, known, digests)
-    affected = {entry_id for _, _, entry_id in old if entry_id} | {p.entry_id for p in parsed.values() if p.entry_id}
+    gone_or_changed = set(removed) | set(parsed)
+    affected = {entry_id for f, _, entry_id in old if entry_id and f.path in gone_or_changed}
+    affected |= {p.entry_id for p in parsed.values() if p.entry_id}
     old_problems = json.loads(meta.get("problems", "[]"))
     problems, before = _sync_affected(conn, parsed, affected, old_problems)
-    signature = moved_hash(meta["stat_signature"], (stat_record(f) for f, _, _ in old), map(stat_record, files))
-    content = moved_hash(meta["content_hash"], (content_record(f, sha) for f, sha, _ in old),
-                         (content_record(f, digests[f.path]) for f in files))
+    # Only the files whose stats or digest moved move the signatures (the same term leaves and comes back).
+    stored = {(f, sha) for f, sha, _ in old}
+    same = {f.path for f in files if (f, digests[f.path]) in stored}
+    signature = moved_hash(meta["stat_signature"], (stat_record(f) for f, _, _ in old if f.path not in same),
+                           (stat_record(f) for f in files if f.path not in same))
+    content = moved_hash(meta["content_hash"], (content_record(f, sha) for f, sha, _ in old if f.path not in same),
+                         (content_record(f, digests[f.path]) for f in files if f.path not in same))
     folders = sorted([*kept, *(folder for folder in moved if folder[2] != -1 or folder[1] == ""), *new_folders],
                      key=lambda folder: (folder[0], folder[1].split("/")))
     _write_meta(conn, _meta_values(sources, file_count - len(old) + len(files), folders, scanned_at, problems,
@@ -199,13 +205,25 @@ def _sync_affected(conn: sqlite3.Connection, parsed: dict[str, Parsed], affected
     have = {row[0]: row[1:] for row in conn.execute(
         "select id, path, row_hash from entries where id in (select value from json_each(?))", (ids,))}
     before = _write_entries(conn, parsed, winners, have, {} if tables_current(conn) else None)
-    _, problems = _pick_winners(conn.execute(
-        "select path, source, entry_id from files where entry_id in (select entry_id from files where entry_id is not "
-        "null group by entry_id having count(*) > 1) order by source, path").fetchall())
+    problems = _duplicates(conn, _pick_winners(chosen)[1], affected, old_problems)
     if _related_unchanged(conn, old_problems, set(have) - set(winners), affected & set(winners)):
         return problems, before
     all_winners, _ = _winners(conn)
     return problems + _related_problems(conn, all_winners), before
+
+
+def _duplicates(conn: sqlite3.Connection, found: list[Problem], affected: set[str], old_problems: list) -> list[Problem]:
+    """The duplicate-id problems: ``found`` for the affected ids, the stored ones for the others, in the order of
+    source then path (as _winners lists them)."""
+    problems = []
+    for path, line, message in old_problems:
+        row = conn.execute("select entry_id from files where path = ?", (path,)).fetchone()
+        if str(message).startswith("duplicate id ") and row and row[0] not in affected:
+            problems.append(Problem(path, line, message))
+    problems += found
+    sources = dict(conn.execute("select path, source from files where path in (select value from json_each(?))",
+                                (json.dumps([p.path for p in problems]),)).fetchall())
+    return sorted(problems, key=lambda p: (sources[p.path], p.path))
 
 
 def _related_unchanged(conn: sqlite3.Connection, old_problems: list, gone: set[str], changed: set[str]) -> bool:

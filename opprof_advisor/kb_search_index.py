@@ -15,8 +15,8 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   of ids, tags and models, and the lengths of ids and titles. Which key guarantees what is explained in
   kb_search_candidates. (The words of titles are looked up in the FTS5 index.)
 * ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
-* ``search_blobs``: every id, kind and lower-case title, and the text a Chinese query is matched
-  against, one a line at the line of its rowid, so that checking thousands of candidates reads a
+* ``search_blobs``: every id, kind and lower-case title, the text a Chinese query is matched
+  against and the title and summary `advisor add` compares a new entry with, one a line at the line of its rowid, so that checking thousands of candidates reads a
   few values instead of thousands of rows; stored in parts of LINES_PER_PART lines, so that an add
   rewrites the part of its rowid, not 20 MB of text at 50,000 entries.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
@@ -87,9 +87,10 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
     words: list[str] = []
     labels: Counter[str] = Counter()  # tags, models, symptoms and operators repeat: their words are counted once each
-    ids, titles, kinds, texts = {}, {}, {}, []
-    for rowid, summary in conn.execute(f"select rowid, {SUMMARY} from entries"):
+    ids, titles, kinds, texts, compared = {}, {}, {}, [], {}
+    for rowid, summary, text in conn.execute(f"select rowid, {SUMMARY}, {COMPARED_TEXT} from entries"):
         entry_id, kind, title, operators, symptoms, tags, models = json.loads(summary)
+        compared[rowid] = text.strip()
         lower = title.lower()
         title_words = _WORD.findall(lower)
         joined = "".join(title_words)  # the title without what is not [a-z0-9]
@@ -113,6 +114,7 @@ def fill_search_tables(conn: sqlite3.Connection) -> None:
                      ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
     conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
     blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)), ("zh_texts", zh_lines(conn)),
+             ("texts", lines(compared)),
              ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
              ("count", str(len(ids)))]
     if fill_trigrams(conn, texts):
@@ -181,7 +183,9 @@ def lines(values: dict[int, str]) -> str:
 #: The lines of one row of a one-line-per-rowid blob (part p holds the lines of rowids p * LINES_PER_PART ...).
 LINES_PER_PART = 1024
 #: The blobs of one line per rowid (the others are one value: part 0).
-LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts")
+LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts", "texts")
+#: What near_duplicates compares of an entry (its compared_text, stripped in Python): the ``texts`` blob.
+COMPARED_TEXT = "title || ' ' || coalesce(summary, '')"
 
 
 def blob_parts(name: str, value: str) -> list[tuple[int, str]]:
@@ -235,16 +239,17 @@ class EntrySearchRow(NamedTuple):
     rowid: int
     summary: list
     zh_text: str
+    text: str  # near_duplicates.compared_text
 
 
 def entry_search_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, EntrySearchRow]:
     """The rows of ``ids`` as the tables see them, by id (taken before and after the entries change)."""
-    rows = conn.execute(f"select rowid, {SUMMARY}, {ZH_TEXT} from entries where id in "
+    rows = conn.execute(f"select rowid, {SUMMARY}, {ZH_TEXT}, {COMPARED_TEXT} from entries where id in "
                         "(select value from json_each(?))", (json.dumps(sorted(set(ids))),))
     found = {}
-    for rowid, summary, zh_text in rows:
+    for rowid, summary, zh_text, text in rows:
         summary = json.loads(summary)
-        found[summary[0]] = EntrySearchRow(rowid, summary, zh_text.lower())  # Python's lower, as zh_lines
+        found[summary[0]] = EntrySearchRow(rowid, summary, zh_text.lower(), text.strip())  # Python's lower, as zh_lines
     return found
 
 
@@ -371,6 +376,8 @@ def _line_value(name: str, row: EntrySearchRow) -> str:
         return row.summary[0]
     if name == "kinds":
         return row.summary[1]
+    if name == "texts":
+        return row.text
     return row.summary[2].lower() if name == "titles" else row.zh_text
 
 
@@ -445,6 +452,11 @@ class SearchTables:
                                   "cast(key as integer) between ? and ?", (kind, low, high)):
             found.update(unpack(blob))
         return found
+
+    def compared_texts(self) -> list[tuple[str, str]]:
+        """(id, title and summary as near_duplicates compares them) of every entry, in rowid order (line breaks
+        read as spaces, which split words as they do)."""
+        return [(entry_id, text) for entry_id, text in zip(self.blob("ids"), self.blob("texts")) if entry_id]
 
     def count(self) -> int:
         """The number of entries."""

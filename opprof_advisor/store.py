@@ -399,6 +399,17 @@ class Index:
         """Id, title and summary of every entry, sorted by id (what `advisor add` compares a new entry with)."""
         return [EntryText(*row) for row in self._query("select id, title, summary from entries order by id")]
 
+    def existing(self, ids: Sequence[str]) -> list[str]:
+        """Those of ``ids`` that name an entry, sorted."""
+        return [row[0] for row in self._query(
+            "select id from entries where id in (select value from json_each(?)) order by id", (json.dumps(list(ids)),))]
+
+    def texts_of(self, ids: Sequence[str]) -> list[EntryText]:
+        """``texts`` of the entries ``ids`` only."""
+        return [EntryText(*row) for row in self._query(
+            "select id, title, summary from entries where id in (select value from json_each(?)) order by id",
+            (json.dumps(list(ids)),))]
+
     def ids(self) -> list[str]:
         """Every entry id, sorted."""
         return [row[0] for row in self._query("select id from entries order by id")]
@@ -640,7 +651,9 @@ def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | 
     make_parent(db)
     with file_lock(db):
         index = served_index(db, kb_dirs)
-        ids = set(index.ids())
+        ids = set(index.existing([entry.id, *entry.related]))  # every id only when a related one is missing (hints)
+        if not set(entry.related) <= ids | {entry.id}:
+            ids = set(index.ids())
         index.close()  # its snapshot would hold off the update below
         problems = check_related([entry], ids)
         if problems:

@@ -171,8 +171,11 @@ def test_on_a_big_kb_add_replace_and_remove_list_only_the_folders_that_moved(tmp
     tip = user_kb / "tips" / "host-nms-tip.md"
     save_by_replacement(tip, tip.read_text(encoding="utf-8").replace("Run NMS on the host", "Run NMS on the CPU"))
     (user_kb / "recipes" / "dangling.md").unlink()  # and a file the user deleted
+    write_entry(user_kb, "nms-on-npu", kind="case", title="A second file of one id", body=body_for("case"))
     store.add_entry_file(write_entry(tmp_path / "drafts", "late-tip", kind="tip", title="Late", body=body_for("tip")))
     assert store.open_index(db).get("host-nms-tip").title == "Run NMS on the CPU"
+    assert [p.message for p in store.open_index(db).problems] == [
+        f"duplicate id 'nms-on-npu' (also {user_kb / 'cases' / 'nms-on-npu.md'}); not indexed"]
     monkeypatch.setattr(index_build, "scan_files", store.scan_files)  # the rebuilds list every file
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
     assert rankings(db) == rankings(tmp_path / "a.db")
