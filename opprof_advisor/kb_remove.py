@@ -59,7 +59,9 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
         try:
             for path in copies:
                 path.unlink()
-            back = entry_id in build_index(db, kb_dirs=kb_dirs, in_place=True).ids()
+            rebuilt = build_index(db, kb_dirs=kb_dirs, in_place=True)
+            back = bool(rebuilt.existing([entry_id]))
+            rebuilt.close()
         except BaseException:
             _restore_copies(previous, copies[0])
             raise

@@ -335,16 +335,19 @@ def _update_vocabulary(conn: sqlite3.Connection, old: dict[int, EntrySearchRow],
         delta.update(entry_words(row.summary))
     for row in old.values():
         delta.subtract(entry_words(row.summary))
-    lengths = {len(word) for word, change in delta.items() if change}
-    for length in sorted(lengths):
+    by_length: dict[int, dict[str, int]] = defaultdict(dict)
+    for word, change in delta.items():
+        if change:
+            by_length[len(word)][word] = change
+    for length, changes in sorted(by_length.items()):
         row = conn.execute("select words, counts from search_words where length = ?", (length,)).fetchone()
-        counts = Counter(dict(zip(row[0].split("\n"), unpack(row[1])))) if row else Counter()
-        for word, change in delta.items():
-            if len(word) == length:
-                counts[word] += change
-        kept = {word: times for word, times in counts.items() if times > 0}
+        counts = dict(zip(row[0].split("\n"), unpack(row[1]))) if row else {}
+        for word, change in changes.items():
+            counts[word] = counts.get(word, 0) + change
+            if counts[word] <= 0:
+                del counts[word]
         conn.execute("delete from search_words where length = ?", (length,))
-        conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(kept))
+        conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
 
 
 def _update_line_blobs(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:

@@ -217,12 +217,15 @@ def test_an_add_waits_for_a_reader_s_snapshot_then_writes_a_new_file(tmp_path, a
     reader.close()
 
 
-def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, advisor_home):
+@pytest.mark.parametrize("limit", [store.FULL_STAT_LIMIT, 10], ids=["every-file", "moved-folders"])
+def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, advisor_home, limit):
     db = advisor_home / "advisor.db"
     store.build_index(db).close()
     source = write_entry(tmp_path / "drafts", "killed-add", kind="tip", title="Killed mid add", body=body_for("tip"))
     code = ("import os, sys\n"
             "from opprof_advisor import index_sync, store\n"
+            f"store.FULL_STAT_LIMIT = {limit}\n"
+            + ("from opprof_advisor import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
             "original = index_sync._write_meta\n"
             "def killed(conn, *args):\n"
             "    conn.execute('pragma cache_size = 1')\n"
