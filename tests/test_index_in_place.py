@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT
 from kb_helpers import body_for, write_entry
-from opprof_advisor import index_build, store
+from opprof_advisor import index_build, kb_add, store
 from opprof_advisor.kb_search import search
 from opprof_advisor import kb_search_index
 from opprof_advisor.kb_search_index import LINE_BLOBS, open_tables, unpack
@@ -94,7 +94,7 @@ def test_an_add_leaves_the_index_a_rebuild_writes(tmp_path, advisor_home, user_k
     inode = os.stat(db).st_ino
     source = write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off the device",
                          operators=["NMS"], related=["host-nms-tip"], body=body_for("case"))
-    store.add_entry_file(source)
+    kb_add.add_entry_file(source)
     assert os.stat(db).st_ino == inode  # written in place, not copied
     rebuilt = tmp_path / "rebuilt.db"
     store.build_index(rebuilt, rebuild=True)
@@ -110,7 +110,7 @@ def test_a_replace_and_a_remove_leave_the_index_a_rebuild_writes(tmp_path, advis
     db = advisor_home / "advisor.db"
     store.build_index(db)
     over = write_entry(tmp_path / "drafts", "nms-on-npu", kind="tip", title="My own NMS advice", body=body_for("tip"))
-    store.add_entry_file(over, replace=True)  # overrides a shipped entry of the same id
+    kb_add.add_entry_file(over, replace=True)  # overrides a shipped entry of the same id
     assert store.open_index(db).get("nms-on-npu").origin == "user"
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
     remove_entry("nms-on-npu")  # the shipped entry wins again: its unchanged file is parsed again
@@ -128,7 +128,7 @@ def test_adds_and_removes_across_the_parts_of_the_line_blobs_leave_the_tables_a_
     added = []
     for number in range(16 - last % 16 + 1):  # the last part fills up, one more is started
         added.append(f"part-case-{number}")
-        store.add_entry_file(write_entry(tmp_path / "drafts", added[-1], kind="case", title=f"NMS part {number}",
+        kb_add.add_entry_file(write_entry(tmp_path / "drafts", added[-1], kind="case", title=f"NMS part {number}",
                                          operators=["NMS"], body=body_for("case")))
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
     for entry_id in (added[-1], added[0], "host-nms-tip"):  # the last rowid (its part goes), the first, one in between
@@ -160,19 +160,19 @@ def test_on_a_big_kb_add_replace_and_remove_list_only_the_folders_that_moved(tmp
     db = advisor_home / "advisor.db"
     store.build_index(db).close()
     other = write_entry(tmp_path / "drafts", "unrelated", kind="tip", title="Shipped advice", body=body_for("tip"))
-    store.add_entry_file(other)  # the tips folder moved since the build: listed again
+    kb_add.add_entry_file(other)  # the tips folder moved since the build: listed again
     monkeypatch.setattr(index_build, "scan_files", big_kb)
-    index = store.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+    index = kb_add.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
                                              operators=["NMS"], related=["host-nms-tip"], body=body_for("case")))
     assert index.id == "fresh-nms-case"
     over = write_entry(tmp_path / "drafts", "nms-on-npu", kind="tip", title="My own NMS advice", body=body_for("tip"))
-    store.add_entry_file(over, replace=True)
+    kb_add.add_entry_file(over, replace=True)
     # a user's edit saved meanwhile in another folder of the KB is in the index the next add leaves
     tip = user_kb / "tips" / "host-nms-tip.md"
     save_by_replacement(tip, tip.read_text(encoding="utf-8").replace("Run NMS on the host", "Run NMS on the CPU"))
     (user_kb / "recipes" / "dangling.md").unlink()  # and a file the user deleted
     write_entry(user_kb, "nms-on-npu", kind="case", title="A second file of one id", body=body_for("case"))
-    store.add_entry_file(write_entry(tmp_path / "drafts", "late-tip", kind="tip", title="Late", body=body_for("tip")))
+    kb_add.add_entry_file(write_entry(tmp_path / "drafts", "late-tip", kind="tip", title="Late", body=body_for("tip")))
     assert store.open_index(db).get("host-nms-tip").title == "Run NMS on the CPU"
     assert [p.message for p in store.open_index(db).problems] == [
         f"duplicate id 'nms-on-npu' (also {user_kb / 'cases' / 'nms-on-npu.md'}); not indexed"]
@@ -195,7 +195,7 @@ def test_on_a_big_kb_a_removal_leaves_the_related_ids_it_left_dangling_in_the_pr
     db = advisor_home / "advisor.db"
     store.build_index(db).close()
     monkeypatch.setattr(index_build, "scan_files", big_kb)
-    store.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+    kb_add.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
                                      related=["host-nms-tip"], body=body_for("case")))
     assert store.open_index(db).problems == []
     remove_entry("host-nms-tip")  # fresh-nms-case now names no entry
@@ -211,7 +211,7 @@ def test_an_add_waits_for_a_reader_s_snapshot_then_writes_a_new_file(tmp_path, a
     ids = reader.ids()  # the reader's read transaction holds the file
     monkeypatch.setattr(index_build, "IN_PLACE_WAIT_S", 0.2)
     source = write_entry(tmp_path / "drafts", "while-read", kind="tip", title="Added while read", body=body_for("tip"))
-    store.add_entry_file(source)
+    kb_add.add_entry_file(source)
     assert reader.ids() == ids  # the reader still sees the state it opened
     assert "while-read" in store.open_index(db).ids()
     reader.close()
@@ -223,7 +223,7 @@ def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, adv
     store.build_index(db).close()
     source = write_entry(tmp_path / "drafts", "killed-add", kind="tip", title="Killed mid add", body=body_for("tip"))
     code = ("import os, sys\n"
-            "from opprof_advisor import index_sync, store\n"
+            "from opprof_advisor import index_sync, kb_add, store\n"
             f"store.FULL_STAT_LIMIT = {limit}\n"
             + ("from opprof_advisor import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
             "original = index_sync._write_meta\n"
@@ -233,7 +233,7 @@ def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, adv
             "    conn.execute(\"update entries set body = body || ' x'\")\n"
             "    os.kill(os.getpid(), 9)\n"
             "index_sync._write_meta = killed\n"
-            "store.add_entry_file(sys.argv[1])\n")
+            "kb_add.add_entry_file(sys.argv[1])\n")
     subprocess.run([sys.executable, "-c", code, str(source)], cwd=ROOT, env={**os.environ}, check=False)
     assert os.path.exists(f"{db}-journal")  # killed inside the transaction: a hot journal
     index = store.open_index(db)  # rolled back under the lock, then the copied file indexed

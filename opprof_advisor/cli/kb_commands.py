@@ -61,7 +61,7 @@ def add_command(
     """
     from opprof_advisor.near_duplicates import closest_in_index
     from opprof_advisor.render.text.kb import near_duplicate_line
-    from opprof_advisor.store import add_entry
+    from opprof_advisor.kb_add import add_entry
 
     entry, index = add_entry(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
