@@ -120,8 +120,10 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
     files: list[SourceFile] = []
     new_folders: list[list] = []
     for number, rel, now in moved:
-        if now != -1:
-            _list_folder(sources[number], number, rel, listed_folders, files, new_folders)
+        if now != -1:  # its files, and whole the subfolders the manifest lacks (new ones)
+            listed = frozenset(other for mine, other in listed_folders if mine == number)
+            _scan_folder(os.path.join(roots[number], rel) if rel else roots[number], rel, number,
+                         sources[number].origin, files, new_folders, listed)
     old = _rows_in(conn, sources, [(number, rel) for number, rel, _ in moved])
     known = {f.path: (sha, f.size, f.mtime_ns, f.source, f.origin) for f, sha, _ in old}
     digests = file_digests(files, known, signed_at)
@@ -158,27 +160,6 @@ def _settle(recorded: list[tuple[int, str, int]], roots: list[str], window: int)
     if 0 < wait <= FINE_RACY_WINDOW_NS:
         time.sleep(wait / 1e9)
     return time.time_ns()
-
-
-def _list_folder(source: KbSource, number: int, rel: str, listed: set[tuple[int, str]], files: list[SourceFile],
-                 new_folders: list[list]) -> None:
-    """The entry files directly in one folder of a source, and everything under its subfolders the manifest lacks."""
-    folder = os.path.join(str(source.root), rel) if rel else str(source.root)
-    try:
-        items = sorted(os.scandir(folder), key=lambda item: item.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for item in items:
-        name = item.name
-        if name.startswith("."):
-            continue
-        if item.is_dir():
-            if (number, f"{rel}{name}/") not in listed:  # new: listed whole, as scan_files lists it
-                new_folders.append([number, f"{rel}{name}/", item.stat().st_mtime_ns])
-                _scan_folder(item.path, f"{rel}{name}/", number, source.origin, files, new_folders)
-        elif name.endswith(".md") and name.lower() != "readme.md" and item.is_file():
-            stat = item.stat()
-            files.append(SourceFile(item.path, rel + name, number, source.origin, stat.st_size, stat.st_mtime_ns))
 
 
 def _rows_in(conn: sqlite3.Connection, sources: Sequence[KbSource], folders: list[tuple[int, str]]

@@ -112,7 +112,9 @@ def _mtime(folder: str) -> int:
 
 
 def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list[SourceFile],
-                 folders: list[list] | None) -> None:
+                 folders: list[list] | None, listed: frozenset[str] = frozenset()) -> None:
+    """Files under ``folder`` into ``found``, its folders into ``folders``; subfolders named in ``listed``
+    (relative, as the manifest names them) are left out (an add lists the folders that moved only)."""
     # scandir + a hand-made relative path: this runs on every `advisor search`, for every KB file.
     try:
         items = sorted(os.scandir(folder), key=lambda item: item.name)
@@ -123,6 +125,8 @@ def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list
         if name.startswith("."):
             continue
         if item.is_dir():
+            if f"{prefix}{name}/" in listed:
+                continue
             if folders is not None:
                 folders.append([number, f"{prefix}{name}/", item.stat().st_mtime_ns])
             _scan_folder(item.path, f"{prefix}{name}/", number, origin, found, folders)
