@@ -246,6 +246,7 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     import yaml
 
+    from opprof_advisor.plain_front_matter import read_front_matter
     from opprof_advisor.plain_yaml import construct, first_anchor
 
     try:
@@ -260,6 +261,10 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     if size > MAX_FRONT_MATTER_BYTES:
         parsed.problems.append(Problem(parsed.path, first_line, f"front matter is {size:,} bytes, over the "
                                        f"{MAX_FRONT_MATTER_BYTES:,}-byte limit: keep facts short, prose in the body"))
+        return
+    plain = read_front_matter(source, first_line)
+    if plain is not None:  # what PyYAML would build, read line by line (plain_front_matter)
+        parsed.data, parsed.lines = plain
         return
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)
