@@ -11,6 +11,7 @@ exactly the rows a full rebuild writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -33,12 +34,14 @@ BULK_FTS_ROWS = 1_000
 
 
 class Parsed(NamedTuple):
-    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems."""
+    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems, and the
+    sha256 of the bytes it was parsed from (None when they could not be read)."""
 
     entry_id: str | None
     problems_json: str | None
     row: tuple | None
     summary: list | None
+    sha256: str | None
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
@@ -46,11 +49,16 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
     """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction."""
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
-    digests = file_digests(files, known, int(meta.get("signed_at_ns", "0")))
-    changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
+    # A file the index has no row of is parsed whatever its digest: the parse reads it once and hashes
+    # those bytes (a rebuild reads every file once, not twice).
+    digests = file_digests([f for f in files if f.path in known], known, int(meta.get("signed_at_ns", "0")))
+    changed = [f for f in files if f.path not in known or known[f.path][0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
+    unread = [f for f in changed if f.path not in digests and parsed[f.path].sha256 is None]
+    digests.update((path, item.sha256) for path, item in parsed.items() if path not in digests)
+    digests.update(file_digests(unread))  # (too big to parse, or unreadable: the read raises as before)
     conn.executemany("delete from files where path = ?", [(path,) for path in removed])
     # files.entry stays empty: the entry lives in its ``entries`` row (a file that wins its id later
     # without changing, because the one that overrode it went, is parsed again), which halves the file.
@@ -120,12 +128,24 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 
     path, size, origin = item
     too_big = entry_too_big(Path(path), size)  # not even parsed
-    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin)
+    data = None if too_big else _read_or_none(path)
+    digest = hashlib.sha256(data).hexdigest() if data is not None else None
+    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin, data=data)
     if entry is None:
-        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None)
+        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None,
+                      digest)
     row = _entry_to_row(entry)
     summary = [entry.id, entry.kind, entry.title, entry.operators, entry.symptoms, entry.tags, entry.models]
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary)
+    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary, digest)
+
+
+def _read_or_none(path: str) -> bytes | None:
+    """The file's bytes; None when it cannot be read (the parse then reports why, at the file)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,12 +110,13 @@ def validate_paths(
 
 
 def validate_file(
-    path: Path, *, origin: str = "builtin", require_stem_id: bool = True
+    path: Path, *, origin: str = "builtin", require_stem_id: bool = True, data: bytes | None = None
 ) -> tuple[Entry | None, list[Problem]]:
-    """Parse and validate one file; return (entry or None, problems)."""
+    """Parse and validate one file (``data``: its bytes, when the caller has read them); return (entry or None,
+    problems)."""
     from opprof_advisor.kb_checks import validate_parsed
 
-    parsed = parse_file(path)
+    parsed = parse_file(path, data)
     if parsed.problems:
         return None, parsed.problems
     problems = sorted(validate_parsed(parsed, require_stem_id=require_stem_id), key=lambda p: p.line or 0)
@@ -159,11 +160,12 @@ def related_problems(items: Iterable[tuple[str, Sequence[str]]], ids: set[str]) 
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_file(path: Path) -> ParsedFile:
-    """Split a file into front-matter data (with the line of every key) and body; record problems."""
+def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
+    """Split a file (``data``: its bytes, read here when None) into front-matter data (with the line of every
+    key) and body; record problems."""
     parsed = ParsedFile(path=path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = (path.read_bytes() if data is None else data).decode("utf-8")
     except UnicodeDecodeError as exc:
         parsed.problems.append(Problem(path, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
         return parsed
