@@ -45,8 +45,12 @@ class Parsed(NamedTuple):
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list]) -> None:
-    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction."""
+              folders: list[list], fts_later: list[str] | None = None) -> None:
+    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
+
+    With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
+    there, for ``finish_fts`` (a build runs them alongside other work); FTS5 is then stale until they ran.
+    """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
     # A file the index has no row of is parsed whatever its digest: the parse reads it once and hashes
@@ -67,7 +71,7 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    problems = _sync_entries(conn, parsed, bool(changed or removed))
+    problems = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
     _write_meta(conn, sources, files, digests, problems, scanned_at, folders)
 
 
@@ -153,7 +157,8 @@ def _read_or_none(path: str) -> bytes | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool) -> list[Problem]:
+def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
+                  fts_later: list[str] | None) -> list[Problem]:
     winners, problems = _winners(conn)
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
@@ -166,14 +171,16 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
         inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
         assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
         conn.executemany(f"update entries set {assignments} where id = ?", updates)
-        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
+        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
+                        fts_later=fts_later)
         if gone or rows:
             _write_summaries(conn, parsed, winners, rows)
     return problems + _related_problems(conn, winners)
 
 
-def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:
-    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger."""
+def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list[str] | None) -> None:
+    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger
+    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements)."""
     insert = f"insert into entries ({', '.join(_ROW_COLUMNS)}) values ({_marks(_ROW_COLUMNS)})"
     trigger = conn.execute("select sql from sqlite_master where type = 'trigger' and name = 'entries_ai'").fetchone()
     if not bulk or trigger is None:
@@ -181,8 +188,17 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) 
         return
     conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
     conn.executemany(insert, rows)
-    conn.execute("insert into entries_fts (entries_fts) values ('rebuild')")
-    conn.execute(trigger[0])
+    statements = ["insert into entries_fts (entries_fts) values ('rebuild')", trigger[0]]
+    if fts_later is None:
+        finish_fts(conn, statements)
+    else:
+        fts_later.extend(statements)
+
+
+def finish_fts(conn: sqlite3.Connection, statements: list[str]) -> None:
+    """Run what a bulk insert left for FTS5 (its one-pass fill, and the insert trigger back in place)."""
+    for statement in statements:
+        conn.execute(statement)
 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:
