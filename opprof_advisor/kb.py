@@ -165,7 +165,8 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
     key) and body; record problems."""
     parsed = ParsedFile(path=path)
     try:
-        text = (path.read_bytes() if data is None else data).decode("utf-8")
+        data = path.read_bytes() if data is None else data
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         parsed.problems.append(Problem(path, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
         return parsed
@@ -182,7 +183,7 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
     parsed.body_line = split.body_start + 1
     parsed.body = "\n".join(text.splitlines()[split.body_start:]).strip("\n") + "\n"
     parsed.headings = split.headings
-    _parse_yaml(parsed, split.front, first_line=2)
+    _parse_yaml(parsed, split.front, first_line=2, file_size=len(data))
     return parsed
 
 
@@ -245,16 +246,12 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
                             "to its advice and link to longer material")
 
 
-def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
+def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: int) -> None:
     import yaml
 
     from opprof_advisor.plain_front_matter import read_front_matter
     from opprof_advisor.plain_yaml import construct, first_anchor
 
-    try:
-        file_size = parsed.path.stat().st_size
-    except OSError:
-        file_size = len(parsed.body.encode("utf-8")) + len(source.encode("utf-8"))
     too_big = entry_too_big(parsed.path, file_size)
     if too_big:
         parsed.problems.append(too_big)

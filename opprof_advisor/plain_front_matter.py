@@ -31,6 +31,8 @@ _FLOW_UNSAFE = frozenset(",[]{}\"'?\\")
 #: A double-quoted scalar whose only escapes are \" and \\.
 _DOUBLE_QUOTED = re.compile(r'"((?:[^"\\]|\\["\\])*)"')
 _ESCAPE = re.compile(r'\\(["\\])')
+#: The inside of a flow list of names (``MatMul, llama2-7b, host_bound``): items _flow_item would take as they are.
+_SIMPLE_ITEMS = re.compile(r" *[A-Za-z0-9_][A-Za-z0-9_.+/-]*(?: *, *[A-Za-z0-9_][A-Za-z0-9_.+/-]*)* *")
 #: A plain scalar may start with '-' when no space follows (``-10``, ``-foo``); "---" is a document marker.
 _DASHED = re.compile(r"-(?![- ])")
 
@@ -171,6 +173,8 @@ def _flow_list(text: str) -> list:
     inner = text[1:-1]
     if not inner.strip(" "):
         return []
+    if _SIMPLE_ITEMS.fullmatch(inner):  # the usual list of names: no item needs the checks of _flow_item
+        return [_resolved(item.strip(" ")) for item in inner.split(",")]
     return [_flow_item(item) for item in inner.split(",")]
 
 
@@ -233,6 +237,9 @@ def _plain_key(text: str) -> str:
 
 
 _STARTS: frozenset[str] | None = None
+#: Plain scalars a resolver looked at, and what it made of them (names and tags repeat across entries).
+_SEEN: dict[str, Any] = {}
+_SEEN_MAX = 20_000
 
 
 def _resolved(text: str) -> Any:
@@ -242,7 +249,11 @@ def _resolved(text: str) -> Any:
         _STARTS = resolved_starts()
     if text[0] not in _STARTS:  # most words: no resolver looks at them
         return text
-    value = resolve_plain(text)
+    value = _SEEN.get(text, _SEEN)
+    if value is _SEEN:
+        value = resolve_plain(text)  # (str, int, float, bool, None or a date: nothing a caller may change)
+        if len(_SEEN) < _SEEN_MAX:
+            _SEEN[text] = value
     if value is NOT_A_SCALAR:
         raise _Unsure
     return value
