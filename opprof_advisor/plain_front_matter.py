@@ -22,7 +22,8 @@ from opprof_advisor.plain_yaml import NOT_A_SCALAR, resolve_plain, resolved_star
 
 #: Characters YAML treats specially anywhere: tabs, line breaks other than "\n", a BOM, non-printable characters.
 _ODD = re.compile("[\t\r\x85\u2028\u2029\ufeff]|[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: +|$)")
+#: A key as KB authors write one (PyYAML refuses a key longer than 1024 characters: left to it).
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,127}):(?: +|$)")
 #: The first character of a plain scalar that YAML may read as an indicator.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 #: Characters a plain scalar inside ``[...]`` or ``{...}`` may not hold here (flow indicators, quotes, '?',

@@ -135,6 +135,7 @@ def test_scalars_are_typed_as_pyyaml_types_them(source, value):
     "%YAML 1.1\n---\ntitle: x",
     "",
     "title: x\n...",
+    "k" * 1100 + ": long key",
 ])
 def test_what_the_reader_does_not_know_is_left_to_pyyaml(source):
     assert read_front_matter(source, 2) is None
