@@ -11,6 +11,7 @@ exactly the rows a full rebuild writes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -33,24 +34,35 @@ BULK_FTS_ROWS = 1_000
 
 
 class Parsed(NamedTuple):
-    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems."""
+    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems, and the
+    sha256 of the bytes it was parsed from (None when they could not be read)."""
 
     entry_id: str | None
     problems_json: str | None
     row: tuple | None
     summary: list | None
+    sha256: str | None
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list]) -> None:
-    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction."""
+              folders: list[list], fts_later: list[str] | None = None) -> None:
+    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
+
+    With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
+    there, for ``finish_fts`` (a build runs them alongside other work); FTS5 is then stale until they ran.
+    """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
-    digests = file_digests(files, known, int(meta.get("signed_at_ns", "0")))
-    changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
+    # A file the index has no row of is parsed whatever its digest: the parse reads it once and hashes
+    # those bytes (a rebuild reads every file once, not twice).
+    digests = file_digests([f for f in files if f.path in known], known, int(meta.get("signed_at_ns", "0")))
+    changed = [f for f in files if f.path not in known or known[f.path][0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
+    unread = [f for f in changed if f.path not in digests and parsed[f.path].sha256 is None]
+    digests.update((path, item.sha256) for path, item in parsed.items() if path not in digests)
+    digests.update(file_digests(unread))  # (too big to parse, or unreadable: the read raises as before)
     conn.executemany("delete from files where path = ?", [(path,) for path in removed])
     # files.entry stays empty: the entry lives in its ``entries`` row (a file that wins its id later
     # without changing, because the one that overrode it went, is parsed again), which halves the file.
@@ -59,7 +71,7 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    problems = _sync_entries(conn, parsed, bool(changed or removed))
+    problems = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
     _write_meta(conn, sources, files, digests, problems, scanned_at, folders)
 
 
@@ -120,12 +132,24 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 
     path, size, origin = item
     too_big = entry_too_big(Path(path), size)  # not even parsed
-    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin)
+    data = None if too_big else _read_or_none(path)
+    digest = hashlib.sha256(data).hexdigest() if data is not None else None
+    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin, data=data)
     if entry is None:
-        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None)
+        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None,
+                      digest)
     row = _entry_to_row(entry)
     summary = [entry.id, entry.kind, entry.title, entry.operators, entry.symptoms, entry.tags, entry.models]
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary)
+    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary, digest)
+
+
+def _read_or_none(path: str) -> bytes | None:
+    """The file's bytes; None when it cannot be read (the parse then reports why, at the file)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,7 +157,8 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool) -> list[Problem]:
+def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
+                  fts_later: list[str] | None) -> list[Problem]:
     winners, problems = _winners(conn)
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
@@ -146,14 +171,16 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
         inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
         assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
         conn.executemany(f"update entries set {assignments} where id = ?", updates)
-        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
+        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
+                        fts_later=fts_later)
         if gone or rows:
             _write_summaries(conn, parsed, winners, rows)
     return problems + _related_problems(conn, winners)
 
 
-def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:
-    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger."""
+def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list[str] | None) -> None:
+    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger
+    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements)."""
     insert = f"insert into entries ({', '.join(_ROW_COLUMNS)}) values ({_marks(_ROW_COLUMNS)})"
     trigger = conn.execute("select sql from sqlite_master where type = 'trigger' and name = 'entries_ai'").fetchone()
     if not bulk or trigger is None:
@@ -161,8 +188,17 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) 
         return
     conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
     conn.executemany(insert, rows)
-    conn.execute("insert into entries_fts (entries_fts) values ('rebuild')")
-    conn.execute(trigger[0])
+    statements = ["insert into entries_fts (entries_fts) values ('rebuild')", trigger[0]]
+    if fts_later is None:
+        finish_fts(conn, statements)
+    else:
+        fts_later.extend(statements)
+
+
+def finish_fts(conn: sqlite3.Connection, statements: list[str]) -> None:
+    """Run what a bulk insert left for FTS5 (its one-pass fill, and the insert trigger back in place)."""
+    for statement in statements:
+        conn.execute(statement)
 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:
