@@ -14,6 +14,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
@@ -241,11 +242,13 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
 def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
 
-    from opprof_advisor.index_sync import sync_rows
+    from opprof_advisor.index_sync import finish_fts, sync_rows
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
-    db = sqlite_utils.Database(tmp)
+    # check_same_thread=False: the FTS5 fill runs in a thread while the search tables are computed (and
+    # only then: fill_search_tables, where nothing else uses the connection meanwhile).
+    db = sqlite_utils.Database(sqlite3.connect(tmp, check_same_thread=False))
     try:
         # A temporary file that is thrown away on any failure needs no journal; it is synced once, below.
         db.execute("pragma journal_mode = off")
@@ -253,8 +256,9 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
         db.execute("pragma cache_size = -131072")  # 128 MiB: a big KB's rows are written without rereading pages
         index_migrations().apply(db)
         with db.atomic():
-            sync_rows(db.conn, sources, files, scanned_at, folders)
-            fill_search_tables(db.conn)
+            fts_later: list[str] = []
+            sync_rows(db.conn, sources, files, scanned_at, folders, fts_later)
+            fill_search_tables(db.conn, alongside=partial(finish_fts, db.conn, fts_later) if fts_later else None)
     finally:
         db.close()
     with open(tmp, "rb+") as handle:

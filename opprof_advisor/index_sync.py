@@ -11,6 +11,7 @@ for the entries that changed, so an add leaves exactly the rows a full rebuild w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -35,16 +36,21 @@ BULK_FTS_ROWS = 1_000
 
 
 class Parsed(NamedTuple):
-    """One KB file parsed: its entry (the ``entries`` row) or its problems."""
+    """One KB file parsed: its entry (the ``entries`` row) or its problems, and the sha256 of the bytes it was
+    parsed from (None when they could not be read)."""
 
     entry_id: str | None
     problems_json: str | None
     row: tuple | None
+    sha256: str | None
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list]) -> dict[str, EntrySearchRow] | None:
+              folders: list[list], fts_later: list[str] | None = None) -> dict[str, EntrySearchRow] | None:
     """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
+
+    With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
+    there, for ``finish_fts`` (a build runs them alongside other work); FTS5 is then stale until they ran.
 
     Returns what the search candidate tables held of the entries that changed, before the change (for
     kb_search_index.update_search_tables), or None when the tables must be filled again (not current, or
@@ -52,12 +58,14 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
     """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
-    digests = file_digests(files, known, int(meta.get("signed_at_ns", "0")))
-    changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
+    # A file the index has no row of is parsed whatever its digest: the parse reads it once and hashes
+    # those bytes (a rebuild reads every file once, not twice).
+    digests = file_digests([f for f in files if f.path in known], known, int(meta.get("signed_at_ns", "0")))
+    changed = [f for f in files if f.path not in known or known[f.path][0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
     parsed = _write_files(conn, files, changed, removed, known, digests)
-    problems, before = _sync_entries(conn, parsed, bool(changed or removed))
+    problems, before = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
     _write_meta(conn, _meta_values(sources, len(files), folders, scanned_at, problems,
                                    stat_signature(sources, files), content_hash(files, digests)))
     return before
@@ -65,8 +73,12 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
 
 def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
                  known: dict[str, tuple], digests: dict[str, str]) -> dict[str, Parsed]:
-    """Parse the changed files and write the ``files`` rows of ``files`` (changed or with new stats) and ``removed``."""
+    """Parse the changed files and write the ``files`` rows of ``files`` (changed or with new stats) and ``removed``;
+    ``digests`` gains those of the files parsed unhashed (the bytes the parse read)."""
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
+    unread = [f for f in changed if f.path not in digests and parsed[f.path].sha256 is None]
+    digests.update((path, item.sha256) for path, item in parsed.items() if path not in digests)
+    digests.update(file_digests(unread))  # (too big to parse, or unreadable: the read raises as before)
     conn.executemany("delete from files where path = ?", [(path,) for path in removed])
     # files.entry stays empty: the entry lives in its ``entries`` row (a file that wins its id later
     # without changing, because the one that overrode it went, is parsed again), which halves the file.
@@ -277,11 +289,22 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 
     path, size, origin = item
     too_big = entry_too_big(Path(path), size)  # not even parsed
-    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin)
+    data = None if too_big else _read_or_none(path)
+    digest = hashlib.sha256(data).hexdigest() if data is not None else None
+    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin, data=data)
     if entry is None:
-        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None)
+        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, digest)
     row = _entry_to_row(entry)
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS))
+    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), digest)
+
+
+def _read_or_none(path: str) -> bytes | None:
+    """The file's bytes; None when it cannot be read (the parse then reports why, at the file)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,18 +312,19 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool
-                  ) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
+                  fts_later: list[str] | None = None) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
     winners, problems = _winners(conn)
     before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
-        before = _write_entries(conn, parsed, winners, have, before)
+        before = _write_entries(conn, parsed, winners, have, before, fts_later)
     return problems + _related_problems(conn, winners), before
 
 
 def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
-                   have: dict[str, tuple], before: dict | None) -> dict[str, EntrySearchRow] | None:
+                   have: dict[str, tuple], before: dict | None, fts_later: list[str] | None = None
+                   ) -> dict[str, EntrySearchRow] | None:
     """Write the ``entries`` rows of ``winners`` (id -> winning path) against ``have`` (id -> path, row_hash of the
     rows of those ids and of ids now gone); returns what the search tables held of the changed entries (``before``:
     {} when they are current, else None)."""
@@ -318,15 +342,17 @@ def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners:
     inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
     assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
     conn.executemany(f"update entries set {assignments} where id = ?", updates)
-    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
+    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
+                    fts_later=fts_later)
     # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
     # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
     conn.execute("delete from meta where key = 'summaries'")
     return before
 
 
-def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:
-    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger."""
+def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list[str] | None) -> None:
+    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger
+    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements)."""
     insert = f"insert into entries ({', '.join(_ROW_COLUMNS)}) values ({_marks(_ROW_COLUMNS)})"
     trigger = conn.execute("select sql from sqlite_master where type = 'trigger' and name = 'entries_ai'").fetchone()
     if not bulk or trigger is None:
@@ -334,8 +360,17 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) 
         return
     conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
     conn.executemany(insert, rows)
-    conn.execute("insert into entries_fts (entries_fts) values ('rebuild')")
-    conn.execute(trigger[0])
+    statements = ["insert into entries_fts (entries_fts) values ('rebuild')", trigger[0]]
+    if fts_later is None:
+        finish_fts(conn, statements)
+    else:
+        fts_later.extend(statements)
+
+
+def finish_fts(conn: sqlite3.Connection, statements: list[str]) -> None:
+    """Run what a bulk insert left for FTS5 (its one-pass fill, and the insert trigger back in place)."""
+    for statement in statements:
+        conn.execute(statement)
 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:

@@ -110,12 +110,13 @@ def validate_paths(
 
 
 def validate_file(
-    path: Path, *, origin: str = "builtin", require_stem_id: bool = True
+    path: Path, *, origin: str = "builtin", require_stem_id: bool = True, data: bytes | None = None
 ) -> tuple[Entry | None, list[Problem]]:
-    """Parse and validate one file; return (entry or None, problems)."""
+    """Parse and validate one file (``data``: its bytes, when the caller has read them); return (entry or None,
+    problems)."""
     from opprof_advisor.kb_checks import validate_parsed
 
-    parsed = parse_file(path)
+    parsed = parse_file(path, data)
     if parsed.problems:
         return None, parsed.problems
     problems = sorted(validate_parsed(parsed, require_stem_id=require_stem_id), key=lambda p: p.line or 0)
@@ -159,11 +160,13 @@ def related_problems(items: Iterable[tuple[str, Sequence[str]]], ids: set[str]) 
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_file(path: Path) -> ParsedFile:
-    """Split a file into front-matter data (with the line of every key) and body; record problems."""
+def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
+    """Split a file (``data``: its bytes, read here when None) into front-matter data (with the line of every
+    key) and body; record problems."""
     parsed = ParsedFile(path=path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes() if data is None else data
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         parsed.problems.append(Problem(path, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
         return parsed
@@ -180,7 +183,7 @@ def parse_file(path: Path) -> ParsedFile:
     parsed.body_line = split.body_start + 1
     parsed.body = "\n".join(text.splitlines()[split.body_start:]).strip("\n") + "\n"
     parsed.headings = split.headings
-    _parse_yaml(parsed, split.front, first_line=2)
+    _parse_yaml(parsed, split.front, first_line=2, file_size=len(data))
     return parsed
 
 
@@ -243,15 +246,12 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
                             "to its advice and link to longer material")
 
 
-def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
+def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: int) -> None:
     import yaml
 
+    from opprof_advisor.plain_front_matter import read_front_matter
     from opprof_advisor.plain_yaml import construct, first_anchor
 
-    try:
-        file_size = parsed.path.stat().st_size
-    except OSError:
-        file_size = len(parsed.body.encode("utf-8")) + len(source.encode("utf-8"))
     too_big = entry_too_big(parsed.path, file_size)
     if too_big:
         parsed.problems.append(too_big)
@@ -260,6 +260,10 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int) -> None:
     if size > MAX_FRONT_MATTER_BYTES:
         parsed.problems.append(Problem(parsed.path, first_line, f"front matter is {size:,} bytes, over the "
                                        f"{MAX_FRONT_MATTER_BYTES:,}-byte limit: keep facts short, prose in the body"))
+        return
+    plain = read_front_matter(source, first_line)
+    if plain is not None:  # what PyYAML would build, read line by line (plain_front_matter)
+        parsed.data, parsed.lines = plain
         return
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)

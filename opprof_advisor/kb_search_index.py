@@ -32,7 +32,7 @@ import re
 import sqlite3
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 STAMP_KEY = "search_tables"
@@ -77,53 +77,104 @@ _SCHEMA = (
 # ---------------------------------------------------------------------------------------------
 
 
-def fill_search_tables(conn: sqlite3.Connection) -> None:
-    """(Re)fill the candidate tables from ``entries`` and stamp them with the index's content hash."""
+def fill_search_tables(conn: sqlite3.Connection, *, alongside: Callable[[], None] | None = None) -> None:
+    """(Re)fill the candidate tables from ``entries`` and stamp them with the index's content hash.
+
+    ``alongside`` (a build's FTS5 rebuild) runs in a thread on ``conn``, with the trigram table's fill,
+    while the other tables' content is computed here in Python: SQLite releases the GIL while it
+    indexes, so both cores work. Nothing else uses ``conn`` meanwhile; ``conn`` must allow it
+    (``check_same_thread=False``). Without ``alongside`` everything runs here, in turn.
+    """
     for statement in _SCHEMA:
         conn.execute(statement)
     # Every search lists the build's problems (files whose problems are not null): without this
     # index that read scans the whole files table, a tenth of a second at 50,000 entries.
     conn.execute("create index if not exists files_with_problems on files (source, path) where problems is not null")
+    rows = conn.execute(f"select rowid, {SUMMARY}, {COMPARED_TEXT} from entries").fetchall()
+    summaries = [(rowid, json.loads(summary)) for rowid, summary, _ in rows]
+    compared = {rowid: text.strip() for rowid, _, text in rows}
+    zh_texts = zh_lines(conn)
+    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
+    joined = [(rowid, "".join(_WORD.findall(summary[2].lower()))) for rowid, summary in summaries]
+    trigrams: list[bool] = []
+
+    def in_sqlite() -> None:
+        if alongside is not None:
+            alongside()
+        trigrams.append(fill_trigrams(conn, joined))
+
+    worker = _start_thread(in_sqlite) if alongside is not None else None
+    try:
+        entries, postings, counts, blobs = _table_rows(summaries)
+    finally:
+        if worker is not None:
+            _join_thread(*worker)
+    if worker is None:
+        in_sqlite()
+    conn.executemany("insert into search_entries values (?, ?, ?, ?)", entries)
+    conn.executemany("insert into search_postings values (?, ?, ?)",
+                     ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
+    conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
+    blobs.insert(3, ("zh_texts", zh_texts))
+    blobs.insert(4, ("texts", lines(compared)))
+    if trigrams[0]:
+        blobs.append(("trigrams", "yes"))
+    conn.executemany("insert into search_blobs values (?, ?, ?)",
+                     [(name, *part) for name, value in blobs for part in blob_parts(name, value)])
+    conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                 (STAMP_KEY, stamp(content[0] if content else "")))
+
+
+def _table_rows(summaries: list[tuple[int, list]]) -> tuple[list[tuple], dict, Counter, list[tuple[str, str]]]:
+    """The rows of search_entries, the postings, the word counts and the blobs (but zh_texts) of ``summaries``."""
     postings: dict[tuple[str, str], list[int]] = defaultdict(list)
     words: list[str] = []
-    labels: Counter[str] = Counter()  # tags, models, symptoms and operators repeat: their words are counted once each
-    ids, titles, kinds, texts, compared = {}, {}, {}, [], {}
-    for rowid, summary, text in conn.execute(f"select rowid, {SUMMARY}, {COMPARED_TEXT} from entries"):
-        entry_id, kind, title, operators, symptoms, tags, models = json.loads(summary)
-        compared[rowid] = text.strip()
+    labels: list[str] = []  # tags, models, symptoms and operators repeat: their words are counted once each
+    ids, titles, kinds = {}, {}, {}
+    for rowid, (entry_id, kind, title, operators, symptoms, tags, models) in summaries:
         lower = title.lower()
         title_words = _WORD.findall(lower)
         joined = "".join(title_words)  # the title without what is not [a-z0-9]
         ids[rowid], titles[rowid], kinds[rowid] = entry_id, lower, kind
-        texts.append((rowid, joined))
         for key in entry_keys(entry_id, kind, lower, joined, operators, symptoms, tags, models):
             postings[key].append(rowid)
         words += _WORD.findall(entry_id.lower())
         words += title_words
-        labels.update(tags)
-        labels.update(models)
-        labels.update(symptoms)
-        labels.update(operators)
+        labels += tags
+        labels += models
+        labels += symptoms
+        labels += operators
     counts = Counter(words)
-    for label, times in labels.items():
+    for label, times in Counter(labels).items():
         for word in _WORD.findall(label.lower()):
             counts[word] += times
-    conn.executemany("insert into search_entries values (?, ?, ?, ?)",
-                     [(rowid, ids[rowid], kinds[rowid], titles[rowid].replace("\n", " ")) for rowid in ids])
-    conn.executemany("insert into search_postings values (?, ?, ?)",
-                     ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
-    conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
-    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)), ("zh_texts", zh_lines(conn)),
-             ("texts", lines(compared)),
+    entries = [(rowid, ids[rowid], kinds[rowid], titles[rowid].replace("\n", " ")) for rowid in ids]
+    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)),
              ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
              ("count", str(len(ids)))]
-    if fill_trigrams(conn, texts):
-        blobs.append(("trigrams", "yes"))
-    conn.executemany("insert into search_blobs values (?, ?, ?)",
-                     [(name, *part) for name, value in blobs for part in blob_parts(name, value)])
-    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
-    conn.execute("insert or replace into meta (key, value) values (?, ?)",
-                 (STAMP_KEY, stamp(content[0] if content else "")))
+    return entries, postings, counts, blobs
+
+
+def _start_thread(work: Callable[[], None]) -> tuple:
+    import threading
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # raised again by _join_thread, in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="fts5-rebuild", daemon=True)
+    thread.start()
+    return thread, failed
+
+
+def _join_thread(thread, failed: list[BaseException]) -> None:
+    thread.join()
+    if failed:
+        raise failed[0]
 
 
 def zh_lines(conn: sqlite3.Connection) -> str:

@@ -25,6 +25,9 @@ _H2 = re.compile(r"## +([^ #](?:.*[^ #])?) *$")
 #: or fence, a list item that opens with a heading, fence, quote or HTML, an empty heading.
 _UNUSUAL = re.compile(r"#+ *$| *[<>]| *(?:-+|=+) *$| +(?:#|```|~~~)| *(?:(?:[-*+]|\d{1,9}[.)]) +)+(?:[#<>]|```|~~~)")
 
+#: The first characters of the lines _FENCE, _UNUSUAL or a `## ` heading can match (most prose lines start otherwise).
+_MAY_MATTER = frozenset(" #<>-=*+`~0123456789")
+
 
 class Split(NamedTuple):
     front: str  # the YAML between the fences
@@ -68,6 +71,8 @@ def _headings(lines: list[str], start: int) -> list[tuple[str, int]] | None:
             if closed:
                 fence = None
             continue
+        if not line or line[0] not in _MAY_MATTER:
+            continue  # prose, or an empty line: neither pattern below can match it
         opened = _FENCE.match(line)
         if opened:
             if opened.group(2)[0] == "`" and "`" in opened.group(3):

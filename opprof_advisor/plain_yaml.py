@@ -58,6 +58,59 @@ def construct(loader, node) -> Any:
     return loader.construct_object(node, deep=True)
 
 
+#: What ``resolve_plain`` returns for a plain scalar that is no value of its own (a merge key ``<<``, ``=``).
+NOT_A_SCALAR = object()
+#: Tags of plain scalars the safe loader builds as values; it resolves none other that ``resolve_plain`` accepts.
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "timestamp"))
+_CONSTRUCTOR = None
+
+
+def resolve_plain(text: str) -> Any:
+    """The value of the plain (unquoted) scalar ``text`` in block context, as the safe loader builds it:
+    the string itself, or None, a bool, an int, a float or a date when its implicit resolvers say so."""
+    resolvers = loader_class().yaml_implicit_resolvers  # what Resolver.resolve reads for a plain scalar
+    for tag, pattern in (*resolvers.get(text[0] if text else "", ()), *resolvers.get(None, ())):
+        if pattern.match(text):
+            if tag not in _SCALAR_TAGS:
+                return NOT_A_SCALAR
+            constructor = _constructor()
+            # the tag's own constructor: construct_object would keep every node in its cache
+            return constructor.yaml_constructors[tag](constructor, _scalar_node(tag, text))
+    return text
+
+
+def resolved_starts() -> frozenset[str]:
+    """The first characters of the plain scalars ``resolve_plain`` may make something other than a string
+    (every character when a resolver matches any start)."""
+    resolvers = loader_class().yaml_implicit_resolvers
+    if resolvers.get(None):
+        return _EVERY_CHARACTER
+    return frozenset(start for start in resolvers if start)
+
+
+class _EveryCharacter(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_EVERY_CHARACTER = _EveryCharacter()
+
+
+def _constructor():
+    global _CONSTRUCTOR
+    if _CONSTRUCTOR is None:
+        import yaml
+
+        _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+    return _CONSTRUCTOR
+
+
+def _scalar_node(tag: str, text: str):
+    import yaml
+
+    return yaml.ScalarNode(tag, text)
+
+
 def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
     """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
     import yaml
