@@ -35,8 +35,10 @@ NEVER = {"typer", "click", "pydantic", "pydantic_core", "sklearn", "scipy", "num
 
 #: Standard-library modules a plain suggest, search or profile has no use for, each a few ms to import:
 #: archives are extracted only for an archive, statistics only for recorded outcomes or ranks.
+#: dataclasses (with inspect, ast, dis and tokenize behind it, plus an exec per method of every class: ~15 ms of
+#: a suggest) is replaced by opprof_advisor/records.py on these paths.
 NEVER_STDLIB = {"tarfile", "zipfile", "shutil", "tempfile", "bz2", "lzma", "statistics", "fractions", "decimal",
-                "concurrent", "logging", "subprocess"}
+                "concurrent", "logging", "subprocess", "dataclasses", "inspect", "ast", "dis", "tokenize"}
 #: Built only for Typer: the str Enums of the choice options.
 NEVER_OURS = {"opprof_advisor.cli.choices", "opprof_advisor.cli.app", "opprof_advisor.cli._common"}
 
@@ -58,8 +60,10 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.matcher",
     "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
     "opprof_advisor.outcomes_store", "opprof_advisor.paths",
-    "opprof_advisor.profile_builder", "opprof_advisor.profiles", "opprof_advisor.recommend",
+    "opprof_advisor.profile_builder", "opprof_advisor.profile_query", "opprof_advisor.profiles",
+    "opprof_advisor.recommend",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
+    "opprof_advisor.records",  # the data classes' base, instead of dataclasses
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
     "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
