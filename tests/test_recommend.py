@@ -356,13 +356,11 @@ def test_an_operators_gain_applies_only_to_the_families_it_was_measured_on():
 
 
 def test_an_estimate_is_never_called_observed():
-    from dataclasses import asdict
-
     from opprof_advisor.gains import gain_note
     from opprof_advisor.render.phrases import entry_gain_line
 
     card = Entry(id="conv2d-tuning", kind="recipe", title="Conv2D", operators=["Conv2D"], evidence="D",
                  gain=Gain(5, 10, "latency", "end_to_end", SEED, estimate=True), sources=[SEED])
     assert "unmeasured estimate" in gain_note(card) and "observed" not in gain_note(card)
-    shown = entry_gain_line(asdict(card.gain))  # `advisor show` renders the entry document's gain
+    shown = entry_gain_line(card.gain.to_dict())  # `advisor show` renders the entry document's gain
     assert "unmeasured estimate" in shown and "observed" not in shown
