@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, Message
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.records import Record
 from opprof_advisor.render.units import TEXT as U
@@ -261,9 +261,9 @@ def observed_text(gains: list[float]) -> str:
     if not gains:
         return ""
     ordered = sorted(gains)
-    times = "time" if len(ordered) == 1 else "times"
-    median = _median(ordered)
-    return f"observed {len(ordered)} {times}: median {median:.0f} % (range {ordered[0]:.0f}–{ordered[-1]:.0f} %)"
+    template = (N_("observed {count} time: median {median:.0f} % (range {low:.0f}–{high:.0f} %)") if len(ordered) == 1
+                else N_("observed {count} times: median {median:.0f} % (range {low:.0f}–{high:.0f} %)"))
+    return Message(template, count=len(ordered), median=_median(ordered), low=ordered[0], high=ordered[-1])
 
 
 def _median(values: list[float]) -> float:

@@ -462,7 +462,7 @@ def suggest(
     if explain:
         notes.extend(f"{entry_id}: not suggested: {'; '.join(c.text() for c in failed)}" for entry_id, failed in refused)
     if profile.reference_us <= 0:
-        notes.append("cannot judge time at stake: the profile has no device time and no step split")
+        notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     cases = rank_cases(profile, entries)
     note = closest_case_note(cases)
     if note:
@@ -502,16 +502,17 @@ def _suggestion_notes(suggestion: Suggestion, gains: bool) -> list[str]:
     entry = suggestion.entry
     notes = []
     if suggestion.hardware_note:
-        notes.append(f"{entry.id}: {suggestion.hardware_note} — check that it applies")
+        notes.append(M_("{id}: {problem} — check that it applies", id=entry.id, problem=suggestion.hardware_note))
     if suggestion.observed:
-        notes.append(f"{entry.id}: {suggestion.observed} in your recorded outcomes")
+        notes.append(M_("{id}: {observed} in your recorded outcomes", id=entry.id, observed=suggestion.observed))
     elif gains and suggestion.gain_basis != "model estimate":
         note = gainlib.gain_note(entry)
         if note:
             notes.append(note)
         elif suggestion.expected_gain is None:
-            notes.append(f"{entry.id}: its figure is about {', '.join(entry.operators)} time, and the matched kernels"
-                         " belong to another or an unknown operator family, so no expected gain is given")
+            notes.append(M_("{id}: its figure is about {operators} time, and the matched kernels belong to another or "
+                            "an unknown operator family, so no expected gain is given",
+                            id=entry.id, operators=", ".join(entry.operators)))
     return notes
 
 
