@@ -38,11 +38,11 @@ matched operators' time (the KB ``operators`` scope), positive = faster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, Message
 from opprof_advisor.models import Entry, Profile
+from opprof_advisor.records import Record
 from opprof_advisor.render.units import TEXT as U
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ KERNEL_SYMPTOMS = frozenset({
 })
 
 
-@dataclass
-class ExpectedGain:
+class ExpectedGain(Record):
     """A gain in percent of the profile's reference time (the step, else device time), with the time saved."""
 
     low_pct: float
@@ -77,8 +76,18 @@ class ExpectedGain:
     saved_us_low: float
     saved_us_high: float
     basis: str
-    kind: str = "sourced"  # sourced | calibrated | model estimate
-    reference: str = "device time"  # what the percentages are of: "step" or "device time"
+    kind: str  # sourced | calibrated | model estimate
+    reference: str  # what the percentages are of: "step" or "device time"
+
+    def __init__(self, low_pct: float, high_pct: float, saved_us_low: float, saved_us_high: float, basis: str,
+                 kind: str = "sourced", reference: str = "device time") -> None:
+        self.low_pct = low_pct
+        self.high_pct = high_pct
+        self.saved_us_low = saved_us_low
+        self.saved_us_high = saved_us_high
+        self.basis = basis
+        self.kind = kind
+        self.reference = reference
 
     @property
     def mid_us(self) -> float:
@@ -252,9 +261,9 @@ def observed_text(gains: list[float]) -> str:
     if not gains:
         return ""
     ordered = sorted(gains)
-    times = "time" if len(ordered) == 1 else "times"
-    median = _median(ordered)
-    return f"observed {len(ordered)} {times}: median {median:.0f} % (range {ordered[0]:.0f}–{ordered[-1]:.0f} %)"
+    template = (N_("observed {count} time: median {median:.0f} % (range {low:.0f}–{high:.0f} %)") if len(ordered) == 1
+                else N_("observed {count} times: median {median:.0f} % (range {low:.0f}–{high:.0f} %)"))
+    return Message(template, count=len(ordered), median=_median(ordered), low=ordered[0], high=ordered[-1])
 
 
 def _median(values: list[float]) -> float:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from opprof_advisor.errors import EntryValidationError, Problem
 from opprof_advisor.models import Entry, Gain
+from opprof_advisor.records import Record
 from opprof_advisor.vocabulary import canonical_dtype
 
 #: Front-matter keys a KB file may use.
@@ -28,17 +28,27 @@ _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _FRONT_MATTER_FENCE = re.compile(r"^-{3,}\s*$")
 
 
-@dataclass
-class ParsedFile:
+class ParsedFile(Record):
     """The raw pieces of one KB file: front-matter data with key lines, and the body."""
 
     path: Path
-    data: dict[str, Any] = field(default_factory=dict)
-    lines: dict[Any, int] = field(default_factory=dict)  # key or (key, index|subkey) -> line
-    body: str = ""
-    body_line: int = 1  # line of the file where the body starts
-    headings: list[tuple[str, int]] = field(default_factory=list)  # (## heading, line)
-    problems: list[Problem] = field(default_factory=list)
+    data: dict[str, Any]
+    lines: dict[Any, int]  # key or (key, index|subkey) -> line
+    body: str
+    body_line: int  # line of the file where the body starts
+    headings: list[tuple[str, int]]  # (## heading, line)
+    problems: list[Problem]
+
+    def __init__(self, path: Path, data: dict[str, Any] | None = None, lines: dict[Any, int] | None = None,
+                 body: str = "", body_line: int = 1, headings: list[tuple[str, int]] | None = None,
+                 problems: list[Problem] | None = None) -> None:
+        self.path = path
+        self.data = {} if data is None else data
+        self.lines = {} if lines is None else lines
+        self.body = body
+        self.body_line = body_line
+        self.headings = [] if headings is None else headings
+        self.problems = [] if problems is None else problems
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
@@ -102,7 +101,7 @@ def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
             db[name].drop(ignore=True)  # only in the copy, and only our own tables (see _tables_to_keep)
         db["kernels"].insert_all(kernel_rows(raw), pk="seq", batch_size=2000, alter=True)
         db["op_types"].insert_all(
-            ({**asdict(r), "dtypes": ";".join(r.dtypes), "formats": ";".join(r.formats), "bound_why": str(r.bound_why)}
+            ({**r.to_dict(), "dtypes": ";".join(r.dtypes), "formats": ";".join(r.formats), "bound_why": str(r.bound_why)}
              for r in profile.op_types),
             pk=("op_type", "unit"), alter=True)
         db["symptoms"].insert_all(
@@ -110,7 +109,7 @@ def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
              for s in profile.symptoms), pk="id", alter=True)
         db["notes"].insert_all(({"seq": i, "note": str(n)} for i, n in enumerate(profile.notes)), pk="seq", alter=True)
         # a job keeps no kernel rows (each rank is summarised, then dropped): its ranks are the detail
-        db["ranks"].insert_all((asdict(r) for r in profile.ranks), alter=True)
+        db["ranks"].insert_all((r.to_dict() for r in profile.ranks), alter=True)
         document = profile_to_json(profile)
         db["source"].insert({"key": "profile", "json": json.dumps(document, ensure_ascii=False)}, pk="key")
         if db.execute("pragma application_id").fetchone()[0] == 0:  # another program's id stays

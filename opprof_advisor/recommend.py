@@ -2,7 +2,7 @@
 
 How a suggestion is made (the README section "How suggestions are ranked" says the same):
 
-1. **Query.** The profile becomes one text (``build_query``): each op family repeated
+1. **Query.** The profile becomes one text (``profile_query.build_query``): each op family repeated
    ``1 + round(20 × share)`` times, each symptom id ``2 + round(20 × share)`` times plus the words of
    its meaning, the units that carry >= 1 % of device time, the dtypes of those rows and the
    ``--model`` hint. ``relevance`` r is the TF-IDF cosine of that text with the entry, 0..1.
@@ -34,8 +34,6 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor import gains as gainlib
@@ -45,12 +43,14 @@ from opprof_advisor.i18n import M_, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
 from opprof_advisor.operators import FAMILIES
+from opprof_advisor.profile_query import build_query
+from opprof_advisor.records import Record
 from opprof_advisor.requirements import Check, check_requirements, hardware_mismatch, unmet
 from opprof_advisor.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
     similar_cases,
 )
-from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS, SYMPTOMS
+from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 
@@ -83,11 +83,6 @@ MAX_SAME_EVIDENCE = 2
 DEFAULT_KINDS = ("recipe", "pattern", "tip")
 MAX_EVIDENCE_ROWS = 5
 
-_UNIT_WORDS = {
-    "ai_cpu": "aicpu ai_cpu cpu fallback", "communication": "hccl communication", "ai_vector": "vector",
-    "ai_core": "cube", "mix_aic": "mix cube", "mix_aiv": "mix vector",
-}
-
 
 # --------------------------------------------------------------------------------------------
 # Result objects
@@ -103,8 +98,7 @@ class Evidence(NamedTuple):  # never changed once made; a NamedTuple is cheaper 
     why: str
 
 
-@dataclass
-class Suggestion:
+class Suggestion(Record):
     """One ranked entry with its evidence, the parts of its score and its expected gain."""
 
     entry: Entry
@@ -121,94 +115,71 @@ class Suggestion:
     matched_operators: list[str]
     evidence: list[Evidence]
     expected_gain: ExpectedGain | None
-    requirements: list[Check] = field(default_factory=list)
-    ceiling_us: float | None = None
-    first_step: str = ""
-    hardware_note: str | None = None
-    rank: int = 0
-    matched_terms: list[tuple[str, float]] = field(default_factory=list)
-    rows: list[OpTypeStat] = field(default_factory=list)  # every addressed row (evidence shows the largest)
-    observed: str = ""  # "observed N times: median X % (range A–B %)" from recorded outcomes
+    requirements: list[Check]
+    ceiling_us: float | None
+    first_step: str
+    hardware_note: str | None
+    rank: int
+    matched_terms: list[tuple[str, float]]
+    rows: list[OpTypeStat]  # every addressed row (evidence shows the largest)
+    observed: str  # "observed N times: median X % (range A–B %)" from recorded outcomes
+
+    def __init__(self, entry: Entry, score: float, relevance: float, stake_us: float, stake_share: float,
+                 value_us: float, evidence_kind: str, prior: float, hardware: float, specificity: float,
+                 matched_symptoms: list[str], matched_operators: list[str], evidence: list[Evidence],
+                 expected_gain: ExpectedGain | None, requirements: list[Check] | None = None,
+                 ceiling_us: float | None = None, first_step: str = "", hardware_note: str | None = None,
+                 rank: int = 0, matched_terms: list[tuple[str, float]] | None = None,
+                 rows: list[OpTypeStat] | None = None, observed: str = "") -> None:
+        self.entry = entry
+        self.score = score
+        self.relevance = relevance
+        self.stake_us = stake_us
+        self.stake_share = stake_share
+        self.value_us = value_us
+        self.evidence_kind = evidence_kind
+        self.prior = prior
+        self.hardware = hardware
+        self.specificity = specificity
+        self.matched_symptoms = matched_symptoms
+        self.matched_operators = matched_operators
+        self.evidence = evidence
+        self.expected_gain = expected_gain
+        self.requirements = [] if requirements is None else requirements
+        self.ceiling_us = ceiling_us
+        self.first_step = first_step
+        self.hardware_note = hardware_note
+        self.rank = rank
+        self.matched_terms = [] if matched_terms is None else matched_terms
+        self.rows = [] if rows is None else rows
+        self.observed = observed
 
     @property
     def gain_basis(self) -> str:
         return self.expected_gain.kind if self.expected_gain else "none"
 
 
-@dataclass
-class SuggestResult:
+class SuggestResult(Record):
     """What ``suggest`` returns: ranked suggestions, similar cases, notes."""
 
     profile: Profile
     suggestions: list[Suggestion]
     similar_cases: list[SimilarCase]
     notes: list[str]
-    query: str = ""
-    refused: list[tuple[str, list[Check]]] = field(default_factory=list)  # entries whose requirements failed
-    explain: bool = False  # matched terms were looked up: renderers show the score breakdown
+    query: str
+    refused: list[tuple[str, list[Check]]]  # entries whose requirements failed
+    explain: bool  # matched terms were looked up: renderers show the score breakdown
 
-
-# --------------------------------------------------------------------------------------------
-# Query
-# --------------------------------------------------------------------------------------------
-
-
-def build_query(profile: Profile, model: str | None = None) -> str:
-    """The text the matcher scores entries against: families by share, symptoms, units, dtypes, model."""
-    words: list[str] = []
-    for family, share in sorted(profile.family_shares().items(), key=lambda kv: (-kv[1], kv[0])):
-        words.extend([_family_words(family)] * (1 + round(20 * share)))
-    for symptom in profile.symptoms:
-        words.extend([symptom.id] * (2 + round(20 * min(1.0, symptom.share))))
-        words.extend(_meaning_words(symptom.id))
-    words.extend(_unit_words(profile.op_types))
-    words.extend(_dtype_words(profile.op_types))
-    if model:
-        words.extend(_model_words(model) * 4)
-    return " ".join(words)
-
-
-_STOP_WORDS = frozenset(
-    "a an the of to in on or and as by for from than their its is are be not no run runs instead "
-    "that whose which with without".split()
-)
-
-
-def _family_words(family: str) -> str:
-    # A custom kernel ("MatmulLeakyRelu") has no family: its name's parts still say what it does.
-    if family in FAMILIES:
-        return family
-    return " ".join(re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", family)) or family
-
-
-def _meaning_words(symptom_id: str) -> list[str]:
-    text = SYMPTOMS.get(symptom_id, "")
-    return [w for w in re.findall(r"[A-Za-z0-9_]+", text.lower()) if w not in _STOP_WORDS and len(w) > 1]
-
-
-def _unit_words(rows: Sequence[OpTypeStat]) -> list[str]:
-    unit_share: dict[str, float] = {}
-    for row in rows:
-        unit_share[row.unit] = unit_share.get(row.unit, 0.0) + row.share
-    return [_UNIT_WORDS.get(unit, unit) for unit, share in sorted(unit_share.items()) if share >= 0.01]
-
-
-def _dtype_words(rows: Sequence[OpTypeStat]) -> list[str]:
-    seen: list[str] = []
-    for row in rows:
-        if row.share < 0.01:
-            continue
-        for dtype in row.dtypes:
-            for word in re.split(r"[^A-Za-z0-9_]+", dtype.lower()):
-                if word and word not in seen:
-                    seen.append(word)
-    return seen
-
-
-def _model_words(model: str) -> list[str]:
-    name = model.strip().lower()
-    base = re.sub(r"(\d)[nsmlxb]$", r"\1", name)  # "yolov8s" also says "yolov8"
-    return [name] if base == name else [name, base]
+    def __init__(self, profile: Profile, suggestions: list[Suggestion], similar_cases: list[SimilarCase],
+                 notes: list[str], query: str = "", refused: list[tuple[str, list[Check]]] | None = None,
+                 explain: bool = False) -> None:
+        self.profile = profile
+        self.suggestions = suggestions
+        self.similar_cases = similar_cases
+        self.notes = notes
+        self.query = query
+        self.refused = [] if refused is None else refused
+        self.explain = explain
 
 
 # --------------------------------------------------------------------------------------------
@@ -491,7 +462,7 @@ def suggest(
     if explain:
         notes.extend(f"{entry_id}: not suggested: {'; '.join(c.text() for c in failed)}" for entry_id, failed in refused)
     if profile.reference_us <= 0:
-        notes.append("cannot judge time at stake: the profile has no device time and no step split")
+        notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     cases = rank_cases(profile, entries)
     note = closest_case_note(cases)
     if note:
@@ -531,16 +502,17 @@ def _suggestion_notes(suggestion: Suggestion, gains: bool) -> list[str]:
     entry = suggestion.entry
     notes = []
     if suggestion.hardware_note:
-        notes.append(f"{entry.id}: {suggestion.hardware_note} — check that it applies")
+        notes.append(M_("{id}: {problem} — check that it applies", id=entry.id, problem=suggestion.hardware_note))
     if suggestion.observed:
-        notes.append(f"{entry.id}: {suggestion.observed} in your recorded outcomes")
+        notes.append(M_("{id}: {observed} in your recorded outcomes", id=entry.id, observed=suggestion.observed))
     elif gains and suggestion.gain_basis != "model estimate":
         note = gainlib.gain_note(entry)
         if note:
             notes.append(note)
         elif suggestion.expected_gain is None:
-            notes.append(f"{entry.id}: its figure is about {', '.join(entry.operators)} time, and the matched kernels"
-                         " belong to another or an unknown operator family, so no expected gain is given")
+            notes.append(M_("{id}: its figure is about {operators} time, and the matched kernels belong to another or "
+                            "an unknown operator family, so no expected gain is given",
+                            id=entry.id, operators=", ".join(entry.operators)))
     return notes
 
 

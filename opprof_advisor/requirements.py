@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Sequence
 
+from opprof_advisor.i18n import M_, join_messages
 from opprof_advisor.models import Entry, OpTypeStat, Profile
 from opprof_advisor.vocabulary import canonical_dtype
 
@@ -99,11 +100,12 @@ def hardware_mismatch(entry: Entry, profile: Profile) -> str | None:
     if entry.hardware and chip:
         prefixes = [p for hw in entry.hardware for p in _chip_prefixes(hw)]
         if prefixes and not any(_norm(chip).startswith(p) for p in prefixes):
-            problems.append(f"written for {', '.join(entry.hardware)}; this profile ran on {chip}")
+            problems.append(M_("written for {hardware}; this profile ran on {chip}",
+                               hardware=", ".join(entry.hardware), chip=chip))
     cann = profile.versions.get("cann")
     if entry.cann and cann and cann_matches(cann, entry.cann) is False:
-        problems.append(f"applies to CANN {entry.cann}; this profile used CANN {cann}")
-    return "; ".join(problems) or None
+        problems.append(M_("applies to CANN {wanted}; this profile used CANN {cann}", wanted=entry.cann, cann=cann))
+    return join_messages(problems, "; ") if problems else None
 
 
 def _chip_prefixes(hardware: str) -> tuple[str, ...]:

@@ -20,12 +20,12 @@ Every similar case carries the reasons it matched; the closest excluded one is n
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.operators import COMMUNICATION_FAMILIES
+from opprof_advisor.records import Record
 from opprof_advisor.vocabulary import BOUND_SYMPTOM
 
 #: Symptoms that describe how kernels run rather than a waste (excluded from the overlap).
@@ -42,18 +42,28 @@ SYMPTOM_WEIGHT = 0.2
 _COMMUNICATION_SYMPTOMS = frozenset({"communication_exposed", "communication_wait", "slow_rank", "slow_link"})
 
 
-@dataclass
-class SimilarCase:
+class SimilarCase(Record):
     """A case study whose operator mix and workload resemble the profile's."""
 
     id: str
     title: str
     similarity: float
-    mix_cosine: float = 0.0
-    symptom_overlap: float = 0.0
-    why: list[str] = field(default_factory=list)  # what matched: the shared families, symptoms, workload
-    excluded: str = ""  # why it is not shown, when it is not
-    zh: dict[str, str] = field(default_factory=dict)  # the case's Chinese title (front matter zh:)
+    mix_cosine: float
+    symptom_overlap: float
+    why: list[str]  # what matched: the shared families, symptoms, workload
+    excluded: str  # why it is not shown, when it is not
+    zh: dict[str, str]  # the case's Chinese title (front matter zh:)
+
+    def __init__(self, id: str, title: str, similarity: float, mix_cosine: float = 0.0, symptom_overlap: float = 0.0,
+                 why: list[str] | None = None, excluded: str = "", zh: dict[str, str] | None = None) -> None:
+        self.id = id
+        self.title = title
+        self.similarity = similarity
+        self.mix_cosine = mix_cosine
+        self.symptom_overlap = symptom_overlap
+        self.why = [] if why is None else why
+        self.excluded = excluded
+        self.zh = {} if zh is None else zh
 
 
 def case_mix_weights(op_mix: Any) -> dict[str, float]:

@@ -316,5 +316,5 @@ def test_the_index_columns_are_the_entry_fields():
     from opprof_advisor import store
     from opprof_advisor.models import Entry
 
-    assert store._ENTRY_COLUMNS == tuple(Entry.__dataclass_fields__)
-    assert store.BUILD_VERSION.endswith(",".join(Entry.__dataclass_fields__))
+    assert store._ENTRY_COLUMNS == Entry.FIELDS
+    assert store.BUILD_VERSION.endswith(",".join(Entry.FIELDS))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -160,7 +159,7 @@ def test_no_two_shipped_entries_reach_the_threshold_and_copies_do():
     assert len(entries) >= 150
     assert [(e.id, closest_entry(e, entries)[0].id) for e in entries if closest_entry(e, entries)] == []
     original = next(e for e in entries if e.id == "block-dim-core-multiple")
-    near = dataclasses.replace(original, id="my-copy", summary=original.summary + " Seen on our run.")
+    near = original.replace(id="my-copy", summary=original.summary + " Seen on our run.")
     found = closest_entry(near, entries)
     assert found is not None and found[0].id == "block-dim-core-multiple" and found[1] >= NEAR_DUPLICATE
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from opprof_advisor.errors import MatcherError
+from opprof_advisor.i18n import localize, set_lang
 from opprof_advisor.matcher import EntryMatcher
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.recommend import (
@@ -219,6 +220,13 @@ def test_hardware_and_cann_mismatch_stated(entries, matcher):
     assert first.entry.id == "matmul-tiling" and first.hardware == 0.8
     assert ("matmul-tiling: written for Atlas A2; this profile ran on Ascend310P3; applies to CANN >=8.0; "
             "this profile used CANN 7.0.0 — check that it applies") in result.notes
+    note = next(n for n in result.notes if n.startswith("matmul-tiling: written for"))
+    set_lang("zh")
+    try:
+        assert localize(note) == ("matmul-tiling：针对 Atlas A2 编写；本 profile 运行在 Ascend310P3 上; 适用于 CANN >=8.0；"
+                                  "本 profile 使用的是 CANN 7.0.0，请确认它是否适用")
+    finally:
+        set_lang("en")
 
 
 def test_bound_class_symptom_is_tier_one_and_unknown_family_counts():
@@ -356,13 +364,11 @@ def test_an_operators_gain_applies_only_to_the_families_it_was_measured_on():
 
 
 def test_an_estimate_is_never_called_observed():
-    from dataclasses import asdict
-
     from opprof_advisor.gains import gain_note
     from opprof_advisor.render.phrases import entry_gain_line
 
     card = Entry(id="conv2d-tuning", kind="recipe", title="Conv2D", operators=["Conv2D"], evidence="D",
                  gain=Gain(5, 10, "latency", "end_to_end", SEED, estimate=True), sources=[SEED])
     assert "unmeasured estimate" in gain_note(card) and "observed" not in gain_note(card)
-    shown = entry_gain_line(asdict(card.gain))  # `advisor show` renders the entry document's gain
+    shown = entry_gain_line(card.gain.to_dict())  # `advisor show` renders the entry document's gain
     assert "unmeasured estimate" in shown and "observed" not in shown

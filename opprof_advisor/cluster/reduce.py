@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -393,7 +392,7 @@ def _outlier_roofline(raw: RawProfile, profile: Profile, peaks):
     path = next((p for p, label in labels.items() if label == slow), None) or raw.extra["job"][0]["path"]
     if not roofline.has_roofs(profile.device, peaks):
         # says what is missing, in the words of the ranks' producer; no rank needs reading
-        result = roofline.compute(raw, replace(profile, format=raw.extra["rank_format"], notes=[]), peaks)
+        result = roofline.compute(raw, profile.replace(format=raw.extra["rank_format"], notes=[]), peaks)
         profile.notes.extend(note for note in result.notes if note not in profile.notes)
         return result
     rank = build_profile(read_raw(path), peaks)

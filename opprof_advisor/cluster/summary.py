@@ -22,7 +22,6 @@ beside the seconds of parsing.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,7 @@ def _summarize(path: str) -> dict[str, Any]:
     figures = multirank.rank_summary(label, path, raw)
     return {
         "schema": SCHEMA, "path": path, "label": label, "error": None, "figures": figures,
-        "window": multirank.task_window(raw), "split": None if split is None else asdict(split),
+        "window": multirank.task_window(raw), "split": None if split is None else split.to_dict(),
         "format": raw.format, "producer": profile.producer, "workload": profile.workload,
         "versions": {k: v for k, v in raw.versions.items() if k != "rank_id"}, "rank_id": raw.versions.get("rank_id"),
         "chip": raw.chip, "core_counts": dict(raw.core_counts), "freq_mhz": raw.freq_mhz, "device": profile.device,

@@ -31,23 +31,45 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.cluster_summary:ClusterSummaryReader",  # msprof-analyze cluster_analysis_output/
 )
 
+#: The test of each reader's ``detect``, by file and folder names and headers (readers/layouts.py): a reader
+#: module is imported only when the path is of its format, so detecting a torch_npu folder does not load
+#: the msOpProf, DB or timeline parsers. A reader not listed here is loaded to ask its ``detect``.
+LAYOUT_TESTS: dict[str, str] = {
+    "opprof_advisor.readers.msopprof_device:MsopprofDeviceReader": "is_msopprof_device",
+    "opprof_advisor.readers.msopprof_simulator:MsopprofSimulatorReader": "is_msopprof_simulator",
+    "opprof_advisor.readers.torch_npu_text:TorchNpuTextReader": "is_torch_npu_text",
+    "opprof_advisor.readers.msprof_db:MsprofDbReader": "is_msprof_db",
+    "opprof_advisor.readers.timeline_json:TimelineReader": "is_timeline",
+    "opprof_advisor.readers.multirank:MultiRankReader": "is_multi_rank",
+    "opprof_advisor.readers.cluster_summary:ClusterSummaryReader": "is_cluster_summary",
+}
+
 #: How many single-subfolder levels detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).
 DESCEND_DEPTH = 3
 
-_loaded: list[Reader] | None = None
+_loaded: dict[str, Reader] = {}
 
 
 def _load(entry: str) -> Reader:
-    module_name, _, class_name = entry.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)()
+    if entry not in _loaded:
+        module_name, _, class_name = entry.partition(":")
+        _loaded[entry] = getattr(importlib.import_module(module_name), class_name)()
+    return _loaded[entry]
 
 
 def readers() -> list[Reader]:
     """The registered readers, in detection order."""
-    global _loaded
-    if _loaded is None:
-        _loaded = [_load(entry) for entry in READERS]
-    return _loaded
+    return [_load(entry) for entry in READERS]
+
+
+def _matches(entry: str, path: Path) -> bool:
+    """True when the reader of ``entry`` reads ``path`` (without importing it where LAYOUT_TESTS has its test)."""
+    test = LAYOUT_TESTS.get(entry)
+    if test is not None:
+        from opprof_advisor.readers import layouts
+
+        return getattr(layouts, test)(path)
+    return _load(entry).detect(path)
 
 
 def check_path(path: Path) -> None:
@@ -70,9 +92,9 @@ def _detect(path: Path) -> tuple[Reader, Path]:
     check_path(path)
     current = path
     for _ in range(DESCEND_DEPTH + 1):
-        for reader in readers():
-            if reader.detect(current):
-                return reader, current
+        for entry in READERS:
+            if _matches(entry, current):
+                return _load(entry), current
         child = _single_child_dir(current)
         if child is None:
             break

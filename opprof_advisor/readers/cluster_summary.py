@@ -26,23 +26,12 @@ from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.layouts import COMM_FILE, STEP_FILE, is_cluster_summary, summary_dir
 from opprof_advisor.readers.sidefile import read_json
 
 FORMAT = "cluster-summary"
-CLUSTER_DIR = "cluster_analysis_output"
-STEP_FILE = "cluster_step_trace_time.csv"
-COMM_FILE = "cluster_communication.json"
-CLUSTER_FILES = (STEP_FILE, COMM_FILE, "cluster_analysis.db")
 #: communication.json time fields summed over groups, steps, ops and ranks (ms).
 TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
-
-
-def summary_dir(path: Path) -> Path | None:
-    """The folder holding the cluster summary files for ``path`` (it, or its cluster_analysis_output)."""
-    for candidate in (path, path / CLUSTER_DIR):
-        if candidate.is_dir() and any((candidate / name).is_file() for name in CLUSTER_FILES):
-            return candidate
-    return None
 
 
 class ClusterSummaryReader:
@@ -51,7 +40,7 @@ class ClusterSummaryReader:
     name = FORMAT
 
     def detect(self, path: Path) -> bool:
-        return summary_dir(path) is not None
+        return is_cluster_summary(path)
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         folder = summary_dir(path)

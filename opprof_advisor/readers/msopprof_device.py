@@ -40,30 +40,21 @@ communication (one kernel only).
 from __future__ import annotations
 
 import math
-import os
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
+from opprof_advisor.readers.layouts import find_launch_dirs, is_basic_info, is_msopprof_device
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_bytes, read_text
 
 FORMAT = "msopprof-device"
 
-_BASIC = re.compile(r"^OpBasicInfo(?:_\d+)?\.csv$")
 _METRIC = re.compile(r"^([A-Za-z0-9]+?)(?:_\d+)?\.csv$")
 _OPPROF = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
-#: Levels searched below the path: OPPROF_*/device<N>/<OpName>/<n>/ is three below the root,
-#: and the user may point at the folder holding OPPROF_*.
-MAX_DEPTH = 5
-#: Directories never holding launch CSVs (raw dumps, simulator output, other producers' folders).
-_SKIP_DIRS = frozenset({"dump", "simulator", "ASCEND_PROFILER_OUTPUT", "FRAMEWORK", "mindstudio_profiler_output",
-                        "mindstudio_profiler_log", "logs", "host", "sqlite", "timeline", "summary"})
-#: Folders looked into at most while searching (detection must stay cheap on big trees).
-MAX_DIRS = 400
 #: A msOpProf CSV holds one row per launch or per (block, sub-core): a few MB at most. Larger is refused.
 MAX_MSOPPROF_CSV_BYTES = 512 * 1024 * 1024
 _MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
@@ -80,43 +71,11 @@ class MsopprofDeviceReader:
 
     def detect(self, path: Path) -> bool:
         """True for an OpBasicInfo CSV, or a folder with one within a few levels."""
-        path = Path(path)
-        if path.is_file():
-            return bool(_BASIC.match(path.name))
-        return next(find_launch_dirs(path), None) is not None
+        return is_msopprof_device(Path(path))
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         """Read every launch under ``path`` into one RawProfile."""
         return read_msopprof_device(Path(path), progress)
-
-
-def find_launch_dirs(root: Path, max_depth: int = MAX_DEPTH) -> Iterator[Path]:
-    """Yield folders holding an OpBasicInfo*.csv, in natural order (``<OpName>/2`` before ``/10``)."""
-    budget = [MAX_DIRS]
-    yield from _walk(root, max_depth, budget)
-
-
-def _walk(folder: Path, depth: int, budget: list[int]) -> Iterator[Path]:
-    budget[0] -= 1
-    if budget[0] < 0:
-        return
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: _natural_key(e.name))
-    except OSError:
-        return
-    if any(_BASIC.match(e.name) and e.is_file() for e in entries):
-        yield folder
-    if depth <= 0:
-        return
-    for entry in entries:
-        # never follow symlinked folders: a symlink loop must not hang detection
-        if entry.name not in _SKIP_DIRS and not entry.name.startswith("PROF_") and \
-                entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path), depth - 1, budget)
-
-
-def _natural_key(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawProfile:
@@ -127,7 +86,7 @@ def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawPro
                             hint="point at the OPPROF_* folder written by `msprof op`")
     details: list[dict[str, Any]] = []
     for i, folder in enumerate(dirs):
-        basics = [path] if path.is_file() else sorted(p for p in folder.iterdir() if _BASIC.match(p.name))
+        basics = [path] if path.is_file() else sorted(p for p in folder.iterdir() if is_basic_info(p.name))
         for basic in basics:
             details.extend(read_launch(basic))
         if progress is not None:

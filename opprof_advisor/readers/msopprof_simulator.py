@@ -70,6 +70,7 @@ from typing import Any, Iterable
 from opprof_advisor.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.layouts import CORE_DIR, core_dirs, find_simulator_dir, is_msopprof_simulator
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
 from opprof_advisor.render.units import TEXT as U
 
@@ -79,7 +80,6 @@ MAX_TRACE_BYTES = 1024 ** 3
 FORMAT = "msopprof-simulator"
 HOT_INSTRUCTIONS = 10
 
-_CORE_DIR = re.compile(r"^core(\d+)\.(cubecore|veccore)(\d+)$")
 _BLOCK_DIM = re.compile(r"blkdim\s+(\d+)")
 _LOG_TICKS = re.compile(r"kernal total ticks\s*:\s*(\d+)")
 _LOG_DONE = re.compile(r"core:\s*(\d+),\s*start:\s*(\d+),\s*tick:\s*(\d+).*?blkdim\s+(\d+)")
@@ -97,33 +97,11 @@ class MsopprofSimulatorReader:
 
     def detect(self, path: Path) -> bool:
         """True for a folder holding ``simulator/core*.*`` sub-core folders (or such a folder itself)."""
-        path = Path(path)
-        return path.is_dir() and find_simulator_dir(path) is not None
+        return is_msopprof_simulator(Path(path))
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         """Read the simulated cores under ``path``."""
         return read_msopprof_simulator(Path(path), progress)
-
-
-def find_simulator_dir(path: Path) -> Path | None:
-    """The ``simulator`` folder at, inside, or one OPPROF_* level below ``path``."""
-    for candidate in (path, path / "simulator", *sorted(path.glob("OPPROF_*/simulator"))):
-        if candidate.is_dir() and _core_dirs(candidate):
-            return candidate
-    return None
-
-
-def _core_dirs(sim: Path) -> list[Path]:
-    try:
-        dirs = [p for p in sim.iterdir() if p.is_dir() and _CORE_DIR.match(p.name)]
-    except OSError:
-        return []
-    return sorted(dirs, key=_core_key)
-
-
-def _core_key(p: Path) -> tuple[int, str, int]:
-    m = _CORE_DIR.match(p.name)
-    return (int(m.group(1)), m.group(2), int(m.group(3))) if m else (0, p.name, 0)
 
 
 def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> RawProfile:
@@ -132,17 +110,17 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
     if sim is None:
         raise UnknownFormat("no simulator/core*.* folders found", path=path,
                             hint="point at the OPPROF_* folder written by `msprof op simulator`")
-    core_dirs = _core_dirs(sim)
+    cores_found = core_dirs(sim)
     merged, schema = _read_merged_trace(sim / "trace.json")
     cores: dict[str, dict[str, Any]] = {}
-    for i, folder in enumerate(core_dirs):
+    for i, folder in enumerate(cores_found):
         intervals = merged.get(folder.name)
         if intervals is None and (folder / "trace.json").is_file():
             per_core, schema = _read_trace(folder / "trace.json", folder.name)
             intervals = per_core.get(folder.name, {})
         cores[folder.name] = _core_summary(folder, intervals)
         if progress is not None:
-            progress(i + 1, len(core_dirs))
+            progress(i + 1, len(cores_found))
     root = sim.parent
     log = read_summary_logs(root / "dump")
     return _raw_profile(path, root, cores, schema, _block_dim(root / "dump"), log)
@@ -209,7 +187,7 @@ def _locate(e: dict, process: dict, thread: dict, default_core: str | None) -> t
     """(core, pipe) of an event: 2026 merged traces name the core by pid, 2025 ones the pipe."""
     pid, tid = e.get("pid"), e.get("tid")
     pname = process.get(pid, pid if isinstance(pid, str) else None)
-    if pname and _CORE_DIR.match(str(pname)):
+    if pname and CORE_DIR.match(str(pname)):
         pipe = tid if isinstance(tid, str) else thread.get((pid, tid), str(tid))
         return str(pname), re.sub(r"_\d+$", "", str(pipe))
     return default_core, str(pname if pname is not None else pid)
@@ -371,7 +349,7 @@ def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schem
         if c["kind"] in blind:
             continue
         detail["block_time_us"].setdefault(c["kind"], []).append(c["span_us"])
-        detail["block_ids"].setdefault(c["kind"], []).append(int(_CORE_DIR.match(name).group(1)))
+        detail["block_ids"].setdefault(c["kind"], []).append(int(CORE_DIR.match(name).group(1)))
     table = KernelTable(name=[root.name], op_type=[root.name], task_type=[task_type], duration_us=[kernel_time],
                         wait_us=[None], block_dim=[block_dim], mix_block_dim=[None], input_shapes=[""],
                         input_dtypes=[""], input_formats=[""], output_formats=[""], op_state=[None],
@@ -384,7 +362,7 @@ def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schem
 
 
 def _core_number(name: str) -> int:
-    return int(_CORE_DIR.match(name).group(1))
+    return int(CORE_DIR.match(name).group(1))
 
 
 def _bound_untraced(cores: dict[str, dict[str, Any]], log: list[dict[str, int]], clock: float | None) -> None:

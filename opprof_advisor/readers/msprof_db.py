@@ -33,14 +33,13 @@ from opprof_advisor.i18n import N_
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
+from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
 from opprof_advisor.render.units import TEXT as U
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
 
-DB_NAME = re.compile(r"^(?:msprof_\d+|ascend_pytorch_profiler(?:_\d+)?|ascend_mindspore_profiler(?:_\d+)?)\.db$")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 REQUIRED_TABLES = ("TASK", "COMPUTE_TASK_INFO", "STRING_IDS")
 #: Interned COMPUTE_TASK_INFO columns -> KernelTable field.
 _TEXT_COLUMNS = {"name": "name", "opType": "op_type", "taskType": "task_type", "inputShapes": "input_shapes",
@@ -60,37 +59,11 @@ class MsprofDbReader:
 
     def detect(self, path: Path) -> bool:
         """True for a profiler DB file, or a folder holding one where msprof / torch_npu put it."""
-        path = Path(path)
-        if path.is_file():
-            return bool(DB_NAME.match(path.name)) or (path.suffix == ".db" and _is_sqlite(path))
-        return bool(find_db_files(path))
+        return is_msprof_db(Path(path))
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         """Read the DB export(s) under ``path``."""
         return read_msprof_db(Path(path), progress)
-
-
-def find_db_files(folder: Path) -> list[Path]:
-    """Profiler DBs at the places the tools write them (not ``analysis.db``, which holds no kernels)."""
-    # not */ASCEND_PROFILER_OUTPUT/*.db: a parent of several ranks belongs to the multi-rank reader
-    patterns = ("*.db", "ASCEND_PROFILER_OUTPUT/*.db", "PROF_*/*.db")
-    found: list[Path] = []
-    for pattern in patterns:
-        try:
-            found += [p for p in sorted(folder.glob(pattern)) if DB_NAME.match(p.name) and p.is_file()]
-        except OSError:
-            continue
-        if found:
-            return found
-    return found
-
-
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(16) == _SQLITE_MAGIC
-    except OSError:
-        return False
 
 
 def read_msprof_db(path: Path, progress: Progress | None = None) -> RawProfile:
@@ -177,7 +150,7 @@ def _connect(path: Path, copy: Path | None = None) -> sqlite3.Connection:
             head = fh.read(16)
     except OSError as exc:
         raise MalformedProfile(f"cannot open: {exc.strerror or exc}", path=path) from None
-    if head != _SQLITE_MAGIC:
+    if head != SQLITE_MAGIC:
         what = "empty file (0 bytes)" if not head else "not an SQLite database"
         raise MalformedProfile(what, path=path, hint="point at the msprof_*.db / ascend_pytorch_profiler*.db export")
     # read-only and immutable: profile folders are often read-only, and nothing may be written there
@@ -499,7 +472,7 @@ def _window_of(windows: list[tuple[str, float, float]], start_us: float) -> str 
 def _analysis_db(db: Path) -> sqlite3.Connection | None:
     """torch_npu's analysis.db beside the DB (communication scenes), opened read-only, or None."""
     analysis = db.parent / "analysis.db"
-    if not analysis.is_file() or not _is_sqlite(analysis):
+    if not analysis.is_file() or not is_sqlite(analysis):
         return None
     try:
         return sqlite3.connect(analysis.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)

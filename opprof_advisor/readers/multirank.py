@@ -16,7 +16,6 @@ several Device_id values (a multi-device PROF folder) is split into one rank per
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -26,38 +25,11 @@ from opprof_advisor.kernel_frame import Frame
 from opprof_advisor.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
+from opprof_advisor.readers.layouts import is_multi_rank, rank_dirs
 
-RANK_DIR = re.compile(r"_ascend_(?:pt|ms)$")
 #: Two ranks whose task windows are further apart than this belong to different runs (hosts of one
 #: job agree on the time to far better than a minute; separate runs are hours or days apart).
 SAME_JOB_GAP_S = 60.0
-
-
-def rank_dirs(path: Path) -> list[Path]:
-    """The ``*_ascend_pt`` children of ``path`` (sorted by name), each real folder once.
-
-    A symlinked child is one more name for a folder: a ``latest_ascend_pt`` link to a rank beside it
-    would count that rank twice, and a link to the parent (or above) would read the parent as its
-    own rank, again and again. Real folders win over links to them; links to the parent are not ranks.
-    """
-    children = _rank_names(path)
-    parent = os.path.realpath(path)
-    chosen: dict[str, Path] = {}
-    for child in sorted(children, key=lambda p: (p.is_symlink(), p.name)):
-        real = os.path.realpath(child)
-        if real == parent or parent.startswith(real.rstrip(os.sep) + os.sep):
-            continue
-        chosen.setdefault(real, child)
-    return sorted(chosen.values())
-
-
-def _rank_names(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return []
-    try:
-        return [p for p in path.iterdir() if p.is_dir() and RANK_DIR.search(p.name)]
-    except OSError:
-        return []
 
 
 def rank_label(path: Path, raw: RawProfile | None = None) -> str:
@@ -75,8 +47,7 @@ class MultiRankReader:
     name = "multi-rank"
 
     def detect(self, path: Path) -> bool:
-        # two or more ranks, or one rank under two or more names (links): read once
-        return len(rank_dirs(path)) >= 2 or (len(rank_dirs(path)) == 1 and len(_rank_names(path)) >= 2)
+        return is_multi_rank(path)
 
     def read(self, path: Path, progress: Progress | None = None, executor=None) -> RawProfile:
         """The job's ranks mapped and reduced; ``executor`` is a ``cluster.executors.ExecutorChoice``."""

@@ -48,19 +48,13 @@ from opprof_advisor import steps
 from opprof_advisor.errors import MalformedProfile
 from opprof_advisor.i18n import N_
 from opprof_advisor.models import StepSplit
-from opprof_advisor.readers import msprof_text, torch_npu_text
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
+from opprof_advisor.readers.layouts import MSPROF_TIMELINE, OUTPUT_DIR, TORCH_TIMELINE, is_timeline, timeline_files
 from opprof_advisor.readers.msprof_text import read_device_info
 from opprof_advisor.readers.sidefile import FINITE_JSON_NUMBERS, MAX_DURATION_US, SideFileError, dig
-from opprof_advisor.readers.torch_npu_text import (  # versions read one way only
-    OUTPUT_DIR,
-    read_profiler_info,
-)
+from opprof_advisor.readers.torch_npu_text import read_profiler_info  # versions read one way only
 
-TRACE_FILE = "trace_view.json"
-#: msprof timeline file names (CANN >= 8.0 text export and its slices; older device_<N>/timeline/).
-MSPROF_JSON = re.compile(r"^msprof(?:_slice_\d+)?(?:_\d+)+\.json$")
 #: Largest timeline read. Measured here: a 100 MB trace_view.json (455k events) in 1.4 s wall and
 #: 77 MB peak RSS (json.load alone needs 463 MB), so 1 GiB is ~15 s; anything larger (or a 2 GB
 #: sparse file) is refused before a byte is decoded.
@@ -98,45 +92,6 @@ _Event = tuple[int, int, str, str, float, str]
 # ----------------------------------------------------------------------------------------------
 # Finding the timeline
 # ----------------------------------------------------------------------------------------------
-
-
-def timeline_files(path: Path) -> tuple[str, list[Path]] | None:
-    """(format id, files) of the timeline under ``path`` when no kernel table sits beside it."""
-    if path.is_file():
-        if path.name == TRACE_FILE:
-            return TimelineReader.torch_format, [path]
-        if MSPROF_JSON.match(path.name):
-            return TimelineReader.msprof_format, [path]
-        return None
-    if not path.is_dir() or torch_npu_text.output_dir(path) is not None:
-        return None
-    for candidate in (path / OUTPUT_DIR / TRACE_FILE, path / TRACE_FILE):
-        if candidate.is_file():
-            return TimelineReader.torch_format, [candidate]
-    if msprof_text.summary_files(path):
-        return None
-    files = _msprof_json_files(path)
-    return (TimelineReader.msprof_format, files) if files else None
-
-
-def _msprof_json_files(path: Path) -> list[Path]:
-    roots = [path] + sorted(p for p in _subdirs(path) if p.name.startswith("PROF_"))
-    folders = [path]
-    for root in roots:
-        folders.append(root / "mindstudio_profiler_output")
-        folders.extend(sorted(d / "timeline" for d in _subdirs(root) if d.name.startswith("device_")))
-    found: list[Path] = []
-    for folder in folders:
-        if folder.is_dir():
-            found.extend(sorted(p for p in folder.iterdir() if MSPROF_JSON.match(p.name) and p.is_file()))
-    return list(dict.fromkeys(found))
-
-
-def _subdirs(path: Path) -> list[Path]:
-    try:
-        return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
-    except OSError:
-        return []
 
 
 # ----------------------------------------------------------------------------------------------
@@ -371,11 +326,11 @@ class TimelineReader:
     """A torch_npu ``trace_view.json`` or msprof ``msprof_*.json`` timeline with no kernel table beside it."""
 
     name = "torch-npu-timeline"
-    torch_format = "torch-npu-timeline"
-    msprof_format = "msprof-timeline"
+    torch_format = TORCH_TIMELINE
+    msprof_format = MSPROF_TIMELINE
 
     def detect(self, path: Path) -> bool:
-        return timeline_files(path) is not None
+        return is_timeline(path)
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         fmt, files = timeline_files(path)

@@ -15,24 +15,12 @@ from opprof_advisor.errors import AdvisorError
 from opprof_advisor.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
+from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
 from opprof_advisor.readers.sidefile import dig, read_json
 
-OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
-KERNEL_FILE = "kernel_details.csv"
-
 #: profiler_info.json experimental_config keys -> RawProfile.versions keys.
 _CONFIG_KEYS = {"_profiler_level": "profiler_level", "_aic_metrics": "aic_metrics", "_export_type": "export_type"}
-
-
-def output_dir(path: Path) -> Path | None:
-    """The ASCEND_PROFILER_OUTPUT folder holding kernel_details.csv for ``path``, if any."""
-    if path.is_file():
-        return path.parent if path.name.startswith("kernel_details") and path.suffix == ".csv" else None
-    for candidate in (path / OUTPUT_DIR, path):
-        if (candidate / KERNEL_FILE).is_file():
-            return candidate
-    return None
 
 
 class TorchNpuTextReader:
@@ -41,7 +29,7 @@ class TorchNpuTextReader:
     name = "torch-npu-text"
 
     def detect(self, path: Path) -> bool:
-        return output_dir(path) is not None
+        return is_torch_npu_text(path)
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         out = output_dir(path)
