@@ -174,7 +174,7 @@ def test_the_candidate_tables_name_the_closest_entry_as_the_entries_rows_do(advi
     checked = 0
     for number, original in enumerate(entries[::7]):
         words = original.summary.split()
-        near = dataclasses.replace(original, id=f"my-copy-{number}", title=original.title.lower() if number % 2 else
+        near = original.replace(id=f"my-copy-{number}", title=original.title.lower() if number % 2 else
                                    original.title, summary=" ".join(words[: max(len(words) * (3 + number % 2) // 5, 1)]))
         expected = closest_entry(near, index.texts(), threshold=NEAR_DUPLICATE - 15)
         found = closest_in_index(near, index, threshold=NEAR_DUPLICATE - 15)
