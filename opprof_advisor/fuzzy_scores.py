@@ -25,6 +25,7 @@ no more characters than the two have in common (counted with repeats), c:
 from __future__ import annotations
 
 import math
+import sys
 
 #: Up to this many choices are settled here first; more go to rapidfuzz at once (its C loop is faster).
 FEW_CHOICES = 400
@@ -42,7 +43,7 @@ def similarities(query: str, choices: list[str], scorer: str, cutoff: float) -> 
     """
     if scorer == "exact":
         return {position: 100.0 for position, choice in enumerate(choices) if choice == query}
-    if len(choices) > FEW_CHOICES:
+    if len(choices) > FEW_CHOICES or rapidfuzz_loaded():
         return rapidfuzz_scores(query, choices, range(len(choices)), scorer, cutoff)
     bound, floor = BOUNDS[scorer], cutoff - MARGIN
     found: dict[int, float] = {}
@@ -56,6 +57,11 @@ def similarities(query: str, choices: list[str], scorer: str, cutoff: float) -> 
     if unsure:
         found.update(rapidfuzz_scores(query, [choices[position] for position in unsure], unsure, scorer, cutoff))
     return found
+
+
+def rapidfuzz_loaded() -> bool:
+    """True once rapidfuzz is imported: the bounds are then only extra work (its C loop is faster)."""
+    return "rapidfuzz.process" in sys.modules
 
 
 def rapidfuzz_scores(query: str, choices: list[str], positions, scorer: str, cutoff: float) -> dict[int, float]:

@@ -46,14 +46,18 @@ def rapidfuzz_only(query, choices, scorer, cutoff):
 @pytest.mark.parametrize("scorer", ["ratio", "partial_ratio", "token_set_ratio"])
 def test_settled_scores_are_rapidfuzz_scores_on_the_kb(kb_strings, monkeypatch, scorer):
     monkeypatch.setattr(fuzzy_scores, "FEW_CHOICES", 10_000)  # every comparison through the bounds
-    settled_somewhere = False
+    monkeypatch.setattr(fuzzy_scores, "rapidfuzz_loaded", lambda: False)
+    sent, compared = [], 0
+    real = fuzzy_scores.rapidfuzz_scores
+    monkeypatch.setattr(fuzzy_scores, "rapidfuzz_scores",
+                        lambda query, choices, *rest: sent.append(len(choices)) or real(query, choices, *rest))
     for choices in kb_strings.values():
         for query in QUERIES:
             for cutoff in CUTOFFS:
                 expected = rapidfuzz_only(query, choices, scorer, cutoff)
                 assert fuzzy_scores.similarities(query, choices, scorer, cutoff) == expected, (query, cutoff)
-                settled_somewhere = settled_somewhere or len(expected) < len(choices)
-    assert settled_somewhere
+                compared += len(choices)
+    assert sum(sent) < compared / 10  # most comparisons were settled without rapidfuzz (~3 % are not)
 
 
 def random_text(rng, alphabet="abcdemns -"):
@@ -62,6 +66,7 @@ def random_text(rng, alphabet="abcdemns -"):
 
 @pytest.mark.parametrize("scorer", ["ratio", "partial_ratio", "token_set_ratio"])
 def test_settled_scores_are_rapidfuzz_scores_on_random_strings(monkeypatch, scorer):
+    monkeypatch.setattr(fuzzy_scores, "rapidfuzz_loaded", lambda: False)
     rng = random.Random(18)
     choices = [random_text(rng) for _ in range(300)]
     for _ in range(60):
