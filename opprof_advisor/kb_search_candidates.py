@@ -167,8 +167,8 @@ class _Scorer:
         if not new:
             return
         self.seen.update(new)
-        ids, kinds = self.tables.values("id", new), self.tables.values("kind", new)
-        raw = kb_search.title_scores(self.tables.values("title", new), self.terms)
+        ids, kinds, titles = self.tables.columns(("id", "kind", "title"), new)
+        raw = kb_search.title_scores(titles, self.terms)
         kb_search.keep_best(raw, kb_search.id_scores(ids, self.terms))
         kb_search.keep_best(raw, {position: self.label_best[rowid] for position, rowid in enumerate(new)
                                   if rowid in self.label_best})
@@ -196,7 +196,7 @@ class _Scorer:
         if not plain:
             return
         self.seen.update(plain)
-        ids, kinds = self.tables.values("id", plain), self.tables.values("kind", plain)
+        ids, kinds = self.tables.columns(("id", "kind"), plain)
         for position, rowid in enumerate(plain):
             # score_entries' blend of a hit found by its fuzzy similarity only
             score = kb_search.blend(0.0, 0.0, kb_search.fuzzy_value(found[rowid]),
