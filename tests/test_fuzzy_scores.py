@@ -53,15 +53,15 @@ def test_settled_scores_are_rapidfuzz_scores_on_the_kb(kb_strings, monkeypatch, 
                         lambda query, choices, *rest: sent.append(len(choices)) or real(query, choices, *rest))
     for choices in kb_strings.values():
         for query in QUERIES:
-            for cutoff in CUTOFFS:
+            for cutoff in CUTOFFS[:2]:  # JOINED_TITLE_MIN on the random strings below
                 expected = rapidfuzz_only(query, choices, scorer, cutoff)
                 assert fuzzy_scores.similarities(query, choices, scorer, cutoff) == expected, (query, cutoff)
                 compared += len(choices)
     assert sum(sent) < compared / 10  # most comparisons were settled without rapidfuzz (~3 % are not)
 
 
-def random_text(rng, alphabet="abcdemns -"):
-    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))).strip() or "a"
+def random_text(rng, alphabet="abcdemns -", longest=14):
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest))).strip() or "a"
 
 
 @pytest.mark.parametrize("scorer", ["ratio", "partial_ratio", "token_set_ratio"])
@@ -74,6 +74,18 @@ def test_settled_scores_are_rapidfuzz_scores_on_random_strings(monkeypatch, scor
         for cutoff in (40.0, *CUTOFFS):
             assert fuzzy_scores.similarities(query, choices, scorer, cutoff) == \
                 rapidfuzz_only(query, choices, scorer, cutoff), (query, cutoff)
+
+
+def test_settled_scores_are_rapidfuzz_scores_on_long_and_non_ascii_strings(monkeypatch):
+    monkeypatch.setattr(fuzzy_scores, "rapidfuzz_loaded", lambda: False)
+    rng = random.Random(19)
+    choices = [random_text(rng, "abmns -\u00e9\u7b97\u00a0", 90) for _ in range(100)]
+    for _ in range(15):
+        query = random_text(rng, "abmns -\u00e9\u7b97", 75)
+        for scorer in ("ratio", "partial_ratio", "token_set_ratio"):
+            for cutoff in (30.0, kb_search.FUZZY_FLOOR, kb_search.JOINED_TITLE_MIN):
+                assert fuzzy_scores.similarities(query, choices, scorer, cutoff) == \
+                    rapidfuzz_only(query, choices, scorer, cutoff), (query, scorer, cutoff)
 
 
 def test_many_choices_go_to_rapidfuzz_at_once(kb_strings):
