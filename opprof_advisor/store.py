@@ -17,7 +17,6 @@ such a KB rewritten in place is picked up by the next `advisor kb build` or `adv
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.quick_sha256 import sha256 as quick_sha256
 from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> 
     """Hash of the source folders and every file's path, size and mtime."""
     parts = [BUILD_VERSION, [str(s.root.resolve()) for s in sources],
              [(f.source, f.rel, f.size, f.mtime_ns) for f in files]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return quick_sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = None, signed_at: int = 0
@@ -178,6 +178,7 @@ def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = N
     when the file's size and mtime match and it was modified before the racy window of the last
     signature ``signed_at``, so an open or an add reads only the files that may have changed.
     """
+    import hashlib
     trusted_before = signed_at - RACY_WINDOW_NS
     digests = {}
     for f in files:
@@ -201,6 +202,7 @@ def _read_bytes(path: str) -> bytes:
 
 def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
     """Hash of all sources' contents (and of the build version), independent of where they live."""
+    import hashlib
     hasher = hashlib.sha256(BUILD_VERSION.encode())
     for f in files:
         hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[f.path]}".encode())
@@ -492,6 +494,7 @@ def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
 
 
 def _entry_to_row(entry: Entry) -> dict[str, Any]:
+    import hashlib
     row = entry_dict(entry)
     for column in (*_LIST_COLUMNS, "op_mix", "gain", "zh"):
         row[column] = json.dumps(row[column], ensure_ascii=False) if row[column] else None
