@@ -396,40 +396,34 @@ def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, 
 
 def title_scores(titles: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
     """Best similarity of the query to each lower-case title (its words, and the title run together), by position."""
-    from rapidfuzz import fuzz
-
-    best = similarities(" ".join(terms), titles, fuzz.token_set_ratio, cutoff)
+    best = similarities(" ".join(terms), titles, "token_set_ratio", cutoff)
     joined = "".join(terms)
     if len(joined) >= 5:
-        keep_best(best, similarities(joined, [_NOT_ALNUM.sub("", title) for title in titles], fuzz.partial_ratio,
+        keep_best(best, similarities(joined, [_NOT_ALNUM.sub("", title) for title in titles], "partial_ratio",
                                      max(cutoff, JOINED_TITLE_MIN)))
     return best
 
 
 def id_scores(ids: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
     """Similarity of the query's slug to each id (anywhere inside it from three characters on), by position."""
-    from rapidfuzz import fuzz
-
-    scorer = fuzz.partial_ratio if len("".join(terms)) >= 3 else fuzz.ratio
+    scorer = "partial_ratio" if len("".join(terms)) >= 3 else "ratio"
     return similarities("-".join(terms), ids, scorer, cutoff)
 
 
 def label_scores(labels: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
     """Best similarity of a query word to each tag or model (equal, for words under four letters), by position."""
-    from rapidfuzz import fuzz
-
     best: dict[int, float] = {}
     for term in terms:
-        keep_best(best, similarities(term, labels, fuzz.ratio if len(term) >= 4 else _exact, cutoff))
+        keep_best(best, similarities(term, labels, "ratio" if len(term) >= 4 else "exact", cutoff))
     return best
 
 
-def similarities(query: str, choices: list[str], scorer, cutoff: float) -> dict[int, float]:
-    """rapidfuzz scores of at least ``cutoff`` of ``query`` against ``choices``, by position."""
-    from rapidfuzz import process
+def similarities(query: str, choices: list[str], scorer: str, cutoff: float) -> dict[int, float]:
+    """rapidfuzz scores (``scorer`` names one of rapidfuzz.fuzz, or ``exact``) of at least ``cutoff`` of
+    ``query`` against ``choices``, by position; rapidfuzz is imported only for those a bound cannot settle."""
+    from opprof_advisor.fuzzy_scores import similarities as settled
 
-    return {position: score for _, score, position in
-            process.extract(query, choices, scorer=scorer, limit=None, score_cutoff=cutoff)}
+    return settled(query, choices, scorer, cutoff)
 
 
 def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
@@ -438,6 +432,3 @@ def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
         if score > best.get(position, 0.0):
             best[position] = score
 
-
-def _exact(a: str, b: str, **_: Any) -> float:
-    return 100.0 if a == b else 0.0

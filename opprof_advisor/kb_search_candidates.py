@@ -101,7 +101,7 @@ def rank_candidates(index: "Index", tables: SearchTables, query: str, terms: lis
         # every entry found by full text or intent that could come before the top-th hit is scored
         if fuzzy_done or (kth is not None and kth > kb_search.blend(0.0, 0.0, 1.0, prior)):
             break
-        scorer.add(fuzzy_hits(tables, terms))
+        scorer.add_fuzzy_hits(fuzzy_hits(tables, terms, scorer.label_best))
         fuzzy_left, fuzzy_done = kb_search.fuzzy_value(HIT_SCORE), True  # the others are not fuzzy hits
     return scorer.finish(top)
 
@@ -167,8 +167,8 @@ class _Scorer:
         if not new:
             return
         self.seen.update(new)
-        ids, kinds = self.tables.values("id", new), self.tables.values("kind", new)
-        raw = kb_search.title_scores(self.tables.values("title", new), self.terms)
+        ids, kinds, titles = self.tables.columns(("id", "kind", "title"), new)
+        raw = kb_search.title_scores(titles, self.terms)
         kb_search.keep_best(raw, kb_search.id_scores(ids, self.terms))
         kb_search.keep_best(raw, {position: self.label_best[rowid] for position, rowid in enumerate(new)
                                   if rowid in self.label_best})
@@ -179,6 +179,28 @@ class _Scorer:
                 continue
             fts = kb_search.fts_value(self.matches[rowid], self.best_bm25) if found else 0.0
             score = kb_search.blend(fts, intent, kb_search.fuzzy_value(fuzzy), kb_search.KIND_PRIOR.get(kinds[position], 0.0))
+            self.hits.append(SearchHit(ids[position], kinds[position], "", score))
+            self.rowid_of[ids[position]] = rowid
+        self.hits.sort(key=kb_search.hit_order)
+
+    def add_fuzzy_hits(self, found: dict[int, float]) -> None:
+        """Score the fuzzy hits (``found``: fuzzy_hits). Those without full-text or intent evidence score by
+        their known similarity alone; the others as ``add`` scores them."""
+        from opprof_advisor import kb_search
+        from opprof_advisor.kb_search import SearchHit
+
+        plain = {rowid for rowid in found if rowid not in self.seen and rowid not in self.matches
+                 and rowid not in self.intents and (self.allowed is None or rowid in self.allowed)}
+        self.add([rowid for rowid in found if rowid not in plain])
+        plain = sorted(plain)
+        if not plain:
+            return
+        self.seen.update(plain)
+        ids, kinds = self.tables.columns(("id", "kind"), plain)
+        for position, rowid in enumerate(plain):
+            # score_entries' blend of a hit found by its fuzzy similarity only
+            score = kb_search.blend(0.0, 0.0, kb_search.fuzzy_value(found[rowid]),
+                                    kb_search.KIND_PRIOR.get(kinds[position], 0.0))
             self.hits.append(SearchHit(ids[position], kinds[position], "", score))
             self.rowid_of[ids[position]] = rowid
         self.hits.sort(key=kb_search.hit_order)
@@ -215,18 +237,21 @@ def allowed_rowids(tables: SearchTables, kind: str | None, family: str | None) -
 # ---------------------------------------------------------------------------------------------
 
 
-def fuzzy_hits(tables: SearchTables, terms: list[str]) -> set[int]:
-    """Rowids of the entries whose fuzzy similarity to ``terms`` reaches HIT_SCORE (no other entry does)."""
-    from opprof_advisor.kb_search import id_scores, label_scores, title_scores
+def fuzzy_hits(tables: SearchTables, terms: list[str], label_best: dict[int, float]) -> dict[int, float]:
+    """The entries whose fuzzy similarity to ``terms`` reaches HIT_SCORE (no other entry does), each with that
+    similarity (kb_search.fuzzy_scores' value: the best of its title, id and tag scores, all computed where
+    one may reach HIT_SCORE). ``label_best``: the best tag or model score of each entry (_Scorer's)."""
+    from opprof_advisor.kb_search import id_scores, title_scores
 
-    labels = tables.labels()
-    found = tables.postings(LABEL, [labels[position] for position in label_scores(labels, terms, HIT_SCORE)])
+    found = {rowid: score for rowid, score in label_best.items() if score >= HIT_SCORE}
     for candidates, column, scores in ((title_candidates(tables, terms), "title", title_scores),
                                        (id_candidates(tables, terms), "id", id_scores)):
-        candidates = sorted(candidates - found)
+        candidates = sorted(candidates)
         if candidates:
             values = tables.values(column, candidates)
-            found.update(candidates[position] for position in scores(values, terms, HIT_SCORE))
+            for position, score in scores(values, terms, HIT_SCORE).items():
+                if score > found.get(candidates[position], 0.0):
+                    found[candidates[position]] = score
     return found
 
 

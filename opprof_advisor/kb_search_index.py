@@ -499,6 +499,15 @@ class SearchTables:
                                "(select value from json_each(?))", (json.dumps(rowids),)))
         return [rows[rowid] for rowid in rowids]
 
+    def columns(self, names: tuple[str, ...], rowids: list[int]) -> list[list[str]]:
+        """``values`` of each column of ``names`` (id, kind, title), read at once."""
+        if len(rowids) > FEW_ROWS:
+            return [self.values(name, rowids) for name in names]
+        rows = {row[0]: row[1:] for row in self._rows(
+            f"select rowid, {', '.join(names)} from search_entries where rowid in (select value from json_each(?))",
+            (json.dumps(rowids),))}
+        return [[rows[rowid][at] for rowid in rowids] for at in range(len(names))]
+
     def lengths(self, kind: str, low: int, high: int) -> set[int]:
         """Rowids of the entries whose length of this kind lies in ``low..high``."""
         found: set[int] = set()

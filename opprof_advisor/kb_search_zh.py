@@ -101,12 +101,16 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     if not texts or not size:
         return []
     query_grams = grams(query)
-    holders = {gram: holding(texts, gram, allowed) for gram in query_grams}
+    holders = gram_holders(texts, query_grams, allowed)
     weights = {g: _weight(g) * math.log(1 + size / (1 + len(holders[g]))) for g in query_grams}
     total = sum(weights.values()) or 1.0
+    held: dict[int, list[float]] = {}  # the weights of the grams each entry holds, in the order of weights
+    for gram, weight in weights.items():
+        for rowid in holders[gram]:
+            held.setdefault(rowid, []).append(weight)
     shares = {}
-    for rowid in set().union(*holders.values()):
-        share = sum(w for g, w in weights.items() if rowid in holders[g]) / total
+    for rowid, gram_weights in held.items():
+        share = sum(gram_weights) / total  # summed in rank_chinese's order: the same float
         if share >= MIN_SCORE:
             shares[rowid] = share
     scored = []
@@ -125,6 +129,21 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     return hits
 
 
+def gram_holders(texts: list[str], query_grams: Iterable[str], allowed: set[int] | None) -> dict[str, set[int]]:
+    """The rowids holding each of ``query_grams`` (``holding``), among ``allowed`` (every rowid when None).
+
+    A Han pair is looked for only in the lines holding both its characters, which are query grams too
+    and are found first: looking for two characters in every line costs several times looking for one.
+    """
+    found: dict[str, set[int]] = {}
+    for gram in sorted(query_grams, key=len):
+        if len(gram) == 2 and gram[0] in found and gram[1] in found and has_han(gram):
+            found[gram] = {rowid for rowid in found[gram[0]] & found[gram[1]] if gram in texts[rowid]}
+        else:
+            found[gram] = holding(texts, gram, None)
+    return found if allowed is None else {gram: rowids & allowed for gram, rowids in found.items()}
+
+
 def holding(texts: list[str], gram: str, allowed: set[int] | None) -> set[int]:
     """Rowids (line numbers of ``texts``) whose gram set (``grams``) holds ``gram``.
 
@@ -133,7 +152,9 @@ def holding(texts: list[str], gram: str, allowed: set[int] | None) -> set[int]:
     """
     found = {rowid for rowid, text in enumerate(texts) if gram in text}
     if not has_han(gram):
-        found = {rowid for rowid in found if gram in _LATIN.findall(texts[rowid])}
+        # a whole word of _LATIN: an occurrence with no word character either side
+        word = re.compile(rf"(?<![a-z0-9_]){re.escape(gram)}(?![a-z0-9_])")
+        found = {rowid for rowid in found if word.search(texts[rowid])}
     return found if allowed is None else found & allowed
 
 

@@ -18,7 +18,6 @@ only the folders that moved: index_sync.sync_moved_folders).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.quick_sha256 import sha256 as quick_sha256
 from opprof_advisor.sqlite_files import connect_readonly, file_lock
 
 if TYPE_CHECKING:
@@ -190,7 +190,8 @@ _MODULUS = 1 << 256
 
 
 def _term(record: str) -> int:
-    return int.from_bytes(hashlib.sha256(record.encode()).digest(), "big")
+    # Python's own sha256, not hashlib's: every open computes the signature, and hashlib loads OpenSSL first.
+    return int.from_bytes(quick_sha256(record.encode()).digest(), "big")
 
 
 def _hex(total: int) -> str:
@@ -210,6 +211,7 @@ def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = N
     when the file's size and mtime match and it was modified before the racy window of the last
     signature ``signed_at``, so an open or an add reads only the files that may have changed.
     """
+    import hashlib
     trusted_before = signed_at - RACY_WINDOW_NS
     digests = {}
     for f in files:
@@ -538,6 +540,7 @@ def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
 
 
 def _entry_to_row(entry: Entry) -> dict[str, Any]:
+    import hashlib
     row = entry_dict(entry)
     for column in (*_LIST_COLUMNS, "op_mix", "gain", "zh"):
         row[column] = json.dumps(row[column], ensure_ascii=False) if row[column] else None

@@ -102,11 +102,20 @@ def test_a_long_hit_list_ranks_like_scoring_every_entry(big_index, monkeypatch):
         assert len(fast["results"]) > 100
 
 
-@pytest.mark.parametrize("query", ["非极大值抑制", "通信未掩盖", "NMS 回退"])
+@pytest.mark.parametrize("query", ["非极大值抑制", "通信未掩盖", "NMS 回退", "算", "算子算子融合", "大大", "aicpu 回退",
+                                   "launch_bound 下发", "nms", "非极大值抑制 nms-on-npu", "下发 瓶颈 host"])
 def test_chinese_queries_rank_alike(big_index, monkeypatch, query):
-    fast, slow = both_ways(big_index[0], monkeypatch, query, top=10)
-    assert fast == slow
-    assert fast["results"]
+    for top in (1, 10, 200):
+        fast, slow = both_ways(big_index[0], monkeypatch, query if query != "nms" else "nms 回退", top=top)
+        assert fast == slow, (query, top)
+        assert fast["results"] or query not in ("非极大值抑制", "通信未掩盖", "NMS 回退")
+
+
+@pytest.mark.parametrize("options", [{"kind": "recipe"}, {"operator": "NMS"}, {"kind": "case", "operator": "MatMul"}])
+def test_filtered_chinese_queries_rank_alike(big_index, monkeypatch, options):
+    for query in ("非极大值抑制", "融合 算子", "NMS 回退"):
+        fast, slow = both_ways(big_index[0], monkeypatch, query, top=10, **options)
+        assert fast == slow, (query, options)
 
 
 def test_a_query_scores_a_few_entries_only(big_index, monkeypatch):
