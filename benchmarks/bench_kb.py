@@ -7,7 +7,7 @@
    varied title and an added paragraph of words drawn from the real entries, so texts differ) in a
    temporary user KB folder: `advisor kb build --rebuild` (target ≤ 20 s at 50,000), `advisor search`
    for a selective query (one entry's own title word) and for `nms` (target ≤ 0.15 s), one
-   `advisor add` (target ≤ 1 s, against interpreter start). The build is shown against its floor, a
+   `advisor add` and one `advisor remove` (target ≤ 1 s each, against interpreter start). The build is shown against its floor, a
    fresh interpreter reading every file into an FTS5 table in one transaction. Each search is shown against its floor, a fresh interpreter
    running the same FTS5 query on the built index with the stdlib sqlite3, as a ratio.
 Runs are interleaved (ours, floor, ours ...) because the machine may be loaded by others; medians
@@ -148,6 +148,10 @@ def main() -> int:
         ok &= line("add one entry", adds, 1.0, shipped["pass"])
         after = interleaved({"search": [*ADVISOR, "search", "added"]}, env, 3)
         line("search just after the adds", after["search"], 0.15)
+        removes = [timed([*ADVISOR, "remove", f"extra-{number}"], env) for number in range(3)]
+        ok &= line("remove one entry", removes, 1.0, shipped["pass"])
+        after = interleaved({"search": [*ADVISOR, "search", "nms"]}, env, 3)
+        line("search nms just after the removes", after["search"], 0.15)
     return 0 if ok else 1
 
 

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb_search_index import fill_search_tables
+from opprof_advisor.kb_search_index import fill_search_tables, update_search_tables
 from opprof_advisor.migrations import index_migrations
 from opprof_advisor.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
@@ -43,6 +43,10 @@ def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_pl
         # another program): SQLite rolls it back when the file is opened for writing, here, under
         # the lock. Any doubt about the result and the file is not trusted: built again from the KB.
         journal_left = _roll_back_journal(db)
+        if in_place and not (rebuild or journal_left or damaged):
+            index = _update_moved_folders(db, sources)
+            if index is not None:
+                return index
         scanned_at = time.time_ns()
         folders: list[list] = []
         files = scan_files(sources, folders)
@@ -72,6 +76,26 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     """
     from opprof_advisor.index_sync import sync_rows
 
+    return _in_transaction(db, lambda conn: (True, sync_rows(conn, sources, files, scanned_at, folders)))
+
+
+def _update_moved_folders(db: Path, sources) -> Index | None:
+    """An add's or a remove's update of a big KB, in place, listing only the folders that moved
+    (index_sync.sync_moved_folders); None when the manifest cannot be trusted or readers keep the file busy."""
+    from opprof_advisor.index_sync import sync_moved_folders
+
+    snapshot = _open_snapshot(db)  # a valid index of this version (else a build starts from the KB files)
+    if snapshot is None:
+        return None
+    snapshot[0].close()
+    done = _in_transaction(db, lambda conn: sync_moved_folders(conn, sources))
+    return Index(db, *(_open_snapshot(db) or _unreadable(db))) if done else None
+
+
+def _in_transaction(db: Path, sync) -> bool:
+    """Run ``sync(conn)`` (-> (done, what the search tables held of the changed entries)) in one transaction of
+    the live file, then bring the search tables up to date; False when readers kept it busy past IN_PLACE_WAIT_S
+    or ``sync`` declined (nothing changed)."""
     try:
         conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None)
     except sqlite3.Error as exc:
@@ -79,8 +103,16 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     try:
         conn.execute("begin immediate")
         try:
-            sync_rows(conn, sources, files, scanned_at, folders)
-            fill_search_tables(conn)  # the same candidate tables as a build: search stays on its fast path
+            done, before = sync(conn)
+            if not done:
+                conn.execute("rollback")
+                return False
+            # The same candidate tables as a build (search stays on its fast path): a few entries' rows
+            # changed where that suffices (an add), refilled otherwise.
+            if before is None:
+                fill_search_tables(conn)
+            else:
+                update_search_tables(conn, before)
             conn.execute("commit")
         except BaseException:
             if conn.in_transaction:

@@ -5,8 +5,8 @@ by ``index_add`` (an add). The work grows with the files that changed, plus a fe
 every file's stats and every entry's id: a file whose size and mtime match its row, and that was not
 modified within the racy window of the last signature, keeps its stored digest unread. Rows are
 written with ``executemany`` (FTS5 follows through the triggers of ``migrations.m002``); the search
-summaries and the list of problems are recomputed from the ``entries`` table, so an add leaves
-exactly the rows a full rebuild writes.
+list of problems is recomputed from the ``entries`` table and the search candidate tables are edited
+for the entries that changed, so an add leaves exactly the rows a full rebuild writes.
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from opprof_advisor.errors import Problem
+from opprof_advisor.kb_search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
 from opprof_advisor.store import (
-    APP_ID, BUILD_VERSION, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row, _sources_json,
-    content_hash, file_digests, stat_signature, stored_digests,
+    APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row,
+    _mtime, _scan_folder, _sources_json, content_hash, content_record, file_digests, moved_hash, racy_window,
+    stat_record, stat_signature, stored_digests,
 )
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
@@ -34,22 +36,25 @@ BULK_FTS_ROWS = 1_000
 
 
 class Parsed(NamedTuple):
-    """One KB file parsed: its entry (the ``entries`` row and the search summary) or its problems, and the
-    sha256 of the bytes it was parsed from (None when they could not be read)."""
+    """One KB file parsed: its entry (the ``entries`` row) or its problems, and the sha256 of the bytes it was
+    parsed from (None when they could not be read)."""
 
     entry_id: str | None
     problems_json: str | None
     row: tuple | None
-    summary: list | None
     sha256: str | None
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list], fts_later: list[str] | None = None) -> None:
+              folders: list[list], fts_later: list[str] | None = None) -> dict[str, EntrySearchRow] | None:
     """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
 
     With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
     there, for ``finish_fts`` (a build runs them alongside other work); FTS5 is then stale until they ran.
+
+    Returns what the search candidate tables held of the entries that changed, before the change (for
+    kb_search_index.update_search_tables), or None when the tables must be filled again (not current, or
+    too many changes).
     """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
@@ -59,6 +64,17 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
     changed = [f for f in files if f.path not in known or known[f.path][0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
+    parsed = _write_files(conn, files, changed, removed, known, digests)
+    problems, before = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
+    _write_meta(conn, _meta_values(sources, len(files), folders, scanned_at, problems,
+                                   stat_signature(sources, files), content_hash(files, digests)))
+    return before
+
+
+def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
+                 known: dict[str, tuple], digests: dict[str, str]) -> dict[str, Parsed]:
+    """Parse the changed files and write the ``files`` rows of ``files`` (changed or with new stats) and ``removed``;
+    ``digests`` gains those of the files parsed unhashed (the bytes the parse read)."""
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
     unread = [f for f in changed if f.path not in digests and parsed[f.path].sha256 is None]
     digests.update((path, item.sha256) for path, item in parsed.items() if path not in digests)
@@ -71,8 +87,149 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    problems = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
-    _write_meta(conn, sources, files, digests, problems, scanned_at, folders)
+    return parsed
+
+
+# ---------------------------------------------------------------------------------------------
+# An add or a remove on a big KB: only the folders whose mtime moved are listed again
+# ---------------------------------------------------------------------------------------------
+
+
+def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) -> tuple[bool, dict | None]:
+    """``sync_rows`` for a KB of more than FULL_STAT_LIMIT files, reading only what the manifest of folders says moved.
+
+    Adding, removing, renaming or saving a file by replacement changes its folder's mtime (what `advisor add`
+    and editors do): the folders whose mtime moved, or was within the racy window of the last signature, are
+    listed again and their files' stats compared with their rows; every other file keeps its row unread, and
+    the signatures move by the terms of the files listed (see store.moved_hash). So a user's edit elsewhere in
+    the KB meanwhile is seen by the next open as by a full scan. Returns (False, None) when the manifest cannot
+    be trusted (a small KB, other sources, an index without one): the caller then compares every file.
+    """
+    from opprof_advisor import store
+
+    meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
+    if int(meta.get("file_count", "0")) <= store.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
+        return False, None
+    try:
+        recorded = [(int(number), str(rel), int(mtime)) for number, rel, mtime in json.loads(meta["folders"])]
+        signed_at = int(meta["signed_at_ns"])
+        file_count = int(meta["file_count"])
+        int(meta["stat_signature"], 16), int(meta["content_hash"], 16)
+        roots = [str(source.root) for source in sources]
+        for number, _, _ in recorded:
+            roots[number]
+    except (KeyError, ValueError, TypeError, IndexError):
+        return False, None
+    if not recorded:
+        return False, None
+    window = racy_window([mtime for _, _, mtime in recorded])
+    scanned_at = _settle(recorded, roots, window)
+    kept, moved = [], []
+    for number, rel, mtime in recorded:
+        now = _mtime(os.path.join(roots[number], rel))
+        (kept if now == mtime and mtime < signed_at - window else moved).append([number, rel, now])
+    listed_folders = {(number, rel) for number, rel, _ in recorded}
+    files: list[SourceFile] = []
+    new_folders: list[list] = []
+    for number, rel, now in moved:
+        if now != -1:  # its files, and whole the subfolders the manifest lacks (new ones)
+            listed = frozenset(other for mine, other in listed_folders if mine == number)
+            _scan_folder(os.path.join(roots[number], rel) if rel else roots[number], rel, number,
+                         sources[number].origin, files, new_folders, listed)
+    old = _rows_in(conn, sources, [(number, rel) for number, rel, _ in moved])
+    known = {f.path: (sha, f.size, f.mtime_ns, f.source, f.origin) for f, sha, _ in old}
+    digests = file_digests(files, known, signed_at)
+    changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
+               or known[f.path][3:] != (f.source, f.origin)]
+    removed = sorted(set(known) - {f.path for f in files})
+    parsed = _write_files(conn, files, changed, removed, known, digests)
+    gone_or_changed = set(removed) | set(parsed)
+    affected = {entry_id for f, _, entry_id in old if entry_id and f.path in gone_or_changed}
+    affected |= {p.entry_id for p in parsed.values() if p.entry_id}
+    old_problems = json.loads(meta.get("problems", "[]"))
+    problems, before = _sync_affected(conn, parsed, affected, old_problems)
+    # Only the files whose stats or digest moved move the signatures (the same term leaves and comes back).
+    stored = {(f, sha) for f, sha, _ in old}
+    same = {f.path for f in files if (f, digests[f.path]) in stored}
+    signature = moved_hash(meta["stat_signature"], (stat_record(f) for f, _, _ in old if f.path not in same),
+                           (stat_record(f) for f in files if f.path not in same))
+    content = moved_hash(meta["content_hash"], (content_record(f, sha) for f, sha, _ in old if f.path not in same),
+                         (content_record(f, digests[f.path]) for f in files if f.path not in same))
+    folders = sorted([*kept, *(folder for folder in moved if folder[2] != -1 or folder[1] == ""), *new_folders],
+                     key=lambda folder: (folder[0], folder[1].split("/")))
+    _write_meta(conn, _meta_values(sources, file_count - len(old) + len(files), folders, scanned_at, problems,
+                                   signature, content))
+    return True, before
+
+
+def _settle(recorded: list[tuple[int, str, int]], roots: list[str], window: int) -> int:
+    """The time of the new signature, after waiting (up to a fine window, 50 ms) for folders just changed to age
+    past the racy window: the next open then trusts their mtime instead of comparing every file."""
+    import time
+
+    newest = max(_mtime(os.path.join(roots[number], rel)) for number, rel, _ in recorded)
+    wait = newest + window - time.time_ns()
+    if 0 < wait <= FINE_RACY_WINDOW_NS:
+        time.sleep(wait / 1e9)
+    return time.time_ns()
+
+
+def _rows_in(conn: sqlite3.Connection, sources: Sequence[KbSource], folders: list[tuple[int, str]]
+             ) -> list[tuple[SourceFile, str, str | None]]:
+    """(file as scanned when its row was written, sha256, entry id) of the rows directly in each of ``folders``."""
+    found = []
+    for number, rel in folders:
+        root = str(sources[number].root)
+        prefix = f"{root}/{rel}"
+        for path, origin, sha, size, mtime_ns, entry_id in conn.execute(
+                "select path, origin, sha256, size, mtime_ns, entry_id from files where source = ? and path > ? and "
+                "path < ? and instr(substr(path, ?), '/') = 0", (number, prefix, prefix[:-1] + "0", len(prefix) + 1)):
+            found.append((SourceFile(path, path[len(root) + 1:], number, origin, size, mtime_ns), sha, entry_id))
+    return found
+
+
+def _sync_affected(conn: sqlite3.Connection, parsed: dict[str, Parsed], affected: set[str], old_problems: list
+                   ) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+    """``_sync_entries`` for the ids of the files that changed only (their winners, rows and the problems)."""
+    ids = json.dumps(sorted(affected))
+    chosen = conn.execute("select path, source, entry_id from files where entry_id in (select value from json_each(?)) "
+                          "order by source, path", (ids,)).fetchall()
+    winners, _ = _pick_winners(chosen)
+    have = {row[0]: row[1:] for row in conn.execute(
+        "select id, path, row_hash from entries where id in (select value from json_each(?))", (ids,))}
+    before = _write_entries(conn, parsed, winners, have, {} if tables_current(conn) else None)
+    problems = _duplicates(conn, _pick_winners(chosen)[1], affected, old_problems)
+    if _related_unchanged(conn, old_problems, set(have) - set(winners), affected & set(winners)):
+        return problems, before
+    all_winners, _ = _winners(conn)
+    return problems + _related_problems(conn, all_winners), before
+
+
+def _duplicates(conn: sqlite3.Connection, found: list[Problem], affected: set[str], old_problems: list) -> list[Problem]:
+    """The duplicate-id problems: ``found`` for the affected ids, the stored ones for the others, in the order of
+    source then path (as _winners lists them)."""
+    problems = []
+    for path, line, message in old_problems:
+        row = conn.execute("select entry_id from files where path = ?", (path,)).fetchone()
+        if str(message).startswith("duplicate id ") and row and row[0] not in affected:
+            problems.append(Problem(path, line, message))
+    problems += found
+    sources = dict(conn.execute("select path, source from files where path in (select value from json_each(?))",
+                                (json.dumps([p.path for p in problems]),)).fetchall())
+    return sorted(problems, key=lambda p: (sources[p.path], p.path))
+
+
+def _related_unchanged(conn: sqlite3.Connection, old_problems: list, gone: set[str], changed: set[str]) -> bool:
+    """True when no ``related`` id can name no entry now: none did before, no id went, and the changed entries'
+    related ids all exist (else the caller checks every entry, as a build does)."""
+    if gone or any(str(message).startswith("related id ") for _, _, message in old_problems):
+        return False
+    related = {rel for (value,) in conn.execute(
+        "select related from entries where related is not null and id in (select value from json_each(?))",
+        (json.dumps(sorted(changed)),)) for rel in json.loads(value)}
+    found = conn.execute("select count(*) from entries where id in (select value from json_each(?))",
+                         (json.dumps(sorted(related)),)).fetchone()[0]
+    return found == len(related)
 
 
 def _marks(columns: Sequence[str]) -> str:
@@ -136,11 +293,9 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
     digest = hashlib.sha256(data).hexdigest() if data is not None else None
     entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin, data=data)
     if entry is None:
-        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, None,
-                      digest)
+        return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, digest)
     row = _entry_to_row(entry)
-    summary = [entry.id, entry.kind, entry.title, entry.operators, entry.symptoms, entry.tags, entry.models]
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), summary, digest)
+    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), digest)
 
 
 def _read_or_none(path: str) -> bytes | None:
@@ -153,29 +308,46 @@ def _read_or_none(path: str) -> bytes | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Entries: the winning file per id (later sources win), its row, the summaries and problems
+# Entries: the winning file per id (later sources win), its row and problems
 # ---------------------------------------------------------------------------------------------
 
 
 def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
-                  fts_later: list[str] | None) -> list[Problem]:
+                  fts_later: list[str] | None = None) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
     winners, problems = _winners(conn)
+    before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
-        gone = sorted(set(have) - set(winners))
-        rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
-                if path in parsed or have.get(entry_id, (None,))[0] != path}
-        rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
-        conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
-        updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
-        inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
-        assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
-        conn.executemany(f"update entries set {assignments} where id = ?", updates)
-        _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
-                        fts_later=fts_later)
-        if gone or rows:
-            _write_summaries(conn, parsed, winners, rows)
-    return problems + _related_problems(conn, winners)
+        before = _write_entries(conn, parsed, winners, have, before, fts_later)
+    return problems + _related_problems(conn, winners), before
+
+
+def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
+                   have: dict[str, tuple], before: dict | None, fts_later: list[str] | None = None
+                   ) -> dict[str, EntrySearchRow] | None:
+    """Write the ``entries`` rows of ``winners`` (id -> winning path) against ``have`` (id -> path, row_hash of the
+    rows of those ids and of ids now gone); returns what the search tables held of the changed entries (``before``:
+    {} when they are current, else None)."""
+    gone = sorted(set(have) - set(winners))
+    rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
+            if path in parsed or have.get(entry_id, (None,))[0] != path}
+    rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
+    if before is not None and len(gone) + len(rows) <= FEW_CHANGES:
+        before = dict.fromkeys([*gone, *rows])
+        before.update(entry_search_rows(conn, before))  # ids not yet in the index stay None
+    elif gone or rows:
+        before = None
+    conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
+    updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
+    inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
+    assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
+    conn.executemany(f"update entries set {assignments} where id = ?", updates)
+    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
+                    fts_later=fts_later)
+    # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
+    # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
+    conn.execute("delete from meta where key = 'summaries'")
+    return before
 
 
 def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list[str] | None) -> None:
@@ -203,10 +375,15 @@ def finish_fts(conn: sqlite3.Connection, statements: list[str]) -> None:
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:
     """Path of the file that wins each id, in the order ids first appear; a second file of one source is a problem."""
+    return _pick_winners(conn.execute(
+        "select path, source, entry_id from files where entry_id is not null order by source, path"))
+
+
+def _pick_winners(rows: Iterable[tuple[str, int, str]]) -> tuple[dict[str, str], list[Problem]]:
+    """``_winners`` of (path, source, entry id) rows in the order of source then path."""
     chosen: dict[str, tuple[int, str]] = {}
     problems = []
-    for path, source, entry_id in conn.execute(
-            "select path, source, entry_id from files where entry_id is not null order by source, path"):
+    for path, source, entry_id in rows:
         previous = chosen.get(entry_id)
         if previous and previous[0] == source:
             problems.append(Problem(path, 1, f"duplicate id {entry_id!r} (also {previous[1]}); not indexed"))
@@ -221,38 +398,6 @@ def _winner_row(conn: sqlite3.Connection, path: str, parsed: dict[str, Parsed]) 
         size, origin = conn.execute("select size, origin from files where path = ?", (path,)).fetchone()
         parsed[path] = parse_one((path, size or 0, origin))
     return parsed[path].row
-
-
-def _write_summaries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
-                     rows: dict[str, tuple]) -> None:
-    """The search summaries (one JSON document, sorted by id): kept for unchanged entries, replaced for the rest."""
-    old = _stored_summaries(conn) if len(rows) < len(winners) else {}
-    summaries = []
-    for entry_id in sorted(winners):
-        item = old.get(entry_id) if entry_id not in rows else None
-        if item is None:
-            item = _summary(conn, winners[entry_id], parsed)
-        summaries.append(item)
-    conn.execute("insert or replace into meta (key, value) values ('summaries', ?)",
-                 (json.dumps(summaries, ensure_ascii=False),))
-
-
-def _stored_summaries(conn: sqlite3.Connection) -> dict[str, list]:
-    """The summaries the index holds, by id; none when they are missing or damaged (all are then rebuilt)."""
-    stored = conn.execute("select value from meta where key = 'summaries'").fetchone()
-    try:
-        items = json.loads(stored[0]) if stored else []
-        return {item[0]: item for item in items if isinstance(item, list) and len(item) == 7}
-    except (ValueError, TypeError, IndexError):
-        return {}
-
-
-def _summary(conn: sqlite3.Connection, path: str, parsed: dict[str, Parsed]) -> list:
-    if path in parsed:
-        return parsed[path].summary
-    columns = ("id", "kind", "title", "operators", "symptoms", "tags", "models")
-    values = conn.execute(f"select {', '.join(columns)} from entries where path = ?", (path,)).fetchone()
-    return [*values[:3], *(json.loads(value or "[]") for value in values[3:])]
 
 
 def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list[Problem]:
@@ -273,19 +418,22 @@ def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list
     return [problem for _, path, _, rel in dangling for problem in related_problems([(path, [rel])], ids)]
 
 
-def _write_meta(conn: sqlite3.Connection, sources, files, digests, problems: list[Problem], scanned_at: int,
-                folders: list[list]) -> None:
-    values: dict[str, Any] = {
-        "file_count": str(len(files)),
+def _meta_values(sources, file_count: int, folders: list[list], scanned_at: int, problems: list[Problem],
+                 signature: str, content: str) -> dict[str, str]:
+    return {
+        "file_count": str(file_count),
         "folders": json.dumps(folders),
         "app": APP_ID,
         "build_version": BUILD_VERSION,
         "sources": _sources_json(sources),
-        "stat_signature": stat_signature(sources, files),
+        "stat_signature": signature,
         "signed_at_ns": str(scanned_at),
-        "content_hash": content_hash(files, digests),
+        "content_hash": content,
         "problems": json.dumps([[p.path, p.line, p.message] for p in problems], ensure_ascii=False),
     }
+
+
+def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
     conn.executemany("insert or replace into meta (key, value) values (?, ?)", list(values.items()))
 
 

@@ -39,7 +39,8 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
                  user_dir: Path | None = None) -> Removed:
     """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
     from opprof_advisor.index_build import check_index_target
-    from opprof_advisor.store import build_index, served_index
+    from opprof_advisor.kb_add import served_index
+    from opprof_advisor.store import build_index
     from opprof_advisor.user_kb_files import _read_copies, _restore_copies
 
     db = Path(db_path) if db_path else paths.default_db_path()
@@ -59,7 +60,9 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
         try:
             for path in copies:
                 path.unlink()
-            back = entry_id in build_index(db, kb_dirs=kb_dirs, in_place=True).ids()
+            rebuilt = build_index(db, kb_dirs=kb_dirs, in_place=True)
+            back = bool(rebuilt.existing([entry_id]))
+            rebuilt.close()
         except BaseException:
             _restore_copies(previous, copies[0])
             raise

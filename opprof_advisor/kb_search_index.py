@@ -15,9 +15,10 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   of ids, tags and models, and the lengths of ids and titles. Which key guarantees what is explained in
   kb_search_candidates. (The words of titles are looked up in the FTS5 index.)
 * ``search_title_trigrams``: the titles run together, in an FTS5 table of the trigram tokenizer.
-* ``search_blobs``: every id, kind and lower-case title, and the text a Chinese query is matched
-  against, one a line at the line of its rowid, so that checking thousands of candidates reads a
-  few values instead of thousands of rows.
+* ``search_blobs``: every id, kind and lower-case title, the text a Chinese query is matched
+  against and the title and summary `advisor add` compares a new entry with, one a line at the line of its rowid, so that checking thousands of candidates reads a
+  few values instead of thousands of rows; stored in parts of LINES_PER_PART lines, so that an add
+  rewrites the part of its rowid, not 20 MB of text at 50,000 entries.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 
 ``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
@@ -32,11 +33,12 @@ import sqlite3
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 STAMP_KEY = "search_tables"
 #: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
 #: scored, as without tables) until the next build fills them again.
-LAYOUT = "1"
+LAYOUT = "2"  # 2: search_blobs in parts
 #: Up to this many ids or titles are read row by row (more: all at once from search_blobs).
 FEW_ROWS = 3000
 #: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
@@ -65,7 +67,8 @@ _SCHEMA = (
     "create table search_postings (kind text not null, key text not null, rowids blob not null,"
     " primary key (kind, key)) without rowid",
     "create table search_words (length integer primary key, words text not null, counts blob not null)",
-    "create table search_blobs (name text primary key, value text not null)",
+    "create table search_blobs (name text not null, part integer not null, value text not null,"
+    " primary key (name, part)) without rowid",
 )
 
 
@@ -87,7 +90,9 @@ def fill_search_tables(conn: sqlite3.Connection, *, alongside: Callable[[], None
     # Every search lists the build's problems (files whose problems are not null): without this
     # index that read scans the whole files table, a tenth of a second at 50,000 entries.
     conn.execute("create index if not exists files_with_problems on files (source, path) where problems is not null")
-    summaries = [(rowid, json.loads(summary)) for rowid, summary in conn.execute(f"select rowid, {SUMMARY} from entries")]
+    rows = conn.execute(f"select rowid, {SUMMARY}, {COMPARED_TEXT} from entries").fetchall()
+    summaries = [(rowid, json.loads(summary)) for rowid, summary, _ in rows]
+    compared = {rowid: text.strip() for rowid, _, text in rows}
     zh_texts = zh_lines(conn)
     content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
     joined = [(rowid, "".join(_WORD.findall(summary[2].lower()))) for rowid, summary in summaries]
@@ -111,9 +116,11 @@ def fill_search_tables(conn: sqlite3.Connection, *, alongside: Callable[[], None
                      ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
     conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
     blobs.insert(3, ("zh_texts", zh_texts))
+    blobs.insert(4, ("texts", lines(compared)))
     if trigrams[0]:
         blobs.append(("trigrams", "yes"))
-    conn.executemany("insert into search_blobs values (?, ?)", blobs)
+    conn.executemany("insert into search_blobs values (?, ?, ?)",
+                     [(name, *part) for name, value in blobs for part in blob_parts(name, value)])
     conn.execute("insert or replace into meta (key, value) values (?, ?)",
                  (STAMP_KEY, stamp(content[0] if content else "")))
 
@@ -174,12 +181,14 @@ def zh_lines(conn: sqlite3.Connection) -> str:
     """What a Chinese query is matched against, lower-case, one a line by rowid: the words of
     kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags,
     joined by spaces; a gram never spans a space, so the order and the title's repeats do not matter)."""
-    parts = [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
-             *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')"
-               for column in ("operators", "tags"))]
-    text = " || ' ' || ".join(parts)
-    rows = conn.execute(f"select rowid, {text} from entries")
+    rows = conn.execute(f"select rowid, {ZH_TEXT} from entries")
     return lines({rowid: text.lower() for rowid, text in rows})
+
+
+#: The text of zh_lines of an entry row, built by SQLite (not yet lower-case).
+ZH_TEXT = " || ' ' || ".join(
+    [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
+     *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')" for column in ("operators", "tags"))])
 
 
 def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
@@ -222,6 +231,23 @@ def lines(values: dict[int, str]) -> str:
     return "\n".join(text)
 
 
+#: The lines of one row of a one-line-per-rowid blob (part p holds the lines of rowids p * LINES_PER_PART ...).
+LINES_PER_PART = 1024
+#: The blobs of one line per rowid (the others are one value: part 0).
+LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts", "texts")
+#: What near_duplicates compares of an entry (its compared_text, stripped in Python): the ``texts`` blob.
+COMPARED_TEXT = "title || ' ' || coalesce(summary, '')"
+
+
+def blob_parts(name: str, value: str) -> list[tuple[int, str]]:
+    """The (part, value) rows of one of search_blobs: a line blob's lines in parts of LINES_PER_PART."""
+    if name not in LINE_BLOBS:
+        return [(0, value)]
+    text = value.split("\n")
+    return [(number, "\n".join(text[start:start + LINES_PER_PART]))
+            for number, start in enumerate(range(0, len(text), LINES_PER_PART))]
+
+
 def token_set_length(text: str) -> int:
     """Length of the distinct whitespace tokens of ``text`` joined by spaces (what token_set_ratio compares)."""
     tokens = set(text.split())
@@ -248,6 +274,165 @@ def vocabulary_rows(counts: dict[str, int]) -> list[tuple[int, str, bytes]]:
         words.sort()
         rows.append((length, "\n".join(words), pack(counts[word] for word in words)))
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Updating (an add, a replace or a remove: the rows of the entries that changed, not a refill)
+# ---------------------------------------------------------------------------------------------
+
+#: Above this many changed entries the tables are refilled instead (one pass beats many small edits).
+FEW_CHANGES = 500
+
+
+class EntrySearchRow(NamedTuple):
+    """What the candidate tables hold of one entry: its rowid, search summary and zh_lines text."""
+
+    rowid: int
+    summary: list
+    zh_text: str
+    text: str  # near_duplicates.compared_text
+
+
+def entry_search_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, EntrySearchRow]:
+    """The rows of ``ids`` as the tables see them, by id (taken before and after the entries change)."""
+    rows = conn.execute(f"select rowid, {SUMMARY}, {ZH_TEXT}, {COMPARED_TEXT} from entries where id in "
+                        "(select value from json_each(?))", (json.dumps(sorted(set(ids))),))
+    found = {}
+    for rowid, summary, zh_text, text in rows:
+        summary = json.loads(summary)
+        found[summary[0]] = EntrySearchRow(rowid, summary, zh_text.lower(), text.strip())  # Python's lower, as zh_lines
+    return found
+
+
+def tables_current(conn: sqlite3.Connection) -> bool:
+    """True when the tables are this layout's and describe the index's content (an update may start from them)."""
+    rows = dict(conn.execute(f"select key, value from meta where key in ('content_hash', '{STAMP_KEY}')").fetchall())
+    return STAMP_KEY in rows and rows[STAMP_KEY] == stamp(rows.get("content_hash", ""))
+
+
+def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearchRow | None]) -> None:
+    """Bring the tables from the entries ``before`` (by id, read by entry_search_rows before the change while
+    the tables were current; None for an id then absent) to those entries as they are now, and stamp them:
+    the rows a refill writes."""
+    if before:
+        _update_rows(conn, {row.rowid: row for row in before.values() if row is not None},
+                     {row.rowid: row for row in entry_search_rows(conn, before).values()})
+    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
+    conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                 (STAMP_KEY, stamp(content[0] if content else "")))
+
+
+def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    _update_postings(conn, old, new)
+    _update_vocabulary(conn, old, new)
+    conn.executemany("delete from search_entries where rowid = ?", [(rowid,) for rowid in old.keys() - new.keys()])
+    conn.executemany("insert or replace into search_entries values (?, ?, ?, ?)", [
+        (rowid, row.summary[0], row.summary[1], row.summary[2].lower().replace("\n", " ")) for rowid, row in new.items()])
+    if conn.execute("select 1 from search_blobs where name = 'trigrams'").fetchone():
+        conn.executemany(f"insert into {TRIGRAMS} ({TRIGRAMS}, rowid, joined) values ('delete', ?, ?)",
+                         [(rowid, _joined(row)) for rowid, row in old.items()])
+        conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)",
+                         [(rowid, _joined(row)) for rowid, row in new.items()])
+    _update_line_blobs(conn, old, new)
+    labels = sorted(row[0] for row in conn.execute("select key from search_postings where kind = ?", (LABEL,)))
+    count = conn.execute("select count(*) from entries").fetchone()[0]
+    conn.executemany("insert or replace into search_blobs values (?, 0, ?)", [
+        ("labels", json.dumps(labels, ensure_ascii=False)), ("count", str(count))])
+
+
+def _joined(row: EntrySearchRow) -> str:
+    return "".join(_WORD.findall(row.summary[2].lower()))
+
+
+def _keys(row: EntrySearchRow) -> set[tuple[str, str]]:
+    entry_id, kind, title, operators, symptoms, tags, models = row.summary
+    lower = title.lower()
+    return entry_keys(entry_id, kind, lower, "".join(_WORD.findall(lower)), operators, symptoms, tags, models)
+
+
+def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    """Take each changed entry's rowid out of the postings of its old keys, into those of its new ones (sorted, as a
+    fill leaves them; a posting left empty goes)."""
+    edits: dict[tuple[str, str], tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
+    for rowid in old.keys() | new.keys():
+        was = _keys(old[rowid]) if rowid in old else set()
+        now = _keys(new[rowid]) if rowid in new else set()
+        for key in was - now:
+            edits[key][0].add(rowid)
+        for key in now - was:
+            edits[key][1].add(rowid)
+    for (kind, key), (gone, added) in edits.items():
+        row = conn.execute("select rowids from search_postings where kind = ? and key = ?", (kind, key)).fetchone()
+        rowids = sorted((set(unpack(row[0])) if row else set()) - gone | added)
+        if rowids:
+            conn.execute("insert or replace into search_postings values (?, ?, ?)", (kind, key, pack(rowids)))
+        else:
+            conn.execute("delete from search_postings where kind = ? and key = ?", (kind, key))
+
+
+def entry_words(summary: list) -> list[str]:
+    """The words one entry adds to the correction vocabulary (as fill_search_tables counts them): those of its id
+    and title, and of each tag, model, symptom and operator it lists."""
+    entry_id, _, title, operators, symptoms, tags, models = summary
+    words = _WORD.findall(entry_id.lower()) + _WORD.findall(title.lower())
+    for label in (*tags, *models, *symptoms, *operators):
+        words += _WORD.findall(label.lower())
+    return words
+
+
+def _update_vocabulary(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    delta: Counter[str] = Counter()
+    for row in new.values():
+        delta.update(entry_words(row.summary))
+    for row in old.values():
+        delta.subtract(entry_words(row.summary))
+    by_length: dict[int, dict[str, int]] = defaultdict(dict)
+    for word, change in delta.items():
+        if change:
+            by_length[len(word)][word] = change
+    for length, changes in sorted(by_length.items()):
+        row = conn.execute("select words, counts from search_words where length = ?", (length,)).fetchone()
+        counts = dict(zip(row[0].split("\n"), unpack(row[1]))) if row else {}
+        for word, change in changes.items():
+            counts[word] = counts.get(word, 0) + change
+            if counts[word] <= 0:
+                del counts[word]
+        conn.execute("delete from search_words where length = ?", (length,))
+        conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
+
+
+def _update_line_blobs(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+    """Rewrite the parts of the line blobs that hold a changed rowid; the blob ends at the last entry's line, as
+    lines() writes it (parts past it go, a part that was the last is filled up)."""
+    last = conn.execute("select max(rowid) from entries").fetchone()[0] or 0
+    last_part = last // LINES_PER_PART
+    for name in LINE_BLOBS:
+        stored_last = conn.execute("select max(part) from search_blobs where name = ?", (name,)).fetchone()[0] or 0
+        conn.execute("delete from search_blobs where name = ? and part > ?", (name, last_part))
+        parts = {rowid // LINES_PER_PART for rowid in old.keys() | new.keys()}
+        parts.update(range(min(stored_last, last_part), last_part + 1))
+        for part in sorted(number for number in parts if number <= last_part):
+            stored = conn.execute("select value from search_blobs where name = ? and part = ?", (name, part)).fetchone()
+            text = stored[0].split("\n") if stored else []
+            size = LINES_PER_PART if part < last_part else last % LINES_PER_PART + 1
+            text = (text + [""] * size)[:size]
+            for rowid in old.keys() - new.keys():
+                if rowid // LINES_PER_PART == part and rowid <= last:
+                    text[rowid % LINES_PER_PART] = ""
+            for rowid, row in new.items():
+                if rowid // LINES_PER_PART == part:
+                    text[rowid % LINES_PER_PART] = _line_value(name, row).replace("\n", " ")
+            conn.execute("insert or replace into search_blobs values (?, ?, ?)", (name, part, "\n".join(text)))
+
+
+def _line_value(name: str, row: EntrySearchRow) -> str:
+    if name == "ids":
+        return row.summary[0]
+    if name == "kinds":
+        return row.summary[1]
+    if name == "texts":
+        return row.text
+    return row.summary[2].lower() if name == "titles" else row.zh_text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,8 +475,9 @@ class SearchTables:
 
     def blob(self, name: str) -> list[str]:
         """One of search_blobs, split into its lines (the value of rowid r is line r)."""
-        rows = self._rows("select value from search_blobs where name = ?", (name,))
-        return rows[0][0].split("\n") if rows and rows[0][0] else []
+        rows = self._rows("select value from search_blobs where name = ? order by part", (name,))
+        text = "\n".join(row[0] for row in rows)
+        return text.split("\n") if text else []
 
     def zh_rows(self, rowids: Iterable[int]) -> list[tuple[int, str, dict]]:
         """(rowid, id, zh texts) of each of ``rowids``."""
@@ -329,6 +515,11 @@ class SearchTables:
                                   "cast(key as integer) between ? and ?", (kind, low, high)):
             found.update(unpack(blob))
         return found
+
+    def compared_texts(self) -> list[tuple[str, str]]:
+        """(id, title and summary as near_duplicates compares them) of every entry, in rowid order (line breaks
+        read as spaces, which split words as they do)."""
+        return [(entry_id, text) for entry_id, text in zip(self.blob("ids"), self.blob("texts")) if entry_id]
 
     def count(self) -> int:
         """The number of entries."""

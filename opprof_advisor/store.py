@@ -1,4 +1,4 @@
-"""The SQLite index of the knowledge base: find the KB files, keep the index fresh, read it fast, add entries.
+"""The SQLite index of the knowledge base: find the KB files, keep the index fresh, read it fast (adding: kb_add).
 
 The markdown under the built-in and user KB folders is the source of truth; the index is a build
 artefact (written by ``index_build``, schema in ``migrations``). It is incremental: files are keyed
@@ -12,7 +12,8 @@ manifest of the KB folders and their mtimes: in a KB of more than FULL_STAT_LIMI
 stat-ing every file would cost more than the search (~3 µs a file here: 0.15 s at 50,000), an
 open checks the folders only. Adding, removing or renaming a file changes its folder's mtime, and
 so does saving it by replacement (what `advisor add`, vim, emacs and most editors do); a file of
-such a KB rewritten in place is picked up by the next `advisor kb build` or `advisor add`.
+such a KB rewritten in place is picked up by the next `advisor kb build` (an add or a remove there lists
+only the folders that moved: index_sync.sync_moved_folders).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
-from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
 from opprof_advisor.quick_sha256 import sha256 as quick_sha256
-from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
+from opprof_advisor.sqlite_files import connect_readonly, file_lock
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Entry
@@ -41,7 +42,7 @@ _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "ta
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
 #: caches parsed entries as JSON).
-BUILD_VERSION = "2:" + ",".join(_ENTRY_COLUMNS)
+BUILD_VERSION = "3:" + ",".join(_ENTRY_COLUMNS)  # 3: signatures are sums of per-file terms
 
 
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
@@ -111,7 +112,9 @@ def _mtime(folder: str) -> int:
 
 
 def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list[SourceFile],
-                 folders: list[list] | None) -> None:
+                 folders: list[list] | None, listed: frozenset[str] = frozenset()) -> None:
+    """Files under ``folder`` into ``found``, its folders into ``folders``; subfolders named in ``listed``
+    (relative, as the manifest names them) are left out (an add lists the folders that moved only)."""
     # scandir + a hand-made relative path: this runs on every `advisor search`, for every KB file.
     try:
         items = sorted(os.scandir(folder), key=lambda item: item.name)
@@ -122,6 +125,8 @@ def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list
         if name.startswith("."):
             continue
         if item.is_dir():
+            if f"{prefix}{name}/" in listed:
+                continue
             if folders is not None:
                 folders.append([number, f"{prefix}{name}/", item.stat().st_mtime_ns])
             _scan_folder(item.path, f"{prefix}{name}/", number, origin, found, folders)
@@ -164,10 +169,38 @@ def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool
 
 
 def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> str:
-    """Hash of the source folders and every file's path, size and mtime."""
-    parts = [BUILD_VERSION, [str(s.root.resolve()) for s in sources],
-             [(f.source, f.rel, f.size, f.mtime_ns) for f in files]]
-    return quick_sha256(json.dumps(parts).encode()).hexdigest()
+    """Hash of the source folders and every file's path, size and mtime (a sum of one term per file, so
+    that an add moves it by its files' terms without reading every file's row: see moved_hash)."""
+    start = _term(json.dumps([BUILD_VERSION, [str(s.root.resolve()) for s in sources]]))
+    return _hex(start + sum(_term(stat_record(f)) for f in files))
+
+
+def stat_record(f: SourceFile) -> str:
+    """What stat_signature hashes of one file."""
+    return f"{f.source}\0{f.rel}\0{f.size}\0{f.mtime_ns}"
+
+
+def content_record(f: SourceFile, digest: str) -> str:
+    """What content_hash hashes of one file."""
+    return f"{f.source}\0{f.origin}\0{f.rel}\0{digest}"
+
+
+#: The sums of per-file terms are taken modulo 2**256 (a multiset hash: any file's change moves it).
+_MODULUS = 1 << 256
+
+
+def _term(record: str) -> int:
+    # Python's own sha256, not hashlib's: every open computes the signature, and hashlib loads OpenSSL first.
+    return int.from_bytes(quick_sha256(record.encode()).digest(), "big")
+
+
+def _hex(total: int) -> str:
+    return f"{total % _MODULUS:064x}"
+
+
+def moved_hash(stored: str, removed: Iterable[str], added: Iterable[str]) -> str:
+    """A stat_signature or content_hash moved from ``stored`` by the records of files gone and come."""
+    return _hex(int(stored, 16) - sum(map(_term, removed)) + sum(map(_term, added)))
 
 
 def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = None, signed_at: int = 0
@@ -201,12 +234,9 @@ def _read_bytes(path: str) -> bytes:
 
 
 def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
-    """Hash of all sources' contents (and of the build version), independent of where they live."""
-    import hashlib
-    hasher = hashlib.sha256(BUILD_VERSION.encode())
-    for f in files:
-        hasher.update(f"\0{f.source}\0{f.origin}\0{f.rel}\0{digests[f.path]}".encode())
-    return hasher.hexdigest()
+    """Hash of all sources' contents (and of the build version), independent of where they live (a sum of
+    one term per file, as stat_signature)."""
+    return _hex(_term(BUILD_VERSION) + sum(_term(content_record(f, digests[f.path])) for f in files))
 
 
 def read_meta(db_path: Path) -> dict[str, str] | None:
@@ -375,6 +405,17 @@ class Index:
         """Id, title and summary of every entry, sorted by id (what `advisor add` compares a new entry with)."""
         return [EntryText(*row) for row in self._query("select id, title, summary from entries order by id")]
 
+    def existing(self, ids: Sequence[str]) -> list[str]:
+        """Those of ``ids`` that name an entry, sorted."""
+        return [row[0] for row in self._query(
+            "select id from entries where id in (select value from json_each(?)) order by id", (json.dumps(list(ids)),))]
+
+    def texts_of(self, ids: Sequence[str]) -> list[EntryText]:
+        """``texts`` of the entries ``ids`` only."""
+        return [EntryText(*row) for row in self._query(
+            "select id, title, summary from entries where id in (select value from json_each(?)) order by id",
+            (json.dumps(list(ids)),))]
+
     def ids(self) -> list[str]:
         """Every entry id, sorted."""
         return [row[0] for row in self._query("select id from entries order by id")]
@@ -395,13 +436,18 @@ class Index:
     def summaries(self) -> list[EntrySummary]:
         """Id, kind, title, operators, symptoms, tags and models of every entry (for search), sorted by id.
 
-        Read from one JSON document written at build time: decoding it once is several times faster
-        than decoding the JSON columns of every row, which matters for `advisor search` on big KBs.
+        The list columns of every row are decoded by one json.loads (a search on the candidate tables
+        reads the summaries of its hits only; this is for an index without them).
         """
         if self._summaries is None:
-            rows = self._query("select value from meta where key = 'summaries'")
+            rows = self._query("select id, kind, title, coalesce(operators, '[]'), coalesce(symptoms, '[]'),"
+                               " coalesce(tags, '[]'), coalesce(models, '[]') from entries order by id")
             try:
-                self._summaries = [EntrySummary(*item) for item in json.loads(rows[0][0] if rows else "[]")]
+                lists = json.loads("[" + ",".join(cell for row in rows for cell in row[3:]) + "]")
+                if len(lists) != 4 * len(rows) or not all(isinstance(item, list) for item in lists):
+                    raise ValueError("a list column holds something else")
+                self._summaries = [EntrySummary(*row[:3], *lists[4 * number:4 * number + 4])
+                                   for number, row in enumerate(rows)]
             except (ValueError, TypeError) as exc:
                 raise _damaged(self.db_path, f"the search summaries: {exc}") from exc
         return self._summaries
@@ -570,81 +616,3 @@ def _warn(message: str) -> None:
     from opprof_advisor.errors import AdvisorWarning
 
     warnings.warn(message, AdvisorWarning, stacklevel=3)
-
-
-# ---------------------------------------------------------------------------------------------
-# Adding user entries
-# ---------------------------------------------------------------------------------------------
-
-
-def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
-                   kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> Entry:
-    """Validate a markdown entry, copy it atomically into the user KB folder and index it.
-
-    Raises EntryValidationError (every problem, nothing written) or EntryExists (unless ``replace``).
-    The copy is ``<user kb>/<kind>s/<id>.md``; the id may differ from the source file's name.
-    """
-    entry, index = add_entry(path, replace, db_path=db_path, kb_dirs=kb_dirs, user_dir=user_dir)
-    index.close()
-    return entry
-
-
-def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
-              kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> tuple[Entry, Index]:
-    """``add_entry_file``, also returning the index as the add left it (close it when done)."""
-    from opprof_advisor.kb import check_related, entry_too_big, load_entry
-    from opprof_advisor.user_kb_files import (
-        _copy_atomically, _read_copies, _remove_other_copies, _restore_copies, check_entry_file,
-    )
-
-    source = Path(path)
-    check_entry_file(source)
-    too_big = entry_too_big(source, source.stat().st_size if source.is_file() else 0)
-    if too_big:
-        raise EntryValidationError([too_big])
-    entry = load_entry(source, origin="user", require_stem_id=False)
-    db = Path(db_path) if db_path else paths.default_db_path()
-    user_root = user_dir or paths.user_kb_dir()
-    target = user_root / f"{entry.kind}s" / f"{entry.id}.md"
-    from opprof_advisor.index_build import check_index_target
-
-    check_index_target(db)
-    make_parent(db)
-    with file_lock(db):
-        index = served_index(db, kb_dirs)
-        ids = set(index.ids())
-        index.close()  # its snapshot would hold off the update below
-        problems = check_related([entry], ids)
-        if problems:
-            raise EntryValidationError(problems)
-        if entry.id in ids and not replace:
-            raise EntryExists(f"an entry with id {entry.id!r} already exists", path=source,
-                              hint="use --replace to overwrite it, or choose another id")
-        # All or nothing: an entry that cannot be indexed (full disk ...) does not stay in the KB
-        # folder, so the next command does not trip over a half-done add.
-        previous = _read_copies(user_root, entry.id, target)
-        try:
-            _copy_atomically(source, target)
-            _remove_other_copies(user_root, entry.id, keep=target)
-            index = build_index(db, kb_dirs=kb_dirs, in_place=True)  # every file's stats compared
-        except BaseException:
-            _restore_copies(previous, target)
-            raise
-    entry.path = str(target)
-    return entry, index
-
-
-def served_index(db: Path, kb_dirs: Sequence[Path | str] | None) -> Index:
-    """The index as it holds the KB's content now, updated in place only when a file's content changed.
-
-    Only its ids are needed (is the new id taken, do its related ids exist): stats that moved
-    without a change of content are left for the update that follows the copy to record.
-    """
-    sources = kb_sources(kb_dirs)
-    snapshot = _open_snapshot(db)
-    if snapshot is not None:
-        if folders_unchanged(snapshot[1], sources) or _freshness(snapshot[1], sources, scan_files(sources),
-                                                                snapshot[0]) != STALE:
-            return Index(db, *snapshot)
-        snapshot[0].close()
-    return build_index(db, kb_dirs=kb_dirs, in_place=True)

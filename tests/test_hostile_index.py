@@ -94,19 +94,19 @@ def test_kill_9_during_rebuild_keeps_the_previous_index(home):
 
 
 @pytest.mark.parametrize("damage, repaired_by_itself", [
-    ("update meta set value='[[' where key='summaries'", False),
-    ("update meta set value='[1,2,3]' where key='summaries'", False),
+    ("update entries set tags='[['", False),
+    ("delete from meta where key='search_tables'; update entries set symptoms='[1,2,3' where id='nms-on-npu'", False),
     ("delete from meta where key='content_hash'", True),
     ("update entries set operators='{not json'", False),
 ])
 def test_a_damaged_index_gives_one_line_with_the_repair(home, damage, repaired_by_itself):
     folder, db, env = home
     conn = sqlite3.connect(db)
-    conn.execute(damage)
+    conn.executescript(damage)
     conn.commit()
     conn.close()
     commands = [("search", "nms"), ("kb", "list")]
-    if "entries" in damage:  # the rows suggest reads
+    if "operators" in damage:  # the rows suggest reads
         commands.append(("suggest", "--profile", ROOT / "data/examples/yolov8_torch_npu"))
     for args in commands:
         run = advisor(*args, env=env)

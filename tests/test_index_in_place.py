@@ -12,9 +12,10 @@ import pytest
 
 from conftest import ROOT
 from kb_helpers import body_for, write_entry
-from opprof_advisor import index_build, store
+from opprof_advisor import index_build, kb_add, store
 from opprof_advisor.kb_search import search
-from opprof_advisor.kb_search_index import open_tables
+from opprof_advisor import kb_search_index
+from opprof_advisor.kb_search_index import LINE_BLOBS, open_tables, unpack
 from opprof_advisor.kb_remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
@@ -31,11 +32,32 @@ def contents(db) -> dict:
         fts_rows = conn.execute("select count(*) from entries_fts").fetchone()
         # search's candidate tables, by entry id (rowids differ): an add must leave search on its fast path
         search_entries = conn.execute("select id, kind, title from search_entries order by id").fetchall()
-        words = conn.execute("select length, words from search_words order by length").fetchall()
+        words = conn.execute("select length, words, counts from search_words order by length").fetchall()
+        candidates = candidate_tables(conn)
     finally:
         conn.close()
     return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows, "search_entries": search_entries,
-            "search_words": words}
+            "search_words": words, **candidates}
+
+
+def candidate_tables(conn) -> dict:
+    """The postings, blobs and title trigrams of the candidate tables, rowids replaced by entry ids."""
+    id_of = dict(conn.execute("select rowid, id from entries"))
+    postings = {(kind, key): sorted(id_of[rowid] for rowid in unpack(blob))
+                for kind, key, blob in conn.execute("select kind, key, rowids from search_postings")}
+    assert all(list(unpack(blob)) == sorted(unpack(blob)) for (blob,) in conn.execute("select rowids from search_postings"))
+    parts = conn.execute("select name, part, value from search_blobs order by name, part").fetchall()
+    per_part = kb_search_index.LINES_PER_PART
+    assert all(len(value.split("\n")) == per_part for name, part, value in parts
+               if name in LINE_BLOBS and part < max(id_of) // per_part)
+    blobs = {name: "\n".join(value for other, _, value in parts if other == name) for name, _, _ in parts}
+    assert all(len(blobs[name].split("\n")) == max(id_of) + 1 for name in LINE_BLOBS)
+    by_id = {name: sorted((id_of[rowid], line) for rowid, line in enumerate(blobs.pop(name).split("\n")) if rowid in id_of)
+             for name in LINE_BLOBS}
+    trigrams = {gram: sorted(id_of[rowid] for (rowid,) in conn.execute(
+        "select rowid from search_title_trigrams where search_title_trigrams match ?", (f'"{gram}"',)))
+        for gram in ("nms", "hos", "ost", "mat", "ion", "zzz")}
+    return {"postings": postings, "blobs": blobs, "lines": by_id, "trigrams": trigrams}
 
 
 def rankings(db) -> dict:
@@ -72,7 +94,7 @@ def test_an_add_leaves_the_index_a_rebuild_writes(tmp_path, advisor_home, user_k
     inode = os.stat(db).st_ino
     source = write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off the device",
                          operators=["NMS"], related=["host-nms-tip"], body=body_for("case"))
-    store.add_entry_file(source)
+    kb_add.add_entry_file(source)
     assert os.stat(db).st_ino == inode  # written in place, not copied
     rebuilt = tmp_path / "rebuilt.db"
     store.build_index(rebuilt, rebuild=True)
@@ -88,7 +110,7 @@ def test_a_replace_and_a_remove_leave_the_index_a_rebuild_writes(tmp_path, advis
     db = advisor_home / "advisor.db"
     store.build_index(db)
     over = write_entry(tmp_path / "drafts", "nms-on-npu", kind="tip", title="My own NMS advice", body=body_for("tip"))
-    store.add_entry_file(over, replace=True)  # overrides a shipped entry of the same id
+    kb_add.add_entry_file(over, replace=True)  # overrides a shipped entry of the same id
     assert store.open_index(db).get("nms-on-npu").origin == "user"
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
     remove_entry("nms-on-npu")  # the shipped entry wins again: its unchanged file is parsed again
@@ -97,24 +119,113 @@ def test_a_replace_and_a_remove_leave_the_index_a_rebuild_writes(tmp_path, advis
     assert rankings(db) == rankings(tmp_path / "b.db")
 
 
+def test_adds_and_removes_across_the_parts_of_the_line_blobs_leave_the_tables_a_rebuild_writes(
+        tmp_path, advisor_home, user_kb, monkeypatch):
+    monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 16)  # the shipped KB fills ten parts and more
+    db = advisor_home / "advisor.db"
+    store.build_index(db)
+    last = sqlite3.connect(db).execute("select max(rowid) from entries").fetchone()[0]
+    added = []
+    for number in range(16 - last % 16 + 1):  # the last part fills up, one more is started
+        added.append(f"part-case-{number}")
+        kb_add.add_entry_file(write_entry(tmp_path / "drafts", added[-1], kind="case", title=f"NMS part {number}",
+                                         operators=["NMS"], body=body_for("case")))
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
+    for entry_id in (added[-1], added[0], "host-nms-tip"):  # the last rowid (its part goes), the first, one in between
+        remove_entry(entry_id)
+        assert contents(db) == contents(store.build_index(tmp_path / f"{entry_id}.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "host-nms-tip.db")
+
+
+@pytest.fixture
+def big_kb(monkeypatch):
+    """The shipped KB and the user's count as big: an add lists only the folders whose mtime moved."""
+    monkeypatch.setattr(store, "FULL_STAT_LIMIT", 10)
+
+    def every_file(*args, **kwargs):
+        raise AssertionError("an add on a big KB with a trusted manifest lists every file")
+
+    return every_file
+
+
+def save_by_replacement(path, text: str) -> None:
+    """What vim, emacs and most editors do: a new file renamed over the old one (its folder's mtime moves)."""
+    temporary = path.with_name(f".{path.name}.swp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def test_on_a_big_kb_add_replace_and_remove_list_only_the_folders_that_moved(tmp_path, advisor_home, user_kb, big_kb,
+                                                                             monkeypatch):
+    db = advisor_home / "advisor.db"
+    store.build_index(db).close()
+    other = write_entry(tmp_path / "drafts", "unrelated", kind="tip", title="Shipped advice", body=body_for("tip"))
+    kb_add.add_entry_file(other)  # the tips folder moved since the build: listed again
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    index = kb_add.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+                                             operators=["NMS"], related=["host-nms-tip"], body=body_for("case")))
+    assert index.id == "fresh-nms-case"
+    over = write_entry(tmp_path / "drafts", "nms-on-npu", kind="tip", title="My own NMS advice", body=body_for("tip"))
+    kb_add.add_entry_file(over, replace=True)
+    # a user's edit saved meanwhile in another folder of the KB is in the index the next add leaves
+    tip = user_kb / "tips" / "host-nms-tip.md"
+    save_by_replacement(tip, tip.read_text(encoding="utf-8").replace("Run NMS on the host", "Run NMS on the CPU"))
+    (user_kb / "recipes" / "dangling.md").unlink()  # and a file the user deleted
+    write_entry(user_kb, "nms-on-npu", kind="case", title="A second file of one id", body=body_for("case"))
+    kb_add.add_entry_file(write_entry(tmp_path / "drafts", "late-tip", kind="tip", title="Late", body=body_for("tip")))
+    assert store.open_index(db).get("host-nms-tip").title == "Run NMS on the CPU"
+    assert [p.message for p in store.open_index(db).problems] == [
+        f"duplicate id 'nms-on-npu' (also {user_kb / 'cases' / 'nms-on-npu.md'}); not indexed"]
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)  # the rebuilds list every file
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "a.db")
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    remove_entry("nms-on-npu")  # the shipped entry wins again
+    remove_entry("fresh-nms-case")
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    assert contents(db) == contents(store.build_index(tmp_path / "b.db", rebuild=True).db_path)
+    assert rankings(db) == rankings(tmp_path / "b.db")
+    meta = store.read_meta(db)
+    assert meta["stat_signature"] == store.stat_signature(store.kb_sources(), store.scan_files(store.kb_sources()))
+    assert store.folders_unchanged(meta, store.kb_sources())  # the next search trusts the manifest the add left
+
+
+def test_on_a_big_kb_a_removal_leaves_the_related_ids_it_left_dangling_in_the_problems(tmp_path, advisor_home, user_kb,
+                                                                                         big_kb, monkeypatch):
+    db = advisor_home / "advisor.db"
+    store.build_index(db).close()
+    monkeypatch.setattr(index_build, "scan_files", big_kb)
+    kb_add.add_entry_file(write_entry(tmp_path / "drafts", "fresh-nms-case", kind="case", title="NMS moved off",
+                                     related=["host-nms-tip"], body=body_for("case")))
+    assert store.open_index(db).problems == []
+    remove_entry("host-nms-tip")  # fresh-nms-case now names no entry
+    assert [p.message for p in store.open_index(db).problems] == [
+        "related id 'host-nms-tip' names no entry; did you mean 'host-os-tuning'?"]
+    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
+
+
 def test_an_add_waits_for_a_reader_s_snapshot_then_writes_a_new_file(tmp_path, advisor_home, monkeypatch):
     db = advisor_home / "advisor.db"
     reader = store.build_index(db)
     ids = reader.ids()  # the reader's read transaction holds the file
     monkeypatch.setattr(index_build, "IN_PLACE_WAIT_S", 0.2)
     source = write_entry(tmp_path / "drafts", "while-read", kind="tip", title="Added while read", body=body_for("tip"))
-    store.add_entry_file(source)
+    kb_add.add_entry_file(source)
     assert reader.ids() == ids  # the reader still sees the state it opened
     assert "while-read" in store.open_index(db).ids()
     reader.close()
 
 
-def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, advisor_home):
+@pytest.mark.parametrize("limit", [store.FULL_STAT_LIMIT, 10], ids=["every-file", "moved-folders"])
+def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, advisor_home, limit):
     db = advisor_home / "advisor.db"
     store.build_index(db).close()
     source = write_entry(tmp_path / "drafts", "killed-add", kind="tip", title="Killed mid add", body=body_for("tip"))
     code = ("import os, sys\n"
-            "from opprof_advisor import index_sync, store\n"
+            "from opprof_advisor import index_sync, kb_add, store\n"
+            f"store.FULL_STAT_LIMIT = {limit}\n"
+            + ("from opprof_advisor import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
             "original = index_sync._write_meta\n"
             "def killed(conn, *args):\n"
             "    conn.execute('pragma cache_size = 1')\n"
@@ -122,7 +233,7 @@ def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, adv
             "    conn.execute(\"update entries set body = body || ' x'\")\n"
             "    os.kill(os.getpid(), 9)\n"
             "index_sync._write_meta = killed\n"
-            "store.add_entry_file(sys.argv[1])\n")
+            "kb_add.add_entry_file(sys.argv[1])\n")
     subprocess.run([sys.executable, "-c", code, str(source)], cwd=ROOT, env={**os.environ}, check=False)
     assert os.path.exists(f"{db}-journal")  # killed inside the transaction: a hot journal
     index = store.open_index(db)  # rolled back under the lock, then the copied file indexed

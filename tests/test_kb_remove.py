@@ -162,3 +162,23 @@ def test_no_two_shipped_entries_reach_the_threshold_and_copies_do():
     near = original.replace(id="my-copy", summary=original.summary + " Seen on our run.")
     found = closest_entry(near, entries)
     assert found is not None and found[0].id == "block-dim-core-multiple" and found[1] >= NEAR_DUPLICATE
+
+
+def test_the_candidate_tables_name_the_closest_entry_as_the_entries_rows_do(advisor_home):
+    """`advisor add` compares with the texts of the candidate tables: the same closest entry and score, ties to the first id."""
+    from opprof_advisor import store
+    from opprof_advisor.near_duplicates import NEAR_DUPLICATE, closest_entry, closest_in_index
+
+    index = store.build_index(advisor_home / "advisor.db")
+    entries = index.entries()
+    checked = 0
+    for number, original in enumerate(entries[::7]):
+        words = original.summary.split()
+        near = original.replace(id=f"my-copy-{number}", title=original.title.lower() if number % 2 else
+                                   original.title, summary=" ".join(words[: max(len(words) * (3 + number % 2) // 5, 1)]))
+        expected = closest_entry(near, index.texts(), threshold=NEAR_DUPLICATE - 15)
+        found = closest_in_index(near, index, threshold=NEAR_DUPLICATE - 15)
+        assert (found and (found[0], found[1])) == (expected and (expected[0], expected[1]))
+        checked += found is not None
+    assert checked >= 10
+    index.close()

@@ -11,7 +11,7 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import index_build, index_sync, kb, migrations, outcomes_store, store
+from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, outcomes_store, store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 
@@ -260,7 +260,7 @@ def test_unwritable_index_location_is_a_named_error(tmp_path, kb_dir):
 
 def test_add_copies_into_the_user_kb_and_indexes(tmp_path, advisor_home):
     source = write_entry(tmp_path / "mine", "my-case", kind="case", title="My case", body=body_for("case"))
-    entry = store.add_entry_file(source)
+    entry = kb_add.add_entry_file(source)
     target = advisor_home / "kb" / "cases" / "my-case.md"
     assert entry.path == str(target)
     assert target.read_bytes() == source.read_bytes()
@@ -269,11 +269,11 @@ def test_add_copies_into_the_user_kb_and_indexes(tmp_path, advisor_home):
 
 def test_add_refuses_an_existing_id_unless_replace(tmp_path, advisor_home):
     source = write_entry(tmp_path / "mine", "my-tip", kind="tip", title="First", body=body_for("tip"))
-    store.add_entry_file(source)
+    kb_add.add_entry_file(source)
     with pytest.raises(EntryExists):
-        store.add_entry_file(source)
+        kb_add.add_entry_file(source)
     moved = write_entry(tmp_path / "v2", "my-tip", title="Second, now a recipe")
-    store.add_entry_file(moved, replace=True)
+    kb_add.add_entry_file(moved, replace=True)
     assert store.open_index().get("my-tip").title == "Second, now a recipe"
     assert sorted(p.relative_to(advisor_home / "kb").as_posix() for p in (advisor_home / "kb").rglob("*.md")) == [
         "recipes/my-tip.md"]  # the old copy in tips/ is gone
@@ -285,7 +285,7 @@ def test_add_of_an_invalid_file_writes_nothing(tmp_path, advisor_home):
     before = db.read_bytes()
     source = write_entry(tmp_path / "mine", "bad", symptoms=["not_a_symptom"], related=["nowhere"])
     with pytest.raises(EntryValidationError) as caught:
-        store.add_entry_file(source)
+        kb_add.add_entry_file(source)
     assert [p.line for p in caught.value.problems] == [7]
     assert not (advisor_home / "kb").exists()
     assert db.read_bytes() == before
@@ -294,14 +294,14 @@ def test_add_of_an_invalid_file_writes_nothing(tmp_path, advisor_home):
 def test_add_checks_related_ids_against_the_index(tmp_path, advisor_home):
     source = write_entry(tmp_path / "mine", "lonely", related=["no-such-entry"])
     with pytest.raises(EntryValidationError) as caught:
-        store.add_entry_file(source)
+        kb_add.add_entry_file(source)
     assert [str(p) for p in caught.value.problems] == [f"{source}:7: related id 'no-such-entry' names no entry"]
     assert not (advisor_home / "kb").exists()
 
 
 def test_add_uses_the_front_matter_id_for_the_copy(tmp_path, advisor_home):
     source = write_entry(tmp_path / "mine", "draft", id="tuned-gemm")
-    assert store.add_entry_file(source).id == "tuned-gemm"
+    assert kb_add.add_entry_file(source).id == "tuned-gemm"
     assert (advisor_home / "kb" / "recipes" / "tuned-gemm.md").is_file()
 
 

@@ -59,13 +59,13 @@ def add_command(
     warning names the existing entry when the new one's title and summary nearly copy it.
     Example: advisor add my-yolo-case.md
     """
-    from opprof_advisor.near_duplicates import closest_entry
+    from opprof_advisor.near_duplicates import closest_in_index
     from opprof_advisor.render.text.kb import near_duplicate_line
-    from opprof_advisor.store import add_entry
+    from opprof_advisor.kb_add import add_entry
 
     entry, index = add_entry(file, replace=replace, db_path=db)
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
-    close = closest_entry(entry, index.texts())  # the index the add left: no second freshness check
+    close = closest_in_index(entry, index)  # the index the add left: no second freshness check
     index.close()
     if close is not None:  # a warning, not a refusal: two entries may rightly share their words
         err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
