@@ -47,6 +47,8 @@ READ_BY_BOTH = [
     ["suggest", "-p", EXAMPLE, "--lang", "zh", "--format", "csv"], ["suggest", "-p", EXAMPLE, "-f", "xlsx", "-o", "s.xlsx"],
     ["profile", EXAMPLE, "--format", "csv", "--lang=en"], ["show", "x", "--lang", "zh"], ["search", "nms", "--lang", "en"],
     ["search", "-k", "tip", "zebra", "-"], ["search", "--operator=", "x"],
+    ["add", "case.md"], ["add", "--replace", "case.md", "--db", "/tmp/x.db", "--lang", "zh"], ["add", "--", "-odd.md"],
+    ["remove", "my-case"], ["remove", " my-case ", "-f", "json", "--db=/tmp/x.db"],
 ]
 
 #: Command lines Typer refuses with a usage message (exit 2).
@@ -65,6 +67,7 @@ USAGE_ERRORS = [
     ["search", "nms", "--debug"], ["search", "nms", "--format", "yaml"], ["search", "nms", "--kind", "howto"],
     ["search", "nms", "--top", "0"], ["search", "nms", "--top", "many"], ["search", "nms", "--top"],
     ["search", "nms", "--colour", "red"], ["search", "--operator"],
+    ["add", "a.md", "b.md"], ["add", "a.md", "--replace=yes"], ["remove", "x", "--format", "html"], ["remove", "a", "b"],
 ]
 
 #: Command lines Typer reads whose reading the table does not copy: help, --debug, short options with a value
@@ -75,6 +78,7 @@ READ_BY_TYPER_ONLY = [
     ["suggest", "-p", EXAMPLE, "--top", "\uff15"], ["suggest", "-p", EXAMPLE, "--model", "-x"],
     ["suggest", "-p", ""], ["suggest", "-p", "-"], ["profile"], ["profile", "-"], ["show"],
     ["search"], ["search", "--help"], ["search", "nms", "-h"], ["search", "nms", "--lang", "zh_CN"],
+    ["add"], ["add", "--help"], ["remove"], ["remove", "x", "-h"],
 ]
 
 

@@ -1,4 +1,4 @@
-"""The bodies of `suggest`, `profile`, `show` and `search`: the option values in, the rendered document out.
+"""The bodies of `suggest`, `profile`, `show`, `search`, `add` and `remove`: the option values in, the rendered document out.
 
 One body per command, called with the values of cli/options.py's table by both the Typer app
 (cli/_common.typer_command) and the Typer-free entry point (cli/fast_path.py), so the two print the
@@ -121,3 +121,29 @@ def run_search(values: dict[str, Any]) -> None:
             err_console.print(no_hits_line(document), markup=False)
         return
     print_items(search_table(document, width=console.width))
+
+
+def run_add(values: dict[str, Any]) -> None:
+    """Add a markdown entry to the user's KB and the index (a warning when it nearly copies an entry)."""
+    from opprof_advisor.kb_add import add_entry
+    from opprof_advisor.near_duplicates import closest_in_index
+    from opprof_advisor.render.text.kb import near_duplicate_line
+
+    entry, index = add_entry(values["file"], replace=values["replace"], db_path=values["db"])
+    console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
+    close = closest_in_index(entry, index)  # the index the add left: no second freshness check
+    index.close()
+    if close is not None:  # a warning, not a refusal: two entries may rightly share their words
+        err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
+
+
+def run_remove(values: dict[str, Any]) -> None:
+    """Remove an entry the user added, from their KB folder and the index."""
+    from opprof_advisor.kb_remove import remove_entry
+    from opprof_advisor.render.text.kb import removed_line
+
+    document = remove_entry(values["entry_id"].strip(), db_path=values["db"]).to_json()
+    if values["fmt"] == "json":
+        emit_json(document)
+    else:
+        console.print(removed_line(document), markup=False)

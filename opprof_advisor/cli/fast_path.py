@@ -1,4 +1,4 @@
-"""The console entry `advisor`: the plain forms of `suggest`, `profile`, `show` and `search` without Typer.
+"""The console entry `advisor`: the plain forms of `suggest`, `profile`, `show`, `search`, `add` and `remove` without Typer.
 
 Typer 0.2x imports pydantic to convert parameters (~90 ms here) and builds every command module's
 tree (~25 ms) before it runs one command; together that was most of a 0.45 s `advisor suggest`.

@@ -12,9 +12,9 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import (
-    DbOption, Kind, LangOption, TableOrJson, console, emit_json, err_console, show, typer_command,
+    DbOption, Kind, LangOption, TableOrJson, console, err_console, show, typer_command,
 )
-from opprof_advisor.cli.fast_commands import open_index, run_search, run_show, warn_problems
+from opprof_advisor.cli.fast_commands import open_index, run_add, run_remove, run_search, run_show, warn_problems
 from opprof_advisor.terminal import one_line
 
 
@@ -46,52 +46,9 @@ search_command = typer_command("search", run_search)
 show_command = typer_command("show", run_show)
 
 
-def add_command(
-    file: Annotated[Path, typer.Argument(metavar="FILE.md", help="A markdown entry (see kb/README.md for the format).",
-                                         show_default=False)],
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing entry with the same id.")] = False,
-    db: DbOption = None,
-    lang: LangOption = None,
-) -> None:
-    """Validate a markdown entry, copy it into your KB folder and index it.
-
-    Every problem is printed as `path:line: message` and nothing is written when there is one. A
-    warning names the existing entry when the new one's title and summary nearly copy it.
-    Example: advisor add my-yolo-case.md
-    """
-    from opprof_advisor.near_duplicates import closest_in_index
-    from opprof_advisor.render.text.kb import near_duplicate_line
-    from opprof_advisor.kb_add import add_entry
-
-    entry, index = add_entry(file, replace=replace, db_path=db)
-    console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
-    close = closest_in_index(entry, index)  # the index the add left: no second freshness check
-    index.close()
-    if close is not None:  # a warning, not a refusal: two entries may rightly share their words
-        err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
-
-
-def remove_command(
-    entry_id: Annotated[str, typer.Argument(metavar="ID", show_default=False,
-                                            help="The id of an entry you added (see `advisor kb list`).")],
-    fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
-    db: DbOption = None,
-    lang: LangOption = None,
-) -> None:
-    """Remove an entry you added with `advisor add` from your KB folder and the index.
-
-    The shipped knowledge base is read-only: removing one of its entries is refused. An entry you
-    added over a shipped one (--replace) is removed and the shipped entry is in effect again.
-    Example: advisor remove my-yolo-case
-    """
-    from opprof_advisor.kb_remove import remove_entry
-    from opprof_advisor.render.text.kb import removed_line
-
-    document = remove_entry(entry_id.strip(), db_path=db).to_json()
-    if fmt is TableOrJson.json:
-        emit_json(document)
-    else:
-        console.print(removed_line(document), markup=False)
+#: `advisor add` and `advisor remove`: also read by the Typer-free entry point (a big KB's add is mostly start-up).
+add_command = typer_command("add", run_add)
+remove_command = typer_command("remove", run_remove)
 
 
 # ---------------------------------------------------------------------------------------------
