@@ -146,11 +146,18 @@ def test_compare_notes_are_said_in_chinese_and_stay_english_in_json(runner):
     text = runner.invoke(app, ["compare", before, after, "--lang", "zh"], env={"COLUMNS": "400"}).stdout
     notes = [line for line in text.splitlines() if line.startswith("说明：")]
     assert "说明： 已消失：Softmax（352 µs，AI Vector）" in text
-    assert "只有优化后是单 kernel 的 msOpProf profile" in text
+    assert "只有 优化后 是单 kernel 的 msOpProf profile" in text
     assert len(notes) >= 4 and not [line for line in notes if re.search(r"\b(?:the|of|is|cannot|vanished)\b", line)]
     document = json.loads(runner.invoke(app, ["compare", before, after, "--format", "json", "--lang", "zh"]).stdout)
     assert "vanished: Softmax (352 µs, AI Vector)" in " ".join(document["notes"])
     assert not CJK.search(json.dumps(document, ensure_ascii=False))
+
+
+def test_the_simulator_s_lower_bound_reason_is_said_in_chinese_in_compare(runner, real_profiles):
+    runs = real_profiles / "catlass-msprof-op"
+    before, after = str(runs / "device" / "02_fp32_cm_gemv_aiv"), str(runs / "simulator" / "01_fp16_cm_gemv_aiv")
+    text = runner.invoke(app, ["compare", before, after, "--lang", "zh"], env={"COLUMNS": "400"}).stdout
+    assert "只是下限：simulator/ 中只有 2 个 AI Core 目录（core0, core1）" in text and "holds 2 AI Core" not in text
 
 
 def test_the_json_document_does_not_depend_on_the_language(runner):

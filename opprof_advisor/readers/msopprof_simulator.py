@@ -343,7 +343,7 @@ def _raw_profile(path: Path, root: Path, cores: dict[str, dict[str, Any]], schem
         "block_time_us": {}, "block_ids": {},
     }
     if gaps:
-        detail["kernel_time_gap"] = "; ".join(gaps)
+        detail["kernel_time_gap"] = join_messages(gaps, "; ")  # a Message: compare says it in Chinese
     blind = {c["kind"] for c in cores.values() if not c["has_trace"]}  # an untimed block hides any imbalance
     for name, c in traced.items():
         if c["kind"] in blind:
