@@ -89,6 +89,7 @@ LANG = Param("lang", ("--lang",), str, "Language of the output: zh (中文) or e
                                       "a zh_* locale, else en).", metavar="zh|en", show_default=False)
 #: The --lang values the fast path reads itself (Typer also takes the spellings i18n.normalise_lang accepts).
 FAST_LANGS = ("zh", "en")
+TABLE_OR_JSON = Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table")
 PEAKS = Param("peaks", ("--peaks",), Path,
               "YAML with measured or known peaks (chip, aic, aiv, freq_mhz, hbm_gbps, cube_tflops: {bf16: ...}); "
               "over the profile's own figures and $ADVISOR_HOME/peaks.yaml.", exists=True, dir_okay=False,
@@ -127,7 +128,7 @@ SHOW = Command("show", "Show one entry: its summary, gain, evidence grade, sourc
                        "Example: advisor show nms-on-npu", (
     Param("entry_id", (), str, "The entry id (see `advisor search` / `advisor kb list`).", required=True,
           metavar="ID", show_default=False),
-    Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table"),
+    TABLE_OR_JSON,
     DB, LANG,
 ))
 
@@ -140,7 +141,7 @@ SEARCH = Command("search", "Search the knowledge base (full text + fuzzy match o
     Param("operator", ("--operator",), str, "Only entries about this operator family or alias (e.g. NMS, "
                                             "BatchMatMulV2)."),
     Param("top", ("--top", "-n"), int, "How many hits to show.", default=10, min=1),
-    Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table"),
+    TABLE_OR_JSON,
     DB, LANG,
 ))
 
@@ -160,7 +161,7 @@ REMOVE = Command("remove", "Remove an entry you added with `advisor add` from yo
                            "again.\nExample: advisor remove my-yolo-case", (
     Param("entry_id", (), str, "The id of an entry you added (see `advisor kb list`).", required=True, metavar="ID",
           show_default=False),
-    Param("fmt", ("--format", "-f"), TableOrJson, "Output format.", default="table"),
+    TABLE_OR_JSON,
     DB, LANG,
 ))
 
