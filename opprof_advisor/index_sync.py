@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -287,15 +288,19 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
     """One file's entry or problems (a worker's task: plain strings and tuples travel back cheaply)."""
     from opprof_advisor.kb import entry_too_big, validate_file
 
-    path, size, origin = item
-    too_big = entry_too_big(Path(path), size)  # not even parsed
-    data = None if too_big else _read_or_none(path)
+    name, size, origin = item
+    path = Path(name)
+    too_big = entry_too_big(path, size)  # not even parsed
+    data = None if too_big else _read_or_none(name)
     digest = hashlib.sha256(data).hexdigest() if data is not None else None
-    entry, problems = (None, [too_big]) if too_big else validate_file(Path(path), origin=origin, data=data)
+    entry, problems = (None, [too_big]) if too_big else validate_file(path, origin=origin, data=data)
     if entry is None:
         return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, digest)
-    row = _entry_to_row(entry)
-    return Parsed(entry.id, None, tuple(row[c] for c in _ROW_COLUMNS), digest)
+    return Parsed(entry.id, None, _row_values(_entry_to_row(entry)), digest)
+
+
+#: The values of an ``entries`` row in _ROW_COLUMNS order, from _entry_to_row's dict.
+_row_values = operator.itemgetter(*_ROW_COLUMNS)
 
 
 def _read_or_none(path: str) -> bytes | None:

@@ -266,7 +266,8 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: 
     if too_big:
         parsed.problems.append(too_big)
         return
-    size = len(source.encode("utf-8"))
+    # (A character is at most four bytes in UTF-8: a short front matter needs no encoding to be measured.)
+    size = len(source) if len(source) * 4 <= MAX_FRONT_MATTER_BYTES else len(source.encode("utf-8"))
     if size > MAX_FRONT_MATTER_BYTES:
         parsed.problems.append(Problem(parsed.path, first_line, f"front matter is {size:,} bytes, over the "
                                        f"{MAX_FRONT_MATTER_BYTES:,}-byte limit: keep facts short, prose in the body"))
@@ -350,7 +351,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         kind=data["kind"],
         title=data["title"].strip(),
         summary=data["summary"].strip(),
-        operators=_unique(canonical_family(name, fuzzy=False) for name in data.get("operators") or []),
+        operators=_unique([canonical_family(name, fuzzy=False) for name in data.get("operators") or []]),
         symptoms=_unique(data.get("symptoms") or []),
         tags=_unique(data.get("tags") or []),
         models=_unique(data.get("models") or []),
@@ -409,7 +410,7 @@ def op_mix_weights(families: Sequence[str]) -> dict[str, float]:
 
 
 def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(item.strip() for item in items))
+    return list(dict.fromkeys([item.strip() for item in items]))
 
 
 def _related_line(path: str, rel: str) -> int | None:

@@ -137,14 +137,24 @@ def _check_text_fields(parsed: ParsedFile) -> list[Problem]:
     return problems
 
 
+_LIST_FIELDS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "op_mix")
+_LOWER_CASE_LISTS = frozenset(("tags", "models"))
+_ONLY_STR = frozenset((str,))
+
+
 def _check_list_fields(parsed: ParsedFile) -> list[Problem]:
     problems = []
-    for key in ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "op_mix"):
+    for key in _LIST_FIELDS:
         value = parsed.data.get(key)
         if value is None:
             continue
         if not isinstance(value, list):
             problems.append(_problem(parsed, key, f"{key} must be a list, e.g. `{key}: [a, b]`"))
+            continue
+        # The usual list, all non-empty text (and lower case where it must be), is told in C-level passes;
+        # any other goes through the loop below, which words each problem.
+        if set(map(type, value)) <= _ONLY_STR and all(map(str.strip, value)) and (
+                key not in _LOWER_CASE_LISTS or value == [item.lower() for item in value]):
             continue
         for index, item in enumerate(value):
             if not isinstance(item, str) or not item.strip():

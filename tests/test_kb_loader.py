@@ -168,6 +168,19 @@ def test_tags_must_be_lower_case(tmp_path):
     assert problems_of(path) == [f"{path}:7: tags are lower case: write 'hccl'"]
 
 
+@pytest.mark.parametrize(("field", "items", "message"), [
+    ("tags", ["llm", 7], "tags item 7 must be non-empty text"),
+    ("models", ["  "], "models item '  ' must be non-empty text"),
+    ("hardware", ["a2", ""], "hardware item '' must be non-empty text"),
+    ("models", ["llama", "Ωmega"], "models are lower case: write 'ωmega'"),
+    ("tags", [["nested"]], "tags item ['nested'] must be non-empty text"),
+])
+def test_every_list_item_is_checked(tmp_path, field, items, message):
+    # The checks pass the usual all-text list in one go; an odd item anywhere in it must still be named.
+    path = write_entry(tmp_path, "x", **{field: items})
+    assert [problem.split(": ", 1)[1] for problem in problems_of(path)] == [message]
+
+
 def test_duplicate_yaml_key(tmp_path):
     path = write_text(tmp_path, "recipes/x.md", "---\nkind: recipe\ntitle: a\ntitle: b\nsummary: s\nevidence: C\n"
                       "sources: [https://example.org/a]\n---\n\n" + body_for("recipe"))

@@ -11,7 +11,7 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, outcomes_store, store
+from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, outcomes_store, paths, store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 
@@ -410,3 +410,21 @@ def test_a_big_kb_folder_changed_just_before_the_signature_is_listed_again(big_k
     monkeypatch.setattr(store, "scan_files", lambda *args: listed.append(1) or real_scan(*args))
     assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
     assert listed
+
+
+def test_entry_rows_hold_the_json_that_json_dumps_writes():
+    # _entry_to_row encodes its JSON cells with an encoder made once; the text must be json.dumps's own,
+    # non-ASCII included (the shipped entries have Chinese), for every shipped entry and odd values.
+    import json
+
+    entries, _ = kb.validate_paths([paths.builtin_kb_dir()])
+    assert len(entries) > 100
+    for entry in entries:
+        row = store._entry_to_row(entry)
+        for column in store._ROW_JSON_COLUMNS:
+            value = store.entry_dict(entry)[column]
+            assert row[column] == (json.dumps(value, ensure_ascii=False) if value else None), (entry.id, column)
+    for value in (["中文", "tab\t", 'quote"', "\x00\u2028"], {"x": 1.5, "y": [2**70, True, None, -0.0, 1e300]}):
+        assert store._json_text(value) == json.dumps(value, ensure_ascii=False)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        store._json_text([object()])
