@@ -291,7 +291,7 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
     name, size, origin = item
     path = Path(name)
     too_big = entry_too_big(path, size)  # not even parsed
-    data = None if too_big else _read_or_none(name)
+    data = None if too_big else _read_or_none(name, size)
     digest = hashlib.sha256(data).hexdigest() if data is not None else None
     entry, problems = (None, [too_big]) if too_big else validate_file(path, origin=origin, data=data)
     if entry is None:
@@ -303,13 +303,22 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
 _row_values = operator.itemgetter(*_ROW_COLUMNS)
 
 
-def _read_or_none(path: str) -> bytes | None:
-    """The file's bytes; None when it cannot be read (the parse then reports why, at the file)."""
+def _read_or_none(path: str, size: int) -> bytes | None:
+    """The file's bytes (``size``: what its stat said, a hint); None when it cannot be read (the parse then
+    reports why, at the file). Plain os.read calls: a buffered file object costs twice the read of a KB file."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))  # (no newline translation on Windows)
     except OSError:
         return None
+    try:
+        chunks = []
+        while chunk := os.read(handle, max(size + 1, 1 << 16)):  # to the end, should the file have grown
+            chunks.append(chunk)
+        return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
 
 
 # ---------------------------------------------------------------------------------------------
