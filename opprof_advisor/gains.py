@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
-from opprof_advisor.i18n import M_, N_, Message
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.records import Record
 from opprof_advisor.render.units import TEXT as U
@@ -113,9 +113,9 @@ def sourced_gain(entry: Entry, fixed_us: float, profile: Profile, operators: Seq
     if gain is None or gain.scope != "operators" or fixed_us <= 0 or entry.kind == "case":
         return None
     low, high = min(gain.low_pct, 100.0) / 100, min(gain.high_pct, 100.0) / 100
-    what = ", ".join(operators) or "the matched operators"
-    basis = (f"{_pct(gain.low_pct)}–{_pct(gain.high_pct)} % of {what} time ({gain.metric}, {gain.source}) × their "
-             f"{U.time(fixed_us)} (Amdahl)")
+    basis = M_("{low}–{high} % of {what} time ({metric}, {source}) × their {time} (Amdahl)",
+               low=_pct(gain.low_pct), high=_pct(gain.high_pct), what=_operators(operators), metric=gain.metric,
+               source=gain.source, time=U.time(fixed_us))
     return gain_of(low * fixed_us, high * fixed_us, profile, basis, "sourced", ceiling_us)
 
 
@@ -138,8 +138,8 @@ def calibrated_gain(entry: Entry, outcomes: list[Any], fixed_us: float, profile:
     calibration = calibrate(entry, outcomes, share)
     if calibration.low_pct is None or calibration.high_pct is None or fixed_us <= 0:
         return None, calibration.text
-    what = ", ".join(operators) or "the matched operators"
-    basis = f"{calibration.basis}; × the {U.time(fixed_us)} of {what} (Amdahl)"
+    basis = join_messages([calibration.basis, M_("× the {time} of {what} (Amdahl)", time=U.time(fixed_us),
+                                                 what=_operators(operators))], "; ")
     low, high = calibration.low_pct / 100 * fixed_us, calibration.high_pct / 100 * fixed_us
     return gain_of(low, high, profile, basis, "calibrated", ceiling_us), calibration.text
 
@@ -155,6 +155,11 @@ def value_us(gain: ExpectedGain | None, stake_us: float, kind: str, ceiling_us: 
 
 def _pct(value: float) -> str:
     return f"{value:g}"
+
+
+def _operators(operators: Sequence[str]) -> str:
+    """The operators a figure is about, as a basis names them (a Message says "the matched operators" in Chinese)."""
+    return ", ".join(operators) or N_("the matched operators")
 
 
 def gain_note(entry: Entry) -> str | None:
@@ -239,16 +244,17 @@ def calibrate(entry: Entry, outcomes: Iterable[Outcome], matched_share: float) -
 
 def _blend(prior, gains: list[float], weight: float) -> tuple[float | None, float | None, str]:
     if not gains and prior is None:
-        return None, None, "no sourced gain and no recorded outcome"
+        return None, None, M_("no sourced gain and no recorded outcome")
     if not gains:
-        return _clamp(prior.low_pct), _clamp(prior.high_pct), f"KB range {prior.low_pct:g}–{prior.high_pct:g} %"
+        return _clamp(prior.low_pct), _clamp(prior.high_pct), M_("KB range {low:g}–{high:g} %", low=prior.low_pct,
+                                                                  high=prior.high_pct)
     if prior is None:
-        return _clamp(gains[0]), _clamp(gains[-1]), f"{observed_text(gains)} (no operator-scope KB range)"
+        return _clamp(gains[0]), _clamp(gains[-1]), M_("{observed} (no operator-scope KB range)",
+                                                       observed=observed_text(gains))
     low = (1 - weight) * prior.low_pct + weight * gains[0]
     high = (1 - weight) * prior.high_pct + weight * gains[-1]
-    basis = (
-        f"KB range {prior.low_pct:g}–{prior.high_pct:g} % moved {weight:.0%} toward the {observed_text(gains)}"
-    )
+    basis = M_("KB range {low:g}–{high:g} % moved {weight:.0%} toward the {observed}", low=prior.low_pct,
+               high=prior.high_pct, weight=weight, observed=observed_text(gains))
     return _clamp(min(low, high)), _clamp(max(low, high)), basis
 
 

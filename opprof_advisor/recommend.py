@@ -322,6 +322,9 @@ def evidence_kind(symptoms: Sequence[Symptom]) -> str:
 # Scoring
 # --------------------------------------------------------------------------------------------
 
+#: The clause a loosely related suggestion's gain basis ends with: nothing in the profile shows its problem.
+LOOSE_BASIS = M_("no symptom shows the problem this fixes, so the figure holds only if it applies")
+
 
 def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool = True,
                 outcomes: list[Any] | None = None) -> Suggestion | None:
@@ -341,7 +344,7 @@ def score_entry(entry: Entry, profile: Profile, relevance: float, *, gains: bool
                       if gains and entry.kind != "case" else (None, ""))
     value = gainlib.value_us(gain, stake, kind, ceiling)
     if gain is not None and kind == "loose":
-        gain.basis += "; no symptom shows the problem this fixes, so the figure holds only if it applies"
+        gain = gain.replace(basis=join_messages([gain.basis, LOOSE_BASIS], "; "))
     mismatch = hardware_mismatch(entry, profile)
     hardware = HARDWARE_MISMATCH if mismatch else 1.0
     specificity = 1.0 if not match.symptoms or match.operator_rows else GENERAL

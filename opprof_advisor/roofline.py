@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.errors import PeaksError
 from opprof_advisor.models import Profile, Roofline, RooflineRow
 from opprof_advisor.operators import canonical_family
@@ -50,7 +50,7 @@ PLAUSIBLE_MAX = 1.10
 #: wheel:mindstudio-agent 26.1.3 .../skills/profiler/op-mfu-calculator/SKILL.md (KB-AUDIT N67, grade D):
 #: "30-60 % typical", "above 70 %: shape, parallelism and implementation close to the device limit".
 MODEL_TARGETS = (0.60, 0.70)
-MODEL_TARGET_SOURCE = "KB-AUDIT N67 (op-mfu-calculator MFU bands: 30-60 % typical, > 70 % near the device limit)"
+MODEL_TARGET_SOURCE = N_("KB-AUDIT N67 (op-mfu-calculator MFU bands: 30-60 % typical, > 70 % near the device limit)")
 #: The user's peaks file inside the advisor home folder.
 USER_PEAKS_FILE = "peaks.yaml"
 
@@ -401,8 +401,8 @@ def _measured_tallies(raw: RawProfile, peaks: Peaks) -> dict[tuple[str, str], _T
             continue
         cube = work.get("cube_fops") or 0.0
         kind, dtype = ("cube", work.get("cube_dtype") or "fp16") if cube > 0 else ("bytes", "")
-        basis = ("measured: ArithmeticUtilization aic_cube_fops, Memory.csv read/write_main_memory_datas"
-                 if kind == "cube" else "measured: Memory.csv read/write_main_memory_datas (no cube work)")
+        basis = (N_("measured: ArithmeticUtilization aic_cube_fops, Memory.csv read/write_main_memory_datas")
+                 if kind == "cube" else N_("measured: Memory.csv read/write_main_memory_datas (no cube work)"))
         _add(tally, kind, cube or None, read + write, 1, time_us, dtype, basis, peaks)
     return tallies
 
@@ -439,8 +439,10 @@ def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks:
         row.attainable_tflops = _round(row.achieved_tflops / efficiency) if efficiency else None
     row.efficiency = _round(efficiency, 4)
     basis = tally.bases.most_common(1)[0][0]
-    uncovered = [f"{t / time_us:.0%} of the time not judged: {r}" for r, t in tally.reasons.most_common(2)]
-    row.basis = "; ".join([basis, *uncovered])
+    uncovered = [M_("{share:.0%} of the time not judged: {reason}", share=t / time_us, reason=r)
+                 for r, t in tally.reasons.most_common(2)]
+    clauses = [basis, *uncovered]
+    row.basis = join_messages(clauses, "; ")
     if efficiency > PLAUSIBLE_MAX:
         row.status = "implausible"
         from_l2 = row.roof == "bandwidth" and bool(peaks.l2_mb)
@@ -452,20 +454,22 @@ def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks:
     row.status = "judged"
     row.headroom_us = round(tally.time * max(0.0, 1.0 - efficiency), 3)
     if hot:
-        _model_gain(row, efficiency, tally.time / time_us if time_us else 0.0)
+        clauses.append(_model_gain(row, efficiency, tally.time / time_us if time_us else 0.0))
+        row.basis = join_messages(clauses, "; ")
     return row
 
 
-def _model_gain(row: RooflineRow, efficiency: float, coverage: float) -> None:
-    """The model-estimate band as fractions of the op type's time (see MODEL_TARGETS)."""
+def _model_gain(row: RooflineRow, efficiency: float, coverage: float) -> Message:
+    """Set the model-estimate band (fractions of the op type's time, see MODEL_TARGETS); return its basis clause."""
     low_target, high_target = MODEL_TARGETS
     if efficiency >= high_target:
-        row.basis += f"; no model gain: already at {efficiency:.0%} of attainable (>= {high_target:.0%})"
-        return
+        return M_("no model gain: already at {efficiency:.0%} of attainable (>= {target:.0%})", efficiency=efficiency,
+                  target=high_target)
     row.model_gain_low = round(coverage * max(0.0, 1.0 - efficiency / low_target), 4)
     row.model_gain_high = round(coverage * (1.0 - efficiency / high_target), 4)
-    row.basis += (f"; model estimate: from {efficiency:.1%} to {low_target:.0%}-{high_target:.0%} of attainable saves "
-                  f"{row.model_gain_low:.0%}-{row.model_gain_high:.0%} of its time ({MODEL_TARGET_SOURCE})")
+    return M_("model estimate: from {efficiency:.1%} to {low:.0%}-{high:.0%} of attainable saves "
+              "{gain_low:.0%}-{gain_high:.0%} of its time ({source})", efficiency=efficiency, low=low_target,
+              high=high_target, gain_low=row.model_gain_low, gain_high=row.model_gain_high, source=MODEL_TARGET_SOURCE)
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -500,10 +504,10 @@ def model_gain_for(profile: Profile, op_types: Iterable[str]) -> ModelGain | Non
     total = sum(r.time_us for r in rows)
     low = sum((r.model_gain_low or 0.0) * r.time_us for r in rows) / total
     high = sum((r.model_gain_high or 0.0) * r.time_us for r in rows) / total
-    named = ", ".join(f"{r.op_type} at {r.efficiency:.0%}" for r in banded[:3])
-    return ModelGain(round(low, 4), round(high, 4), round(total, 3),
-                     f"model estimate: {named} of attainable; to {MODEL_TARGETS[0]:.0%}-{MODEL_TARGETS[1]:.0%} "
-                     f"({MODEL_TARGET_SOURCE})")
+    named = join_messages([M_("{op} at {efficiency:.0%}", op=r.op_type, efficiency=r.efficiency) for r in banded[:3]])
+    basis = M_("model estimate: {named} of attainable; to {low:.0%}-{high:.0%} ({source})", named=named,
+               low=MODEL_TARGETS[0], high=MODEL_TARGETS[1], source=MODEL_TARGET_SOURCE)
+    return ModelGain(round(low, 4), round(high, 4), round(total, 3), basis)
 
 
 def roofline_to_json(roofline: Roofline | None) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.i18n import _
+from opprof_advisor.i18n import _, localize
 from opprof_advisor.render.phrases import (
     entry_text, evidence_line, gain_line, localized, score_line, word, similar_case_line, stake_line, terms_line,
 )
@@ -60,7 +60,7 @@ def _suggestion_lines(s: dict[str, Any], reference: str, explain: bool) -> list[
                  stake=stake_line(s, reference)),
              _("- expected gain: {gain}").format(gain=gain_line(gain))]
     if gain:
-        lines.append(_("- basis: {basis}").format(basis=gain.get("basis")))
+        lines.append(_("- basis: {basis}").format(basis=localize(gain.get("basis"))))
     if s.get("first_step"):
         lines.append(_("- first step: {step} (the rest: `advisor show {id}`)").format(step=entry_text(s, "first_step"),
                                                                                      id=s.get("id")))

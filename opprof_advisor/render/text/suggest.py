@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import N_, _
+from opprof_advisor.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
     entry_text, evidence_line, gain_line, localized, reference_name, symptom_label, word, score_line, similar_case_line, terms_line,
 )
@@ -77,7 +77,7 @@ def explain_lines(s: dict[str, Any]) -> list[str]:
     """``--explain``: the score formula and matched terms, how the gain was computed, each requirement."""
     lines = [f"{s.get('rank')}. {s.get('id')}: {score_line(s)}; " + _("matched terms: {terms}").format(terms=terms_line(s))]
     if s.get("expected_gain"):
-        lines.append("   " + _("gain basis: {basis}").format(basis=s["expected_gain"].get("basis")))
+        lines.append("   " + _("gain basis: {basis}").format(basis=localize(s["expected_gain"].get("basis"))))
     lines += ["   " + _("requires {what}").format(what=check.get("text")) for check in s.get("requirements") or []]
     return lines
 
