@@ -463,7 +463,8 @@ def suggest(
             suggestion.matched_terms = matcher.matched_terms(query, suggestion.entry.id)
         notes.extend(_suggestion_notes(suggestion, gains))
     if explain:
-        notes.extend(f"{entry_id}: not suggested: {'; '.join(c.text() for c in failed)}" for entry_id, failed in refused)
+        notes.extend(M_("{id}: not suggested: {checks}", id=entry_id,
+                        checks=join_messages([c.text() for c in failed], "; ")) for entry_id, failed in refused)
     if profile.reference_us <= 0:
         notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     cases = rank_cases(profile, entries)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Sequence
 
-from opprof_advisor.i18n import M_, join_messages
+from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import Entry, OpTypeStat, Profile
 from opprof_advisor.vocabulary import canonical_dtype
 
@@ -22,11 +22,14 @@ class Check(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a 
     key: str
     values: tuple[Any, ...]
     met: bool
-    why: str  # what was found, or why it cannot be judged
+    why: str  # what was found, or why it cannot be judged (a Message: --explain says it in Chinese)
 
-    def text(self) -> str:
-        wanted = ", ".join(str(v) for v in self.values)
-        return f"{self.key} {wanted}: {'met' if self.met else 'not met'} ({self.why})"
+    def text(self) -> Message:
+        # key and values in one placeholder: a Message's text values are looked up in the catalogue, and a
+        # requirement is written as the KB writes it ("symptom", not the Chinese word for it)
+        requirement = f"{self.key} {', '.join(str(v) for v in self.values)}"
+        template = N_("{requirement}: met ({why})") if self.met else N_("{requirement}: not met ({why})")
+        return Message(template, requirement=requirement, why=self.why)
 
 
 def check_requirements(entry: Entry, profile: Profile, rows: Sequence[OpTypeStat],
@@ -45,35 +48,39 @@ def _check(key: str, values: tuple[Any, ...], profile: Profile, rows: Sequence[O
     wanted = set(values)
     if key == "symptom":
         found = sorted(profile.symptom_ids() & wanted)
-        return Check(key, values, bool(found), f"found {', '.join(found)}" if found else "none of them in the profile")
+        return Check(key, values, bool(found), M_("found {symptoms}", symptoms=", ".join(found)) if found
+                     else M_("none of them in the profile"))
     if key == "operator":
         present = {row.family for row in profile.op_types if row.time_us > 0}
         found = sorted(present & wanted)
-        return Check(key, values, bool(found), f"{', '.join(found)} ran" if found else "none of them ran")
+        return Check(key, values, bool(found), M_("{operators} ran", operators=", ".join(found)) if found
+                     else M_("none of them ran"))
     if key == "unit":
         addressed = rows or profile.op_types
         units = sorted({row.unit for row in addressed})
         if set(units) <= {"unknown"}:
-            return Check(key, values, False, "the unit is not recorded (profiler level0 or a timeline)")
+            return Check(key, values, False, M_("the unit is not recorded (profiler level0 or a timeline)"))
         found = sorted(set(units) & wanted)
-        return Check(key, values, bool(found), f"ran on {', '.join(units)}")
+        return Check(key, values, bool(found), M_("ran on {units}", units=", ".join(units)))
     if key == "dtype":
         addressed = rows or profile.op_types
         dtypes = sorted({canonical_dtype(d) for row in addressed for d in row.dtypes})
         if not dtypes:
-            return Check(key, values, False, "input data types are not recorded")
+            return Check(key, values, False, M_("input data types are not recorded"))
         found = sorted(set(dtypes) & wanted)
-        return Check(key, values, bool(found), f"inputs are {', '.join(dtypes)}")
+        return Check(key, values, bool(found), M_("inputs are {dtypes}", dtypes=", ".join(dtypes)))
     if key == "producer":
-        return Check(key, values, profile.producer in wanted, f"written by {profile.producer or 'an unknown tool'}")
+        return Check(key, values, profile.producer in wanted,
+                     M_("written by {producer}", producer=profile.producer or N_("an unknown tool")))
     if key == "workload":
         if profile.workload is None:
-            return Check(key, values, False, "the profile cannot tell training from inference")
-        return Check(key, values, profile.workload in wanted, f"the run is {profile.workload}")
+            return Check(key, values, False, M_("the profile cannot tell training from inference"))
+        return Check(key, values, profile.workload in wanted, M_("the run is {workload}", workload=profile.workload))
     if key == "min_share":
         least = float(values[0])
-        return Check(key, values, stake_share >= least, f"{stake_share:.1%} of the {profile.reference} at stake")
-    return Check(key, values, False, f"unknown requirement {key!r}")
+        return Check(key, values, stake_share >= least, M_("{share:.1%} of the {reference} at stake", share=stake_share,
+                                                            reference=profile.reference))
+    return Check(key, values, False, M_("unknown requirement {key!r}", key=key))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""Under --lang zh the basis of every expected gain is said in Chinese: table (--explain), markdown and HTML.
+"""Under --lang zh the basis of every expected gain (table --explain, markdown, HTML) and each requirement
+--explain lists are said in Chinese.
 
-The English text (and so the JSON document) stays what it was: a basis is a Message, an English string
-that remembers its templates. The check takes each basis line of a Chinese report, drops what is data (operator names, sources such as ``repo@commit:path``, ids with
-``_`` or digits, the names kept in Chinese text: KB, Amdahl, MFU, profile, producer names) and fails on
-any English word left over.
+The English text (and so the JSON document) stays what it was: a basis or a requirement text is a Message,
+an English string that remembers its templates. The check takes each such line of a Chinese report, drops
+what is data (operator names, sources such as ``repo@commit:path``, ids with ``_`` or digits, the names
+kept in Chinese text: KB, Amdahl, MFU, profile, producer names) and fails on any English word left over.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def basis_lines(text: str) -> list[str]:
     """The gain basis of each suggestion, from a table (--explain) or a markdown report."""
     return [line.split("：", 1)[1] for line in text.splitlines()
             if line.strip().startswith(("收益依据：", "- 依据："))]
+
+
+def requirement_reasons(text: str) -> list[str]:
+    """What each requirement line says after the requirement itself (``满足（...）`` / ``不满足（...）``)."""
+    return re.findall(r"：(不?满足（.*?）)(?:；|; |$)", text, flags=re.M)
 
 
 def suggest(runner, profile: Path, *args: str) -> str:
@@ -118,3 +124,27 @@ def test_the_json_basis_stays_english_under_zh(runner):
     english = runner.invoke(app, ["suggest", "--profile", str(EXAMPLES / "system_msprof"), "--format", "markdown"],
                             env=WIDE).stdout
     assert [line for line in english.splitlines() if line.startswith("- basis: ")] == [f"- basis: {b}" for b in bases]
+
+
+@pytest.mark.parametrize("profile, reason", [
+    (EXAMPLES / "system_msprof", "不满足（本次运行为推理）"),
+    (EXAMPLES / "system_msprof", "满足（运行了 MatMul）"),
+    (EXAMPLES / "yolov8_torch_npu", "不满足（profile 中未出现）"),
+    (BENCH / "kernel-matmul-mte2", "满足（由 msopprof 生成）"),
+    (BENCH / "kernel-matmul-mte2", "满足（发现 mte2_bound）"),
+    (BENCH / "resnet50-train-transdata", "不满足（本次运行为训练）"),
+    (BENCH / "gpt2-allreduce-exposed", "满足（在 "),
+], ids=["workload-inference", "operator", "symptom-missing", "producer", "symptom-found", "workload-training",
+        "unit"])
+def test_explain_says_each_requirement_in_chinese(runner, profile, reason):
+    for fmt in ("table", "markdown"):
+        text = suggest(runner, profile, "--format", fmt)
+        reasons = requirement_reasons(text)
+        assert any(r.startswith(reason) for r in reasons), (fmt, reasons)
+        assert [r for r in reasons if english_words(r)] == []
+        refused = [line for line in text.splitlines() if "：不予建议：" in line]
+        assert refused and not [line for line in refused if re.search(r"\b(?:not suggested|not met|none of)\b", line)]
+    document = json.loads(runner.invoke(app, ["suggest", "--profile", str(profile), "--explain", "--format", "json",
+                                              "--lang", "zh"]).stdout)
+    texts = [r["text"] for s in document["suggestions"] for r in s["requirements"]]
+    assert texts and all(re.search(r": (?:not )?met \(", text) for text in texts)

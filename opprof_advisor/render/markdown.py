@@ -69,7 +69,8 @@ def _suggestion_lines(s: dict[str, Any], reference: str, explain: bool) -> list[
     lines += [_("- source: {source}").format(source=src) for src in s.get("sources") or []]
     if explain:
         lines += [f"- {score_line(s)}", "- " + _("matched terms: {terms}").format(terms=terms_line(s))]
-        lines += ["- " + _("requires {what}").format(what=check.get("text")) for check in s.get("requirements") or []]
+        lines += ["- " + _("requires {what}").format(what=localize(check.get("text")))
+                  for check in s.get("requirements") or []]
     return lines
 
 

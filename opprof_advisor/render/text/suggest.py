@@ -78,7 +78,8 @@ def explain_lines(s: dict[str, Any]) -> list[str]:
     lines = [f"{s.get('rank')}. {s.get('id')}: {score_line(s)}; " + _("matched terms: {terms}").format(terms=terms_line(s))]
     if s.get("expected_gain"):
         lines.append("   " + _("gain basis: {basis}").format(basis=localize(s["expected_gain"].get("basis"))))
-    lines += ["   " + _("requires {what}").format(what=check.get("text")) for check in s.get("requirements") or []]
+    lines += ["   " + _("requires {what}").format(what=localize(check.get("text")))
+              for check in s.get("requirements") or []]
     return lines
 
 
