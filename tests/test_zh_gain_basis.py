@@ -148,3 +148,16 @@ def test_explain_says_each_requirement_in_chinese(runner, profile, reason):
                                               "--lang", "zh"]).stdout)
     texts = [r["text"] for s in document["suggestions"] for r in s["requirements"]]
     assert texts and all(re.search(r": (?:not )?met \(", text) for text in texts)
+
+
+@pytest.mark.parametrize("profile, words", [
+    (BENCH / "kernel-matmul-mte2", "适用时可节省 219 µs（模型估算）× 置信度 0.1（描述性证据）"),
+    (BENCH / "gemm-low-block-dim", "适用时可节省 18.0 ms（有出处）× 置信度 1（问题证据）"),
+    (BENCH / "gemm-low-block-dim", "× 先验 0.03（描述性证据）"),
+], ids=["model-estimate", "sourced", "no-figure"])
+def test_the_score_line_names_the_kind_of_gain_and_evidence_in_chinese(runner, profile, words):
+    for fmt in ("table", "markdown"):
+        scores = [line for line in suggest(runner, profile, "--format", fmt).splitlines() if "得分 " in line]
+        assert any(words in line for line in scores), (fmt, scores)
+        assert not [line for line in scores if re.search(r"\b(?:sourced|calibrated|model estimate|problem|descriptive|"
+                                                         r"loose) ?(?:evidence)?\b", line)]

@@ -61,11 +61,11 @@ def score_line(suggestion: dict, units: Units = TEXT) -> str:
     kind = parts.get("evidence_kind")
     if suggestion.get("expected_gain") is not None and parts.get("saving_us") is not None:
         value = _("saving if it applies {saving} ({basis}) × confidence {confidence} ({kind} evidence)").format(
-            saving=units.time(parts["saving_us"]), basis=suggestion.get("gain_basis"),
-            confidence=f"{parts.get('confidence'):.2g}", kind=kind)
+            saving=units.time(parts["saving_us"]), basis=word(suggestion.get("gain_basis")),
+            confidence=f"{parts.get('confidence'):.2g}", kind=word(kind))
     else:
         value = _("stake {stake} × prior {prior} ({kind} evidence)").format(
-            stake=units.time(suggestion.get("stake_us")), prior=f"{parts.get('prior'):g}", kind=kind)
+            stake=units.time(suggestion.get("stake_us")), prior=f"{parts.get('prior'):g}", kind=word(kind))
     return _("score {score} = {value} × ({base} + {span} × relevance {relevance} × specificity {specificity}) × "
              "hardware {hardware}").format(
         score=f"{suggestion.get('score') or 0:,.1f}", value=value, base=f"{parts.get('relevance_base'):g}",
@@ -121,9 +121,11 @@ def localized(items) -> list[str]:
     return [localize(item) for item in items or []]
 
 
-#: The words documents hold as values (entry kinds and origins, bound classes), marked for the catalogue.
+#: The words documents hold as values (entry kinds and origins, bound classes, gain kinds and evidence kinds),
+#: marked for the catalogue.
 VALUE_WORDS = (N_("case"), N_("recipe"), N_("pattern"), N_("tip"), N_("builtin"), N_("user"), N_("unknown"),
-               N_("none"))
+               N_("none"), N_("sourced"), N_("calibrated"), N_("model estimate"), N_("problem"), N_("descriptive"),
+               N_("loose"))
 
 #: A short name per symptom id, printed beside the id in Chinese (the id itself never changes).
 SYMPTOM_NAMES = {
