@@ -160,6 +160,13 @@ def test_the_simulator_s_lower_bound_reason_is_said_in_chinese_in_compare(runner
     assert "只是下限：simulator/ 中只有 2 个 AI Core 目录（core0, core1）" in text and "holds 2 AI Core" not in text
 
 
+def test_the_markdown_report_says_why_each_row_is_evidence_in_chinese(runner):
+    text = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "markdown", "--lang", "zh"]).stdout
+    evidence = [line for line in text.splitlines() if line.startswith("- 证据：")]
+    assert any("— NMS 在 ai_cpu 上执行，1 次; nms_cpu：非极大值抑制" in line for line in evidence)
+    assert not [line for line in evidence if re.search(r"\b(?:on ai_cpu|launch|runs on|of compute time)\b", line)]
+
+
 def test_the_json_document_does_not_depend_on_the_language(runner):
     zh = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json", "--lang", "zh"]).stdout
     en = runner.invoke(app, ["suggest", "--profile", YOLO, "--format", "json"]).stdout

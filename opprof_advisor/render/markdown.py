@@ -64,7 +64,7 @@ def _suggestion_lines(s: dict[str, Any], reference: str, explain: bool) -> list[
     if s.get("first_step"):
         lines.append(_("- first step: {step} (the rest: `advisor show {id}`)").format(step=entry_text(s, "first_step"),
                                                                                      id=s.get("id")))
-    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e), why=e.get("why"))
+    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e), why=localize(e.get("why")))
               for e in s.get("evidence") or []]
     lines += [_("- source: {source}").format(source=src) for src in s.get("sources") or []]
     if explain:
