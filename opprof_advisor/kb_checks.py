@@ -168,6 +168,8 @@ def _string_items(parsed: ParsedFile, key: str) -> list[tuple[int, str]]:
     value = parsed.data.get(key)
     if not isinstance(value, list):
         return []
+    if set(map(type, value)) <= _ONLY_STR and all(map(str.strip, value)):  # the usual list: every item kept
+        return list(enumerate(value))
     return [(index, item) for index, item in enumerate(value) if isinstance(item, str) and item.strip()]
 
 

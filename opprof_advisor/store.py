@@ -567,8 +567,9 @@ def _entry_to_row(entry: Entry) -> dict[str, Any]:
     row = entry_dict(entry)
     for column in _ROW_JSON_COLUMNS:
         row[column] = _json_text(row[column]) if row[column] else None
-    # A change detector only: the repr of the column values is unambiguous and far cheaper than JSON.
-    row["row_hash"] = hashlib.sha256(repr(tuple(row.values())).encode()).hexdigest()
+    # A change detector only: the JSON of the column values (text or None, after the line above) is
+    # unambiguous, and with the encoder made once a third of the cost of their repr.
+    row["row_hash"] = hashlib.sha256(_json_text(list(row.values())).encode()).hexdigest()
     return row
 
 
