@@ -18,7 +18,8 @@ from functools import partial
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb_search_index import fill_search_tables, update_search_tables
+from opprof_advisor.kb_search_fill import fill_search_tables
+from opprof_advisor.kb_search_index import update_search_tables
 from opprof_advisor.migrations import index_migrations
 from opprof_advisor.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
@@ -97,7 +98,8 @@ def _in_transaction(db: Path, sync) -> bool:
     the live file, then bring the search tables up to date; False when readers kept it busy past IN_PLACE_WAIT_S
     or ``sync`` declined (nothing changed)."""
     try:
-        conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None)
+        # check_same_thread=False: a refill of the search tables runs its SQLite work in a thread (and nothing else)
+        conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise _not_writable(db, str(exc)) from exc
     try:
@@ -246,8 +248,8 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
-    # check_same_thread=False: the FTS5 fill runs in a thread while the search tables are computed (and
-    # only then: fill_search_tables, where nothing else uses the connection meanwhile).
+    # check_same_thread=False: the FTS5 fill and the search tables' SQLite work run in a thread while their rows
+    # are computed (and only then: fill_search_tables, where nothing else uses the connection meanwhile).
     db = sqlite_utils.Database(sqlite3.connect(tmp, check_same_thread=False))
     try:
         # A temporary file that is thrown away on any failure needs no journal; it is synced once, below.

@@ -1,4 +1,4 @@
-"""The candidate tables of `advisor search`: filled when the index is built, read by every search.
+"""The candidate tables of `advisor search`: filled when the index is built (kb_search_fill), read by every search.
 
 Scoring every entry of a 50,000-entry KB (its summary decoded, rapidfuzz over every title, id and
 tag, the intent score of every entry) costs about a second, while one FTS5 query costs
@@ -32,7 +32,7 @@ import re
 import sqlite3
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import NamedTuple
 
 STAMP_KEY = "search_tables"
@@ -43,7 +43,7 @@ LAYOUT = "2"  # 2: search_blobs in parts
 FEW_ROWS = 3000
 #: Postings are packed rowids, four bytes each (an index holds far fewer than 2**32 rows).
 ROWID_CODE = "I"
-_WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[a-z0-9]+")
 #: The FTS5 trigram table of titles run together.
 TRIGRAMS = "search_title_trigrams"
 #: The search summary of an entry row (store.EntrySummary's fields), built by SQLite.
@@ -56,7 +56,7 @@ FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM = "o", "s", "k", "l", "b"
 KEY_SEPARATOR = "\t"
 ID_LENGTH, TITLE_SET_LENGTH, JOINED_LENGTH = "n", "m", "j"
 
-_SCHEMA = (
+SCHEMA = (
     "drop table if exists search_entries",
     "create table search_entries (rowid integer primary key, id text not null, kind text not null,"
     " title text not null)",
@@ -72,135 +72,6 @@ _SCHEMA = (
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# Filling (at build time, inside the build's transaction)
-# ---------------------------------------------------------------------------------------------
-
-
-def fill_search_tables(conn: sqlite3.Connection, *, alongside: Callable[[], None] | None = None) -> None:
-    """(Re)fill the candidate tables from ``entries`` and stamp them with the index's content hash.
-
-    ``alongside`` (a build's FTS5 rebuild) runs in a thread on ``conn``, with the trigram table's fill,
-    while the other tables' content is computed here in Python: SQLite releases the GIL while it
-    indexes, so both cores work. Nothing else uses ``conn`` meanwhile; ``conn`` must allow it
-    (``check_same_thread=False``). Without ``alongside`` everything runs here, in turn.
-    """
-    for statement in _SCHEMA:
-        conn.execute(statement)
-    # Every search lists the build's problems (files whose problems are not null): without this
-    # index that read scans the whole files table, a tenth of a second at 50,000 entries.
-    conn.execute("create index if not exists files_with_problems on files (source, path) where problems is not null")
-    rows = conn.execute(f"select rowid, {SUMMARY}, {COMPARED_TEXT} from entries").fetchall()
-    summaries = [(rowid, json.loads(summary)) for rowid, summary, _ in rows]
-    compared = {rowid: text.strip() for rowid, _, text in rows}
-    zh_texts = zh_lines(conn)
-    content = conn.execute("select value from meta where key = 'content_hash'").fetchone()
-    joined = [(rowid, "".join(_WORD.findall(summary[2].lower()))) for rowid, summary in summaries]
-    trigrams: list[bool] = []
-
-    def in_sqlite() -> None:
-        if alongside is not None:
-            alongside()
-        trigrams.append(fill_trigrams(conn, joined))
-
-    worker = _start_thread(in_sqlite) if alongside is not None else None
-    try:
-        entries, postings, counts, blobs = _table_rows(summaries)
-    finally:
-        if worker is not None:
-            _join_thread(*worker)
-    if worker is None:
-        in_sqlite()
-    conn.executemany("insert into search_entries values (?, ?, ?, ?)", entries)
-    conn.executemany("insert into search_postings values (?, ?, ?)",
-                     ((kind, key, pack(rowids)) for (kind, key), rowids in postings.items()))
-    conn.executemany("insert into search_words values (?, ?, ?)", vocabulary_rows(counts))
-    blobs.insert(3, ("zh_texts", zh_texts))
-    blobs.insert(4, ("texts", lines(compared)))
-    if trigrams[0]:
-        blobs.append(("trigrams", "yes"))
-    conn.executemany("insert into search_blobs values (?, ?, ?)",
-                     [(name, *part) for name, value in blobs for part in blob_parts(name, value)])
-    conn.execute("insert or replace into meta (key, value) values (?, ?)",
-                 (STAMP_KEY, stamp(content[0] if content else "")))
-
-
-def _table_rows(summaries: list[tuple[int, list]]) -> tuple[list[tuple], dict, Counter, list[tuple[str, str]]]:
-    """The rows of search_entries, the postings, the word counts and the blobs (but zh_texts) of ``summaries``."""
-    postings: dict[tuple[str, str], list[int]] = defaultdict(list)
-    words: list[str] = []
-    labels: list[str] = []  # tags, models, symptoms and operators repeat: their words are counted once each
-    ids, titles, kinds = {}, {}, {}
-    for rowid, (entry_id, kind, title, operators, symptoms, tags, models) in summaries:
-        lower = title.lower()
-        title_words = _WORD.findall(lower)
-        joined = "".join(title_words)  # the title without what is not [a-z0-9]
-        ids[rowid], titles[rowid], kinds[rowid] = entry_id, lower, kind
-        for key in entry_keys(entry_id, kind, lower, joined, operators, symptoms, tags, models):
-            postings[key].append(rowid)
-        words += _WORD.findall(entry_id.lower())
-        words += title_words
-        labels += tags
-        labels += models
-        labels += symptoms
-        labels += operators
-    counts = Counter(words)
-    for label, times in Counter(labels).items():
-        for word in _WORD.findall(label.lower()):
-            counts[word] += times
-    entries = [(rowid, ids[rowid], kinds[rowid], titles[rowid].replace("\n", " ")) for rowid in ids]
-    blobs = [("ids", lines(ids)), ("titles", lines(titles)), ("kinds", lines(kinds)),
-             ("labels", json.dumps(sorted(key for kind, key in postings if kind == LABEL), ensure_ascii=False)),
-             ("count", str(len(ids)))]
-    return entries, postings, counts, blobs
-
-
-def _start_thread(work: Callable[[], None]) -> tuple:
-    import threading
-
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # raised again by _join_thread, in the caller's thread
-            failed.append(exc)
-
-    thread = threading.Thread(target=run, name="fts5-rebuild", daemon=True)
-    thread.start()
-    return thread, failed
-
-
-def _join_thread(thread, failed: list[BaseException]) -> None:
-    thread.join()
-    if failed:
-        raise failed[0]
-
-
-def zh_lines(conn: sqlite3.Connection) -> str:
-    """What a Chinese query is matched against, lower-case, one a line by rowid: the words of
-    kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags,
-    joined by spaces; a gram never spans a space, so the order and the title's repeats do not matter)."""
-    rows = conn.execute(f"select rowid, {ZH_TEXT} from entries")
-    return lines({rowid: text.lower() for rowid, text in rows})
-
-
-#: The text of zh_lines of an entry row, built by SQLite (not yet lower-case).
-ZH_TEXT = " || ' ' || ".join(
-    [*(f"coalesce(json_extract(zh, '$.{key}'), '')" for key in ("title", "summary", "first_step")), "title",
-     *(f"coalesce((select group_concat(value, ' ') from json_each({column})), '')" for column in ("operators", "tags"))])
-
-
-def fill_trigrams(conn: sqlite3.Connection, joined: list[tuple[int, str]]) -> bool:
-    """Index the titles run together by trigram (FTS5's trigram tokenizer, SQLite 3.34+); False without it."""
-    try:
-        conn.execute(f"create virtual table {TRIGRAMS} using fts5(joined, tokenize='trigram', detail='none', content='')")
-    except sqlite3.OperationalError:
-        return False  # an older SQLite: every entry is a candidate of that comparison
-    conn.executemany(f"insert into {TRIGRAMS} (rowid, joined) values (?, ?)", joined)
-    return True
-
-
 def stamp(content_hash: str) -> str:
     """What ``meta.search_tables`` holds for tables of this layout filled for that content."""
     return f"{LAYOUT}:{content_hash}"
@@ -211,24 +82,12 @@ def entry_keys(entry_id: str, kind: str, title: str, joined: str, operators: lis
     """Every posting key of one entry (each once), from its lower-case title and that title run together."""
     keys = {(KIND, kind), (ID_LENGTH, str(len(entry_id))), (JOINED_LENGTH, str(len(joined))),
             (TITLE_SET_LENGTH, str(token_set_length(title)))}
-    for kind_of_list, listed in ((FAMILY, operators), (SYMPTOM, symptoms)):
-        count = str(len(listed))
-        for position, item in enumerate(listed):
-            if item not in listed[:position]:  # where it first stands, as kb_search.operator_score reads it
-                keys.add((kind_of_list, KEY_SEPARATOR.join((item, str(position), count))))
+    keys.update((FAMILY, key) for key in listed_keys(operators))
+    keys.update((SYMPTOM, key) for key in listed_keys(symptoms))
     keys.update((LABEL, label) for label in tags)
     keys.update((LABEL, label) for label in models)
     keys.update((ID_BIGRAM, entry_id[i:i + 2]) for i in range(len(entry_id) - 1))
     return keys
-
-
-def lines(values: dict[int, str]) -> str:
-    """``values`` one a line, each at the line of its rowid (empty lines for rowids without a value)."""
-    # A title's line break is a space to every scorer (whitespace splits words; run together, it goes)
-    text = [""] * (max(values, default=0) + 1)
-    for rowid, value in values.items():
-        text[rowid] = value.replace("\n", " ")
-    return "\n".join(text)
 
 
 #: The lines of one row of a one-line-per-rowid blob (part p holds the lines of rowids p * LINES_PER_PART ...).
@@ -239,13 +98,19 @@ LINE_BLOBS = ("ids", "titles", "kinds", "zh_texts", "texts")
 COMPARED_TEXT = "title || ' ' || coalesce(summary, '')"
 
 
-def blob_parts(name: str, value: str) -> list[tuple[int, str]]:
-    """The (part, value) rows of one of search_blobs: a line blob's lines in parts of LINES_PER_PART."""
-    if name not in LINE_BLOBS:
-        return [(0, value)]
-    text = value.split("\n")
-    return [(number, "\n".join(text[start:start + LINES_PER_PART]))
-            for number, start in enumerate(range(0, len(text), LINES_PER_PART))]
+def listed_keys(listed: list[str]) -> list[str]:
+    """The family or symptom keys of one entry's list: each item where it first stands, and the list's length."""
+    count = str(len(listed))
+    return [KEY_SEPARATOR.join((item, str(position), count)) for position, item in enumerate(listed)
+            if item not in listed[:position]]  # where it first stands, as kb_search.operator_score reads it
+
+
+def zh_text(zh: dict[str, str], title: str, operators: list[str], tags: list[str]) -> str:
+    """What a Chinese query is matched against (the ``zh_texts`` blob, once lower-case): the words of
+    kb_search_zh.entry_text (the zh title, summary and first step, the title, operators and tags, joined by spaces;
+    a gram never spans a space, so the order and the title's repeats do not matter)."""
+    return " ".join((zh.get("title", ""), zh.get("summary", ""), zh.get("first_step", ""), title, " ".join(operators),
+                     " ".join(tags)))
 
 
 def token_set_length(text: str) -> int:
@@ -285,7 +150,7 @@ FEW_CHANGES = 500
 
 
 class EntrySearchRow(NamedTuple):
-    """What the candidate tables hold of one entry: its rowid, search summary and zh_lines text."""
+    """What the candidate tables hold of one entry: its rowid, search summary, zh_text (lower-case) and compared text."""
 
     rowid: int
     summary: list
@@ -295,12 +160,14 @@ class EntrySearchRow(NamedTuple):
 
 def entry_search_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, EntrySearchRow]:
     """The rows of ``ids`` as the tables see them, by id (taken before and after the entries change)."""
-    rows = conn.execute(f"select rowid, {SUMMARY}, {ZH_TEXT}, {COMPARED_TEXT} from entries where id in "
+    rows = conn.execute(f"select rowid, {SUMMARY}, coalesce(zh, '{{}}'), {COMPARED_TEXT} from entries where id in "
                         "(select value from json_each(?))", (json.dumps(sorted(set(ids))),))
     found = {}
-    for rowid, summary, zh_text, text in rows:
+    for rowid, summary, zh, text in rows:
         summary = json.loads(summary)
-        found[summary[0]] = EntrySearchRow(rowid, summary, zh_text.lower(), text.strip())  # Python's lower, as zh_lines
+        entry_id, _, title, operators, _, tags, _ = summary
+        found[entry_id] = EntrySearchRow(rowid, summary, zh_text(json.loads(zh), title, operators, tags).lower(),
+                                         text.strip())
     return found
 
 
@@ -341,13 +208,13 @@ def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: 
 
 
 def _joined(row: EntrySearchRow) -> str:
-    return "".join(_WORD.findall(row.summary[2].lower()))
+    return "".join(WORD.findall(row.summary[2].lower()))
 
 
 def _keys(row: EntrySearchRow) -> set[tuple[str, str]]:
     entry_id, kind, title, operators, symptoms, tags, models = row.summary
     lower = title.lower()
-    return entry_keys(entry_id, kind, lower, "".join(_WORD.findall(lower)), operators, symptoms, tags, models)
+    return entry_keys(entry_id, kind, lower, "".join(WORD.findall(lower)), operators, symptoms, tags, models)
 
 
 def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
@@ -374,9 +241,9 @@ def entry_words(summary: list) -> list[str]:
     """The words one entry adds to the correction vocabulary (as fill_search_tables counts them): those of its id
     and title, and of each tag, model, symptom and operator it lists."""
     entry_id, _, title, operators, symptoms, tags, models = summary
-    words = _WORD.findall(entry_id.lower()) + _WORD.findall(title.lower())
+    words = WORD.findall(entry_id.lower()) + WORD.findall(title.lower())
     for label in (*tags, *models, *symptoms, *operators):
-        words += _WORD.findall(label.lower())
+        words += WORD.findall(label.lower())
     return words
 
 

@@ -1,0 +1,101 @@
+"""A fill of the search candidate tables (all entries at once, a column at a time) writes the rows the entry-by-entry
+path writes (update_search_tables, which add and remove use): both are compared on the shipped KB with entries whose
+titles, ids and texts take the fill's shortcuts to their edges (letters whose lower case depends on what follows,
+line breaks, non-ASCII words, gaps between rowids)."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from conftest import ROOT
+from kb_helpers import body_for, write_entry
+from opprof_advisor import kb_search_fill, kb_search_index, store
+from opprof_advisor.kb_search_fill import fill_search_tables
+from opprof_advisor.kb_search_index import ID_BIGRAM, entry_keys, pack, update_search_tables
+
+#: Titles Python lower-cases with care: a final sigma (ς only at the end of a word), the Kelvin sign and a dotted
+#: capital I (non-ASCII letters whose lower case holds ASCII ones), Han and fullwidth characters.
+TITLES = ["ΟΔΟΣ ΣΟΦΟΣ: NMS on the host", "Tile at 512 \u212a (KELVIN) for MatMul", "İstanbul İNDEX cast",
+          "Two words", "非极大值抑制 NMS 回退 ＮＭＳ", "Σ", "ΑΣ-ΣΑ σ.Σ'Σ host"]
+
+
+@pytest.fixture
+def edge_kb(tmp_path):
+    kb = tmp_path / "kb"
+    for number, title in enumerate(TITLES):
+        write_entry(kb, f"edge-{number}", kind=("tip", "case", "recipe")[number % 3], title=title,
+                    summary=f"Summary ΣΑΣ {number}\nsecond line", operators=["NMS", "MatMul"][: number % 3],
+                    symptoms=["host_bound"] if number % 2 else None, tags=["ascend", f"tag-{number}", "σοφός"],
+                    models=["yolov8"] if number == 2 else None,
+                    zh={"title": f"标题 {title}", "summary": "摘要 ΣΟΦΟΣ", "first_step": "第一步"}
+                    if number % 2 else None,
+                    body=body_for(("tip", "case", "recipe")[number % 3]))
+    return kb
+
+
+def tables(conn) -> dict:
+    """Every row of the candidate tables, and the rowids each trigram of the trigram table matches."""
+    found = {name: conn.execute(f"select * from {name} order by 1, 2").fetchall()
+             for name in ("search_entries", "search_postings", "search_words", "search_blobs")}
+    conn.execute("create virtual table temp.trigram_terms using fts5vocab(main, search_title_trigrams, 'row')")
+    terms = [term for (term,) in conn.execute("select term from temp.trigram_terms order by term")]
+    conn.execute("drop table temp.trigram_terms")
+    found["trigrams"] = {term: conn.execute("select rowid from search_title_trigrams where search_title_trigrams "
+                                            "match ? order by rowid", ('"' + term.replace('"', '""') + '"',)).fetchall()
+                         for term in terms}
+    found["stamp"] = conn.execute("select value from meta where key = ?", (kb_search_index.STAMP_KEY,)).fetchall()
+    return found
+
+
+def entry_by_entry(conn) -> dict:
+    """The tables update_search_tables leaves when every entry is added to tables filled for no entry."""
+    saved = conn.execute("select rowid, * from entries").fetchall()
+    columns = [row[1] for row in conn.execute("pragma table_info(entries)")]
+    conn.execute("delete from entries")
+    fill_search_tables(conn)
+    marks = ", ".join("?" * (len(columns) + 1))
+    conn.executemany(f"insert into entries (rowid, {', '.join(columns)}) values ({marks})", saved)
+    update_search_tables(conn, {row[1 + columns.index("id")]: None for row in saved})
+    return tables(conn)
+
+
+def test_a_fill_writes_the_rows_of_adding_each_entry(tmp_path, edge_kb, monkeypatch):
+    monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 16)  # several parts, the last one short
+    db = tmp_path / "index.db"
+    store.build_index(db, kb_dirs=[ROOT / "kb", edge_kb]).close()
+    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    try:
+        assert dict(conn.execute("select id, title from entries where id like 'edge-%'")) == {
+            f"edge-{number}": title for number, title in enumerate(TITLES)}  # every edge reaches the index
+        # a title of two lines (a check refuses it in a KB file; the tables read it as one line either way)
+        conn.execute("update entries set title = 'Two lines\nof a ΣΑΣ\ntitle' where id = 'edge-3'")
+        for gaps in (False, True):
+            if gaps:  # rowids with holes (entries removed in place), the last rowid's line included
+                conn.execute("delete from entries where rowid in (2, 17, 18, (select max(rowid) - 1 from entries))")
+            conn.execute("begin")
+            fill_search_tables(conn)
+            filled = tables(conn)
+            assert entry_by_entry(conn) == filled
+            conn.execute("rollback")
+        lower = {entry_id: title for _, entry_id, _, title in filled["search_entries"]}
+        assert lower["edge-0"] == "οδος σοφος: nms on the host"  # a final sigma at each word's end
+        assert lower["edge-3"] == "two lines of a σας title"
+    finally:
+        conn.close()
+
+
+def test_id_bigrams_are_those_of_entry_keys():
+    rng = random.Random(18)
+    alphabet = "ab-0\u00e9\u4e2d\U0001f600\x00"
+    for ids in ([], ["a"], ["", "ab"], ["abab", "baba", "ab"], ["x\x00y", "z"],
+                ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(300)]):
+        rowids = tuple(range(3, 3 + 2 * len(ids), 2))
+        expected: dict[str, list[int]] = {}
+        for rowid, entry_id in zip(rowids, ids):
+            for kind, key in sorted(entry_keys(entry_id, "tip", "", "", [], [], [], [])):
+                if kind == ID_BIGRAM:
+                    expected.setdefault(key, []).append(rowid)
+        assert kb_search_fill.id_bigrams(rowids, tuple(ids)) == {key: pack(found) for key, found in expected.items()}
