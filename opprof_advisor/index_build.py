@@ -244,13 +244,15 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
 def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
 
-    from opprof_advisor.index_sync import finish_fts, sync_rows
+    from opprof_advisor.index_fts_side import SideIndex
+    from opprof_advisor.index_sync import discard_fts_later, finish_fts, sync_rows
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
     # check_same_thread=False: the FTS5 fill and the search tables' SQLite work run in a thread while their rows
     # are computed (and only then: fill_search_tables, where nothing else uses the connection meanwhile).
     db = sqlite_utils.Database(sqlite3.connect(tmp, check_same_thread=False))
+    fts_later: list = []  # what a bulk insert leaves for FTS5 (index_sync.finish_fts)
     try:
         # A temporary file that is thrown away on any failure needs no journal; it is synced once, below.
         db.execute("pragma journal_mode = off")
@@ -258,10 +260,16 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
         db.execute("pragma cache_size = -131072")  # 128 MiB: a big KB's rows are written without rereading pages
         index_migrations().apply(db)
         with db.atomic():
-            fts_later: list[str] = []
             sync_rows(db.conn, sources, files, scanned_at, folders, fts_later)
-            fill_search_tables(db.conn, alongside=partial(finish_fts, db.conn, fts_later) if fts_later else None)
+            # FTS5 filled by a helper process (index_fts_side) is copied in once the search tables are done;
+            # else its one-pass fill runs in a thread while they are computed.
+            side = any(isinstance(statement, SideIndex) for statement in fts_later)
+            fill_search_tables(db.conn, alongside=partial(finish_fts, db.conn, fts_later)
+                               if fts_later and not side else None)
+            if side:
+                finish_fts(db.conn, fts_later)
     finally:
+        discard_fts_later(fts_later)  # a helper still running when the build failed
         db.close()
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())  # on disk before it replaces the index

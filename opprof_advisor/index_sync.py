@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from opprof_advisor.errors import Problem
+from opprof_advisor.index_fts_side import REBUILD, SideIndex, start_side_index
 from opprof_advisor.kb_search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
 from opprof_advisor.store import (
     APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row,
@@ -47,7 +48,7 @@ class Parsed(NamedTuple):
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list], fts_later: list[str] | None = None) -> dict[str, EntrySearchRow] | None:
+              folders: list[list], fts_later: list | None = None) -> dict[str, EntrySearchRow] | None:
     """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
 
     With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
@@ -327,7 +328,7 @@ def _read_or_none(path: str, size: int) -> bytes | None:
 
 
 def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
-                  fts_later: list[str] | None = None) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+                  fts_later: list | None = None) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
     winners, problems = _winners(conn)
     before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
@@ -337,7 +338,7 @@ def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_cha
 
 
 def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
-                   have: dict[str, tuple], before: dict | None, fts_later: list[str] | None = None
+                   have: dict[str, tuple], before: dict | None, fts_later: list | None = None
                    ) -> dict[str, EntrySearchRow] | None:
     """Write the ``entries`` rows of ``winners`` (id -> winning path) against ``have`` (id -> path, row_hash of the
     rows of those ids and of ids now gone); returns what the search tables held of the changed entries (``before``:
@@ -373,18 +374,36 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, 
         conn.executemany(insert, rows)
         return
     conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
+    # A build (fts_later) has FTS5 filled by a helper process meanwhile, when the rows are many (index_fts_side).
+    side = start_side_index(conn, rows, _ROW_COLUMNS) if fts_later is not None else None
     conn.executemany(insert, rows)
-    statements = ["insert into entries_fts (entries_fts) values ('rebuild')", trigger[0]]
+    statements = [side or REBUILD, trigger[0]]
     if fts_later is None:
         finish_fts(conn, statements)
     else:
         fts_later.extend(statements)
 
 
-def finish_fts(conn: sqlite3.Connection, statements: list[str]) -> None:
-    """Run what a bulk insert left for FTS5 (its one-pass fill, and the insert trigger back in place)."""
+def finish_fts(conn: sqlite3.Connection, statements: list) -> None:
+    """Run what a bulk insert left for FTS5 (its one-pass fill, or the copy of a helper's, and the insert trigger
+    back in place)."""
     for statement in statements:
-        conn.execute(statement)
+        if isinstance(statement, SideIndex):
+            try:
+                copied = statement.copy_into(conn)
+            finally:
+                statement.discard()
+            if not copied:
+                conn.execute(REBUILD)  # the helper failed: the one-pass fill here, as without it
+        else:
+            conn.execute(statement)
+
+
+def discard_fts_later(statements: list) -> None:
+    """Stop the helpers of ``statements`` that finish_fts did not run (the build failed before) and remove their files."""
+    for statement in statements:
+        if isinstance(statement, SideIndex):
+            statement.discard()
 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:

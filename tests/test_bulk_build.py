@@ -6,7 +6,13 @@ from __future__ import annotations
 import sqlite3
 
 from conftest import ROOT
-from opprof_advisor import index_sync, store
+import subprocess
+import sys
+
+import pytest
+
+from opprof_advisor import index_build, index_fts_side, index_sync, store
+from opprof_advisor.errors import StoreNotWritable
 
 #: FTS5 words whose matches and bm25 scores are compared, and the terms of the title trigram table.
 WORDS = ("nms", "matmul", "host", "attention", "transdata", "hccl", "float32", "tiling", "yolov8", "cast")
@@ -34,7 +40,7 @@ def everything(db) -> dict:
     return tables
 
 
-def test_bulk_build_writes_the_index_of_the_row_by_row_build(tmp_path, monkeypatch):
+def build_rows_then_bulk(tmp_path, monkeypatch) -> tuple[dict, dict]:
     kb_dirs = [ROOT / "kb"]
     monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10**9)
     monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10**9)
@@ -42,8 +48,62 @@ def test_bulk_build_writes_the_index_of_the_row_by_row_build(tmp_path, monkeypat
     monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10)
     monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10)
     store.build_index(tmp_path / "bulk.db", kb_dirs=kb_dirs, rebuild=True).close()
-    rows, bulk = everything(tmp_path / "rows.db"), everything(tmp_path / "bulk.db")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bulk.db", "bulk.db.lock", "rows.db", "rows.db.lock"]
+    return everything(tmp_path / "rows.db"), everything(tmp_path / "bulk.db")
+
+
+def integrity_checked(db) -> bool:
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("insert into entries_fts (entries_fts) values ('integrity-check')")  # raises when damaged
+        return True
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("side", [False, True], ids=["fts-rebuild", "fts-by-helper"])
+def test_bulk_build_writes_the_index_of_the_row_by_row_build(tmp_path, monkeypatch, side):
+    # FTS5 filled in one pass here, or by a helper process in a side file copied in (index_fts_side)
+    started = []
+    start = index_fts_side._start_helper
+    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10 if side else 10**9)
+    monkeypatch.setattr(index_fts_side, "_start_helper", lambda *args: started.append(1) or start(*args))
+    rows, bulk = build_rows_then_bulk(tmp_path, monkeypatch)
+    assert len(started) == side
     assert len(rows["entries"]) > 100 and rows["bm25"]["nms"]
     assert rows == bulk
+    assert integrity_checked(tmp_path / "bulk.db")
     # and an entry added afterwards reaches FTS5 through the trigger the bulk path put back
     assert [name for name, _ in bulk["triggers"]] == ["entries_ad", "entries_ai", "entries_au"]
+
+
+@pytest.mark.parametrize("exit_code", [3, -9])
+def test_a_failed_fts_helper_leaves_the_build_to_fill_fts5_itself(tmp_path, monkeypatch, exit_code):
+    # The helper exits with an error, or is killed, before writing its side file: the build fills FTS5 itself.
+    def failing(path, *_):
+        code = "import sys; sys.exit(3)" if exit_code > 0 else "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+        return subprocess.Popen([sys.executable, "-c", code])
+
+    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
+    monkeypatch.setattr(index_fts_side, "_start_helper", failing)
+    rows, bulk = build_rows_then_bulk(tmp_path, monkeypatch)
+    assert rows == bulk and rows["bm25"]["hccl"]
+    assert integrity_checked(tmp_path / "bulk.db")
+
+
+def test_a_build_that_fails_after_starting_the_fts_helper_leaves_no_helper_nor_side_file(tmp_path, monkeypatch):
+    helpers = []
+    start = index_fts_side._start_helper
+    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
+    monkeypatch.setattr(index_fts_side, "_start_helper", lambda *args: helpers.append(start(*args)) or helpers[-1])
+    monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10)
+    monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10)
+
+    def broken(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index_build, "fill_search_tables", broken)
+    with pytest.raises(StoreNotWritable):
+        store.build_index(tmp_path / "bulk.db", kb_dirs=[ROOT / "kb"], rebuild=True)
+    assert len(helpers) == 1 and helpers[0].returncode is not None  # waited for (killed if it still ran)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bulk.db.lock"]

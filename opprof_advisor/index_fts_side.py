@@ -1,0 +1,127 @@
+"""The FTS5 index of a big build, made by a helper interpreter in a side file while the build writes the rest.
+
+A bulk insert fills FTS5 in one pass ('rebuild'): ~4 s of SQLite at 50,000 entries, on the build's one
+connection, so it ran in turn with everything else the build asks SQLite for (the entries, files and search
+tables). Its input is known before the rows go in: the rows of an empty ``entries`` table get rowids 1..N in
+insert order. So a helper interpreter indexes those values, under the same FTS5 declaration, into a side database
+on the other core, and the build copies the side's shadow tables in at the end (~0.2 s). FTS5 then holds what a
+rebuild writes: the same documents, terms, sizes and averages, hence the same matches and bm25 scores (its
+segments may be cut otherwise; tests/test_bulk_build.py compares with the row-by-row build, and FTS5's
+integrity-check passes). Whatever goes wrong on the helper's side (it cannot start, is killed, the side file
+cannot be written) and the build runs the rebuild itself, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+#: Below this many rows the helper's start (~0.1 s) costs more than the rebuild it takes off the build.
+SIDE_MIN_ROWS = 5_000
+#: FTS5's shadow tables of a table named entries_fts (the content itself stays in ``entries``).
+SHADOW_TABLES = ("entries_fts_data", "entries_fts_idx", "entries_fts_docsize", "entries_fts_config")
+REBUILD = "insert into entries_fts (entries_fts) values ('rebuild')"
+
+
+class SideIndex:
+    """A helper process indexing rows into ``path``; ``copy_into`` waits for it and copies its FTS5 tables in."""
+
+    def __init__(self, process, path: Path) -> None:
+        self.process = process
+        self.path = path
+
+    def copy_into(self, conn: sqlite3.Connection) -> bool:
+        """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` untouched) when the
+        helper failed. Only plain tables are written: ``conn`` must not have used entries_fts in this transaction
+        (its FTS5 module would keep what it read), which a build's bulk insert does not."""
+        try:
+            if self.process.wait() != 0:
+                return False
+            side = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            try:
+                copies = [(table, side.execute(f"select * from {table}").fetchall()) for table in SHADOW_TABLES]
+            finally:
+                side.close()
+        except (OSError, sqlite3.Error):
+            return False
+        if not all(rows for table, rows in copies if table != "entries_fts_idx"):
+            return False  # a side file without FTS5's records: not what the helper writes
+        for table, rows in copies:
+            conn.execute(f"delete from {table}")
+            if rows:
+                conn.executemany(f"insert into {table} values ({', '.join('?' * len(rows[0]))})", rows)
+        return True
+
+    def discard(self) -> None:
+        """Stop the helper if it still runs and remove its file."""
+        from opprof_advisor.sqlite_files import remove_with_journals
+
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        remove_with_journals(self.path)
+
+
+def start_side_index(conn: sqlite3.Connection, rows: Sequence[tuple], columns: Sequence[str]) -> SideIndex | None:
+    """A helper indexing ``rows`` (values in ``columns`` order) as the rows 1..N of ``entries`` would be; None
+    when that cannot be: too few rows, one core, entries not empty, or no file beside the index to write."""
+    if len(rows) < SIDE_MIN_ROWS or (os.cpu_count() or 1) < 2:
+        return None
+    if conn.execute("select exists (select 1 from entries)").fetchone()[0]:
+        return None  # the new rows' rowids would not be 1..N
+    declaration = conn.execute("select sql from sqlite_master where name = 'entries_fts'").fetchone()
+    fts_columns = [row[1] for row in conn.execute("select * from pragma_table_info('entries_fts')")]
+    database = conn.execute("select file from pragma_database_list where name = 'main'").fetchone()
+    if declaration is None or not database or not database[0] or not set(fts_columns) <= set(columns):
+        return None
+    path = Path(database[0] + ".fts.tmp")  # beside a build's temporary file: removed with it if the build dies
+    at = [columns.index(name) for name in fts_columns]
+    values = [(rowid, *(row[index] for index in at)) for rowid, row in enumerate(rows, 1)]
+    try:
+        process = _start_helper(path, declaration[0], fts_columns, values)
+    except OSError:
+        return None
+    return SideIndex(process, path)
+
+
+def _start_helper(path: Path, declaration: str, columns: list[str], values: list[tuple]):
+    # A plain child interpreter, as index_sync's parse workers: no file descriptor inherited (the index lock).
+    import pickle
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.index_fts_side"], stdin=subprocess.PIPE)
+    try:
+        process.stdin.write(pickle.dumps((str(path), declaration, columns, values), protocol=pickle.HIGHEST_PROTOCOL))
+        process.stdin.close()
+    except OSError:
+        process.kill()
+        process.wait()
+        raise
+    return process
+
+
+def _serve_helper() -> None:
+    import pickle
+    import sys
+
+    path, declaration, columns, values = pickle.loads(sys.stdin.buffer.read())
+    Path(path).unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    try:
+        # A scratch file the build copies and removes: no journal, no sync.
+        conn.execute("pragma journal_mode = off")
+        conn.execute("pragma synchronous = off")
+        conn.execute("pragma cache_size = -131072")
+        conn.execute(declaration)
+        with conn:
+            conn.executemany(f"insert into entries_fts (rowid, {', '.join(columns)}) "
+                             f"values ({', '.join('?' * (len(columns) + 1))})", values)
+    finally:
+        conn.close()
+
+
+if __name__ == "__main__":
+    _serve_helper()
