@@ -16,17 +16,24 @@ import re
 from typing import NamedTuple
 
 #: Characters after which markdown-it or str.splitlines would count lines differently from a split on "\n"
-#: (and tabs, whose column CommonMark counts in steps of four).
-_ODD_TEXT = re.compile("[\t\r\0\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
-_H2 = re.compile(r"## +([^ #](?:.*[^ #])?) *$")
-#: Outside a fence, a line CommonMark may read otherwise than the scan, left to markdown-it: a block
-#: quote or HTML block, a setext underline (at any indent, as in a list item), an indented heading
-#: or fence, a list item that opens with a heading, fence, quote or HTML, an empty heading.
-_UNUSUAL = re.compile(r"#+ *$| *[<>]| *(?:-+|=+) *$| +(?:#|```|~~~)| *(?:(?:[-*+]|\d{1,9}[.)]) +)+(?:[#<>]|```|~~~)")
-
-#: The first characters of the lines _FENCE, _UNUSUAL or a `## ` heading can match (most prose lines start otherwise).
-_MAY_MATTER = frozenset(" #<>-=*+`~0123456789")
+#: (and tabs, whose column CommonMark counts in steps of four); the last three only in non-ASCII text.
+_ODD_ASCII = "\t\r\0\v\f\x1c\x1d\x1e"
+_ODD_WIDE = _ODD_ASCII + "\x85\u2028\u2029"
+#: The line that ends the front matter, or one that makes the front-matter plugin read it otherwise.
+_FRONT_END = re.compile(r"\n(?: *---|\.\.\.)")
+#: The next body line that may matter, from the "\n" before it (so a search from the closing fence's "\n"
+#: steps over prose and empty lines in C): (1) a fence opens (its indent, marker and info string);
+#: (2) a line CommonMark may read otherwise than the scan, left to markdown-it: a block quote or HTML
+#: block, a setext underline (at any indent, as in a list item), an indented heading or fence, a list
+#: item that opens with a heading, fence, quote or HTML, an empty heading; (3) an h2 heading's text;
+#: (4) a `## ` line that is none (empty, or a closing sequence of '#'s markdown-it would drop).
+#: The lookahead keeps the first characters these can start with as literal ASCII (``\d`` would take
+#: other digits); no part reads past its line's end.
+_NEXT_LINE = re.compile(r"\n(?=[ #<>\-=*+`~0-9])(?:(?P<indent> {0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$"
+                        r"|(?P<unusual>#+ *$| *[<>]| *(?:-+|=+) *$| +(?:#|```|~~~)"
+                        r"| *(?:(?:[-*+]|\d{1,9}[.)]) +)+(?:[#<>]|```|~~~))"
+                        r"|## +(?P<h2>[^ #\n](?:.*[^ #\n])?) *$"
+                        r"|(?P<unsure>## ))", re.M)
 
 
 class Split(NamedTuple):
@@ -37,56 +44,65 @@ class Split(NamedTuple):
 
 def split_simple(text: str) -> Split | None:
     """Front matter, body start and h2 headings as markdown-it finds them, or None when unsure."""
-    if not text.startswith("---\n") or _ODD_TEXT.search(text):
+    if not text.startswith("---\n") or any(map(text.__contains__, _ODD_ASCII if text.isascii() else _ODD_WIDE)):
         return None
-    lines = text.split("\n")
-    close = _front_matter_end(lines)
-    if close is None:
-        return None
-    headings = _headings(lines, close + 1)
+    end = _FRONT_END.search(text, 3)  # (from the first line's "\n": the first line after it that may end the block)
+    if end is None:
+        return None  # not closed: markdown-it reads it another way
+    start = end.start() + 1
+    after = start + 3
+    if start == 4 or text[start:after] != "---" or (after < len(text) and text[after] != "\n"):
+        return None  # an empty block, or a line the front-matter plugin might read otherwise
+    headings = _headings(text, after)
     if headings is None:
         return None
-    return Split("\n".join(lines[1:close]), close + 1, headings)
+    return Split(text[4:start - 1], text.count("\n", 0, start) + 1, headings)
 
 
-def _front_matter_end(lines: list[str]) -> int | None:
-    """Index of the closing `---`; None for anything the front-matter plugin might read otherwise."""
-    for index in range(1, len(lines)):
-        line = lines[index]
-        stripped = line.lstrip(" ")
-        if stripped.startswith("---") or line.startswith("..."):
-            return index if line == "---" and index > 1 else None
-    return None  # not closed: markdown-it reads it another way
-
-
-def _headings(lines: list[str], start: int) -> list[tuple[str, int]] | None:
+def _headings(text: str, start: int) -> list[tuple[str, int]] | None:
+    """The h2 headings of the body after the "\n" at ``start`` (with their 1-based lines), or None when unsure."""
     headings: list[tuple[str, int]] = []
-    fence: tuple[str, int] | None = None  # while in a fenced block: its marker and indent
-    for index in range(start, len(lines)):
-        line = lines[index]
-        if fence is not None:
-            closed = _fence_line(line, *fence)
-            if closed is None:
-                return None
-            if closed:
-                fence = None
-            continue
-        if not line or line[0] not in _MAY_MATTER:
-            continue  # prose, or an empty line: neither pattern below can match it
-        opened = _FENCE.match(line)
-        if opened:
-            if opened.group(2)[0] == "`" and "`" in opened.group(3):
+    search, end = _NEXT_LINE.search, len(text)
+    counted, line = 0, 1  # the line of the character after position ``counted``
+    found = search(text, start)
+    while found is not None:
+        at = found.start()
+        line += text.count("\n", counted, at + 1)
+        counted = at + 1
+        kind = found.lastgroup
+        if kind == "h2":
+            headings.append((found.group("h2"), line))
+        elif kind == "info":
+            if found.group("marker")[0] == "`" and "`" in found.group("info"):
                 return None  # not a fence: inline code
-            fence = (opened.group(2), len(opened.group(1)))
+            closed_at = _fence_end(text, found.end(), found.group("marker"), len(found.group("indent")))
+            if closed_at is None:
+                return None
+            if closed_at == end:
+                break  # not closed before the end of the file
+            found = search(text, closed_at)  # (from the closing line's "\n")
             continue
-        if _UNUSUAL.match(line):
+        else:
             return None
-        if line.startswith("## "):
-            heading = _H2.match(line)
-            if heading is None:
-                return None  # empty, or a closing sequence of '#'s markdown-it would drop
-            headings.append((heading.group(1), index + 1))
+        found = search(text, found.end())
     return headings
+
+
+def _fence_end(text: str, at: int, marker: str, indent: int) -> int | None:
+    """Position of the "\n" that ends the line closing the fence opened by the line ending at ``at``
+    (len(text) when it does not close), or None when where it ends depends on context."""
+    end = len(text)
+    while at < end:
+        line_end = text.find("\n", at + 1)
+        if line_end == -1:
+            line_end = end
+        closed = _fence_line(text[at + 1:line_end], marker, indent)
+        if closed is None:
+            return None
+        if closed:
+            return line_end
+        at = line_end
+    return end
 
 
 def _fence_line(line: str, marker: str, indent: int) -> bool | None:

@@ -18,6 +18,9 @@ TRICKY_LINES = [
     "```", "```python", "``` a`b", "   ```", "  ```", "    ```", "~~~", "````", "   ~~~", "- ```", "1. foo",
     "   continued", "  code", "\tcode", "...", "- item", "  - nested ## not heading", "* ## star",
     "10. ## ten", "> quote", "plain text", "",
+    # digits CommonMark does not take as a list marker (the scan takes ASCII ones only), a fence's closing line
+    # indented too far or with text after it
+    "\uff11. ## fullwidth", "\u0663. ## arabic-indic", "    ```", "``` x", "## Last ## x",
 ]
 
 
@@ -30,8 +33,13 @@ def cases():
             yield FRONT + "\n".join(triple) + "\n## Sources\n"
     for front in ("---\n---\n", "---\n...\n", "---\n  ---\n", "---\na: 1\n----\n", "---\na: 1\n--- x\n",
                   "---\na:\n  - ---\n---\n", "---\na: 1\n", "---\r\na: 1\r\n---\r\n", "----\na: 1\n----\n",
-                  "---\na: 1\n    ---\n---\n", "---\na: \u2028 1\n---\n"):
+                  "---\na: 1\n    ---\n---\n", "---\na: \u2028 1\n---\n", "---\n\n---\n", "---\na: 1\n--- \n",
+                  "---\na: 1\n ---\n---\n", "---\na: 1\n...x\n---\n", "---\na: 1\n---"):
         yield front + "## Body\n"
+        yield front  # nothing after the closing line
+    # The last line without a line break: a heading, an open fence, a fence that closes there.
+    for end in ("## Last", "```", "```\ncode", "```\ncode\n```", "~~~~\n~~~", "## ", "---"):
+        yield FRONT + "## First\n" + end
 
 
 def test_the_fast_split_agrees_with_markdown_it_or_declines():
@@ -44,6 +52,13 @@ def test_the_fast_split_agrees_with_markdown_it_or_declines():
                 differ.append(text)
     assert differ == []
     assert taken > 1000  # the plain cases are read by the scan, not all declined
+
+
+def test_prose_lines_that_only_look_like_list_items_are_read_by_the_scan():
+    # CommonMark takes ASCII digits only as list markers: these lines are prose, not a list item opening a heading.
+    for line in ("\uff11. ## fullwidth", "\u0663) ## arabic-indic", "\u2013 ## en dash"):
+        text = FRONT + "## First\n" + line + "\n## Last\n"
+        assert split_simple(text) == _split_markdown(text) == ("kind: tip\ntitle: T", 4, [("First", 5), ("Last", 7)])
 
 
 def test_the_fast_split_reads_nearly_every_shipped_entry_as_markdown_it_does():
