@@ -32,8 +32,13 @@ _FLOW_UNSAFE = frozenset(",[]{}\"'?\\")
 #: A double-quoted scalar whose only escapes are \" and \\.
 _DOUBLE_QUOTED = re.compile(r'"((?:[^"\\]|\\["\\])*)"')
 _ESCAPE = re.compile(r'\\(["\\])')
+#: A name (``MatMul``, ``llama2-7b``, ``8.0``): a plain scalar that needs none of _plain's or _flow_item's checks.
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+/-]*"
 #: The inside of a flow list of names (``MatMul, llama2-7b, host_bound``): items _flow_item would take as they are.
-_SIMPLE_ITEMS = re.compile(r" *[A-Za-z0-9_][A-Za-z0-9_.+/-]*(?: *, *[A-Za-z0-9_][A-Za-z0-9_.+/-]*)* *")
+_SIMPLE_ITEMS = re.compile(rf" *{_NAME}(?: *, *{_NAME})* *")
+#: A key (as _KEY) and, when the rest of the line is one of the usual values, that value: (2) a name, (3) the
+#: inside of a flow list of names, (4) a double-quoted string without escapes. One match reads most lines.
+_PAIR = re.compile(rf'([A-Za-z_][A-Za-z0-9_]{{0,127}}):(?: +|$)(?:({_NAME}) *$|\[({_SIMPLE_ITEMS.pattern})\] *$|"([^"\\]*)" *$)?')
 #: A plain scalar may start with '-' when no space follows (``-10``, ``-foo``); "---" is a document marker.
 _DASHED = re.compile(r"-(?![- ])")
 
@@ -48,8 +53,12 @@ def read_front_matter(source: str, first_line: int) -> tuple[dict[str, Any], dic
     ``lines`` maps each top-level key, and ``(key, index)`` / ``(key, subkey)`` for the items of its
     list or mapping, to its line in the file (the front matter starts at ``first_line``).
     """
-    if _ODD.search(source):
+    # str.isprintable is false for every character _ODD finds (controls, separators, format characters,
+    # surrogates, non-characters) and ~6x faster than the search, which runs only when it is false.
+    if not source.replace("\n", " ").isprintable() and _ODD.search(source):
         return None
+    if _STARTS is None:
+        _load_starts()
     try:
         data, lines = _read(source.split("\n"), first_line)
     except _Unsure:
@@ -61,100 +70,118 @@ def _read(rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[Any, i
     data: dict[str, Any] = {}
     lines: dict[Any, int] = {}
     number, count = 0, len(rows)
+    pair_match, starts = _PAIR.match, _STARTS
     while number < count:
         row = rows[number]
-        if not row.strip(" "):
+        pair = pair_match(row)
+        if pair is None:
+            if row.strip(" "):
+                raise _Unsure
             number += 1
             continue
-        match = _KEY.match(row)
-        if match is None:
-            raise _Unsure
-        key = _plain_key(match.group(1))
+        # (the usual values are read here, not by _pair_value: a call less on every line of every file)
+        key, name, names, quoted = pair.groups()
+        if key[0] in starts:
+            key = _plain_key(key)
         if key in data:
             raise _Unsure  # PyYAML keeps the last value; kb reports the duplicate: let it see the nodes
-        lines[key] = first_line + number
-        rest = row[match.end():]
-        if rest:
-            data[key] = _inline_value(rest, lines, key, first_line + number)
-            number += 1
-            continue
-        block_end = _block_end(rows, number + 1)
-        data[key] = _block(rows[number + 1:block_end], lines, key, first_line + number + 1)
-        number = block_end
+        line = first_line + number
+        lines[key] = line
+        number += 1
+        if name is not None:
+            data[key] = name if name[0] not in starts else _resolved(name)
+        elif quoted is not None:
+            data[key] = quoted
+        elif names is not None:
+            value = data[key] = _names(names)
+            for index in range(len(value)):  # the items of a flow list or mapping get the key's line
+                lines[key, index] = line
+        elif pair.end() == len(row):
+            data[key], number = _block(rows, number, lines, key, line)
+        else:
+            value = data[key] = _scalar_or_flow(row[pair.end():])
+            if isinstance(value, list):
+                for index in range(len(value)):
+                    lines[key, index] = line
+            elif isinstance(value, dict):
+                for name in value:
+                    lines[key, name] = line
     return data, lines
 
 
-def _block_end(rows: list[str], start: int) -> int:
-    """Index after the indented block (or `- ` list at the key's column) that starts at ``start``."""
-    end = start
-    while end < len(rows) and (rows[end].startswith((" ", "- ")) or rows[end] in ("", "-")):
+def _pair_value(pair: re.Match, text: str) -> Any:
+    """The value written after the key that ``pair`` (of _PAIR) found at the start of ``text``."""
+    if pair.lastindex == 1:  # not one of the usual values
+        rest = text[pair.end():]
+        if not rest:
+            raise _Unsure  # a nested block below the key
+        return _scalar_or_flow(rest)
+    _, name, names, quoted = pair.groups()
+    if name is not None:
+        return _resolved(name)
+    if names is not None:
+        return _names(names)
+    return quoted
+
+
+def _block(rows: list[str], start: int, lines: dict, key: str, line: int) -> tuple[Any, int]:
+    """The value of ``key:`` (at ``line``) written on the rows from ``start`` (None, a block list or a block
+    mapping), and the index after its last row. The block is its indented rows (and `- ` rows at the
+    key's column), the blank rows at its end belonging to no value; all must be as indented as its first."""
+    items = []
+    end, count, after = start, len(rows), start
+    while end < count:
+        row = rows[end]
+        text = row.lstrip(" ")
+        if len(text) == len(row) and text and text != "-" and not text.startswith("- "):
+            break  # a row at the key's column that is no `- ` item: the next key
         end += 1
-    while end > start and not rows[end - 1].strip(" "):
-        end -= 1  # trailing blank lines belong to no value
-    return end
-
-
-def _block(rows: list[str], lines: dict, key: str, first: int) -> Any:
-    """The value of ``key:`` written on the lines below it: None, a block list or a block mapping."""
-    if not rows:
-        return None
-    indent = len(rows[0]) - len(rows[0].lstrip(" "))
-    if any(row.strip(" ") and (len(row) - len(row.lstrip(" ")) != indent) for row in rows):
-        raise _Unsure  # a continued scalar or nested block
-    items = [(offset, row[indent:]) for offset, row in enumerate(rows) if row.strip(" ")]
-    if items[0][1].startswith("- ") or items[0][1] == "-":
-        return _block_list(items, lines, key, first)
+        if text:
+            items.append((line + end - start, text, len(row) - len(text)))
+            after = end
+    if not items:
+        return None, after
+    indent = len(rows[start]) - len(rows[start].lstrip(" "))
+    for _, _, depth in items:
+        if depth != indent:
+            raise _Unsure  # a continued scalar or nested block
+    first = items[0][1]
+    if first.startswith("- ") or first == "-":
+        return _block_list(items, lines, key), after
     if indent == 0:
         raise _Unsure
-    return _block_mapping(items, lines, key, first)
+    return _block_mapping(items, lines, key), after
 
 
-def _block_list(items: list[tuple[int, str]], lines: dict, key: str, first: int) -> list:
+def _block_list(items: list[tuple[int, str, int]], lines: dict, key: str) -> list:
     values = []
-    for index, (offset, text) in enumerate(items):
+    pair_match = _PAIR.match
+    for index, (line, text, _) in enumerate(items):
         if not text.startswith("- "):
             raise _Unsure
         text = text[2:].lstrip(" ")
-        line = first + offset
-        lines[(key, index)] = line
-        pair = _KEY.match(text)
-        if pair is None:
-            values.append(_scalar_or_flow(text, line))
-            continue
-        rest = text[pair.end():]
-        if not rest:
-            raise _Unsure  # a nested block below the item
-        values.append({_plain_key(pair.group(1)): _scalar_or_flow(rest, line)})
+        lines[key, index] = line
+        pair = pair_match(text)
+        values.append(_scalar_or_flow(text) if pair is None else {_plain_key(pair.group(1)): _pair_value(pair, text)})
     return values
 
 
-def _block_mapping(items: list[tuple[int, str]], lines: dict, key: str, first: int) -> dict:
+def _block_mapping(items: list[tuple[int, str, int]], lines: dict, key: str) -> dict:
     values: dict[str, Any] = {}
-    for offset, text in items:
-        pair = _KEY.match(text)
-        if pair is None or not text[pair.end():]:
+    pair_match = _PAIR.match
+    for line, text, _ in items:
+        pair = pair_match(text)
+        if pair is None:
             raise _Unsure
         name = _plain_key(pair.group(1))
         if name in values:
             raise _Unsure
-        lines[(key, name)] = first + offset
-        values[name] = _scalar_or_flow(text[pair.end():], first + offset)
+        lines[key, name] = line
+        values[name] = _pair_value(pair, text)
     return values
 
 
-def _inline_value(text: str, lines: dict, key: str, line: int) -> Any:
-    """A top-level value written after its key; the items of a flow list or mapping get its line."""
-    value = _scalar_or_flow(text, line)
-    if isinstance(value, list):
-        for index in range(len(value)):
-            lines[(key, index)] = line
-    elif isinstance(value, dict):
-        for name in value:
-            lines[(key, name)] = line
-    return value
-
-
-def _scalar_or_flow(text: str, line: int) -> Any:
+def _scalar_or_flow(text: str) -> Any:
     text = text.rstrip(" ")
     first = text[:1]
     if first == "[":
@@ -175,8 +202,14 @@ def _flow_list(text: str) -> list:
     if not inner.strip(" "):
         return []
     if _SIMPLE_ITEMS.fullmatch(inner):  # the usual list of names: no item needs the checks of _flow_item
-        return [_resolved(item.strip(" ")) for item in inner.split(",")]
+        return _names(inner)
     return [_flow_item(item) for item in inner.split(",")]
+
+
+def _names(inner: str) -> list:
+    """The items of the flow list of names ``inner`` (matched by _SIMPLE_ITEMS: no name holds a space)."""
+    starts = _STARTS
+    return [name if name[0] not in starts else _resolved(name) for name in inner.replace(" ", "").split(",")]
 
 
 def _flow_mapping(text: str) -> dict:
@@ -209,6 +242,9 @@ def _flow_item(text: str, *, colons: bool = False) -> Any:
 
 
 def _double_quoted(text: str) -> str:
+    inner = text[1:-1]
+    if len(text) > 1 and text[-1] == '"' and '"' not in inner and "\\" not in inner:
+        return inner  # no escape and nothing after the closing quote: what the pattern below finds, without it
     quoted = _DOUBLE_QUOTED.fullmatch(text)
     if quoted is None:
         raise _Unsure  # another escape, or something after the closing quote (a comment ...)
@@ -231,6 +267,8 @@ def _plain(text: str) -> Any:
 
 
 def _plain_key(text: str) -> str:
+    if text[0] not in _STARTS:
+        return text
     value = _resolved(text)
     if not isinstance(value, str):
         raise _Unsure  # `yes:` or `null:` would be a bool or None key
@@ -243,11 +281,13 @@ _SEEN: dict[str, Any] = {}
 _SEEN_MAX = 20_000
 
 
+def _load_starts() -> None:
+    global _STARTS
+    _STARTS = resolved_starts()
+
+
 def _resolved(text: str) -> Any:
     """A plain scalar as PyYAML's safe loader makes it (str, int, float, bool, None, date ...)."""
-    global _STARTS
-    if _STARTS is None:
-        _STARTS = resolved_starts()
     if text[0] not in _STARTS:  # most words: no resolver looks at them
         return text
     value = _SEEN.get(text, _SEEN)

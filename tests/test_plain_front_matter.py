@@ -74,7 +74,10 @@ def test_mutated_front_matter_reads_as_pyyaml_reads_it_or_is_left_to_it():
               "\n", "\n  ", "\n- ", "\n  - ", "&a ", "*a", "!", "!!str ", "|", ">", "?", "? ", "%", "@", "`", "~",
               "null", "yes", "No", "on", "0x1f", "012", "-7", "1_000", "1:20", "3.5", ".inf", "2024-01-01", "<<", "=",
               "\t", "\r", "\x85", "\u2028", "\ufeff", "é", "中", "\x7f", "\x00", "...", "---", "key: v", "\nzh:",
-              "\ntags:", "   ", "\n\n", "x"]
+              "\ntags:", "   ", "\n\n", "x",
+              # what the fast paths take or refuse: names, quoted text, characters isprintable refuses but YAML allows
+              "[a, b]", "[a b]", "[ a ,b ]", "[-a]", "[a, .5]", "[yes, 1]", ' "q" ', '"', '""', " x y", "a  b",
+              "\u00a0", "\u3000", "\u200b", "\ue000", "\ufffe", "\U0001f600", "\ud7ff"]
     rng = random.Random(18)
     fronts = shipped_fronts()
     taken = 0
@@ -139,6 +142,31 @@ def test_scalars_are_typed_as_pyyaml_types_them(source, value):
 ])
 def test_what_the_reader_does_not_know_is_left_to_pyyaml(source):
     assert read_front_matter(source, 2) is None
+
+
+def test_a_printable_character_is_never_one_the_reader_must_refuse():
+    # read_front_matter searches for _ODD characters only when str.isprintable says no: that must never miss one.
+    from opprof_advisor.plain_front_matter import _ODD
+
+    printable = "".join(char for char in map(chr, range(0x110000)) if char.isprintable())
+    assert len(printable) > 100_000
+    assert _ODD.search(printable) is None
+    assert _ODD.search("".join(map(chr, range(0x110000)))) is not None  # (the search does find them)
+
+
+@pytest.mark.parametrize("source, value, lines", [
+    # a blank row first in a block sets its indent, as PyYAML reads it
+    ("tags:\n\n- a\n- b", ["a", "b"], {"tags": 2, ("tags", 0): 4, ("tags", 1): 5}),
+    ("zh:\n  title: x\n\n  summary: \"y\"\n\nkind: tip", {"title": "x", "summary": "y"}, None),
+    ("tags: [ a ,b ,  c ]", ["a", "b", "c"], {"tags": 2, ("tags", 0): 2, ("tags", 1): 2, ("tags", 2): 2}),
+    ("tags: [on, 2, 0.5, null, x]", [True, 2, 0.5, None, "x"], None),
+])
+def test_blocks_and_lists_read_with_their_lines(source, value, lines):
+    assert assert_same(source)
+    data, found = read_front_matter(source, 2)
+    assert data[source.split(":", 1)[0]] == value
+    if lines is not None:
+        assert found == lines
 
 
 def test_a_file_the_reader_declines_still_gets_pyyaml_problems_at_its_line(tmp_path):
