@@ -126,59 +126,51 @@ def _pair_value(pair: re.Match, text: str) -> Any:
 
 def _block(rows: list[str], start: int, lines: dict, key: str, line: int) -> tuple[Any, int]:
     """The value of ``key:`` (at ``line``) written on the rows from ``start`` (None, a block list or a block
-    mapping), and the index after its last row. The block is its indented rows (and `- ` rows at the
-    key's column), the blank rows at its end belonging to no value; all must be as indented as its first."""
-    items = []
-    end, count, after = start, len(rows), start
+    mapping), and the index after its last row.
+
+    The block is its indented rows and `- ` rows at the key's column; the blank rows at its end belong to
+    no value. Every other row must be as indented as its first (else it holds a continued scalar or a
+    nested block). Read in one pass, each row as it comes: whatever is refused, the whole file is.
+    """
+    count = len(rows)
+    if start == count:
+        return None, start
+    indent = len(rows[start]) - len(rows[start].lstrip(" "))
+    values: list | dict | None = None
+    end = after = start
+    pair_match = _PAIR.match
     while end < count:
         row = rows[end]
         text = row.lstrip(" ")
-        if len(text) == len(row) and text and text != "-" and not text.startswith("- "):
-            break  # a row at the key's column that is no `- ` item: the next key
         end += 1
-        if text:
-            items.append((line + end - start, text, len(row) - len(text)))
-            after = end
-    if not items:
-        return None, after
-    indent = len(rows[start]) - len(rows[start].lstrip(" "))
-    for _, _, depth in items:
-        if depth != indent:
-            raise _Unsure  # a continued scalar or nested block
-    first = items[0][1]
-    if first.startswith("- ") or first == "-":
-        return _block_list(items, lines, key), after
-    if indent == 0:
-        raise _Unsure
-    return _block_mapping(items, lines, key), after
-
-
-def _block_list(items: list[tuple[int, str, int]], lines: dict, key: str) -> list:
-    values = []
-    pair_match = _PAIR.match
-    for index, (line, text, _) in enumerate(items):
-        if not text.startswith("- "):
+        if not text:
+            continue
+        if row[0] != " " and text != "-" and not text.startswith("- "):
+            return values, after  # the next key
+        if len(row) - len(text) != indent:
             raise _Unsure
-        text = text[2:].lstrip(" ")
-        lines[key, index] = line
-        pair = pair_match(text)
-        values.append(_scalar_or_flow(text) if pair is None else {_plain_key(pair.group(1)): _pair_value(pair, text)})
-    return values
-
-
-def _block_mapping(items: list[tuple[int, str, int]], lines: dict, key: str) -> dict:
-    values: dict[str, Any] = {}
-    pair_match = _PAIR.match
-    for line, text, _ in items:
-        pair = pair_match(text)
-        if pair is None:
-            raise _Unsure
-        name = _plain_key(pair.group(1))
-        if name in values:
-            raise _Unsure
-        lines[key, name] = line
-        values[name] = _pair_value(pair, text)
-    return values
+        after = end
+        if values is None:  # the first item says which
+            if not text.startswith("- ") and text != "-" and indent == 0:
+                raise _Unsure
+            values = [] if text.startswith("- ") or text == "-" else {}
+        if type(values) is list:
+            if not text.startswith("- "):
+                raise _Unsure
+            text = text[2:].lstrip(" ")
+            lines[key, len(values)] = line + end - start
+            pair = pair_match(text)
+            values.append(_scalar_or_flow(text) if pair is None else {_plain_key(pair.group(1)): _pair_value(pair, text)})
+        else:
+            pair = pair_match(text)
+            if pair is None:
+                raise _Unsure
+            name = _plain_key(pair.group(1))
+            if name in values:
+                raise _Unsure
+            lines[key, name] = line + end - start
+            values[name] = _pair_value(pair, text)
+    return values, after
 
 
 def _scalar_or_flow(text: str) -> Any:
@@ -208,8 +200,14 @@ def _flow_list(text: str) -> list:
 
 def _names(inner: str) -> list:
     """The items of the flow list of names ``inner`` (matched by _SIMPLE_ITEMS: no name holds a space)."""
+    names = inner.replace(" ", "").split(",")
+    if _STRING_NAMES.issuperset(names):  # names seen before that stay strings: no check per item
+        return names
     starts = _STARTS
-    return [name if name[0] not in starts else _resolved(name) for name in inner.replace(" ", "").split(",")]
+    values = [name if name[0] not in starts else _resolved(name) for name in names]
+    if len(_STRING_NAMES) < _SEEN_MAX:
+        _STRING_NAMES.update(name for name, value in zip(names, values) if type(value) is str and value == name)
+    return values
 
 
 def _flow_mapping(text: str) -> dict:
@@ -279,6 +277,8 @@ _STARTS: frozenset[str] | None = None
 #: Plain scalars a resolver looked at, and what it made of them (names and tags repeat across entries).
 _SEEN: dict[str, Any] = {}
 _SEEN_MAX = 20_000
+#: Names of flow lists that stay strings (operator names, symptoms, tags, ids repeat across entries).
+_STRING_NAMES: set[str] = set()
 
 
 def _load_starts() -> None:
