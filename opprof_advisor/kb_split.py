@@ -22,17 +22,18 @@ _ODD_WIDE = _ODD_ASCII + "\x85\u2028\u2029"
 #: The line that ends the front matter, or one that makes the front-matter plugin read it otherwise.
 _FRONT_END = re.compile(r"\n(?: *---|\.\.\.)")
 #: The next body line that may matter, from the "\n" before it (so a search from the closing fence's "\n"
-#: steps over prose and empty lines in C): (1) a fence opens (its indent, marker and info string);
-#: (2) a line CommonMark may read otherwise than the scan, left to markdown-it: a block quote or HTML
-#: block, a setext underline (at any indent, as in a list item), an indented heading or fence, a list
-#: item that opens with a heading, fence, quote or HTML, an empty heading; (3) an h2 heading's text;
-#: (4) a `## ` line that is none (empty, or a closing sequence of '#'s markdown-it would drop).
+#: steps over prose and empty lines in C): (1) an h2 heading's text; (2) a fence opens (its indent,
+#: marker and info string); (3) a line CommonMark may read otherwise than the scan, left to
+#: markdown-it: a block quote or HTML block, a setext underline (at any indent, as in a list item),
+#: an indented heading or fence, a list item that opens with a heading, fence, quote or HTML, an empty
+#: heading; (4) a `## ` line that is none of these (empty, or a closing sequence of '#'s markdown-it
+#: would drop). A line (1) matches can match neither (2) nor (3): it comes first as the most common.
 #: The lookahead keeps the first characters these can start with as literal ASCII (``\d`` would take
 #: other digits); no part reads past its line's end.
-_NEXT_LINE = re.compile(r"\n(?=[ #<>\-=*+`~0-9])(?:(?P<indent> {0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$"
+_NEXT_LINE = re.compile(r"\n(?=[ #<>\-=*+`~0-9])(?:## +(?P<h2>[^ #\n](?:.*[^ #\n])?) *$"
+                        r"|(?P<indent> {0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$"
                         r"|(?P<unusual>#+ *$| *[<>]| *(?:-+|=+) *$| +(?:#|```|~~~)"
                         r"| *(?:(?:[-*+]|\d{1,9}[.)]) +)+(?:[#<>]|```|~~~))"
-                        r"|## +(?P<h2>[^ #\n](?:.*[^ #\n])?) *$"
                         r"|(?P<unsure>## ))", re.M)
 
 
