@@ -70,7 +70,7 @@ def _read(rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[Any, i
     data: dict[str, Any] = {}
     lines: dict[Any, int] = {}
     number, count = 0, len(rows)
-    pair_match, starts = _PAIR.match, _STARTS
+    pair_match, starts, stay_strings = _PAIR.match, _STARTS, _STAY_STRINGS
     while number < count:
         row = rows[number]
         pair = pair_match(row)
@@ -81,7 +81,7 @@ def _read(rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[Any, i
             continue
         # (the usual values are read here, not by _pair_value: a call less on every line of every file)
         key, name, names, quoted = pair.groups()
-        if key[0] in starts:
+        if key[0] in starts and key not in stay_strings:
             key = _plain_key(key)
         if key in data:
             raise _Unsure  # PyYAML keeps the last value; kb reports the duplicate: let it see the nodes
@@ -201,12 +201,12 @@ def _flow_list(text: str) -> list:
 def _names(inner: str) -> list:
     """The items of the flow list of names ``inner`` (matched by _SIMPLE_ITEMS: no name holds a space)."""
     names = inner.replace(" ", "").split(",")
-    if _STRING_NAMES.issuperset(names):  # names seen before that stay strings: no check per item
+    if _STAY_STRINGS.issuperset(names):  # names seen before that stay strings: no check per item
         return names
     starts = _STARTS
     values = [name if name[0] not in starts else _resolved(name) for name in names]
-    if len(_STRING_NAMES) < _SEEN_MAX:
-        _STRING_NAMES.update(name for name, value in zip(names, values) if type(value) is str and value == name)
+    if len(_STAY_STRINGS) < _SEEN_MAX:
+        _STAY_STRINGS.update(name for name, value in zip(names, values) if type(value) is str and value == name)
     return values
 
 
@@ -270,6 +270,8 @@ def _plain_key(text: str) -> str:
     value = _resolved(text)
     if not isinstance(value, str):
         raise _Unsure  # `yes:` or `null:` would be a bool or None key
+    if len(_STAY_STRINGS) < _SEEN_MAX:
+        _STAY_STRINGS.add(text)
     return value
 
 
@@ -277,8 +279,8 @@ _STARTS: frozenset[str] | None = None
 #: Plain scalars a resolver looked at, and what it made of them (names and tags repeat across entries).
 _SEEN: dict[str, Any] = {}
 _SEEN_MAX = 20_000
-#: Names of flow lists that stay strings (operator names, symptoms, tags, ids repeat across entries).
-_STRING_NAMES: set[str] = set()
+#: Keys and names of flow lists that stay strings (keys, operator names, symptoms, tags and ids repeat across entries).
+_STAY_STRINGS: set[str] = set()
 
 
 def _load_starts() -> None:
