@@ -38,7 +38,8 @@ _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.+/-]*"
 _SIMPLE_ITEMS = re.compile(rf" *{_NAME}(?: *, *{_NAME})* *")
 #: A key (as _KEY) and, when the rest of the line is one of the usual values, that value: (2) a name, (3) the
 #: inside of a flow list of names, (4) a double-quoted string without escapes. One match reads most lines.
-_PAIR = re.compile(rf'([A-Za-z_][A-Za-z0-9_]{{0,127}}):(?: +|$)(?:({_NAME}) *$|\[({_SIMPLE_ITEMS.pattern})\] *$|"([^"\\]*)" *$)?')
+_PAIR = re.compile(rf'([A-Za-z_][A-Za-z0-9_]{{0,127}}):(?: +|$)'
+                   rf'(?:({_NAME}) *$|\[({_SIMPLE_ITEMS.pattern})\] *$|"([^"\\]*)" *$)?')
 #: A plain scalar may start with '-' when no space follows (``-10``, ``-foo``); "---" is a document marker.
 _DASHED = re.compile(r"-(?![- ])")
 
@@ -104,8 +105,8 @@ def _read(rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[Any, i
                 for index in range(len(value)):
                     lines[key, index] = line
             elif isinstance(value, dict):
-                for name in value:
-                    lines[key, name] = line
+                for subkey in value:
+                    lines[key, subkey] = line
     return data, lines
 
 
@@ -160,7 +161,8 @@ def _block(rows: list[str], start: int, lines: dict, key: str, line: int) -> tup
             text = text[2:].lstrip(" ")
             lines[key, len(values)] = line + end - start
             pair = pair_match(text)
-            values.append(_scalar_or_flow(text) if pair is None else {_plain_key(pair.group(1)): _pair_value(pair, text)})
+            values.append(_scalar_or_flow(text) if pair is None
+                          else {_plain_key(pair.group(1)): _pair_value(pair, text)})
         else:
             pair = pair_match(text)
             if pair is None:
