@@ -17,8 +17,11 @@ from typing import NamedTuple
 
 #: Characters after which markdown-it or str.splitlines would count lines differently from a split on "\n"
 #: (and tabs, whose column CommonMark counts in steps of four); the last three only in non-ASCII text.
-_ODD_ASCII = "\t\r\0\v\f\x1c\x1d\x1e"
+_ODD_ASCII = "\t\r\v\f\x1c\x1d\x1e"
 _ODD_WIDE = _ODD_ASCII + "\x85\u2028\u2029"
+#: NUL, which markdown-it replaces: searched by a pattern, as ``"\0" in text`` is ~4x slower on non-ASCII text
+#: (it looks for a zero byte, and every ASCII character stored wide holds one).
+_NUL = re.compile("\0")
 #: The line that ends the front matter, or one that makes the front-matter plugin read it otherwise.
 _FRONT_END = re.compile(r"\n(?: *---|\.\.\.)")
 #: The next body line that may matter, from the "\n" before it (so a search from the closing fence's "\n"
@@ -45,7 +48,8 @@ class Split(NamedTuple):
 
 def split_simple(text: str) -> Split | None:
     """Front matter, body start and h2 headings as markdown-it finds them, or None when unsure."""
-    if not text.startswith("---\n") or any(map(text.__contains__, _ODD_ASCII if text.isascii() else _ODD_WIDE)):
+    if not text.startswith("---\n") or any(map(text.__contains__, _ODD_ASCII if text.isascii() else _ODD_WIDE)) \
+            or _NUL.search(text):
         return None
     end = _FRONT_END.search(text, 3)  # (from the first line's "\n": the first line after it that may end the block)
     if end is None:

@@ -54,6 +54,14 @@ def test_the_fast_split_agrees_with_markdown_it_or_declines():
     assert taken > 1000  # the plain cases are read by the scan, not all declined
 
 
+def test_a_character_that_may_count_lines_or_columns_otherwise_leaves_the_file_to_markdown_it():
+    for char in "\t\r\0\v\f\x1c\x1d\x1e\x85\u2028\u2029":
+        for prose in ("plain", "\u4e2d\u6587"):  # in ASCII text and in text stored wide
+            text = FRONT + f"## First\n{prose} a{char}b\n## Last\n"
+            assert split_simple(text) is None, repr(char)
+    assert split_simple(FRONT + "## First\n\u4e2d\u6587 a b\n## Last\n") is not None
+
+
 def test_prose_lines_that_only_look_like_list_items_are_read_by_the_scan():
     # CommonMark takes ASCII digits only as list markers: these lines are prose, not a list item opening a heading.
     for line in ("\uff11. ## fullwidth", "\u0663) ## arabic-indic", "\u2013 ## en dash"):
