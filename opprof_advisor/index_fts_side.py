@@ -28,16 +28,31 @@ REBUILD = "insert into entries_fts (entries_fts) values ('rebuild')"
 class SideIndex:
     """A helper process indexing rows into ``path``; ``copy_into`` waits for it and copies its FTS5 tables in."""
 
-    def __init__(self, process, path: Path) -> None:
+    def __init__(self, process, path: Path, task: tuple) -> None:
+        """``task``: what the helper indexes, written to it by a thread (~100 MB at 50,000 entries), so the build
+        goes on with its inserts meanwhile (they leave the GIL to SQLite) instead of waiting for the helper to
+        start and read it."""
+        import threading
+
         self.process = process
         self.path = path
+        self.writer = None
+        if process.stdin is not None:
+            self.writer = threading.Thread(target=_write_input, args=(process, task), name="fts-side-input",
+                                           daemon=True)
+            self.writer.start()
+
+    def _wait(self) -> int:
+        if self.writer is not None:
+            self.writer.join()
+        return self.process.wait()
 
     def copy_into(self, conn: sqlite3.Connection) -> bool:
         """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` untouched) when the
         helper failed. Only plain tables are written: ``conn`` must not have used entries_fts in this transaction
         (its FTS5 module would keep what it read), which a build's bulk insert does not."""
         try:
-            if self.process.wait() != 0:
+            if self._wait() != 0:
                 return False
             side = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
             try:
@@ -60,7 +75,7 @@ class SideIndex:
 
         if self.process.poll() is None:
             self.process.kill()
-            self.process.wait()
+        self._wait()
         remove_with_journals(self.path)
 
 
@@ -80,34 +95,36 @@ def start_side_index(conn: sqlite3.Connection, rows: Sequence[tuple], columns: S
     at = [columns.index(name) for name in fts_columns]
     values = [(rowid, *(row[index] for index in at)) for rowid, row in enumerate(rows, 1)]
     try:
-        process = _start_helper(path, declaration[0], fts_columns, values)
+        process = _start_helper(path)
     except OSError:
         return None
-    return SideIndex(process, path)
+    return SideIndex(process, path, (declaration[0], fts_columns, values))
 
 
-def _start_helper(path: Path, declaration: str, columns: list[str], values: list[tuple]):
+def _start_helper(path: Path):
     # A plain child interpreter, as index_sync's parse workers: no file descriptor inherited (the index lock).
-    import pickle
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.index_fts_side"], stdin=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "opprof_advisor.index_fts_side", str(path)], stdin=subprocess.PIPE)
+
+
+def _write_input(process, task: tuple) -> None:
+    import pickle
+
     try:
-        process.stdin.write(pickle.dumps((str(path), declaration, columns, values), protocol=pickle.HIGHEST_PROTOCOL))
+        pickle.dump(task, process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         process.stdin.close()
-    except OSError:
+    except (OSError, ValueError):  # the helper died (broken pipe) or was killed: its exit status tells
         process.kill()
-        process.wait()
-        raise
-    return process
 
 
 def _serve_helper() -> None:
     import pickle
     import sys
 
-    path, declaration, columns, values = pickle.loads(sys.stdin.buffer.read())
+    path = sys.argv[1]
+    declaration, columns, values = pickle.load(sys.stdin.buffer)
     Path(path).unlink(missing_ok=True)
     conn = sqlite3.connect(path)
     try:

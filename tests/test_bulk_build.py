@@ -80,9 +80,10 @@ def test_bulk_build_writes_the_index_of_the_row_by_row_build(tmp_path, monkeypat
 @pytest.mark.parametrize("exit_code", [3, -9])
 def test_a_failed_fts_helper_leaves_the_build_to_fill_fts5_itself(tmp_path, monkeypatch, exit_code):
     # The helper exits with an error, or is killed, before writing its side file: the build fills FTS5 itself.
-    def failing(path, *_):
+    def failing(path):
         code = "import sys; sys.exit(3)" if exit_code > 0 else "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
-        return subprocess.Popen([sys.executable, "-c", code])
+        # (the first one is given its input, which it leaves unread: the writing side sees a broken pipe)
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE if exit_code > 0 else None)
 
     monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
     monkeypatch.setattr(index_fts_side, "_start_helper", failing)
