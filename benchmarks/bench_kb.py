@@ -146,8 +146,12 @@ def main() -> int:
             adds.append(timed([*ADVISOR, "add", str(extra)], env))
             assert target.is_file(), target
         ok &= line("add one entry", adds, 1.0, shipped["pass"])
-        after = interleaved({"search": [*ADVISOR, "search", "added"]}, env, 3)
-        line("search just after the adds", after["search"], 0.15)
+        # An added entry is found by the word unique to its title (selective: the target holds), and by a word of
+        # the added titles that 3 % of the generated entries also hold (not selective: it scores them all).
+        after = interleaved({"selective": [*ADVISOR, "search", letters(1)], "common": [*ADVISOR, "search", "added"]},
+                            env, 3)
+        ok &= line(f"search {letters(1)} (selective) after the adds", after["selective"], 0.15)
+        line("search added (common word) after the adds", after["common"])
         removes = [timed([*ADVISOR, "remove", f"extra-{number}"], env) for number in range(3)]
         ok &= line("remove one entry", removes, 1.0, shipped["pass"])
         after = interleaved({"search": [*ADVISOR, "search", "nms"]}, env, 3)
