@@ -48,26 +48,26 @@ class SideIndex:
         return self.process.wait()
 
     def copy_into(self, conn: sqlite3.Connection) -> bool:
-        """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` untouched) when the
+        """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` as it was) when the
         helper failed. Only plain tables are written: ``conn`` must not have used entries_fts in this transaction
         (its FTS5 module would keep what it read), which a build's bulk insert does not."""
+        from opprof_advisor.sqlite_files import connect_readonly
+
         try:
             if self._wait() != 0:
                 return False
-            side = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-            try:
-                copies = [(table, side.execute(f"select * from {table}").fetchall()) for table in SHADOW_TABLES]
-            finally:
-                side.close()
+            side = connect_readonly(self.path)
         except (OSError, sqlite3.Error):
             return False
-        if not all(rows for table, rows in copies if table != "entries_fts_idx"):
-            return False  # a side file without FTS5's records: not what the helper writes
-        for table, rows in copies:
-            conn.execute(f"delete from {table}")
-            if rows:
-                conn.executemany(f"insert into {table} values ({', '.join('?' * len(rows[0]))})", rows)
-        return True
+        try:
+            counts = {table: side.execute(f"select count(*) from {table}").fetchone()[0] for table in SHADOW_TABLES}
+            if not all(count for table, count in counts.items() if table != "entries_fts_idx"):
+                return False  # a side file without FTS5's records: not what the helper writes
+            return _copy_tables(side, conn)
+        except sqlite3.Error:  # the side file cannot be read after all
+            return False
+        finally:
+            side.close()
 
     def discard(self) -> None:
         """Stop the helper if it still runs and remove its file."""
@@ -101,6 +101,23 @@ def start_side_index(conn: sqlite3.Connection, rows: Sequence[tuple], columns: S
     return SideIndex(process, path, (declaration[0], fts_columns, values))
 
 
+def _copy_tables(side: sqlite3.Connection, conn: sqlite3.Connection) -> bool:
+    """The shadow tables' rows of ``side`` into ``conn``, streamed (~70 MB at 50,000 entries); on a failure, ``conn``
+    is left as it was and False returned (the caller rebuilds, which meets the same disk if that was the cause)."""
+    conn.execute("savepoint fts_side_copy")
+    try:
+        for table in SHADOW_TABLES:
+            conn.execute(f"delete from {table}")
+            rows = side.execute(f"select * from {table}")
+            conn.executemany(f"insert into {table} values ({', '.join('?' * len(rows.description))})", rows)
+    except sqlite3.Error:
+        conn.execute("rollback to fts_side_copy")
+        conn.execute("release fts_side_copy")
+        return False
+    conn.execute("release fts_side_copy")
+    return True
+
+
 def _start_helper(path: Path):
     # A plain child interpreter, as index_sync's parse workers: no file descriptor inherited (the index lock).
     import subprocess
@@ -114,9 +131,13 @@ def _write_input(process, task: tuple) -> None:
 
     try:
         pickle.dump(task, process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        process.stdin.close()
-    except (OSError, ValueError):  # the helper died (broken pipe) or was killed: its exit status tells
-        process.kill()
+    except BaseException:  # noqa: BLE001 - the helper died (broken pipe), or the dump failed (memory ...):
+        process.kill()  # either way it must not wait for the rest of its input; its exit status tells
+    finally:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
 
 
 def _serve_helper() -> None:
@@ -124,6 +145,7 @@ def _serve_helper() -> None:
     import sys
 
     path = sys.argv[1]
+    parent = os.getppid()
     declaration, columns, values = pickle.load(sys.stdin.buffer)
     Path(path).unlink(missing_ok=True)
     conn = sqlite3.connect(path)
@@ -138,7 +160,19 @@ def _serve_helper() -> None:
                              f"values ({', '.join('?' * (len(columns) + 1))})", values)
     finally:
         conn.close()
+    if os.getppid() != parent:  # the build was killed meanwhile: nobody will copy or remove the file
+        Path(path).unlink(missing_ok=True)
+
+
+def run_quietly(serve) -> None:
+    """Run a helper process's ``serve`` and exit 0, or exit 1 without a word on any failure (a killed parent, a
+    full disk, Ctrl-C in the terminal, which reaches the whole process group): the parent sees the status and
+    does the work itself (or, on Ctrl-C, stops as the user asked), so nothing is said twice, and no traceback."""
+    try:
+        serve()
+    except BaseException:  # noqa: BLE001 - see above
+        os._exit(1)
 
 
 if __name__ == "__main__":
-    _serve_helper()
+    run_quietly(_serve_helper)

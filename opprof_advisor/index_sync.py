@@ -357,17 +357,20 @@ def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners:
     inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
     assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
     conn.executemany(f"update entries set {assignments} where id = ?", updates)
+    # (FTS5 by a helper only when this transaction deleted or changed no entry: FTS5 has then seen none of it)
     _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
-                    fts_later=fts_later)
+                    fts_later=fts_later, side=not (gone or updates))
     # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
     # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
     conn.execute("delete from meta where key = 'summaries'")
     return before
 
 
-def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list[str] | None) -> None:
+def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list | None,
+                    side: bool = False) -> None:
     """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger
-    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements)."""
+    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements: by a helper process when ``side``,
+    which the caller allows only when its transaction wrote nothing to FTS5 before)."""
     insert = f"insert into entries ({', '.join(_ROW_COLUMNS)}) values ({_marks(_ROW_COLUMNS)})"
     trigger = conn.execute("select sql from sqlite_master where type = 'trigger' and name = 'entries_ai'").fetchone()
     if not bulk or trigger is None:
@@ -375,9 +378,14 @@ def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, 
         return
     conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
     # A build (fts_later) has FTS5 filled by a helper process meanwhile, when the rows are many (index_fts_side).
-    side = start_side_index(conn, rows, _ROW_COLUMNS) if fts_later is not None else None
-    conn.executemany(insert, rows)
-    statements = [side or REBUILD, trigger[0]]
+    side_index = start_side_index(conn, rows, _ROW_COLUMNS) if side and fts_later is not None else None
+    try:
+        conn.executemany(insert, rows)
+    except BaseException:
+        if side_index is not None:
+            side_index.discard()  # (the build fails: its helper must not run on, nor leave its file)
+        raise
+    statements = [side_index or REBUILD, trigger[0]]
     if fts_later is None:
         finish_fts(conn, statements)
     else:
@@ -471,4 +479,6 @@ def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
 
 
 if __name__ == "__main__":
-    _serve_worker()
+    from opprof_advisor.index_fts_side import run_quietly
+
+    run_quietly(_serve_worker)

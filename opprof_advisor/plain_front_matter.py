@@ -41,7 +41,7 @@ _SIMPLE_ITEMS = re.compile(rf" *{_NAME}(?: *, *{_NAME})* *")
 _PAIR = re.compile(rf'([A-Za-z_][A-Za-z0-9_]{{0,127}}):(?: +|$)'
                    rf'(?:({_NAME}) *$|\[({_SIMPLE_ITEMS.pattern})\] *$|"([^"\\]*)" *$)?')
 #: A plain scalar may start with '-' when no space follows (``-10``, ``-foo``); "---" is a document marker.
-_DASHED = re.compile(r"-(?![- ])")
+_DASHED = re.compile(r"-(?![- ]|$)")  # (a lone "-" starts a block sequence entry: left to PyYAML)
 
 
 class _Unsure(Exception):

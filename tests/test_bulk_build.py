@@ -108,3 +108,34 @@ def test_a_build_that_fails_after_starting_the_fts_helper_leaves_no_helper_nor_s
         store.build_index(tmp_path / "bulk.db", kb_dirs=[ROOT / "kb"], rebuild=True)
     assert len(helpers) == 1 and helpers[0].returncode is not None  # waited for (killed if it still ran)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bulk.db.lock"]
+
+
+def test_an_fts_helper_whose_input_cannot_be_written_does_not_hold_the_build(tmp_path, monkeypatch):
+    # Pickling the helper's input fails (memory ...): the helper is stopped rather than left waiting for the
+    # rest of its input, and the build fills FTS5 itself.
+    import pickle
+
+    def failing_dump(*_args, **_kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
+    monkeypatch.setattr(pickle, "dump", failing_dump)
+    rows, bulk = build_rows_then_bulk(tmp_path, monkeypatch)
+    assert rows == bulk and integrity_checked(tmp_path / "bulk.db")
+
+
+def test_an_insert_that_fails_stops_the_fts_helper_started_for_it(tmp_path, monkeypatch):
+    helpers = []
+    start = index_fts_side._start_helper
+    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
+    monkeypatch.setattr(index_fts_side, "_start_helper", lambda *args: helpers.append(start(*args)) or helpers[-1])
+    monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10)
+    monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10**9)  # parsed here, where the rows are damaged below
+    values = index_sync._row_values
+    title = index_sync._ROW_COLUMNS.index("title")
+    monkeypatch.setattr(index_sync, "_row_values", lambda row: tuple(
+        None if number == title and row["id"] == "nms-on-npu" else value for number, value in enumerate(values(row))))
+    with pytest.raises(sqlite3.IntegrityError):  # entries.title is NOT NULL
+        store.build_index(tmp_path / "bulk.db", kb_dirs=[ROOT / "kb"], rebuild=True)
+    assert len(helpers) == 1 and helpers[0].returncode is not None
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bulk.db.lock"]

@@ -139,6 +139,11 @@ def test_scalars_are_typed_as_pyyaml_types_them(source, value):
     "",
     "title: x\n...",
     "k" * 1100 + ": long key",
+    # a lone "-" opens a block sequence entry (PyYAML refuses it after a key, and reads "- -" as [[None]])
+    "title: -",
+    "gain:\n  x: -",
+    "tags:\n  - k: -",
+    "tags:\n  - -",
 ])
 def test_what_the_reader_does_not_know_is_left_to_pyyaml(source):
     assert read_front_matter(source, 2) is None
