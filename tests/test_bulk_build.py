@@ -92,12 +92,18 @@ def test_a_failed_fts_helper_leaves_the_build_to_fill_fts5_itself(tmp_path, monk
     assert integrity_checked(tmp_path / "bulk.db")
 
 
-def test_a_build_that_fails_after_starting_the_fts_helper_leaves_no_helper_nor_side_file(tmp_path, monkeypatch):
+def recorded_helpers(monkeypatch) -> list:
+    """The FTS5 helpers a bulk build (of 10 rows or more) starts, as they are started."""
     helpers = []
     start = index_fts_side._start_helper
     monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
     monkeypatch.setattr(index_fts_side, "_start_helper", lambda *args: helpers.append(start(*args)) or helpers[-1])
     monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10)
+    return helpers
+
+
+def test_a_build_that_fails_after_starting_the_fts_helper_leaves_no_helper_nor_side_file(tmp_path, monkeypatch):
+    helpers = recorded_helpers(monkeypatch)
     monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10)
 
     def broken(*_args, **_kwargs):
@@ -125,11 +131,7 @@ def test_an_fts_helper_whose_input_cannot_be_written_does_not_hold_the_build(tmp
 
 
 def test_an_insert_that_fails_stops_the_fts_helper_started_for_it(tmp_path, monkeypatch):
-    helpers = []
-    start = index_fts_side._start_helper
-    monkeypatch.setattr(index_fts_side, "SIDE_MIN_ROWS", 10)
-    monkeypatch.setattr(index_fts_side, "_start_helper", lambda *args: helpers.append(start(*args)) or helpers[-1])
-    monkeypatch.setattr(index_sync, "BULK_FTS_ROWS", 10)
+    helpers = recorded_helpers(monkeypatch)
     monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10**9)  # parsed here, where the rows are damaged below
     values = index_sync._row_values
     title = index_sync._ROW_COLUMNS.index("title")
