@@ -456,7 +456,7 @@ def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list
     order = {entry_id: number for number, entry_id in enumerate(winners)}
     dangling.sort(key=lambda row: (order[row[0]], row[2]))
     ids = set(winners)
-    return [problem for _, path, _, rel in dangling for problem in related_problems([(path, [rel])], ids)]
+    return related_problems([(path, [rel]) for _, path, _, rel in dangling], ids)
 
 
 def _meta_values(sources, file_count: int, folders: list[list], scanned_at: int, problems: list[Problem],

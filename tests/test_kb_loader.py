@@ -251,6 +251,37 @@ def test_dangling_related_id_and_known_ids(tmp_path):
     assert kb.check_paths([tmp_path], known_ids={"elsewhere"}) == []
 
 
+def test_dangling_ids_each_get_their_file_line_and_hint(tmp_path):
+    path = write_entry(tmp_path, "x", related=["nms-on-cpu", "y", "zzzz"])
+    other = write_entry(tmp_path, "y", related=["nms-on-cpu"])
+    write_entry(tmp_path, "nms-on-npu")
+    problems = kb.check_paths([tmp_path])
+    assert [str(p) for p in problems] == [
+        f"{path}:7: related id 'nms-on-cpu' names no entry; did you mean 'nms-on-npu'?",
+        f"{path}:7: related id 'zzzz' names no entry",
+        f"{other}:7: related id 'nms-on-cpu' names no entry; did you mean 'nms-on-npu'?"]
+
+
+def test_close_suggestion_over_many_ids_is_difflibs():
+    # Above _PREFILTER_CHOICES ids rapidfuzz drops those that cannot reach difflib's cutoff; the pick must not change.
+    import difflib
+    import random
+
+    rng = random.Random(18)
+    parts = ["nms", "matmul", "softmax", "cast", "topk", "bf16", "tiling", "cube", "vector", "bank", "host", "aicpu"]
+    ids = [f"{rng.choice(['case', 'tip', 'recipe'])}-{'-'.join(rng.sample(parts, 3))}-{number}"
+           for number in range(3 * kb._PREFILTER_CHOICES)]
+    words = [rng.choice(ids)[:-1] + "x" for _ in range(60)] + ["-".join(rng.sample(parts, 2)) for _ in range(60)]
+    words += ["unrelated", "q", rng.choice(ids) * 9]  # no match; too short to match; long enough for autojunk
+    hints = []
+    for word in words:
+        close = difflib.get_close_matches(word, ids, n=1, cutoff=0.6)
+        expected = f"; did you mean {close[0]!r}?" if close else ""
+        assert kb.suggest_close(word, ids) == expected, word
+        hints.append(expected)
+    assert sum(1 for hint in hints if hint) > 60 and "" in hints  # both outcomes were exercised
+
+
 def test_readme_and_hidden_folders_are_not_entries(tmp_path):
     write_text(tmp_path, "README.md", "# not an entry\n")
     write_text(tmp_path, ".drafts/recipes/x.md", "not an entry either\n")
