@@ -168,7 +168,8 @@ def related_problems(items: Iterable[tuple[str, Sequence[str]]], ids: set[str]) 
         for rel in related:
             if rel not in ids:
                 if rel not in hints:
-                    choices = list(ids) if choices is None else choices
+                    if choices is None:  # made once, and only when an id dangles
+                        choices = list(ids)
                     hints[rel] = suggest_close(rel, choices)
                 if path not in parsed:
                     # Re-reading the front matter for line numbers keeps Entry free of parse details.
