@@ -390,7 +390,12 @@ class Index:
         # transaction (and so hold off an add) until the garbage collector runs; the Index is not.
         conn = getattr(self, "_conn", None)
         if conn is not None:
-            conn.close()
+            try:
+                conn.close()
+            except sqlite3.ProgrammingError:
+                # The collector may finalise an Index on any thread (a build's fill thread, say), where sqlite3
+                # refuses close(); the connection's own finaliser then closes it, in the same collection.
+                pass
 
     def entries(self, kind: str | None = None) -> list[Entry]:
         """All entries (of one kind if given), ordered by kind then id."""

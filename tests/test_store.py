@@ -246,6 +246,30 @@ def test_entries_round_trip_through_the_index(tmp_path, kb_dir):
     assert [entry.id for entry in index.entries("tip")] == ["beta"]
 
 
+def test_an_index_finalised_on_another_thread_raises_nothing(tmp_path, kb_dir, monkeypatch):
+    # The garbage collector runs finalisers on whichever thread allocates, e.g. a build's fill thread.
+    import sys
+    import threading
+
+    index = store.build_index(tmp_path / "i.db", kb_dirs=[kb_dir])
+    assert index.get("beta").id == "beta"  # its connection is open
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    holder = [index]
+    del index
+    worker = threading.Thread(target=holder.clear)  # the last reference dies on the worker
+    worker.start()
+    worker.join()
+    assert [str(hook.exc_value) for hook in unraisable] == []
+    if os.path.isdir("/proc/self/fd"):  # and the file is closed once the connection's cycle is collected
+        import gc
+
+        gc.collect()
+        held = [os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+                if os.path.lexists(f"/proc/self/fd/{fd}")]
+        assert str(tmp_path / "i.db") not in held
+
+
 def test_unwritable_index_location_is_a_named_error(tmp_path, kb_dir):
     blocker = tmp_path / "file"
     blocker.write_text("x")
