@@ -19,8 +19,8 @@ from itertools import chain
 
 from opprof_advisor import kb_search_index
 from opprof_advisor.kb_search_index import (
-    COMPARED_TEXT, FAMILY, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA, STAMP_KEY, SYMPTOM,
-    TITLE_SET_LENGTH, TRIGRAMS, WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
+    COMPARED_TEXT, FAMILY, HAN, HAN_MARK, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
+    STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
 )
 
 
@@ -112,11 +112,13 @@ def _table_rows(columns: list[tuple], titles: str, joined: list[str]) -> Iterato
     yield _INSERT_BLOB, [(name, *part) for name, values in blobs for part in _line_parts(rowids, values)]
     operators, symptoms, tags, models, zh = (_json_lists(column) for column in (operators, symptoms, tags, models, zh))
     zh_texts = map(zh_text, zh, raw_titles, operators, tags)
-    yield _INSERT_BLOB, [("zh_texts", number, part.lower()) for number, part in _line_parts(rowids, zh_texts)]
+    zh_parts = [part.lower() for _, part in _line_parts(rowids, zh_texts)]
+    yield _INSERT_BLOB, [("zh_texts", number, part) for number, part in enumerate(zh_parts)]
     postings = _postings(rowids, ids, kinds, titles, joined, operators, symptoms, tags, models)
+    postings = sorted(postings + [(HAN, key, found) for key, found in han_postings(zh_parts).items()])
     yield "insert into search_postings values (?, ?, ?)", postings
     labels = json.dumps(sorted(key for kind, key, _ in postings if kind == LABEL), ensure_ascii=False)
-    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids)))]
+    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids))), (HAN_MARK, 0, "yes")]
     yield "insert into search_words values (?, ?, ?)", vocabulary_rows(
         _word_counts(ids, lowered, (operators, symptoms, tags, models)))
 
@@ -180,6 +182,42 @@ def id_bigrams(rowids: tuple[int, ...], ids: tuple[str, ...]) -> dict[str, bytes
     ends = [*starts[1:].tolist(), len(keys)]
     return {chr(key >> 21) + chr(key & 0x1FFFFF): found[start:end].tobytes()
             for start, end, key in zip(starts.tolist(), ends, keys[starts].tolist())}
+
+
+def han_postings(parts: list[str]) -> dict[str, bytes]:
+    """The HAN postings, packed: each Han character of the ``zh_texts`` lines (``parts``: the blob's parts in order,
+    so that line r is rowid r), with the rowids of the lines holding it (kb_search_index.han_characters of each).
+
+    numpy finds them (3 million Han characters at 50,000 entries): each character's offset from the first Han code
+    point and its line, a part at a time; then one stable sort by offset (a radix sort of 16-bit numbers), which
+    keeps each character's lines rising, so that a line's repeats of a character lie side by side."""
+    import numpy as np
+
+    from opprof_advisor.kb_search_zh import HAN_RANGES
+
+    base = min(low for low, _ in HAN_RANGES)
+    span = max(high for _, high in HAN_RANGES) - base
+    offset_type = np.uint16 if span < 1 << 16 else np.uint32
+    offsets, rows, first = [], [], 0
+    for part in parts:
+        codes = np.frombuffer(part.encode("utf-32-le"), dtype=np.uint32)
+        han = np.zeros(len(codes), dtype=bool)
+        for low, high in HAN_RANGES:
+            han |= (codes >= low) & (codes <= high)
+        at, breaks = np.flatnonzero(han), np.flatnonzero(codes == ord("\n"))
+        rows.append(np.searchsorted(breaks, at).astype(np.dtype(ROWID_CODE)) + first)  # breaks before: the line
+        offsets.append((codes[at] - base).astype(offset_type))
+        first += len(breaks) + 1
+    offset, row = (np.concatenate(offsets), np.concatenate(rows)) if parts else ([], [])
+    if not len(offset):
+        return {}
+    order = np.argsort(offset, kind="stable")
+    offset, row = offset[order], row[order]
+    starts = np.flatnonzero(np.concatenate(([True], offset[1:] != offset[:-1])))
+    distinct = np.concatenate(([True], (offset[1:] != offset[:-1]) | (row[1:] != row[:-1])))
+    ends = [*starts[1:].tolist(), len(offset)]
+    return {chr(base + key): row[start:end][distinct[start:end]].tobytes()
+            for start, end, key in zip(starts.tolist(), ends, offset[starts].tolist())}
 
 
 def _bigrams_in_python(rowids: tuple[int, ...], ids: tuple[str, ...]) -> dict[str, list[int]]:

@@ -20,6 +20,10 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   few values instead of thousands of rows; stored in parts of LINES_PER_PART lines, so that an add
   rewrites the part of its rowid, not 20 MB of text at 50,000 entries.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
+* Han postings (kind HAN): for each Han character of the ``zh_texts`` lines, the entries holding it, so that a
+  Chinese query looks for a character pair only in the lines holding both characters (kb_search_zh). The
+  ``han_postings`` mark in search_blobs says they are there (an index filled before them has none: its Chinese
+  queries read every line, as they did).
 
 ``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
 when they are this layout's and the index's, and otherwise scores every entry (slower, never wrong).
@@ -51,7 +55,9 @@ SUMMARY = ("json_array(id, kind, title, json(coalesce(operators, '[]')), json(co
            " json(coalesce(tags, '[]')), json(coalesce(models, '[]')))")
 
 # Posting kinds (one letter, the first column of search_postings)
-FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM = "o", "s", "k", "l", "b"
+FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM, HAN = "o", "s", "k", "l", "b", "h"
+#: The search_blobs row that says the HAN postings are filled.
+HAN_MARK = "han_postings"
 #: A family or symptom key is the name, its position in the entry's list (0: first) and the list's length.
 KEY_SEPARATOR = "\t"
 ID_LENGTH, TITLE_SET_LENGTH, JOINED_LENGTH = "n", "m", "j"
@@ -111,6 +117,13 @@ def zh_text(zh: dict[str, str], title: str, operators: list[str], tags: list[str
     a gram never spans a space, so the order and the title's repeats do not matter)."""
     return " ".join((zh.get("title", ""), zh.get("summary", ""), zh.get("first_step", ""), title, " ".join(operators),
                      " ".join(tags)))
+
+
+def han_characters(line: str) -> set[str]:
+    """The HAN posting keys of one ``zh_texts`` line: its distinct Han characters (kb_search_zh.is_han)."""
+    from opprof_advisor.kb_search_zh import is_han
+
+    return set() if line.isascii() else {character for character in set(line) if is_han(character)}
 
 
 def token_set_length(text: str) -> int:
@@ -190,7 +203,8 @@ def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearch
 
 
 def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
-    _update_postings(conn, old, new)
+    _update_postings(conn, old, new, han=bool(conn.execute(
+        "select 1 from search_blobs where name = ?", (HAN_MARK,)).fetchone()))
     _update_vocabulary(conn, old, new)
     conn.executemany("delete from search_entries where rowid = ?", [(rowid,) for rowid in old.keys() - new.keys()])
     conn.executemany("insert or replace into search_entries values (?, ?, ?, ?)", [
@@ -211,19 +225,23 @@ def _joined(row: EntrySearchRow) -> str:
     return "".join(WORD.findall(row.summary[2].lower()))
 
 
-def _keys(row: EntrySearchRow) -> set[tuple[str, str]]:
+def _keys(row: EntrySearchRow, han: bool) -> set[tuple[str, str]]:
     entry_id, kind, title, operators, symptoms, tags, models = row.summary
     lower = title.lower()
-    return entry_keys(entry_id, kind, lower, "".join(WORD.findall(lower)), operators, symptoms, tags, models)
+    keys = entry_keys(entry_id, kind, lower, "".join(WORD.findall(lower)), operators, symptoms, tags, models)
+    if han:
+        keys.update((HAN, character) for character in han_characters(row.zh_text))
+    return keys
 
 
-def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
+def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow], *,
+                     han: bool) -> None:
     """Take each changed entry's rowid out of the postings of its old keys, into those of its new ones (sorted, as a
-    fill leaves them; a posting left empty goes)."""
+    fill leaves them; a posting left empty goes). ``han``: the tables have HAN postings."""
     edits: dict[tuple[str, str], tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
     for rowid in old.keys() | new.keys():
-        was = _keys(old[rowid]) if rowid in old else set()
-        now = _keys(new[rowid]) if rowid in new else set()
+        was = _keys(old[rowid], han) if rowid in old else set()
+        now = _keys(new[rowid], han) if rowid in new else set()
         for key in was - now:
             edits[key][0].add(rowid)
         for key in now - was:
@@ -345,6 +363,38 @@ class SearchTables:
         rows = self._rows("select value from search_blobs where name = ? order by part", (name,))
         text = "\n".join(row[0] for row in rows)
         return text.split("\n") if text else []
+
+    def has_han_postings(self) -> bool:
+        return bool(self._rows("select 1 from search_blobs where name = ?", (HAN_MARK,)))
+
+    def han_postings(self, characters: Iterable[str]) -> dict[str, set[int]]:
+        """The rowids of the entries whose zh_texts line holds each of ``characters`` (Han, from has_han_postings)."""
+        found: dict[str, set[int]] = {character: set() for character in characters}
+        for key, blob in self._rows("select key, rowids from search_postings where kind = ? and key in "
+                                    "(select value from json_each(?))", (HAN, json.dumps(list(found)))):
+            found[key] = set(unpack(blob))
+        return found
+
+    def zh_lines(self, rowids: set[int]) -> dict[int, str]:
+        """The ``zh_texts`` line of each of ``rowids`` as far as Han characters go (its Han runs as stored; a line
+        break may be a space): from the entries' rows when they are few, else from the blob's parts holding them."""
+        if not rowids:
+            return {}
+        if len(rowids) <= FEW_ROWS:
+            rows = self._rows("select rowid, coalesce(zh, '{}'), title, coalesce(operators, '[]'), "
+                              "coalesce(tags, '[]') from entries where rowid in (select value from json_each(?))",
+                              (json.dumps(sorted(rowids)),))
+            return {rowid: zh_text(json.loads(zh), title, json.loads(operators), json.loads(tags)).lower()
+                    for rowid, zh, title, operators, tags in rows}
+        by_part: dict[int, list[int]] = defaultdict(list)
+        for rowid in rowids:
+            by_part[rowid // LINES_PER_PART].append(rowid)
+        found = {}
+        for part, value in self._rows("select part, value from search_blobs where name = 'zh_texts' and part in "
+                                      "(select value from json_each(?))", (json.dumps(sorted(by_part)),)):
+            lines = value.split("\n")
+            found.update((rowid, lines[rowid % LINES_PER_PART]) for rowid in by_part[part])
+        return found
 
     def zh_rows(self, rowids: Iterable[int]) -> list[tuple[int, str, dict]]:
         """(rowid, id, zh texts) of each of ``rowids``."""

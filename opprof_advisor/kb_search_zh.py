@@ -13,6 +13,10 @@ A query is routed here when it holds a Han character. Each query gram weighs its
 frequency over the candidate entries; an entry scores the share of the query's weight it holds
 (0–1), 80 % for holding it anywhere in its zh texts and 20 % for holding it in its Chinese title. Latin words in the query (``NMS 回退``) are matched
 as whole lower-case words of the entry's English and Chinese texts.
+
+Through the index's candidate tables (rank_chinese_candidates) the entries holding a character come from its
+Han posting and a pair is looked for only in the lines of the entries holding both characters (han_holders);
+a query with a Latin word, or an index without the postings, reads every line (gram_holders), with the same result.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ if TYPE_CHECKING:
     from opprof_advisor.kb_search import SearchHit
     from opprof_advisor.store import Index
 
-_HAN_PATTERN = r"[\u3400-\u9fff\uf900-\ufaff]+"
+#: The code points read as Han (CJK unified ideographs, extension A, compatibility ideographs).
+HAN_RANGES = ((0x3400, 0x9FFF), (0xF900, 0xFAFF))
+_HAN_PATTERN = "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in HAN_RANGES) + "]+"
 _LATIN = re.compile(r"[a-z0-9_]+")
 #: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
 UNIGRAM_WEIGHT = 0.25
@@ -47,6 +53,12 @@ def _han():
 def has_han(text: str) -> bool:
     """True when ``text`` holds a Chinese (Han) character."""
     return not text.isascii() and bool(_han().search(text))
+
+
+def is_han(character: str) -> bool:
+    """True when ``character`` (one) is Han, as has_han reads it."""
+    point = ord(character)
+    return any(low <= point <= high for low, high in HAN_RANGES)
 
 
 def grams(text: str) -> Counter[str]:
@@ -97,11 +109,17 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     candidate tables: only the entries holding a query gram are looked at, only the hits' texts read."""
     from opprof_advisor.kb_search import SearchHit
 
-    texts = tables.blob("zh_texts")  # entry_text of each rowid, lower-case: Han runs and words unchanged
-    if not texts or not size:
+    if not size:
         return []
     query_grams = grams(query)
-    holders = gram_holders(texts, query_grams, allowed)
+    holders = han_holders(tables, query_grams)
+    if holders is None:
+        texts = tables.blob("zh_texts")  # entry_text of each rowid, lower-case: Han runs and words unchanged
+        if not texts:
+            return []
+        holders = gram_holders(texts, query_grams, None)
+    if allowed is not None:
+        holders = {gram: rowids & allowed for gram, rowids in holders.items()}
     weights = {g: _weight(g) * math.log(1 + size / (1 + len(holders[g]))) for g in query_grams}
     total = sum(weights.values()) or 1.0
     held: dict[int, list[float]] = {}  # the weights of the grams each entry holds, in the order of weights
@@ -127,6 +145,21 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
         hits.append(SearchHit(entry_id, kind, title, score, list(operators), list(tags),
                               zh={"title": zh["title"]} if zh.get("title") else {}))
     return hits
+
+
+def han_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]] | None:
+    """gram_holders of every rowid from the index's Han postings: a character's holders are its posting, a pair's
+    the lines of both characters' postings that hold it. None when the index has no Han postings or the query
+    holds a Latin word (matched as a whole word of every line)."""
+    query_grams = list(query_grams)
+    if not all(has_han(gram) for gram in query_grams) or not tables.has_han_postings():
+        return None
+    found = tables.han_postings(gram for gram in query_grams if len(gram) == 1)
+    pairs = {gram: found[gram[0]] & found[gram[1]] for gram in query_grams if len(gram) == 2}
+    lines = tables.zh_lines(set().union(*pairs.values()))
+    for pair, rowids in pairs.items():
+        found[pair] = {rowid for rowid in rowids if pair in lines[rowid]}
+    return found
 
 
 def gram_holders(texts: list[str], query_grams: Iterable[str], allowed: set[int] | None) -> dict[str, set[int]]:

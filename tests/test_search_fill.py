@@ -99,3 +99,22 @@ def test_id_bigrams_are_those_of_entry_keys():
                 if kind == ID_BIGRAM:
                     expected.setdefault(key, []).append(rowid)
         assert kb_search_fill.id_bigrams(rowids, tuple(ids)) == {key: pack(found) for key, found in expected.items()}
+
+
+def test_han_postings_are_those_of_han_characters(monkeypatch):
+    monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 4)  # lines across several parts
+    rng = random.Random(18)
+    # Han of both ranges and their edges, characters next to them, a wide character, ASCII
+    alphabet = ["\u3400", "\u9fff", "\uf900", "\ufaff", "\u33ff", "\ua000", "\uf8ff", "\ufb00", "算", "子", "σ",
+                "\U00020000", "a", " "]
+    for lines in ([], ["算"], ["", "算子", "", "子 a"],
+                  ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(61)]):
+        rowids = tuple(range(1, len(lines) + 1))
+        parts = [part for _, part in kb_search_fill._line_parts(rowids, lines)]
+        expected: dict[str, list[int]] = {}
+        for rowid, line in zip(rowids, lines):
+            for character in sorted(kb_search_index.han_characters(line)):
+                expected.setdefault(character, []).append(rowid)
+        assert kb_search_fill.han_postings(parts) == {key: pack(found) for key, found in expected.items()}
+    assert set(kb_search_index.han_characters("\u3400\u9fff\uf900\ufaff\u33ff\ua000\uf8ff\ufb00\U00020000a")) == {
+        "\u3400", "\u9fff", "\uf900", "\ufaff"}
