@@ -19,8 +19,8 @@ from itertools import chain
 
 from opprof_advisor import kb_search_index
 from opprof_advisor.kb_search_index import (
-    COMPARED_TEXT, FAMILY, HAN, HAN_MARK, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
-    STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
+    COMPARED_TEXT, FAMILY, HAN, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
+    STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, ZH_MARK, ZH_WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
 )
 
 
@@ -71,6 +71,8 @@ _COLUMNS = ("select rowid, id, kind, title, coalesce(operators, '[]'), coalesce(
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
 _NOT_WORD_NOR_BREAK = bytes(code for code in range(256) if code not in _WORD_BYTES and code != ord("\n"))
 _SPACE_BUT_WORDS = bytes(code if code in _WORD_BYTES else ord(" ") for code in range(256))
+#: A table turning every byte but those of kb_search_zh.LATIN's characters and the line break into a space.
+_SPACE_BUT_LATIN_OR_BREAK = bytes(code if code in _WORD_BYTES or code in b"_\n" else ord(" ") for code in range(256))
 
 
 def _count_words(text: str) -> Counter[str]:
@@ -115,10 +117,11 @@ def _table_rows(columns: list[tuple], titles: str, joined: list[str]) -> Iterato
     zh_parts = [part.lower() for _, part in _line_parts(rowids, zh_texts)]
     yield _INSERT_BLOB, [("zh_texts", number, part) for number, part in enumerate(zh_parts)]
     postings = _postings(rowids, ids, kinds, titles, joined, operators, symptoms, tags, models)
-    postings = sorted(postings + [(HAN, key, found) for key, found in han_postings(zh_parts).items()])
+    postings = sorted(postings + [(HAN, key, found) for key, found in han_postings(zh_parts).items()]
+                      + [(ZH_WORD, key, found) for key, found in zh_word_postings(zh_parts).items()])
     yield "insert into search_postings values (?, ?, ?)", postings
     labels = json.dumps(sorted(key for kind, key, _ in postings if kind == LABEL), ensure_ascii=False)
-    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids))), (HAN_MARK, 0, "yes")]
+    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids))), (ZH_MARK, 0, "yes")]
     yield "insert into search_words values (?, ?, ?)", vocabulary_rows(
         _word_counts(ids, lowered, (operators, symptoms, tags, models)))
 
@@ -218,6 +221,22 @@ def han_postings(parts: list[str]) -> dict[str, bytes]:
     ends = [*starts[1:].tolist(), len(offset)]
     return {chr(base + key): row[start:end][distinct[start:end]].tobytes()
             for start, end, key in zip(starts.tolist(), ends, offset[starts].tolist())}
+
+
+def zh_word_postings(parts: list[str]) -> dict[str, bytes]:
+    """The ZH_WORD postings, packed: each Latin word of the ``zh_texts`` lines (``parts`` as han_postings reads them),
+    with the rowids of the lines holding it (kb_search_index.zh_words of each): the lines' bytes that are not those
+    of a word, nor a line break, made spaces at once (every byte of a non-ASCII character is >= 0x80), each line's
+    words then split off and made distinct."""
+    found: dict[bytes, list[int]] = defaultdict(list)
+    first = 0
+    for part in parts:
+        lines = part.encode().translate(_SPACE_BUT_LATIN_OR_BREAK).split(b"\n")
+        for rowid, line in enumerate(lines, first):
+            for word in set(line.split()):
+                found[word].append(rowid)
+        first += len(lines)
+    return {word.decode(): pack(rowids) for word, rowids in found.items()}
 
 
 def _bigrams_in_python(rowids: tuple[int, ...], ids: tuple[str, ...]) -> dict[str, list[int]]:

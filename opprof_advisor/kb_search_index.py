@@ -20,10 +20,10 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
   few values instead of thousands of rows; stored in parts of LINES_PER_PART lines, so that an add
   rewrites the part of its rowid, not 20 MB of text at 50,000 entries.
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
-* Han postings (kind HAN): for each Han character of the ``zh_texts`` lines, the entries holding it, so that a
-  Chinese query looks for a character pair only in the lines holding both characters (kb_search_zh). The
-  ``han_postings`` mark in search_blobs says they are there (an index filled before them has none: its Chinese
-  queries read every line, as they did).
+* Chinese postings: for each Han character (kind HAN) and each Latin word (ZH_WORD) of the ``zh_texts``
+  lines, the entries holding it, so that a Chinese query reads the lines of the entries holding both characters
+  of a pair only (kb_search_zh). The ``zh_postings`` mark in search_blobs says they are there (an index filled
+  before them has none: its Chinese queries read every line, as they did).
 
 ``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
 when they are this layout's and the index's, and otherwise scores every entry (slower, never wrong).
@@ -55,9 +55,9 @@ SUMMARY = ("json_array(id, kind, title, json(coalesce(operators, '[]')), json(co
            " json(coalesce(tags, '[]')), json(coalesce(models, '[]')))")
 
 # Posting kinds (one letter, the first column of search_postings)
-FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM, HAN = "o", "s", "k", "l", "b", "h"
-#: The search_blobs row that says the HAN postings are filled.
-HAN_MARK = "han_postings"
+FAMILY, SYMPTOM, KIND, LABEL, ID_BIGRAM, HAN, ZH_WORD = "o", "s", "k", "l", "b", "h", "z"
+#: The search_blobs row that says the HAN and ZH_WORD postings are filled.
+ZH_MARK = "zh_postings"
 #: A family or symptom key is the name, its position in the entry's list (0: first) and the list's length.
 KEY_SEPARATOR = "\t"
 ID_LENGTH, TITLE_SET_LENGTH, JOINED_LENGTH = "n", "m", "j"
@@ -124,6 +124,13 @@ def han_characters(line: str) -> set[str]:
     from opprof_advisor.kb_search_zh import is_han
 
     return set() if line.isascii() else {character for character in set(line) if is_han(character)}
+
+
+def zh_words(line: str) -> set[str]:
+    """The ZH_WORD posting keys of one (lower-case) ``zh_texts`` line: its words as kb_search_zh.grams finds them."""
+    from opprof_advisor.kb_search_zh import LATIN
+
+    return set(LATIN.findall(line))
 
 
 def token_set_length(text: str) -> int:
@@ -203,8 +210,8 @@ def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearch
 
 
 def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
-    _update_postings(conn, old, new, han=bool(conn.execute(
-        "select 1 from search_blobs where name = ?", (HAN_MARK,)).fetchone()))
+    _update_postings(conn, old, new, zh=bool(conn.execute(
+        "select 1 from search_blobs where name = ?", (ZH_MARK,)).fetchone()))
     _update_vocabulary(conn, old, new)
     conn.executemany("delete from search_entries where rowid = ?", [(rowid,) for rowid in old.keys() - new.keys()])
     conn.executemany("insert or replace into search_entries values (?, ?, ?, ?)", [
@@ -225,23 +232,24 @@ def _joined(row: EntrySearchRow) -> str:
     return "".join(WORD.findall(row.summary[2].lower()))
 
 
-def _keys(row: EntrySearchRow, han: bool) -> set[tuple[str, str]]:
+def _keys(row: EntrySearchRow, zh: bool) -> set[tuple[str, str]]:
     entry_id, kind, title, operators, symptoms, tags, models = row.summary
     lower = title.lower()
     keys = entry_keys(entry_id, kind, lower, "".join(WORD.findall(lower)), operators, symptoms, tags, models)
-    if han:
+    if zh:
         keys.update((HAN, character) for character in han_characters(row.zh_text))
+        keys.update((ZH_WORD, word) for word in zh_words(row.zh_text))
     return keys
 
 
 def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow], *,
-                     han: bool) -> None:
+                     zh: bool) -> None:
     """Take each changed entry's rowid out of the postings of its old keys, into those of its new ones (sorted, as a
-    fill leaves them; a posting left empty goes). ``han``: the tables have HAN postings."""
+    fill leaves them; a posting left empty goes). ``zh``: the tables have the Chinese postings."""
     edits: dict[tuple[str, str], tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
     for rowid in old.keys() | new.keys():
-        was = _keys(old[rowid], han) if rowid in old else set()
-        now = _keys(new[rowid], han) if rowid in new else set()
+        was = _keys(old[rowid], zh) if rowid in old else set()
+        now = _keys(new[rowid], zh) if rowid in new else set()
         for key in was - now:
             edits[key][0].add(rowid)
         for key in now - was:
@@ -364,15 +372,16 @@ class SearchTables:
         text = "\n".join(row[0] for row in rows)
         return text.split("\n") if text else []
 
-    def has_han_postings(self) -> bool:
-        return bool(self._rows("select 1 from search_blobs where name = ?", (HAN_MARK,)))
+    def has_zh_postings(self) -> bool:
+        return bool(self._rows("select 1 from search_blobs where name = ?", (ZH_MARK,)))
 
-    def han_postings(self, characters: Iterable[str]) -> dict[str, set[int]]:
-        """The rowids of the entries whose zh_texts line holds each of ``characters`` (Han, from has_han_postings)."""
-        found: dict[str, set[int]] = {character: set() for character in characters}
-        for key, blob in self._rows("select key, rowids from search_postings where kind = ? and key in "
-                                    "(select value from json_each(?))", (HAN, json.dumps(list(found)))):
-            found[key] = set(unpack(blob))
+    def posted(self, kind: str, keys: Iterable[str]) -> dict[str, set[int]]:
+        """The rowids of the entries having each of ``keys`` of this kind (none: an empty set), key by key."""
+        found: dict[str, set[int]] = {key: set() for key in keys}
+        if found:
+            for key, blob in self._rows("select key, rowids from search_postings where kind = ? and key in "
+                                        "(select value from json_each(?))", (kind, json.dumps(list(found)))):
+                found[key] = set(unpack(blob))
         return found
 
     def zh_lines(self, rowids: set[int]) -> dict[int, str]:

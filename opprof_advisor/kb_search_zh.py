@@ -14,9 +14,9 @@ frequency over the candidate entries; an entry scores the share of the query's w
 (0–1), 80 % for holding it anywhere in its zh texts and 20 % for holding it in its Chinese title. Latin words in the query (``NMS 回退``) are matched
 as whole lower-case words of the entry's English and Chinese texts.
 
-Through the index's candidate tables (rank_chinese_candidates) the entries holding a character come from its
-Han posting and a pair is looked for only in the lines of the entries holding both characters (han_holders);
-a query with a Latin word, or an index without the postings, reads every line (gram_holders), with the same result.
+Through the index's candidate tables (rank_chinese_candidates) the entries holding a character or a Latin word come
+from their postings, and a pair is looked for only in the lines of the entries holding both characters
+(zh_holders); an index without the postings reads every line (gram_holders), with the same result.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 #: The code points read as Han (CJK unified ideographs, extension A, compatibility ideographs).
 HAN_RANGES = ((0x3400, 0x9FFF), (0xF900, 0xFAFF))
 _HAN_PATTERN = "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in HAN_RANGES) + "]+"
-_LATIN = re.compile(r"[a-z0-9_]+")
+#: The Latin words of a text (lower-case), as grams finds them.
+LATIN = re.compile(r"[a-z0-9_]+")
 #: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
 UNIGRAM_WEIGHT = 0.25
 #: Below this share of the query's weight an entry is not a hit.
@@ -67,7 +68,7 @@ def grams(text: str) -> Counter[str]:
     for run in (_han().findall(text) if not text.isascii() else ()):
         found.update(run)
         found.update(run[i:i + 2] for i in range(len(run) - 1))
-    found.update(_LATIN.findall(text.lower()))
+    found.update(LATIN.findall(text.lower()))
     return found
 
 
@@ -112,7 +113,7 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     if not size:
         return []
     query_grams = grams(query)
-    holders = han_holders(tables, query_grams)
+    holders = zh_holders(tables, query_grams)
     if holders is None:
         texts = tables.blob("zh_texts")  # entry_text of each rowid, lower-case: Han runs and words unchanged
         if not texts:
@@ -147,15 +148,17 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     return hits
 
 
-def han_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]] | None:
-    """gram_holders of every rowid from the index's Han postings: a character's holders are its posting, a pair's
-    the lines of both characters' postings that hold it. None when the index has no Han postings or the query
-    holds a Latin word (matched as a whole word of every line)."""
-    query_grams = list(query_grams)
-    if not all(has_han(gram) for gram in query_grams) or not tables.has_han_postings():
+def zh_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]] | None:
+    """gram_holders of every rowid from the index's Chinese postings: a character's or a Latin word's holders are
+    its posting, a pair's the lines of both characters' postings that hold it; None without the postings."""
+    from opprof_advisor.kb_search_index import HAN, ZH_WORD
+
+    if not tables.has_zh_postings():
         return None
-    found = tables.han_postings(gram for gram in query_grams if len(gram) == 1)
-    pairs = {gram: found[gram[0]] & found[gram[1]] for gram in query_grams if len(gram) == 2}
+    query_grams = list(query_grams)
+    found = tables.posted(HAN, [gram for gram in query_grams if len(gram) == 1 and has_han(gram)])
+    found.update(tables.posted(ZH_WORD, [gram for gram in query_grams if not has_han(gram)]))
+    pairs = {gram: found[gram[0]] & found[gram[1]] for gram in query_grams if len(gram) == 2 and has_han(gram)}
     lines = tables.zh_lines(set().union(*pairs.values()))
     for pair, rowids in pairs.items():
         found[pair] = {rowid for rowid in rowids if pair in lines[rowid]}
@@ -185,7 +188,7 @@ def holding(texts: list[str], gram: str, allowed: set[int] | None) -> set[int]:
     """
     found = {rowid for rowid, text in enumerate(texts) if gram in text}
     if not has_han(gram):
-        # a whole word of _LATIN: an occurrence with no word character either side
+        # a whole word of LATIN: an occurrence with no word character either side
         word = re.compile(rf"(?<![a-z0-9_]){re.escape(gram)}(?![a-z0-9_])")
         found = {rowid for rowid in found if word.search(texts[rowid])}
     return found if allowed is None else found & allowed

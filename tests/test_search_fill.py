@@ -101,20 +101,29 @@ def test_id_bigrams_are_those_of_entry_keys():
         assert kb_search_fill.id_bigrams(rowids, tuple(ids)) == {key: pack(found) for key, found in expected.items()}
 
 
-def test_han_postings_are_those_of_han_characters(monkeypatch):
+#: Lines for the Chinese postings: Han of both ranges and their edges, characters next to them, a wide character;
+#: words next to Han, underscores, digits, a dotted i's combining mark (lower-case İ), separators of every kind.
+ZH_PIECES = ["\u3400", "\u9fff", "\uf900", "\ufaff", "\u33ff", "\ua000", "\uf8ff", "\ufb00", "算", "子", "\U00020000",
+             "nms", "回退", "launch_bound", "_", "a1", "i\u0307", "-", ".", "\t", "\u3000", "σ", "é", "x", " "]
+
+
+@pytest.mark.parametrize("fill, keys_of", [(kb_search_fill.han_postings, kb_search_index.han_characters),
+                                           (kb_search_fill.zh_word_postings, kb_search_index.zh_words)])
+def test_chinese_postings_are_those_of_each_line(monkeypatch, fill, keys_of):
     monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 4)  # lines across several parts
     rng = random.Random(18)
-    # Han of both ranges and their edges, characters next to them, a wide character, ASCII
-    alphabet = ["\u3400", "\u9fff", "\uf900", "\ufaff", "\u33ff", "\ua000", "\uf8ff", "\ufb00", "算", "子", "σ",
-                "\U00020000", "a", " "]
-    for lines in ([], ["算"], ["", "算子", "", "子 a"],
-                  ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(61)]):
+    for lines in ([], ["算"], ["nms"], ["", "算子", "", "子 a", "nms回退nms", "a_b a-b"],
+                  ["".join(rng.choice(ZH_PIECES) for _ in range(rng.randint(0, 12))) for _ in range(61)]):
         rowids = tuple(range(1, len(lines) + 1))
         parts = [part for _, part in kb_search_fill._line_parts(rowids, lines)]
         expected: dict[str, list[int]] = {}
         for rowid, line in zip(rowids, lines):
-            for character in sorted(kb_search_index.han_characters(line)):
-                expected.setdefault(character, []).append(rowid)
-        assert kb_search_fill.han_postings(parts) == {key: pack(found) for key, found in expected.items()}
-    assert set(kb_search_index.han_characters("\u3400\u9fff\uf900\ufaff\u33ff\ua000\uf8ff\ufb00\U00020000a")) == {
+            for key in sorted(keys_of(line)):
+                expected.setdefault(key, []).append(rowid)
+        assert fill(parts) == {key: pack(found) for key, found in expected.items()}
+
+
+def test_the_keys_of_a_chinese_line():
+    assert kb_search_index.han_characters("\u3400\u9fff\uf900\ufaff\u33ff\ua000\uf8ff\ufb00\U00020000a") == {
         "\u3400", "\u9fff", "\uf900", "\ufaff"}
+    assert kb_search_index.zh_words("nms回退nms a_b-c é1") == {"nms", "a_b", "c", "1"}
