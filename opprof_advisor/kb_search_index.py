@@ -22,8 +22,9 @@ very same ranking as scoring them all (tests/test_search_candidates.py compares 
 * ``search_words``: the words a misspelt query word is corrected to, with their counts, by length.
 * Chinese postings: for each Han character (kind HAN) and each Latin word (ZH_WORD) of the ``zh_texts``
   lines, the entries holding it, so that a Chinese query reads the lines of the entries holding both characters
-  of a pair only (kb_search_zh). The ``zh_postings`` mark in search_blobs says they are there (an index filled
-  before them has none: its Chinese queries read every line, as they did).
+  of a pair only (kb_search_zh). The ``zh_postings`` mark in search_blobs says they are there (tables filled
+  before them have none: their Chinese queries read every line, as they did, until the next change of the KB
+  fills the tables again; see tables_current).
 
 ``meta.search_tables`` holds the layout and content hash the tables describe; a search uses them only
 when they are this layout's and the index's, and otherwise scores every entry (slower, never wrong).
@@ -192,9 +193,12 @@ def entry_search_rows(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str,
 
 
 def tables_current(conn: sqlite3.Connection) -> bool:
-    """True when the tables are this layout's and describe the index's content (an update may start from them)."""
+    """True when the tables are this layout's and describe the index's content (an update may start from them), with
+    the Chinese postings (tables filled before them are filled again at the next change of the KB, once)."""
     rows = dict(conn.execute(f"select key, value from meta where key in ('content_hash', '{STAMP_KEY}')").fetchall())
-    return STAMP_KEY in rows and rows[STAMP_KEY] == stamp(rows.get("content_hash", ""))
+    if STAMP_KEY not in rows or rows[STAMP_KEY] != stamp(rows.get("content_hash", "")):
+        return False
+    return conn.execute("select 1 from search_blobs where name = ?", (ZH_MARK,)).fetchone() is not None
 
 
 def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearchRow | None]) -> None:
@@ -210,8 +214,7 @@ def update_search_tables(conn: sqlite3.Connection, before: dict[str, EntrySearch
 
 
 def _update_rows(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
-    _update_postings(conn, old, new, zh=bool(conn.execute(
-        "select 1 from search_blobs where name = ?", (ZH_MARK,)).fetchone()))
+    _update_postings(conn, old, new)
     _update_vocabulary(conn, old, new)
     conn.executemany("delete from search_entries where rowid = ?", [(rowid,) for rowid in old.keys() - new.keys()])
     conn.executemany("insert or replace into search_entries values (?, ?, ?, ?)", [
@@ -232,24 +235,22 @@ def _joined(row: EntrySearchRow) -> str:
     return "".join(WORD.findall(row.summary[2].lower()))
 
 
-def _keys(row: EntrySearchRow, zh: bool) -> set[tuple[str, str]]:
+def _keys(row: EntrySearchRow) -> set[tuple[str, str]]:
     entry_id, kind, title, operators, symptoms, tags, models = row.summary
     lower = title.lower()
     keys = entry_keys(entry_id, kind, lower, "".join(WORD.findall(lower)), operators, symptoms, tags, models)
-    if zh:
-        keys.update((HAN, character) for character in han_characters(row.zh_text))
-        keys.update((ZH_WORD, word) for word in zh_words(row.zh_text))
+    keys.update((HAN, character) for character in han_characters(row.zh_text))
+    keys.update((ZH_WORD, word) for word in zh_words(row.zh_text))
     return keys
 
 
-def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow], *,
-                     zh: bool) -> None:
+def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], new: dict[int, EntrySearchRow]) -> None:
     """Take each changed entry's rowid out of the postings of its old keys, into those of its new ones (sorted, as a
-    fill leaves them; a posting left empty goes). ``zh``: the tables have the Chinese postings."""
+    fill leaves them; a posting left empty goes)."""
     edits: dict[tuple[str, str], tuple[set[int], set[int]]] = defaultdict(lambda: (set(), set()))
     for rowid in old.keys() | new.keys():
-        was = _keys(old[rowid], zh) if rowid in old else set()
-        now = _keys(new[rowid], zh) if rowid in new else set()
+        was = _keys(old[rowid]) if rowid in old else set()
+        now = _keys(new[rowid]) if rowid in new else set()
         for key in was - now:
             edits[key][0].add(rowid)
         for key in now - was:

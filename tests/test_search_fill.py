@@ -127,3 +127,41 @@ def test_the_keys_of_a_chinese_line():
     assert kb_search_index.han_characters("\u3400\u9fff\uf900\ufaff\u33ff\ua000\uf8ff\ufb00\U00020000a") == {
         "\u3400", "\u9fff", "\uf900", "\ufaff"}
     assert kb_search_index.zh_words("nms回退nms a_b-c é1") == {"nms", "a_b", "c", "1"}
+
+
+def test_tables_filled_before_the_chinese_postings_are_filled_again_at_the_next_change(tmp_path, advisor_home):
+    from opprof_advisor import kb_add, kb_search
+
+    def chinese_postings(conn) -> list[tuple]:
+        return conn.execute("select * from search_postings where kind in (?, ?) order by 1, 2",
+                            (kb_search_index.HAN, kb_search_index.ZH_WORD)).fetchall()
+
+    index = store.open_index()
+    expected = kb_search.search_to_json(kb_search.run_search(index, "非极大值抑制 nms"))
+    db = index.db_path
+    index.close()
+    conn = sqlite3.connect(db)
+    with conn:  # as tables filled before the postings: no mark, no postings
+        conn.execute("delete from search_postings where kind in (?, ?)", (kb_search_index.HAN, kb_search_index.ZH_WORD))
+        conn.execute("delete from search_blobs where name = ?", (kb_search_index.ZH_MARK,))
+    conn.close()
+    index = store.open_index()
+    assert not kb_search_index.open_tables(index).has_zh_postings()  # read as they are: every line is read
+    assert kb_search.search_to_json(kb_search.run_search(index, "非极大值抑制 nms")) == expected
+    index.close()
+
+    kb_add.add_entry_file(write_entry(tmp_path / "mine", "my-tip", kind="tip", title="Host NMS", body=body_for("tip"),
+                                      zh={"title": "主机上的非极大值抑制", "summary": "摘要", "first_step": "第一步"}))
+    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    try:
+        assert kb_search_index.tables_current(conn)
+        after_add = chinese_postings(conn)
+        conn.execute("begin")
+        fill_search_tables(conn)
+        assert after_add == chinese_postings(conn) and after_add
+        conn.execute("rollback")
+    finally:
+        conn.close()
+    index = store.open_index()
+    assert kb_search.run_search(index, "主机上的非极大值抑制").hits[0].id == "my-tip"
+    index.close()
