@@ -257,11 +257,31 @@ def _update_postings(conn: sqlite3.Connection, old: dict[int, EntrySearchRow], n
             edits[key][1].add(rowid)
     for (kind, key), (gone, added) in edits.items():
         row = conn.execute("select rowids from search_postings where kind = ? and key = ?", (kind, key)).fetchone()
-        rowids = sorted((set(unpack(row[0])) if row else set()) - gone | added)
+        rowids = edited_posting(row[0] if row else b"", gone, added)
         if rowids:
-            conn.execute("insert or replace into search_postings values (?, ?, ?)", (kind, key, pack(rowids)))
+            conn.execute("insert or replace into search_postings values (?, ?, ?)", (kind, key, rowids))
         else:
             conn.execute("delete from search_postings where kind = ? and key = ?", (kind, key))
+
+
+def edited_posting(posting: bytes, gone: Iterable[int], added: Iterable[int]) -> bytes:
+    """The packed ``posting`` (sorted, distinct rowids) without ``gone`` and with ``added``, still sorted and distinct.
+
+    Each rowid is found by bisection and moved in by the array: a posting of a common Han character holds nearly
+    every rowid, and an add changes a hundred such postings (decoding each into a set and sorting it cost 0.3 s at
+    50,000 entries)."""
+    from bisect import bisect_left
+
+    rowids = unpack(posting)
+    for rowid in gone:
+        at = bisect_left(rowids, rowid)
+        if at < len(rowids) and rowids[at] == rowid:
+            del rowids[at]
+    for rowid in sorted(added):
+        at = bisect_left(rowids, rowid)
+        if at == len(rowids) or rowids[at] != rowid:
+            rowids.insert(at, rowid)
+    return rowids.tobytes()
 
 
 def entry_words(summary: list) -> list[str]:

@@ -165,3 +165,13 @@ def test_tables_filled_before_the_chinese_postings_are_filled_again_at_the_next_
     index = store.open_index()
     assert kb_search.run_search(index, "主机上的非极大值抑制").hits[0].id == "my-tip"
     index.close()
+
+
+def test_an_edited_posting_is_the_sorted_set_of_its_rowids():
+    rng = random.Random(18)
+    for _ in range(300):
+        stored = sorted(rng.sample(range(1, 200), rng.randint(0, 40)))
+        gone = set(rng.sample(range(1, 200), rng.randint(0, 10)))
+        added = set(rng.sample(range(1, 200), rng.randint(0, 10))) - gone  # an entry's key is either gone or added
+        expected = sorted(set(stored) - gone | added)
+        assert kb_search_index.edited_posting(pack(stored), gone, added) == pack(expected)
