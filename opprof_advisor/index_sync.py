@@ -455,8 +455,7 @@ def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list
         return []
     order = {entry_id: number for number, entry_id in enumerate(winners)}
     dangling.sort(key=lambda row: (order[row[0]], row[2]))
-    ids = set(winners)
-    return related_problems([(path, [rel]) for _, path, _, rel in dangling], ids)
+    return related_problems([(path, [rel]) for _, path, _, rel in dangling], winners)
 
 
 def _meta_values(sources, file_count: int, folders: list[list], scanned_at: int, problems: list[Problem],
