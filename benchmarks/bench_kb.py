@@ -133,10 +133,15 @@ def main() -> int:
               f"target ≤ 20 s {'ok' if build <= 20 else 'SLOW'}")
         rare = letters(options.entries // 2)
         big = interleaved({"selective": [*ADVISOR, "search", rare], "nms": [*ADVISOR, "search", "nms"],
-                           "floor": [sys.executable, "-c", FTS_FLOOR, db, rare]}, env, options.runs)
+                           "floor": [sys.executable, "-c", FTS_FLOOR, db, rare],
+                           "zh": [*ADVISOR, "search", "降频"], "zh latin": [*ADVISOR, "search", "NMS 回退"]},
+                          env, options.runs)
         line("FTS floor, fresh interpreter", big["floor"])
         ok &= line(f"search {rare} (selective), {options.entries} entries", big["selective"], 0.15, big["floor"])
         ok &= line(f"search nms, {options.entries} entries", big["nms"], 0.15, big["floor"])
+        # Chinese: each generated entry copies a real one's zh texts, so no Chinese query is selective here
+        line("search 降频 (Chinese, 1 in 160 entries)", big["zh"], floor=big["floor"])
+        line("search NMS 回退 (Chinese and a word)", big["zh latin"], floor=big["floor"])
         adds = []
         for number in range(3):
             extra = Path(scratch) / f"extra-{number}.md"
