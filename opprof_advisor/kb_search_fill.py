@@ -20,7 +20,7 @@ from itertools import chain
 from opprof_advisor import kb_search_index
 from opprof_advisor.kb_search_index import (
     COMPARED_TEXT, FAMILY, HAN, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
-    STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, ZH_MARK, ZH_WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
+    STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, ZH_WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
 )
 
 
@@ -121,7 +121,7 @@ def _table_rows(columns: list[tuple], titles: str, joined: list[str]) -> Iterato
                       + [(ZH_WORD, key, found) for key, found in zh_word_postings(zh_parts).items()])
     yield "insert into search_postings values (?, ?, ?)", postings
     labels = json.dumps(sorted(key for kind, key, _ in postings if kind == LABEL), ensure_ascii=False)
-    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids))), (ZH_MARK, 0, "yes")]
+    yield _INSERT_BLOB, [("labels", 0, labels), ("count", 0, str(len(rowids)))]
     yield "insert into search_words values (?, ?, ?)", vocabulary_rows(
         _word_counts(ids, lowered, (operators, symptoms, tags, models)))
 

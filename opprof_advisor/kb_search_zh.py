@@ -16,7 +16,7 @@ as whole lower-case words of the entry's English and Chinese texts.
 
 Through the index's candidate tables (rank_chinese_candidates) the entries holding a character or a Latin word come
 from their postings, and a pair is looked for only in the lines of the entries holding both characters
-(zh_holders); an index without the postings reads every line (gram_holders), with the same result.
+(zh_holders), with the result of rank_chinese over every entry.
 """
 
 from __future__ import annotations
@@ -114,11 +114,6 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
         return []
     query_grams = grams(query)
     holders = zh_holders(tables, query_grams)
-    if holders is None:
-        texts = tables.blob("zh_texts")  # entry_text of each rowid, lower-case: Han runs and words unchanged
-        if not texts:
-            return []
-        holders = gram_holders(texts, query_grams, None)
     if allowed is not None:
         holders = {gram: rowids & allowed for gram, rowids in holders.items()}
     weights = {g: _weight(g) * math.log(1 + size / (1 + len(holders[g]))) for g in query_grams}
@@ -148,13 +143,12 @@ def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: 
     return hits
 
 
-def zh_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]] | None:
-    """gram_holders of every rowid from the index's Chinese postings: a character's or a Latin word's holders are
-    its posting, a pair's the lines of both characters' postings that hold it; None without the postings."""
+def zh_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]]:
+    """The rowids whose ``zh_texts`` line (kb_search_index.zh_text, lower-case) holds each of ``query_grams`` in its
+    grams, from the index's Chinese postings: a character's or a Latin word's holders are its posting, a pair's the
+    lines of both characters' postings that hold it (its characters are Han, so they lie in one run)."""
     from opprof_advisor.kb_search_index import HAN, ZH_WORD
 
-    if not tables.has_zh_postings():
-        return None
     query_grams = list(query_grams)
     found = tables.posted(HAN, [gram for gram in query_grams if len(gram) == 1 and has_han(gram)])
     found.update(tables.posted(ZH_WORD, [gram for gram in query_grams if not has_han(gram)]))
@@ -163,35 +157,6 @@ def zh_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]] | None
     for pair, rowids in pairs.items():
         found[pair] = {rowid for rowid in rowids if pair in lines[rowid]}
     return found
-
-
-def gram_holders(texts: list[str], query_grams: Iterable[str], allowed: set[int] | None) -> dict[str, set[int]]:
-    """The rowids holding each of ``query_grams`` (``holding``), among ``allowed`` (every rowid when None).
-
-    A Han pair is looked for only in the lines holding both its characters, which are query grams too
-    and are found first: looking for two characters in every line costs several times looking for one.
-    """
-    found: dict[str, set[int]] = {}
-    for gram in sorted(query_grams, key=len):
-        if len(gram) == 2 and gram[0] in found and gram[1] in found and has_han(gram):
-            found[gram] = {rowid for rowid in found[gram[0]] & found[gram[1]] if gram in texts[rowid]}
-        else:
-            found[gram] = holding(texts, gram, None)
-    return found if allowed is None else {gram: rowids & allowed for gram, rowids in found.items()}
-
-
-def holding(texts: list[str], gram: str, allowed: set[int] | None) -> set[int]:
-    """Rowids (line numbers of ``texts``) whose gram set (``grams``) holds ``gram``.
-
-    A Han gram is in a text's grams exactly when the text holds it (its characters are Han, so they
-    lie in one run); a Latin word only as a whole word, which the lines holding it are checked for.
-    """
-    found = {rowid for rowid, text in enumerate(texts) if gram in text}
-    if not has_han(gram):
-        # a whole word of LATIN: an occurrence with no word character either side
-        word = re.compile(rf"(?<![a-z0-9_]){re.escape(gram)}(?![a-z0-9_])")
-        found = {rowid for rowid in found if word.search(texts[rowid])}
-    return found if allowed is None else found & allowed
 
 
 def _weight(gram: str) -> float:

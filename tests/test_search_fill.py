@@ -129,24 +129,21 @@ def test_the_keys_of_a_chinese_line():
     assert kb_search_index.zh_words("nms回退nms a_b-c é1") == {"nms", "a_b", "c", "1"}
 
 
-def test_tables_filled_before_the_chinese_postings_are_filled_again_at_the_next_change(tmp_path, advisor_home):
+def test_tables_of_the_layout_before_the_chinese_postings_are_filled_again_at_the_next_change(tmp_path, advisor_home):
     from opprof_advisor import kb_add, kb_search
-
-    def chinese_postings(conn) -> list[tuple]:
-        return conn.execute("select * from search_postings where kind in (?, ?) order by 1, 2",
-                            (kb_search_index.HAN, kb_search_index.ZH_WORD)).fetchall()
 
     index = store.open_index()
     expected = kb_search.search_to_json(kb_search.run_search(index, "非极大值抑制 nms"))
     db = index.db_path
     index.close()
     conn = sqlite3.connect(db)
-    with conn:  # as tables filled before the postings: no mark, no postings
+    with conn:  # as an earlier version left them: layout 2, without the Chinese postings
         conn.execute("delete from search_postings where kind in (?, ?)", (kb_search_index.HAN, kb_search_index.ZH_WORD))
-        conn.execute("delete from search_blobs where name = ?", (kb_search_index.ZH_MARK,))
+        conn.execute("update meta set value = '2' || substr(value, instr(value, ':')) where key = ?",
+                     (kb_search_index.STAMP_KEY,))
     conn.close()
     index = store.open_index()
-    assert not kb_search_index.open_tables(index).has_zh_postings()  # read as they are: every line is read
+    assert kb_search_index.open_tables(index) is None  # not read: every entry is scored
     assert kb_search.search_to_json(kb_search.run_search(index, "非极大值抑制 nms")) == expected
     index.close()
 
@@ -155,14 +152,16 @@ def test_tables_filled_before_the_chinese_postings_are_filled_again_at_the_next_
     conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     try:
         assert kb_search_index.tables_current(conn)
-        after_add = chinese_postings(conn)
+        after_add = tables(conn)
         conn.execute("begin")
         fill_search_tables(conn)
-        assert after_add == chinese_postings(conn) and after_add
+        assert after_add == tables(conn)
+        assert any(kind == kb_search_index.HAN for kind, _, _ in after_add["search_postings"])
         conn.execute("rollback")
     finally:
         conn.close()
     index = store.open_index()
+    assert kb_search_index.open_tables(index) is not None
     assert kb_search.run_search(index, "主机上的非极大值抑制").hits[0].id == "my-tip"
     index.close()
 
