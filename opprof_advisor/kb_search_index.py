@@ -117,10 +117,10 @@ def zh_text(zh: dict[str, str], title: str, operators: list[str], tags: list[str
 
 
 def han_characters(line: str) -> set[str]:
-    """The HAN posting keys of one ``zh_texts`` line: its distinct Han characters (kb_search_zh.is_han)."""
-    from opprof_advisor.kb_search_zh import is_han
+    """The HAN posting keys of one ``zh_texts`` line: the distinct characters of its Han runs (kb_search_zh.grams')."""
+    from opprof_advisor.kb_search_zh import han_runs
 
-    return set() if line.isascii() else {character for character in set(line) if is_han(character)}
+    return set("".join(han_runs(line)))
 
 
 def zh_words(line: str) -> set[str]:

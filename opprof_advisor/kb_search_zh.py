@@ -56,16 +56,15 @@ def has_han(text: str) -> bool:
     return not text.isascii() and bool(_han().search(text))
 
 
-def is_han(character: str) -> bool:
-    """True when ``character`` (one) is Han, as has_han reads it."""
-    point = ord(character)
-    return any(low <= point <= high for low, high in HAN_RANGES)
+def han_runs(text: str) -> list[str]:
+    """The runs of Han characters of ``text``, in order."""
+    return _han().findall(text) if not text.isascii() else []
 
 
 def grams(text: str) -> Counter[str]:
     """Character bigrams and unigrams of the Han runs of ``text``, and its lower-case Latin words."""
     found: Counter[str] = Counter()
-    for run in (_han().findall(text) if not text.isascii() else ()):
+    for run in han_runs(text):
         found.update(run)
         found.update(run[i:i + 2] for i in range(len(run) - 1))
     found.update(LATIN.findall(text.lower()))
