@@ -20,7 +20,7 @@ from opprof_advisor.vocabulary import canonical_dtype
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
     "id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware",
-    "cann", "gain", "evidence", "sources", "related", "requires", "zh", "op_mix",
+    "cann", "gain", "evidence", "sources", "related", "requires", "applies_to", "contradicts", "zh", "op_mix",
 )
 
 
@@ -378,6 +378,9 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
         sources=list(data["sources"]),
         related=_unique(data.get("related") or []),
         requires=build_requires(data.get("requires")),
+        applies_to={str(key): [str(v) for v in (values if isinstance(values, list) else [values])]
+                    for key, values in (data.get("applies_to") or {}).items()},
+        contradicts=_unique(data.get("contradicts") or []),
         zh={key: str(text).strip() for key, text in (data.get("zh") or {}).items()},
         op_mix=op_mix_weights([canonical_family(name, fuzzy=False) for name in data.get("op_mix") or []]),
         body=parsed.body,

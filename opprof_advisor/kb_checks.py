@@ -17,13 +17,13 @@ from typing import Any
 from opprof_advisor.errors import Problem
 from opprof_advisor.kb import KEYS, _FENCE_OPEN, ParsedFile, find_kb_files, parse_file, suggest_close
 from opprof_advisor.vocabulary import (
-    DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
+    APPLIES_KEYS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
 )
 
 #: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
 ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
 
-REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources")
+REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources", "applies_to")
 
 GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
 #: Optional gain keys: ``measured_on`` lists the operator families the source measured the figure on.
@@ -71,7 +71,7 @@ def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list
     checks = (
         _check_keys, partial(_check_id, require_stem_id=require_stem_id), _check_kind, _check_text_fields,
         _check_list_fields, _check_operators, _check_symptoms, _check_evidence, _check_sources, _check_gain,
-        _check_cann, _check_related_ids, _check_requires, _check_zh, _check_op_mix, _check_sections, _check_figures,
+        _check_cann, _check_related_ids, _check_requires, _check_applies_to, _check_zh, _check_op_mix, _check_sections, _check_figures,
     )
     return [problem for check in checks for problem in check(parsed)]
 
@@ -362,6 +362,37 @@ def _check_related_ids(parsed: ParsedFile) -> list[Problem]:
             problems.append(_problem(parsed, ("related", index), f"related id {rel!r} is not a slug"))
         elif rel == own:
             problems.append(_problem(parsed, ("related", index), "an entry cannot be related to itself"))
+    return problems
+
+
+def _check_applies_to(parsed: ParsedFile) -> list[Problem]:
+    """``applies_to:`` is a mapping of APPLIES_KEYS to lists of their words, ``producer`` among them;
+    ``contradicts:`` a list of entry ids."""
+    example = "e.g. `applies_to: {producer: [run], phase: [training]}`"
+    problems = []
+    contradicts = parsed.data.get("contradicts")
+    if contradicts is not None and (not isinstance(contradicts, list)
+                                    or not all(isinstance(i, str) and SLUG.match(i) for i in contradicts)):
+        problems.append(_problem(parsed, "contradicts", "contradicts must be a list of entry ids"))
+    value = parsed.data.get("applies_to")
+    if value is None:
+        return problems
+    if not isinstance(value, dict):
+        return problems + [_problem(parsed, "applies_to", f"applies_to must be a mapping, {example}")]
+    if "producer" not in value:
+        problems.append(_problem(parsed, "applies_to", f"applies_to must name the producer (kernel, run), {example}"))
+    for key, words in value.items():
+        if key not in APPLIES_KEYS:
+            hint = suggest_close(str(key), APPLIES_KEYS) or f" (allowed: {', '.join(APPLIES_KEYS)})"
+            problems.append(_problem(parsed, "applies_to", f"unknown key {key!r} in applies_to{hint}"))
+            continue
+        items = words if isinstance(words, list) else [words]
+        if not items:
+            problems.append(_problem(parsed, "applies_to", f"applies_to {key} is empty: leave the key out for any"))
+        for word in items:
+            if word not in APPLIES_KEYS[key]:
+                hint = suggest_close(str(word), APPLIES_KEYS[key]) or f" (allowed: {', '.join(APPLIES_KEYS[key])})"
+                problems.append(_problem(parsed, "applies_to", f"unknown {key} {word!r} in applies_to{hint}"))
     return problems
 
 

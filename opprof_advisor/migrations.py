@@ -63,7 +63,14 @@ def m005_file_stats(db) -> None:
     db["files"].add_column("mtime_ns", int)
 
 
-INDEX_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh, m005_file_stats)
+def m006_entry_applies_to(db) -> None:
+    """Where the entry's advice applies (JSON mapping) and the entries it contradicts (JSON list)."""
+    db["entries"].add_column("applies_to", str)
+    db["entries"].add_column("contradicts", str)
+
+
+INDEX_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh, m005_file_stats,
+               m006_entry_applies_to)
 
 
 INDEX_NAMES = tuple(step.__name__ for step in INDEX_STEPS)

@@ -67,6 +67,11 @@ class Entry(Record):
     # Preconditions (vocabulary.REQUIRE_KEYS): one {key: [values]} per item, all must hold;
     # ``min_share`` holds a one-item list with a float.
     requires: list[dict[str, list[Any]]]
+    # Where the advice applies (vocabulary.APPLIES_KEYS): key -> the workload values it fits; a key left out
+    # means any. A remedy whose workload does not fit is never shown (advice/remedies.py).
+    applies_to: dict[str, list[str]]
+    # Ids of entries whose advice is the opposite for the same situation: never shown together.
+    contradicts: list[str]
     # Chinese texts for zh output: "title", "summary", "first_step" (front matter ``zh:``).
     zh: dict[str, str]
     # cases: family -> weight from its place in the front matter list (1/rank, normalised: kb.op_mix_weights)
@@ -79,9 +84,10 @@ class Entry(Record):
                  symptoms: list[str] | None = None, tags: list[str] | None = None, models: list[str] | None = None,
                  hardware: list[str] | None = None, cann: str | None = None, gain: Gain | None = None,
                  evidence: str = "D", sources: list[str] | None = None, related: list[str] | None = None,
-                 requires: list[dict[str, list[Any]]] | None = None, zh: dict[str, str] | None = None,
-                 op_mix: dict[str, float] | None = None, body: str = "", path: str = "",
-                 origin: str = "builtin") -> None:
+                 requires: list[dict[str, list[Any]]] | None = None,
+                 applies_to: dict[str, list[str]] | None = None, contradicts: list[str] | None = None,
+                 zh: dict[str, str] | None = None, op_mix: dict[str, float] | None = None, body: str = "",
+                 path: str = "", origin: str = "builtin") -> None:
         self.id = id
         self.kind = kind
         self.title = title
@@ -97,6 +103,8 @@ class Entry(Record):
         self.sources = [] if sources is None else sources
         self.related = [] if related is None else related
         self.requires = [] if requires is None else requires
+        self.applies_to = {} if applies_to is None else applies_to
+        self.contradicts = [] if contradicts is None else contradicts
         self.zh = {} if zh is None else zh
         self.op_mix = {} if op_mix is None else op_mix
         self.body = body

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 #: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
 #: Entry's). Listed here so that `advisor search`, which reads no Entry, need not build the models.
 _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "requires", "zh", "op_mix", "body", "path", "origin")
+                  "gain", "evidence", "sources", "related", "requires", "applies_to", "contradicts", "zh", "op_mix",
+                  "body", "path", "origin")
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
@@ -56,7 +57,8 @@ RACY_WINDOW_NS = 2_000_000_000
 FULL_STAT_LIMIT = 5_000
 
 
-_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires")
+_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires",
+                 "contradicts")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -503,6 +505,7 @@ def _row_to_entry(row: tuple) -> Entry:
     for column in _LIST_COLUMNS:
         values[column] = json.loads(values[column] or "[]")
     values["op_mix"] = json.loads(values["op_mix"] or "{}")
+    values["applies_to"] = json.loads(values["applies_to"] or "{}")
     values["zh"] = json.loads(values["zh"] or "{}")
     values["gain"] = Gain(**json.loads(values["gain"])) if values["gain"] else None
     return Entry(**values)
@@ -517,8 +520,10 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
 
 
 #: The JSON columns of an entry row, with what an empty cell stands for.
-_JSON_DEFAULTS = {**{column: "[]" for column in _LIST_COLUMNS}, "op_mix": "{}", "zh": "{}", "gain": "null"}
-_JSON_SHAPES = {**{column: list for column in _LIST_COLUMNS}, "op_mix": dict, "zh": dict, "gain": (dict, type(None))}
+_JSON_DEFAULTS = {**{column: "[]" for column in _LIST_COLUMNS}, "op_mix": "{}", "applies_to": "{}", "zh": "{}",
+                  "gain": "null"}
+_JSON_SHAPES = {**{column: list for column in _LIST_COLUMNS}, "op_mix": dict, "applies_to": dict, "zh": dict,
+                "gain": (dict, type(None))}
 _GAIN = _ENTRY_COLUMNS.index("gain")
 
 
@@ -544,7 +549,7 @@ def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
     return out
 
 
-_ROW_JSON_COLUMNS = (*_LIST_COLUMNS, "op_mix", "gain", "zh")
+_ROW_JSON_COLUMNS = (*_LIST_COLUMNS, "op_mix", "applies_to", "gain", "zh")
 
 
 def _json_text(value: list | dict) -> str:

@@ -54,6 +54,19 @@ REQUIRE_KEYS: dict[str, str] = {
     "min_share": "what the entry addresses holds at least this share of device time (0..1)",
 }
 
+#: Keys of an entry's ``applies_to:`` front matter (required, with ``producer``): the workloads its advice
+#: fits, checked against the workload context detected from the profile (advice/context.py). A key left
+#: out means any; a context value the profile cannot tell does not rule an entry out.
+APPLIES_KEYS: dict[str, tuple[str, ...]] = {
+    # kernel: one operator under msprof op / msopprof; run: a whole application (msprof, torch_npu, cluster)
+    "producer": ("kernel", "run"),
+    "framework": ("torch_npu", "mindspore", "vllm-ascend", "mindie", "triton-ascend", "ascend-c"),
+    "phase": ("training", "inference", "serving"),
+    "mode": ("eager", "ge-graph", "torchair", "aclgraph"),
+    "family": ("cnn", "detection", "transformer", "moe", "recommendation"),
+    "ranks": ("single", "multi"),
+}
+
 #: Tools that write profiles, for ``requires: producer`` (profile formats map onto these).
 PRODUCERS: dict[str, str] = {
     "msopprof": "msprof op / msopprof, one operator on the device or in the simulator",
