@@ -44,6 +44,14 @@ class Advisor(Record):
         return suggest(profile, self.entries, matcher=self.matcher, **options)
 
 
+    def advise(self, profile: Any, **options: Any) -> dict[str, Any]:
+        """The ``suggest/2`` document (advice/suggest.py) on this knowledge base, with the recorded outcomes."""
+        from opprof_advisor.advice.suggest import advise
+
+        options.setdefault("outcomes", self.outcomes)
+        return advise(profile, self.entries, matcher=self.matcher, **options)
+
+
 def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advisor:
     """Open (and build when needed) the index at ``db``, fit or load its matcher, read the recorded outcomes.
 

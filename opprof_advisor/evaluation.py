@@ -112,26 +112,27 @@ def load_scenarios(bench_dir: Path | str) -> list[Scenario]:
 
 def evaluate_scenario(scenario: Scenario, entries: list[Entry], matcher: Any) -> ScenarioResult:
     """Read one scenario's profile, suggest, and find the rank of the expected entry."""
+    from opprof_advisor.advice.suggest import advise
     from opprof_advisor.profiles import read_profile
-    from opprof_advisor.recommend import suggest
 
     try:
         profile = read_profile(scenario.path)
     except AdvisorError as exc:
         return ScenarioResult(scenario, None, [], 0.0, True, error=str(exc))
-    result = suggest(profile, entries, top=TOP, model=scenario.model, matcher=matcher)
-    ids = [s.entry.id for s in result.suggestions]
-    gains = [s.expected_gain.high_pct for s in result.suggestions if s.expected_gain]
+    rows = advise(profile, entries, top=TOP, model=scenario.model, matcher=matcher)["suggestions"]
+    # a finding holds the expected entry when it is its lead remedy or one of the alternatives under it
+    remedies = [[r["id"] for r in s["remedies"]] for s in rows]
+    ids = [found[0] if found else s["id"] for s, found in zip(rows, remedies)]
+    gains = [s["expected_gain"]["high_pct"] for s in rows if s["expected_gain"]]
     within = all(
-        s.expected_gain is None or max(s.expected_gain.low_pct, s.expected_gain.high_pct) <= s.stake_share * 100 + 1e-9
-        for s in result.suggestions
+        s["expected_gain"] is None or s["expected_gain"]["high_us"] <= s["stake_us"] + 1e-6 for s in rows
     )
     top_gain = max(gains, default=0.0)
     if scenario.expect is None:
         limit = scenario.max_gain_pct if scenario.max_gain_pct is not None else 10.0
         rank = 1 if top_gain <= limit else None
     else:
-        rank = ids.index(scenario.expect) + 1 if scenario.expect in ids else None
+        rank = next((i for i, found in enumerate(remedies, start=1) if scenario.expect in found), None)
     return ScenarioResult(scenario, rank, ids, top_gain, within)
 
 

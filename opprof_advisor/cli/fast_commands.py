@@ -21,17 +21,14 @@ def run_suggest(values: dict[str, Any]) -> None:
     """Rank knowledge-base advice against a profile and print it."""
     from opprof_advisor.advisor import open_advisor
     from opprof_advisor.profiles import read_profile
-    from opprof_advisor.recommend import suggestions_to_json
-
     profile: Path = values["profile"]
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {profile.name}") as progress:
         parsed = read_profile(profile, progress, executor=choice)
     advisor = open_advisor(values["db"])
     warn(advisor.warnings)
-    result = advisor.suggest(parsed, top=values["top"], model=values["model"], kind=values["kind"],
-                             explain=values["explain"])
-    document = suggestions_to_json(result)
+    document = advisor.advise(parsed, top=values["top"], model=values["model"], kind=values["kind"],
+                              explain=values["explain"])
     if write_sheet_formats(document, values["fmt"], values["output"], force=values["force"], inputs=[profile]):
         return
     if values["fmt"] == "html":

@@ -1,0 +1,112 @@
+"""Remedies from the knowledge base, hung under a finding: only those that apply to this workload.
+
+A KB entry (recipe, pattern or tip) is a candidate remedy of a finding when it answers one of the
+finding's symptoms and, if it names operator families, one of the finding's. It is left out when its
+``applies_to`` does not fit the workload context (a context value the profile cannot tell never rules it
+out) or one of its ``requires:`` fails; ``--explain`` lists what was left out and why. The candidates are
+ranked by the TF-IDF matcher against the finding's own words (its symptoms, operators, op types) and the
+workload context; an entry written for the finding's operators ranks ahead of a general one. The first is
+the lead remedy; an entry that contradicts one ranked above it is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from opprof_advisor.advice.finding import Finding
+from opprof_advisor.i18n import M_, Message, join_messages
+from opprof_advisor.kb import first_step
+from opprof_advisor.models import Entry, Profile
+from opprof_advisor.operators import FAMILIES
+from opprof_advisor.requirements import check_requirements, unmet
+
+#: An entry written for the finding's operators counts this much more than a general one.
+SPECIFIC_BONUS = 0.25
+MAX_REMEDIES = 4
+KNOWN = frozenset(FAMILIES)
+#: Advice about using the cores better (more blocks, balanced blocks), which cannot help a kernel at its roof.
+CORE_USE = frozenset({"low_block_dim", "block_imbalance", "low_parallelism"})
+
+
+def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
+    """Why ``entry`` does not apply to the workload, or None when it does (or the profile cannot tell)."""
+    for key, wanted in entry.applies_to.items():
+        if key == "family":
+            have = context.get("families") or []
+            if have and not set(have) & set(wanted):
+                return M_("applies to {key} {wanted}; this run: {have}", key=key, wanted=", ".join(wanted),
+                          have=", ".join(have))
+            continue
+        value = context.get(key)
+        if value is not None and value not in wanted:
+            return M_("applies to {key} {wanted}; this run: {have}", key=key, wanted=", ".join(wanted), have=value)
+    return None
+
+
+def finding_query(finding: Finding, context: dict[str, Any]) -> str:
+    """The matcher's query for a finding: its symptoms and operators weigh most, then the workload."""
+    words = [*finding.symptoms * 3, *(finding.remedy_symptoms or []) * 2, *finding.operators * 2, *finding.op_types,
+             *finding.remedy_tags * 2]
+    words += [str(context[k]) for k in ("framework", "phase", "mode", "precision") if context.get(k)]
+    words += list(context.get("families") or [])
+    return " ".join(words)
+
+
+def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, context: dict[str, Any],
+                 matcher: Any, kinds: Sequence[str]) -> tuple[list[Entry], list[dict[str, Any]]]:
+    """The remedies of ``finding`` in rank order, and the candidates left out with why."""
+    wanted = set(finding.remedy_symptoms or finding.symptoms)
+    operators = set(finding.operators)
+    rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
+    reference = profile.reference_us or 1.0
+    share = finding.stake_us / reference
+    candidates: list[Entry] = []
+    left_out: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry.kind not in kinds or not wanted & set(entry.symptoms):
+            continue
+        if "bytes" in finding.remedy_tags and set(entry.symptoms) & CORE_USE:
+            continue  # at its roof a kernel gains nothing from using the cores better: only fewer bytes help
+        if entry.operators and operators & KNOWN and not operators & set(entry.operators):
+            continue  # written for other operators (a custom kernel of no known family takes any)
+        why = misfit(entry, context)
+        if why is None:
+            failed = unmet(check_requirements(entry, profile, rows, share))
+            if failed:
+                why = join_messages([c.text() for c in failed], "; ")
+        if why is not None:
+            left_out.append({"id": entry.id, "finding": finding.id, "why": why})
+            continue
+        candidates.append(entry)
+    if not candidates:
+        return [], left_out
+    scores = dict(zip(matcher.entry_ids_, matcher.score(finding_query(finding, context))))
+
+    def rank(entry: Entry) -> tuple[float, str]:
+        specific = SPECIFIC_BONUS if operators & set(entry.operators) else 0.0
+        return (-(scores.get(entry.id, 0.0) + specific), entry.id)
+
+    chosen: list[Entry] = []
+    for entry in sorted(candidates, key=rank):
+        clash = next((c for c in chosen if entry.id in c.contradicts or c.id in entry.contradicts), None)
+        if clash is not None:
+            left_out.append({"id": entry.id, "finding": finding.id,
+                             "why": M_("contradicts {other}, ranked above it", other=clash.id)})
+            continue
+        chosen.append(entry)
+    return chosen[:MAX_REMEDIES], left_out
+
+
+def remedy_json(entry: Entry, finding: Finding, relevance: float | None = None) -> dict[str, Any]:
+    """One remedy as the suggest document lists it."""
+    answered = [s for s in entry.symptoms if s in set(finding.remedy_symptoms or finding.symptoms)]
+    named = [f for f in entry.operators if f in set(finding.operators)]
+    why = (M_("answers {symptoms} on {operators}", symptoms=", ".join(answered), operators=", ".join(named))
+           if named else M_("answers {symptoms}", symptoms=", ".join(answered)))
+    return {
+        "id": entry.id, "kind": entry.kind, "title": entry.title, "tags": list(entry.tags),
+        "first_step": first_step(entry),
+        "why_applies": why, "evidence_grade": entry.evidence, "sources": list(entry.sources),
+        "applies_to": dict(entry.applies_to), "relevance": relevance,
+        "zh": {key: entry.zh[key] for key in ("title", "summary", "first_step") if entry.zh.get(key)},
+    }

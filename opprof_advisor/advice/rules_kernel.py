@@ -1,0 +1,278 @@
+"""Findings about the hot kernels themselves: cores left idle, uneven blocks, scalar work, the busiest pipe
+against the roofline. Every gain is bounded by what the roofline leaves for those kernels: a kernel at 98 %
+of its bandwidth roof cannot gain 30 % from better tiling, whatever its block dim or balance says.
+
+Models (``../shared/GAIN-MODELS.md``):
+
+* block dim / one or two blocks: the idle core slots the symptom measured (its ceiling), low half of it;
+  with no core count, a Mix launch's tail wave over the 20- and 24-core parts (``PLAUSIBLE_CHIPS``).
+* per-block imbalance: ``(max − mean) / max`` of the block times (the symptom's ceiling), low half of it.
+* scalar-bound: ``s − 0.2`` (low) … ``s − 0.1`` (high) of the kernel time, ``s`` the busiest scalar ratio.
+* the roofline, where judged: ``1 − efficiency`` (high) and half of it (low), or its model band;
+  at ≥ AT_ROOF of the roof only moving fewer bytes (or less work) helps, and the profile does not say how
+  many of the bytes are compulsory: no number, and what to collect to get one.
+* no roofline (chip or shapes unknown): the busiest pipe kept busy up to its bound threshold (below it) or
+  to AT_ROOF (above it): ``1 − r / target`` (high), half of it (low); at ≥ AT_ROOF the pipe is at its limit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from opprof_advisor.advice.context import PLAUSIBLE_CHIPS
+from opprof_advisor.advice.finding import Finding, Gain, band
+from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_of
+from opprof_advisor.i18n import M_
+from opprof_advisor.models import OpTypeStat, Profile, RooflineRow
+from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
+
+#: At or above this fraction of the roof (or of a pipe's time) a kernel is at its limit.
+AT_ROOF = 0.9
+#: Scalar ratio a well-written kernel keeps: 0.2 (low end of the gain) … 0.1 (high end).
+SCALAR_TARGETS = (0.2, 0.1)
+#: Kernel rows worth a finding: at least this share of the reference time.
+MIN_SHARE = 0.01
+PIPE_SYMPTOMS = ("cube_bound", "vector_bound", "mte2_bound", "mte3_bound", "fixpipe_bound", "no_bound")
+_PIPE_WORDS = {"mte2": "MTE2 (loads)", "mte3": "MTE3 (stores)", "vec": "vector", "cube": "cube", "scalar": "scalar",
+               "fixpipe": "fixpipe", "mte1": "MTE1"}
+
+
+def _roof_row(profile: Profile, row: OpTypeStat) -> RooflineRow | None:
+    if profile.roofline is None:
+        return None
+    found = profile.roofline.row(row.op_type, row.unit)
+    return found if found is not None and found.status == "judged" and found.efficiency is not None else None
+
+
+def roof_bound(profile: Profile, rows: list[OpTypeStat]) -> float:
+    """The most any change to how ``rows`` run can save: each judged row's distance to its roof, else its time."""
+    total = 0.0
+    for row in rows:
+        roof = _roof_row(profile, row)
+        total += row.time_us if roof is None else max(0.0, roof.judged_time_us * (1 - roof.efficiency)) + (
+            row.time_us - roof.judged_time_us)
+    return total
+
+
+def _pipe_name(pipe: str | None) -> str:
+    if not pipe:
+        return "?"
+    side, _, name = pipe.partition("_")
+    return f"{side.upper()} {_PIPE_WORDS.get(name, name)}" if name else _PIPE_WORDS.get(side, side)
+
+
+def _rows(profile: Profile, names: list[str], ref_us: float) -> list[OpTypeStat]:
+    wanted = set(names)
+    return [r for r in profile.op_types if r.op_type in wanted and r.unit != "communication"
+            and r.time_us >= MIN_SHARE * ref_us]
+
+
+def _evidence(rows: list[OpTypeStat], ref_us: float, why) -> list[dict[str, Any]]:
+    return [evidence_row(r.op_type, r.time_us, ref_us, why(r)) for r in rows[:5]]
+
+
+def _ops(rows: list[OpTypeStat]) -> str:
+    return ", ".join(r.op_type for r in rows[:3]) + (" …" if len(rows) > 3 else "")
+
+
+def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
+    """Block dim, imbalance and scalar findings first; the busiest pipe / roofline for the hot rows they leave."""
+    found = symptoms_of(profile)
+    out: list[Finding] = []
+    # a row at its roof gains nothing from more cores, balance or less scalar work: its pipe finding says so
+    explained: set[str] = {r.op_type for r in profile.op_types if isinstance(_pipe_gain(profile, r), str)
+                           and _roof_row(profile, r) is not None}
+    ref_name = ctx["reference"]
+    for sid, fid, template, note in (
+        ("low_parallelism", "one-block", N_LOW_PAR, "low_parallelism"),
+        ("low_block_dim", "block-dim", N_BLOCK_DIM, "low_block_dim"),
+        ("block_imbalance", "imbalance", N_IMBALANCE, "block_imbalance"),
+    ):
+        symptom = found.get(sid)
+        if not symptom or not symptom.ceiling_us:
+            continue
+        rows = [r for r in _rows(profile, symptom.op_types, ref_us) if r.op_type not in explained]
+        if not rows:
+            continue
+        stake = sum(r.time_us for r in rows) or symptom.time_us
+        bound = roof_bound(profile, rows)
+        gain = band(symptom.ceiling_us, 0.5, 1.0, M_(
+            "{detail}; low: half of it (tail and fixed cost)", detail=symptom.detail)).capped(bound)
+        out.append(Finding(fid, "kernel", M_(template, ops=_ops(rows), detail=symptom.detail,
+                                             share=share_text(stake, ref_us, ref_name)),
+                           stake, _roof_note(gain, bound, symptom.ceiling_us), [sid],
+                           op_types=[r.op_type for r in rows], operators=sorted({r.family for r in rows}),
+                           evidence=_evidence(rows, ref_us, lambda r: M_("{id}: {detail}", id=note,
+                                                                         detail=symptom.detail))))
+        explained.update(r.op_type for r in rows)
+    out += _tail_wave(profile, ctx, ref_us, explained)
+    scalar = found.get("scalar_bound")
+    if scalar:
+        rows = [r for r in _rows(profile, scalar.op_types, ref_us) if r.busiest_ratio and r.op_type not in explained]
+        if rows:
+            high = sum(r.time_us * (r.busiest_ratio - SCALAR_TARGETS[1]) for r in rows)
+            low = sum(r.time_us * (r.busiest_ratio - SCALAR_TARGETS[0]) for r in rows)
+            stake = sum(r.time_us for r in rows)
+            bound = roof_bound(profile, rows)
+            ratios = ", ".join((f"{r.op_type} " if len(rows) > 1 else "") + f"{r.busiest_ratio:.2f}" for r in rows[:3])
+            gain = Gain(max(0.0, low), max(0.0, high), "model", M_(
+                "the busiest scalar pipe ({ratios}) brought down to 0.2 (low) … 0.1 (high) of the kernel time",
+                ratios=ratios)).capped(bound)
+            out.append(Finding("scalar", "kernel", M_(N_SCALAR, ops=_ops(rows), ratios=ratios, time=U.time(stake),
+                                                      share=share_text(stake, ref_us, ref_name)),
+                               stake, gain, ["scalar_bound"], op_types=[r.op_type for r in rows],
+                               operators=sorted({r.family for r in rows}),
+                               evidence=_evidence(rows, ref_us, lambda r: M_("busiest {pipe} {ratio:.2f}",
+                                                                            pipe=_pipe_name(r.busiest_pipe),
+                                                                            ratio=r.busiest_ratio or 0.0))))
+            explained.update(r.op_type for r in rows)
+    out += _pipes(profile, ctx, ref_us, explained)
+    return out
+
+
+N_LOW_PAR = "One or two blocks leave the cores idle in {ops} ({share}): {detail}"
+N_BLOCK_DIM = "Cores left idle by the block dim of {ops} ({share}): {detail}"
+N_IMBALANCE = "Uneven blocks in {ops} ({share}): {detail}"
+N_SCALAR = "Scalar work limits {ops} (busiest scalar pipe {ratios}): {time}, {share}"
+
+
+def _roof_note(gain: Gain, bound: float, wanted: float) -> Gain:
+    if bound + 1e-9 < wanted and gain.high_us >= bound - 1e-9:
+        return Gain(gain.low_us, gain.high_us, gain.model, M_(
+            "{assumptions}; capped at {bound}, what the roofline leaves", assumptions=gain.assumptions,
+            bound=U.time(bound)))
+    return gain
+
+
+def _tail_wave(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[str]) -> list[Finding]:
+    """Mix launches on a part whose core count the profile does not record: the idle slots of the last wave
+    over the 20- and 24-core parts a Mix block dim implies."""
+    if ctx.get("aic") or "low_block_dim" in profile.symptom_ids():
+        return []
+    rows = [r for r in _rows(profile, [r.op_type for r in profile.op_types], ref_us)
+            if r.unit in ("mix_aic", "mix_aiv") and r.block_dim and r.op_type not in explained]
+    out = []
+    for row in rows[:3]:
+        if any(row.block_dim % aic == 0 for aic, _aiv in PLAUSIBLE_CHIPS.values()):
+            continue  # sized for one of the parts: the launch itself names the core count
+        idle = {}
+        for name, (aic, _aiv) in PLAUSIBLE_CHIPS.items():
+            slots = math.ceil(row.block_dim / aic) * aic
+            idle[name] = (slots - row.block_dim) / slots
+        low, high = min(idle.values()), max(idle.values())
+        if high < IDLE_SLOT_SHARE:
+            continue
+        bound = roof_bound(profile, [row])
+        gain = band(row.time_us, low / 2, high, M_(
+            "Block Dim {b} on a part with 20 or 24 AI Cores (a Mix launch needs one): {low}–{high} of the core "
+            "slots idle; low: half of the smaller", b=row.block_dim, low=U.share(low), high=U.share(high))).capped(bound)
+        out.append(Finding(f"tail-{row.op_type}", "kernel", M_(
+            "Block Dim {b} of {op} leaves {low}–{high} of the cores idle on a 20- or 24-core part ({share})",
+            b=row.block_dim, op=row.op_type, low=U.share(low), high=U.share(high),
+            share=share_text(row.time_us, ref_us, ctx["reference"])), row.time_us, gain, ["low_block_dim"],
+            op_types=[row.op_type], operators=[row.family], confidence="medium",
+            evidence=[evidence_row(row.op_type, row.time_us, ref_us, M_("block dim {b}", b=row.block_dim))],
+            measure=M_("keep dump/op_basic_info.txt (msprof op) so the chip and its core count are known")))
+    return out
+
+
+def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[str]) -> list[Finding]:
+    """The busiest pipe of the hot rows no other finding explains: below its roof (a gain) or at it (none)."""
+    found = symptoms_of(profile)
+    out: list[Finding] = []
+    for sid in PIPE_SYMPTOMS:
+        symptom = found.get(sid)
+        if not symptom:
+            continue
+        rows = [r for r in _rows(profile, symptom.op_types, ref_us) if r.op_type not in explained
+                or _roof_row(profile, r) is not None and isinstance(_pipe_gain(profile, r), str)]
+        below: list[tuple[OpTypeStat, Gain]] = []
+        at_limit: list[tuple[OpTypeStat, str]] = []
+        for row in rows:
+            judged = _pipe_gain(profile, row)
+            if isinstance(judged, Gain):
+                below.append((row, judged))
+            elif judged:
+                at_limit.append((row, judged))
+        if below:
+            stake = sum(r.time_us for r, _ in below)
+            gain = Gain(sum(g.low_us for _, g in below), sum(g.high_us for _, g in below), "model",
+                        below[0][1].assumptions if len(below) == 1 else M_(
+                            "per kernel, as for {op}: {first}", op=below[0][0].op_type, first=below[0][1].assumptions))
+            out.append(Finding(f"pipe-{sid}", "kernel", _pipe_title(sid, [r for r, _ in below], stake, ref_us, ctx),
+                               stake, gain, [sid], confidence="low" if sid == "no_bound" else "medium", op_types=[r.op_type for r, _ in below],
+                               operators=sorted({r.family for r, _ in below}),
+                               evidence=_evidence([r for r, _ in below], ref_us, _pipe_why(profile))))
+        if at_limit:
+            limit_rows = [r for r, _ in at_limit]
+            stake = sum(r.time_us for r in limit_rows)
+            out.append(Finding(f"limit-{sid}", "kernel", M_(
+                "{ops} at the limit of {what}: {time} ({share}); only moving fewer bytes or doing less work helps",
+                ops=_ops(limit_rows), what=at_limit[0][1], time=U.time(stake),
+                share=share_text(stake, ref_us, ctx["reference"])), stake, None, [sid],
+                op_types=[r.op_type for r in limit_rows], operators=sorted({r.family for r in limit_rows}),
+                evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), remedy_tags=["bytes"],
+                measure=M_("how many of the bytes are compulsory is not in the profile: compare the bytes moved "
+                           "(msprof op --aic-metrics=Memory) with the tensors' sizes")))
+    return out
+
+
+def _pipe_gain(profile: Profile, row: OpTypeStat) -> Gain | str | None:
+    """A Gain for a row below its roof; the name of the limit it is at; None when nothing can be said."""
+    roof = _roof_row(profile, row)
+    if roof is not None:
+        eff = roof.efficiency
+        what = M_("its {roof} roof ({eff:.0%})", roof=roof.roof, eff=eff)
+        if eff >= AT_ROOF:
+            return what
+        if roof.model_gain_high is not None:
+            return Gain(row.time_us * roof.model_gain_low, row.time_us * roof.model_gain_high, "model", roof.basis)
+        return band(roof.judged_time_us, (1 - eff) / 2, 1 - eff, M_(
+            "{op} at {eff:.0%} of its {roof} roof: the distance to it (high), half of it (low)", op=row.op_type,
+            eff=eff, roof=roof.roof))
+    ratio = row.busiest_ratio
+    if not ratio or not row.busiest_pipe:
+        return None
+    threshold = BOUND_THRESHOLDS.get(row.busiest_pipe, 0.8)
+    if ratio >= AT_ROOF:
+        return M_("its {pipe} pipe ({ratio:.2f})", pipe=_pipe_name(row.busiest_pipe), ratio=ratio)
+    target = threshold if ratio < threshold else AT_ROOF
+    high = 1 - ratio / target
+    if high <= 0.0:
+        return None
+    if ratio < threshold:  # no pipe saturated: latency or waits between pipes, which may be the kernel's nature
+        return band(row.time_us, 0.0, high, M_(
+            "no pipe is saturated (busiest {pipe} {ratio:.2f}): 0 if the waits between pipes are the kernel's "
+            "nature, up to {high} of {op}'s time if its busiest pipe were kept busy to its threshold {target:.2f}; "
+            "no roofline, the chip or the shapes are unknown", pipe=_pipe_name(row.busiest_pipe), ratio=ratio,
+            high=U.share(high), op=row.op_type, target=target))
+    return band(row.time_us, high / 2, high, M_(
+        "the busiest pipe ({pipe} {ratio:.2f}) kept busy up to {target:.2f} of {op}'s time: {high} (low: half); "
+        "no roofline, the chip or the shapes are unknown", pipe=_pipe_name(row.busiest_pipe), ratio=ratio,
+        target=target, op=row.op_type, high=U.share(high)))
+
+
+def _pipe_why(profile: Profile):
+    def why(row: OpTypeStat):
+        roof = _roof_row(profile, row)
+        text = M_("busiest {pipe} {ratio:.2f}", pipe=_pipe_name(row.busiest_pipe), ratio=row.busiest_ratio or 0.0)
+        if roof is not None:
+            text = M_("{text}; {eff:.0%} of the {roof} roof", text=text, eff=roof.efficiency, roof=roof.roof)
+        return text
+    return why
+
+
+_PIPE_TITLES = {
+    "mte2_bound": "Loads from memory (MTE2) limit {ops}: {time} ({share})",
+    "mte3_bound": "Stores to memory (MTE3) limit {ops}: {time} ({share})",
+    "vector_bound": "The vector pipe limits {ops}: {time} ({share})",
+    "cube_bound": "The cube pipe limits {ops}: {time} ({share})",
+    "fixpipe_bound": "The fixpipe (write-out) limits {ops}: {time} ({share})",
+    "no_bound": "No pipe is busy most of the time in {ops}: {time} ({share}), latency or waits between pipes",
+}
+
+
+def _pipe_title(sid: str, rows: list[OpTypeStat], stake: float, ref_us: float, ctx: dict[str, Any]):
+    return M_(_PIPE_TITLES[sid], ops=_ops(rows), time=U.time(stake), share=share_text(stake, ref_us, ctx["reference"]))

@@ -1,0 +1,195 @@
+"""`advisor suggest`: findings ranked by expected gain, each with the remedies that apply, as one document.
+
+1. The workload context is told once (advice/context.py).
+2. Every rule (advice/rules_run.py, advice/rules_kernel.py) makes its findings: one row per diagnosis, in the
+   profile's own numbers, with the time it covers and a modelled gain (``../shared/GAIN-MODELS.md``).
+3. Remedies are hung under each finding (advice/remedies.py); the gain becomes ``measured`` when the user
+   recorded outcomes of the lead remedy, else ``sourced`` when the lead remedy's published figure is about
+   the finding's operators (never above the finding's model bound), else stays ``model``.
+4. Rows are ranked by the middle of their gain, then confidence; rows without a model follow. ``--top`` is a
+   maximum: what is left under REST_SHARE of the reference time is summed up in one line, not listed.
+
+Shares are of the step where the profile has a step split, of device time otherwise, and of device time
+for an excerpt (one idle gap holding most of the window). The document's schema is
+``opprof-advisor/suggest/2``; every front end renders it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from opprof_advisor.advice.context import workload_context
+from opprof_advisor.advice.finding import Finding, Gain
+from opprof_advisor.advice.remedies import remedies_for, remedy_json
+from opprof_advisor.advice.rules_kernel import kernels
+from opprof_advisor.advice.rules_run import RUN_RULES
+from opprof_advisor.errors import MatcherError
+from opprof_advisor.i18n import M_
+from opprof_advisor.models import Entry, Profile
+from opprof_advisor.profile_builder import profile_to_json
+from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.similar_cases import closest_case_note, rank_cases, resembling
+from opprof_advisor.vocabulary import KINDS
+
+SUGGEST_SCHEMA = "opprof-advisor/suggest/2"
+RULES = (*RUN_RULES, kernels)
+#: Rows whose gain (or, without a model, whose stake) stays under this share of the reference time are not
+#: listed: "nothing else above 3 % of the step".
+REST_SHARE = 0.03
+DEFAULT_KINDS = ("recipe", "pattern", "tip")
+_CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def reference(profile: Profile, context: dict[str, Any]) -> tuple[float, str]:
+    """(µs, name) of what shares are taken of."""
+    if context.get("excerpt") or profile.reference != "step":
+        return profile.device_time_us, "device time"
+    return profile.reference_us, "step"
+
+
+def findings_of(profile: Profile, context: dict[str, Any], ref_us: float) -> list[Finding]:
+    return [finding for rule in RULES for finding in rule(profile, context, ref_us)]
+
+
+def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, top: int = 5, kind: str | None = None,
+           explain: bool = False, outcomes: dict[str, list[Any]] | None = None, model: str | None = None
+           ) -> dict[str, Any]:
+    """The ``opprof-advisor/suggest/2`` document for ``profile``."""
+    if not entries:
+        raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
+    if kind is not None and kind not in KINDS:
+        raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
+    if matcher is None:
+        from opprof_advisor.matcher import fit_matcher
+
+        matcher = fit_matcher(entries)
+    context = workload_context(profile)
+    ref_us, ref_name = reference(profile, context)
+    context["reference"] = ref_name
+    kinds = (kind,) if kind else DEFAULT_KINDS
+    rows, left_out = [], []
+    for finding in findings_of(profile, context, ref_us):
+        remedies, dropped = remedies_for(finding, entries, profile, context, matcher, kinds)
+        left_out += dropped
+        gain = _best_gain(finding, remedies, profile, outcomes or {})
+        rows.append((finding, gain, remedies))
+    rows.sort(key=_rank_key)
+    listed, rest = [], []
+    for row in rows:
+        finding, gain, _ = row
+        worth = gain.high_us if gain is not None else finding.stake_us
+        (listed if ref_us and worth >= REST_SHARE * ref_us else rest).append(row)
+    shown = listed[:max(0, top)]
+    suggestions = [_row_json(rank, finding, gain, remedies, ref_us, ref_name)
+                   for rank, (finding, gain, remedies) in enumerate(shown, start=1)]
+    notes = list(profile.notes)
+    if profile.reference_us <= 0:
+        notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
+    if context.get("excerpt"):
+        notes.append(M_("the window is an excerpt (one idle gap holds most of it): shares are of device time"))
+    cases = rank_cases(profile, entries)
+    note = closest_case_note(cases)
+    if note:
+        notes.append(note)
+    more = len(listed) - len(shown)
+    return {
+        "schema": SUGGEST_SCHEMA,
+        "profile": {"path": profile.path, "format": profile.format, "device_time_us": profile.device_time_us,
+                    "reference": ref_name, "reference_us": round(ref_us, 3), "excerpt": bool(context.get("excerpt"))},
+        "context": context,
+        "suggestions": suggestions,
+        "rest": _rest_line(rest, more, ref_name),
+        "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity, "mix_cosine": c.mix_cosine,
+                           "symptom_overlap": c.symptom_overlap, "why": list(c.why), "zh": dict(c.zh)}
+                          for c in resembling(cases)],
+        "notes": notes,
+        "left_out": left_out if explain else [],
+        "explain": explain,
+        "profile_document": profile_to_json(profile),
+    }
+
+
+def _rank_key(row) -> tuple:
+    finding, gain, _ = row
+    has = gain is not None
+    return (not has, -(gain.mid_us if has else finding.stake_us), _CONFIDENCE_ORDER.get(finding.confidence, 3),
+            finding.id)
+
+
+def _rest_line(rest, more: int, ref_name: str):
+    if more > 0:
+        return M_("{n} more findings above 3 % of the {reference}: raise --top to see them", n=more,
+                  reference=ref_name)
+    return M_("nothing else above 3 % of the {reference}", reference=ref_name)
+
+
+def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcomes: dict[str, list[Any]]) -> Gain | None:
+    """measured (the lead remedy's recorded outcomes) > sourced (its figure, for these operators) > model."""
+    model = finding.gain
+    bound = model.high_us if model is not None and finding.family == "kernel" else finding.stake_us
+    if not remedies:
+        return model
+    lead = remedies[0]
+    rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
+    recorded = outcomes.get(lead.id)
+    if recorded:
+        from opprof_advisor.gains import calibrated_gain
+
+        fixed = sum(r.time_us for r in rows) or finding.stake_us
+        calibrated, observed = calibrated_gain(lead, recorded, fixed, profile, finding.op_types, None)
+        if calibrated is not None:
+            return Gain(min(calibrated.saved_us_low, bound), min(calibrated.saved_us_high, bound), "measured",
+                        M_("{lead}: {observed} in your recorded outcomes, × {time}", lead=lead.id,
+                           observed=observed, time=U.time(fixed)))
+    figure = lead.gain
+    if figure is None or figure.scope != "operators" or figure.estimate:
+        return model
+    families = set(figure.measured_on or lead.operators)
+    fit = [r for r in rows if r.family in families]
+    fixed = sum(r.time_us for r in fit)
+    if fixed <= 0:
+        return model
+    low, high = fixed * min(figure.low_pct, 100) / 100, fixed * min(figure.high_pct, 100) / 100
+    also = (M_("; the model gives {low}–{high}", low=U.time(model.low_us), high=U.time(model.high_us))
+            if model is not None else "")
+    return Gain(min(low, bound), min(high, bound), "sourced", M_(
+        "{low}–{high} % of {families} time ({metric}, {source}) × their {time}{also}", low=f"{figure.low_pct:g}",
+        high=f"{figure.high_pct:g}", families=", ".join(sorted(families)), metric=figure.metric,
+        source=figure.source, time=U.time(fixed), also=also))
+
+
+def gain_json(gain: Gain | None, ref_us: float, ref_name: str) -> dict[str, Any] | None:
+    if gain is None:
+        return None
+    pct = (lambda us: round(100.0 * us / ref_us, 3)) if ref_us else (lambda us: 0.0)
+    return {"low_us": round(gain.low_us, 3), "high_us": round(gain.high_us, 3), "low_pct": pct(gain.low_us),
+            "high_pct": pct(gain.high_us), "model": gain.model, "assumptions": gain.assumptions,
+            # the suggest/1 names, for readers of the older document
+            "saved_us_low": round(gain.low_us, 3), "saved_us_high": round(gain.high_us, 3), "basis": gain.assumptions,
+            "kind": gain.model, "of": ref_name}
+
+
+def _row_json(rank: int, finding: Finding, gain: Gain | None, remedies: list[Entry], ref_us: float,
+              ref_name: str) -> dict[str, Any]:
+    lead = remedies[0] if remedies else None
+    listed = [remedy_json(entry, finding) for entry in remedies]
+    return {
+        "rank": rank,
+        "id": finding.id,
+        "family": finding.family,
+        "title": finding.title,
+        "evidence": finding.evidence,
+        "matched_symptoms": list(finding.symptoms),
+        "operators": list(finding.operators),
+        "op_types": list(finding.op_types),
+        "stake_us": round(finding.stake_us, 3),
+        "stake_share": round(finding.stake_us / ref_us, 6) if ref_us else 0.0,
+        "expected_gain": gain_json(gain, ref_us, ref_name),
+        "gain_basis": gain.model if gain is not None else "none",
+        "confidence": finding.confidence,
+        "measure": finding.measure,
+        "remedies": listed,
+        "first_step": listed[0]["first_step"] if listed else (finding.first_step or finding.measure or ""),
+        "show": f"advisor show {lead.id}" if lead else None,
+        "zh": {},
+    }
