@@ -34,14 +34,17 @@ class Topic:
     tags: frozenset[str] = frozenset()  # any of them among the entry's tags
     entries: frozenset[str] = frozenset()
 
-    def holds(self, suggestion: Any) -> bool:
-        matched = set(suggestion.matched_symptoms)
+    def holds(self, row: dict[str, Any]) -> bool:
+        """Whether a row of the suggest/2 document (a finding) is of this topic: by its symptoms, its
+        operator families, or its lead remedy's tags and id."""
+        matched = set(row.get("matched_symptoms") or [])
+        lead = (row.get("remedies") or [{}])[0]
         return bool(
             matched & self.symptoms
             or (self.only and matched and matched <= self.only)
-            or set(suggestion.matched_operators) & self.operators
-            or set(suggestion.entry.tags) & self.tags
-            or suggestion.entry.id in self.entries
+            or set(row.get("operators") or []) & self.operators
+            or set(lead.get("tags") or []) & self.tags
+            or lead.get("id") in self.entries
         )
 
 
@@ -68,6 +71,7 @@ class RealResult:
     first_ok: bool
     rank: int | None  # rank of the first suggestion of a required topic
     error: str | None = None  # what went wrong (an unexpected error, or an expected one not raised)
+    checks: dict[str, Any] = field(default_factory=dict)  # the ADVICE.md checks (check_rows)
 
     @property
     def hit3(self) -> bool:
@@ -136,8 +140,8 @@ def load_labels(path: Path | str) -> tuple[dict[str, Topic], list[Labelled]]:
 
 def evaluate_label(label: Labelled, root: Path, topics: dict[str, Topic], entries: list, matcher: Any) -> RealResult:
     """Read one labelled profile and score the advice against its labels."""
+    from opprof_advisor.advice.suggest import advise
     from opprof_advisor.profiles import read_profile
-    from opprof_advisor.recommend import suggest
 
     try:
         profile = read_profile(root / label.path)
@@ -146,7 +150,7 @@ def evaluate_label(label: Labelled, root: Path, topics: dict[str, Topic], entrie
         return RealResult(label, [], [], [], [], ok, 1 if ok else None, None if ok else str(exc))
     if label.error is not None:
         return RealResult(label, [], [], [], [], False, None, f"expected an error ({label.error}), got a profile")
-    suggestions = suggest(profile, entries, top=TOP, matcher=matcher).suggestions
+    suggestions = advise(profile, entries, top=TOP, matcher=matcher)["suggestions"]
     names = [[name for name, topic in topics.items() if topic.holds(s)] for s in suggestions]
     top3 = {name for found in names[:3] for name in found}
     required = list(label.advice.get("top3") or [])
@@ -159,7 +163,32 @@ def evaluate_label(label: Labelled, root: Path, topics: dict[str, Topic], entrie
         first_ok = bool(names) and first in names[0]
     else:
         first_ok = not required or (bool(names) and bool(set(required) & set(names[0])))
-    return RealResult(label, [s.entry.id for s in suggestions], names, missing, forbidden, first_ok, rank)
+    return RealResult(label, [s["id"] for s in suggestions], names, missing, forbidden, first_ok, rank,
+                      checks=check_rows(suggestions, label.advice, {e.id: e for e in entries}))
+
+
+def check_rows(rows: list[dict[str, Any]], advice: dict[str, Any], entries: dict[str, Any]) -> dict[str, Any]:
+    """The checks of ../shared/ADVICE.md on one profile's rows: gains on the top 3, remedies that cannot
+    apply in the top 5 (the label's ``wrong`` ids), repeated diagnoses, contradictions, gains above their
+    bound, and whether #1's gain falls in the label's ``gain_pct`` range."""
+    top5 = rows[:TOP]
+    listed = [r["id"] for row in top5 for r in row.get("remedies") or []]
+    wrong = sorted(set(listed) & set(advice.get("wrong") or []))
+    keys = [(tuple(sorted(row.get("matched_symptoms") or [])), tuple(sorted(row.get("op_types") or [])))
+            for row in top5]
+    repeats = len(keys) - len(set(keys))
+    contradictions = sorted({f"{a}/{b}" for a in listed for b in listed
+                             if a in entries and b in getattr(entries[a], "contradicts", [])})
+    above = [row["id"] for row in rows if row.get("expected_gain")
+             and row["expected_gain"]["high_us"] > row["stake_us"] + 1e-6]
+    gains = [bool(row.get("expected_gain")) for row in rows[:3]]
+    expected = advice.get("gain_pct")
+    gain_ok = None
+    if expected and rows and rows[0].get("expected_gain"):
+        gain = rows[0]["expected_gain"]
+        gain_ok = expected[0] <= gain["high_pct"] and gain["low_pct"] <= expected[1]
+    return {"gains_top3": all(gains) if gains else True, "wrong_remedies": wrong, "repeats": repeats,
+            "contradictions": contradictions, "above_bound": above, "first_gain_in_range": gain_ok}
 
 
 def evaluate_real(labels_path: Path | str, root: Path | str, entries: list, matcher: Any,
@@ -182,11 +211,23 @@ def real_report_to_json(report: RealReport) -> dict[str, Any]:
     """The real-profile half of the ``opprof-advisor/eval/1`` document."""
     return {
         "overall": {"profiles": len(report.results), "hit1": round(report.hit1, 4), "hit3": round(report.hit3, 4),
-                    "mrr": round(report.mrr, 4)},
+                    "mrr": round(report.mrr, 4), **_check_totals(report)},
         "profiles": [
             {"path": r.label.path, "hit1": r.hit1, "hit3": r.hit3, "reciprocal_rank": round(r.reciprocal_rank, 4),
              "top": r.top_ids, "topics": r.top_topics, "missing": r.missing, "forbidden": r.forbidden,
-             "error": r.error, "expects_error": r.label.error is not None}
+             "error": r.error, "expects_error": r.label.error is not None, "checks": r.checks}
             for r in report.results
         ],
     }
+
+
+def _check_totals(report: RealReport) -> dict[str, Any]:
+    """Across the profiles that gave advice: how many pass each check."""
+    checked = [r.checks for r in report.results if r.checks]
+    return {"gains_top3": sum(c["gains_top3"] for c in checked),
+            "wrong_remedies": sum(len(c["wrong_remedies"]) for c in checked),
+            "repeats": sum(c["repeats"] for c in checked),
+            "contradictions": sum(len(c["contradictions"]) for c in checked),
+            "above_bound": sum(len(c["above_bound"]) for c in checked),
+            "first_gain_in_range": sum(1 for c in checked if c["first_gain_in_range"]),
+            "checked": len(checked)}

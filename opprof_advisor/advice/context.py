@@ -99,6 +99,8 @@ def workload_context(profile: Profile) -> dict[str, Any]:
         "aiv": aiv,
         "chips_assumed": [] if aic else list(PLAUSIBLE_CHIPS),
         "ranks": "multi" if multi else "single",
+        # the run's compute kernels are recorded (not a cluster summary): absent operators did not run
+        "kernels_seen": any(row.unit != "communication" for row in ops),
         "excerpt": excerpt,
     }
     context["line"] = context_line(context)

@@ -24,6 +24,8 @@ from opprof_advisor.requirements import check_requirements, unmet
 SPECIFIC_BONUS = 0.25
 MAX_REMEDIES = 4
 KNOWN = frozenset(FAMILIES)
+#: Model families told by their operators alone (grouped matmuls / MoE routing, NMS).
+SEEN_BY_OPS = frozenset({"moe", "detection"})
 #: Advice about using the cores better (more blocks, balanced blocks), which cannot help a kernel at its roof.
 CORE_USE = frozenset({"low_block_dim", "block_imbalance", "low_parallelism"})
 
@@ -33,6 +35,9 @@ def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
     for key, wanted in entry.applies_to.items():
         if key == "family":
             have = context.get("families") or []
+            if not have and context.get("kernels_seen") and set(wanted) <= SEEN_BY_OPS:
+                # MoE routing and NMS always show as operators: a run whose kernels hold none has neither
+                return M_("applies to {key} {wanted}; none of their operators ran", key=key, wanted=", ".join(wanted))
             if have and not set(have) & set(wanted):
                 return M_("applies to {key} {wanted}; this run: {have}", key=key, wanted=", ".join(wanted),
                           have=", ".join(have))
