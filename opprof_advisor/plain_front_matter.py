@@ -212,12 +212,30 @@ def _names(inner: str) -> list:
     return values
 
 
+#: ``key: [names]`` items of a flow mapping of lists (``applies_to: {producer: [run], phase: [training]}``).
+_LIST_PAIR = re.compile(r" *([A-Za-z_][A-Za-z0-9_]{0,127}): (\[[^\[\]{}]*\]) *(?:,|$)")
+
+
 def _flow_mapping(text: str) -> dict:
     if not text.endswith("}"):
         raise _Unsure
     inner = text[1:-1]
     values: dict[str, Any] = {}
     if not inner.strip(" "):
+        return values
+    if "[" in inner:  # a mapping of flow lists; anything else with a bracket is PyYAML's
+        at = 0
+        while at < len(inner):
+            pair = _LIST_PAIR.match(inner, at)
+            if pair is None or pair.end() == at:
+                raise _Unsure
+            name = _plain_key(pair.group(1))
+            if name in values:
+                raise _Unsure
+            values[name] = _flow_list(pair.group(2))
+            at = pair.end()
+        if inner.rstrip(" ").endswith(","):
+            raise _Unsure
         return values
     for item in inner.split(","):
         name, sep, value = item.strip(" ").partition(": ")

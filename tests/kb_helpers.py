@@ -28,6 +28,8 @@ def front_matter(**fields) -> dict:
             data.pop(key, None)
         else:
             data[key] = value
+    if "applies_to" not in fields:  # last, so the lines of the other keys stay where the tests name them
+        data["applies_to"] = {"producer": ["kernel", "run"]}
     return data
 
 
@@ -45,7 +47,10 @@ def write_entry(folder: Path, name: str, body: str | None = None, **fields) -> P
     path = folder / f"{kind}s" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Flow style keeps each key on one line, so tests can name the line of a key.
+    applies = data.pop("applies_to", None)
     dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+    if applies is not None:  # one line, last
+        dumped += "applies_to: " + yaml.safe_dump(applies, default_flow_style=True, width=1000).strip() + "\n"
     text = "---\n" + dumped + "---\n\n"
     text += body if body is not None else body_for(kind if kind in SECTIONS else "recipe")
     path.write_text(text, encoding="utf-8")

@@ -27,7 +27,7 @@ def test_a_kb_title_with_brackets_is_listed_verbatim(runner, tmp_path):
     entry = tmp_path / "bracket-tip.md"
     entry.write_text(
         "---\nkind: tip\ntitle: \"Set [red]HCCL_BUFFSIZE[/red] per group\"\nsummary: A title with brackets.\n"
-        "evidence: C\nsources: [\"https://example.org/doc\"]\n---\n\n## When\n\nAlways.\n\n## How\n\nSo.\n\n"
+        "evidence: C\nsources: [\"https://example.org/doc\"]\napplies_to: {producer: [run]}\n---\n\n## When\n\nAlways.\n\n## How\n\nSo.\n\n"
         "## Caveats\n\nNone.\n\n## Sources\n\n- https://example.org/doc — the page.\n",
         encoding="utf-8")
     added = runner.invoke(app, ["add", str(entry)])

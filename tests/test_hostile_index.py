@@ -22,7 +22,7 @@ import pytest
 from conftest import ROOT
 from hostile import Snapshot, advisor, assert_one_error_line, copy_example
 
-ENTRY = ("---\nkind: tip\ntitle: \"Probe {n}\"\nsummary: \"s\"\nevidence: D\nsources: [https://example.com]\n---\n\n"
+ENTRY = ("---\nkind: tip\ntitle: \"Probe {n}\"\nsummary: \"s\"\nevidence: D\nsources: [https://example.com]\napplies_to: {{producer: [run]}}\n---\n\n"
          "## When\n\nx\n\n## How\n\nx\n\n## Caveats\n\nx\n\n## Sources\n\n- https://example.com — x\n")
 
 

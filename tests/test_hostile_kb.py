@@ -8,7 +8,7 @@ import pytest
 
 from hostile import advisor, assert_one_error_line
 
-TAIL = "evidence: D\nsources: [https://example.com]\n---\n\n## When\n\nx\n\n## How\n\nx\n\n## Caveats\n\nx\n\n" \
+TAIL = "evidence: D\nsources: [https://example.com]\napplies_to: {producer: [run]}\n---\n\n## When\n\nx\n\n## How\n\nx\n\n## Caveats\n\nx\n\n" \
        "## Sources\n\n- https://example.com — x\n"
 
 

@@ -19,7 +19,7 @@ def clean(text: str) -> bool:
 
 
 def entry_text(title: str, summary: str = "s", body_extra: str = "") -> str:
-    return (f"---\nkind: tip\ntitle: {title!r}\nsummary: {summary!r}\nevidence: D\nsources: [https://example.com]\n"
+    return (f"---\nkind: tip\ntitle: {title!r}\nsummary: {summary!r}\nevidence: D\nsources: [https://example.com]\napplies_to: {{producer: [run]}}\n"
             f"---\n\n## When\n\nx {body_extra}\n\n## How\n\nx\n\n## Caveats\n\nx\n\n## Sources\n\n"
             "- https://example.com — x\n")
 

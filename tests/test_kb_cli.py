@@ -141,6 +141,7 @@ def test_add_broken_file_lists_every_problem_and_changes_nothing(runner, tmp_pat
     assert result.exit_code == 1
     sections = "(sections: Symptoms, Diagnosis, Fix, Result, Sources)"
     assert result.stderr.splitlines() == [
+        f"error: {source}:1: missing required key 'applies_to'",
         f"error: {source}:5: evidence 'E' is not one of A, B, C, D",
         f"error: {source}:7: unknown symptom 'zzq' (see opprof_advisor/vocabulary.py SYMPTOMS)",
         f"error: {source}:9: a case needs a `## Diagnosis` section {sections}",

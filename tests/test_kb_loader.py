@@ -77,7 +77,7 @@ def test_missing_required_key(tmp_path):
 
 def test_unknown_symptom_points_at_the_list_item(tmp_path):
     path = write_text(tmp_path, "recipes/x.md", "---\nkind: recipe\ntitle: t\nsummary: s\nevidence: C\n"
-                      "sources: [https://example.org/guide]\nsymptoms:\n  - nms_cpu\n  - aicpu_fallbak\n---\n\n"
+                      "sources: [https://example.org/guide]\nsymptoms:\n  - nms_cpu\n  - aicpu_fallbak\napplies_to: {producer: [run]}\n---\n\n"
                       + body_for("recipe"))
     assert problems_of(path) == [f"{path}:9: unknown symptom 'aicpu_fallbak'; did you mean 'aicpu_fallback'?"]
 
@@ -89,12 +89,14 @@ def test_unknown_operator(tmp_path):
 
 
 def test_bad_kind(tmp_path):
-    path = write_text(tmp_path, "x.md", "---\nkind: howto\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n---\nb\n")
+    path = write_text(tmp_path, "x.md", "---\nkind: howto\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n"
+                      "applies_to: {producer: [run]}\n---\nb\n")
     assert problems_of(path) == [f"{path}:2: kind 'howto' is not one of case, recipe, pattern, tip"]
 
 
 def test_kind_must_match_its_folder(tmp_path):
-    path = write_text(tmp_path, "cases/x.md", "---\nkind: tip\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n---\n\n"
+    path = write_text(tmp_path, "cases/x.md", "---\nkind: tip\ntitle: t\nsummary: s\nevidence: C\nsources: [https://example.org/a]\n"
+                      "applies_to: {producer: [run]}\n---\n\n"
                       + body_for("tip"))
     assert problems_of(path) == [f"{path}:2: kind 'tip' but the file is in cases/: move it to tips/ or fix the kind"]
 
@@ -198,20 +200,20 @@ def test_missing_section_for_the_kind(tmp_path):
     body = "## When to use\n\nx\n\n## Pitfalls\n\ny\n\n## Sources\n\n- z\n"
     path = write_entry(tmp_path, "x", body=body)
     [problem] = problems_of(path)
-    assert problem.startswith(f"{path}:8: a recipe needs a `## Steps` section")
+    assert problem.startswith(f"{path}:9: a recipe needs a `## Steps` section")
 
 
 def test_sections_out_of_order(tmp_path):
     body = "## Steps\n\nx\n\n## When to use\n\ny\n\n## Pitfalls\n\nz\n\n## Sources\n\n- s\n"
     path = write_entry(tmp_path, "x", body=body)
-    assert problems_of(path) == [f"{path}:9: section `## Steps` is out of order: expected "
+    assert problems_of(path) == [f"{path}:10: section `## Steps` is out of order: expected "
                                  "When to use, Steps, Pitfalls, Sources"]
 
 
 def test_sources_section_must_come_last(tmp_path):
     body = body_for("recipe") + "\n## Notes\n\nmore\n"
     path = write_entry(tmp_path, "x", body=body)
-    assert problems_of(path) == [f"{path}:25: the `## Sources` section must come last"]
+    assert problems_of(path) == [f"{path}:26: the `## Sources` section must come last"]
 
 
 def test_figures_without_sources_are_flagged_outside_code(tmp_path):
@@ -223,10 +225,10 @@ def test_figures_without_sources_are_flagged_outside_code(tmp_path):
     path = write_entry(tmp_path, "x", sources=[], body=body)
     assert problems_of(path) == [
         f"{path}:6: sources is empty: list at least one link or path",
-        f"{path}:14: figure '30%' without a source: list the source that states it in `sources`",
-        f"{path}:14: figure '2.5x' without a source: list the source that states it in `sources`",
-        f"{path}:20: figure '12 ms' without a source: list the source that states it in `sources`",
-        f"{path}:20: figure '900 tokens/s' without a source: list the source that states it in `sources`",
+        f"{path}:15: figure '30%' without a source: list the source that states it in `sources`",
+        f"{path}:15: figure '2.5x' without a source: list the source that states it in `sources`",
+        f"{path}:21: figure '12 ms' without a source: list the source that states it in `sources`",
+        f"{path}:21: figure '900 tokens/s' without a source: list the source that states it in `sources`",
     ]
 
 

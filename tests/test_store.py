@@ -47,7 +47,8 @@ def test_migrations_end_state(tmp_path):
     db = sqlite_utils.Database(tmp_path / "m.db")
     migrations.index_migrations().apply(db)
     assert [m.name for m in migrations.index_migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
-                                                               "m003_entry_requires", "m004_entry_zh", "m005_file_stats"]
+                                                               "m003_entry_requires", "m004_entry_zh", "m005_file_stats",
+                                                               "m006_entry_applies_to"]
     assert "requires" in db["entries"].columns_dict
     assert {"size", "mtime_ns"} <= set(db["files"].columns_dict)
     assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
