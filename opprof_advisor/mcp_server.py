@@ -54,15 +54,13 @@ def profile_document(path: str, top: int = 20, peaks: str | None = None) -> dict
 
 def suggest_document(profile: str, top: int = 5, model: str | None = None, kind: str | None = None,
                      explain: bool = False, db: str | None = None) -> dict[str, Any]:
-    """The ``suggest/1`` document of ``advisor suggest --profile PATH --format json``."""
+    """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
     from opprof_advisor.advisor import open_advisor
     from opprof_advisor.profiles import read_profile
-    from opprof_advisor.recommend import suggestions_to_json
 
     parsed = read_profile(Path(profile))
     advisor = open_advisor(Path(db) if db else None)
-    result = advisor.suggest(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
-    document = suggestions_to_json(result)
+    document = advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
     document["warnings"] = [str(w) for w in advisor.warnings]
     return document
 
@@ -135,7 +133,10 @@ def _none(text: str) -> str:
 
 
 def _summarize_suggest(doc: dict[str, Any]) -> str:
-    from opprof_advisor.render.phrases import entry_text, gain_line, reference_name
+    from opprof_advisor.i18n import localize
+    from opprof_advisor.render.phrases import (
+        NO_FINDING, entry_text, finding_title, gain_line, lead_first_step, reference_name, remedies_of, show_command,
+    )
 
     profile = doc.get("profile") or {}
     reference = reference_name(profile.get("reference"))
@@ -144,26 +145,46 @@ def _summarize_suggest(doc: dict[str, Any]) -> str:
     if profile.get("reference") == "step":
         head += _(", step {time}").format(time=U.time(profile.get("reference_us")))
     head += "."
+    context = (doc.get("context") or {}).get("line")
+    if context:
+        head += " " + _("Workload: {line}.").format(line=localize(context))
     suggestions = doc.get("suggestions") or []
     if not suggestions:
-        return head + " " + _("No entry of the knowledge base is backed by this profile.")
+        return head + " " + _(NO_FINDING) + (" " + _sentence(localize(doc["rest"])) if doc.get("rest") else "")
     first = suggestions[0]
-    text = head + " " + _("{n} suggestion(s). First: {title} ({id}, {kind}): {stake} at stake ({share} of the "
-                          "{reference}), expected gain {gain}, evidence {evidence}").format(
-        n=len(suggestions), title=entry_text(first, "title"), id=first.get("id"), kind=first.get("kind"),
-        stake=U.time(first.get("stake_us")), share=U.share(first.get("stake_share")), reference=reference,
-        gain=gain_line(first.get("expected_gain")),
-        evidence=", ".join(first.get("matched_symptoms") or []) or _("loosely related"))
-    if first.get("first_step"):
-        text += _("; first step: {step}").format(step=entry_text(first, "first_step"))
+    text = head + " " + _("{n} finding(s). Top: {title} ({stake} at stake, {share} of the {reference}); expected gain "
+                          "{gain}").format(
+        n=len(suggestions), title=finding_title(first), stake=U.time(first.get("stake_us")),
+        share=U.share(first.get("stake_share")), reference=reference, gain=gain_line(first.get("expected_gain"),
+                                                                                      suggestion=first))
+    remedies = remedies_of(first)
+    if remedies:
+        lead = remedies[0]
+        text += _("; lead remedy: {title} ({id}, {kind}, evidence {grade})").format(
+            title=entry_text(lead, "title"), id=lead.get("id"), kind=lead.get("kind"),
+            grade=lead.get("evidence_grade") or "?")
+        step = lead_first_step(first)
+        if step:
+            text += _("; first step: {step}").format(step=step)
+        if len(remedies) > 1:
+            text += _("; alternatives: {ids}").format(ids=_listed([str(r.get("id")) for r in remedies[1:]]))
+        text += _("; the rest: {command}").format(command=show_command(first))
     text += "."
     if len(suggestions) > 1:
-        text += " " + _("Then: {ids}.").format(ids=_listed([s.get("id") for s in suggestions[1:]], 4))
+        text += " " + _("Then: {ids}.").format(ids=_listed([finding_title(s) for s in suggestions[1:]], 4))
+    if doc.get("rest"):
+        text += " " + _sentence(localize(doc["rest"]))
     if doc.get("similar_cases"):
         text += " " + _("Resembles {ids}.").format(ids=_listed([c.get("id") for c in doc["similar_cases"]]))
     if doc.get("notes"):
         text += " " + _("{n} note(s) say what the profile could not show.").format(n=len(doc["notes"]))
     return text
+
+
+def _sentence(text: Any) -> str:
+    """``text`` as a sentence of the summary: capitalised, ending in a full stop."""
+    text = str(text or "").strip().rstrip(".。")
+    return text[:1].upper() + text[1:] + "." if text else ""
 
 
 def _summarize_profile(doc: dict[str, Any]) -> str:

@@ -1,10 +1,10 @@
 """Hand-built JSON documents for the HTML report tests (shapes from the suggest/profile/compare/scan issues).
 
 A YOLOv8-like inference profile where NMS runs on the AI CPU and takes 18 % of device time, the
-suggest document whose first suggestion is the NMS recipe, a before/after compare where NMS moved
-to the AI Core, and a scan of a small detector. Numbers are written out here, not computed by the
-code under test; the keys later versions of the schemas added (the profile's family totals, a
-suggestion's stake share) are filled in by ``documents.upgrade`` as for any older document.
+suggest document whose first finding is that NMS (its lead remedy the NMS recipe), a before/after
+compare where NMS moved to the AI Core, and a scan of a small detector. Numbers are written out here, not computed by the
+code under test; the keys later versions of the schemas added (the profile's family totals) are filled
+in by ``documents.upgrade`` as for any older document.
 """
 
 from __future__ import annotations
@@ -72,52 +72,95 @@ def yolo_profile_doc() -> dict:
 
 
 def yolo_suggest_doc() -> dict:
-    """The `opprof-advisor/suggest/1` document: the NMS recipe first, 18 % × (60–90 %) expected gain."""
+    """The `opprof-advisor/suggest/2` document: NMS on the AI CPU first, 18 % × (60–90 %) expected gain, its
+    lead remedy the NMS recipe."""
     return upgrade({
-        "schema": "opprof-advisor/suggest/1",
+        "schema": "opprof-advisor/suggest/2",
         "profile": {"path": "data/examples/yolov8_torch_npu/yolov8s_ascend_pt", "format": "torch-npu-text",
                     "device_time_us": DEVICE_US},
+        "context": {"producer": "run", "tool": "torch_npu", "framework": "torch_npu", "phase": "inference",
+                    "family": "detection", "precision": "fp16", "chip": "Ascend910B3", "ranks": "single",
+                    "line": "torch_npu run · inference · detection (CNN) · fp16 · Ascend910B3 · 1 device"},
         "suggestions": [
             {
-                "rank": 1, "id": "recipe-nms-on-npu", "kind": "recipe",
-                "title": "Run NMS on the NPU with npu_batch_nms instead of the AI CPU",
-                "tags": ["detection", "nms", "aicpu"], "operators": ["NMS"], "score": 0.71,
+                "rank": 1, "id": "aicpu-work", "family": "aicpu",
+                "title": "NonMaxSuppressionV3 runs on the AI CPU: 8.69 ms, 18.0 % of device time",
                 "evidence": [{"op_type": "NonMaxSuppressionV3", "time_us": 8_685.0, "share": 0.18,
                               "why": "runs on the AI CPU (symptoms nms_cpu, aicpu_fallback)"}],
-                "expected_gain": {"low_pct": 10.8, "high_pct": 16.2, "saved_us_low": 5_211.0, "saved_us_high": 7_816.5,
-                                  "basis": "recipe: 60–90 % of the NMS time × NMS share 18.0 % (Amdahl bound)"},
-                "evidence_grade": "C",
-                "sources": [HIASCEND_NMS, "Ascend/pytorch torch_npu/contrib/function/nms.py", ULTRALYTICS_PR],
+                "matched_symptoms": ["nms_cpu", "aicpu_fallback"], "stake_us": 8_685.0, "stake_share": 0.18,
+                "expected_gain": {"low_us": 5_211.0, "high_us": 7_816.5, "low_pct": 10.8, "high_pct": 16.2,
+                                  "model": "model", "of": "device time",
+                                  "assumptions": "an AI Core kernel takes 10–40 % of the AI CPU time: 60–90 % of the "
+                                                 "NMS time saved (Amdahl bound)",
+                                  "saved_us_low": 5_211.0, "saved_us_high": 7_816.5, "kind": "model",
+                                  "basis": "an AI Core kernel takes 10–40 % of the AI CPU time: 60–90 % of the NMS "
+                                           "time saved (Amdahl bound)"},
+                "gain_basis": "model", "confidence": "high",
+                "remedies": [
+                    {"id": "recipe-nms-on-npu", "kind": "recipe",
+                     "title": "Run NMS on the NPU with npu_batch_nms instead of the AI CPU",
+                     "first_step": "Replace the per-image NMS call with torch_npu.npu_batch_nms(...)",
+                     "why_applies": "NMS on the AI CPU in a detection run", "relevance": 0.71, "evidence_grade": "C",
+                     "sources": [HIASCEND_NMS, "Ascend/pytorch torch_npu/contrib/function/nms.py", ULTRALYTICS_PR],
+                     "zh": {}},
+                    {"id": "tip-nms-single-cpu-call", "kind": "tip",
+                     "title": "Fallback when the NPU NMS kernels do not fit: one CPU call per batch",
+                     "first_step": "Replace the loop with one torchvision.ops.nms call per batch",
+                     "why_applies": "NMS runs once per image", "relevance": 0.4, "evidence_grade": "D",
+                     "sources": [], "zh": {}},
+                ],
+                "first_step": "Replace the per-image NMS call with torch_npu.npu_batch_nms(...)",
+                "show": "advisor show recipe-nms-on-npu", "zh": {},
             },
             {
-                "rank": 2, "id": "pattern-aicpu-int64-cast", "kind": "pattern",
-                "title": "Keep Cast and Gather off the AI CPU: avoid int64 / float64 inputs",
-                "tags": ["aicpu", "dtype"], "operators": ["Cast", "Gather"], "score": 0.48,
+                "rank": 2, "id": "aicpu-dtype", "family": "aicpu",
+                "title": "Cast and GatherV2 run on the AI CPU: 1.45 ms, 3.0 % of device time",
                 "evidence": [
                     {"op_type": "Cast", "time_us": 965.0, "share": 0.02, "why": "Cast rows on the AI CPU (aicpu_fallback)"},
                     {"op_type": "GatherV2", "time_us": 482.5, "share": 0.01, "why": "GatherV2 on the AI CPU (aicpu_fallback)"},
                 ],
-                "expected_gain": {"low_pct": 1.5, "high_pct": 2.7, "saved_us_low": 723.75, "saved_us_high": 1_302.75,
+                "matched_symptoms": ["aicpu_fallback"], "stake_us": 1_447.5, "stake_share": 0.03,
+                "expected_gain": {"low_us": 723.75, "high_us": 1_302.75, "low_pct": 1.5, "high_pct": 2.7,
+                                  "model": "sourced", "of": "device time",
+                                  "assumptions": "pattern: 50–90 % of the matched operators' time × their share 3.0 %",
+                                  "saved_us_low": 723.75, "saved_us_high": 1_302.75, "kind": "sourced",
                                   "basis": "pattern: 50–90 % of the matched operators' time × their share 3.0 %"},
-                "evidence_grade": "B",
-                "sources": ["https://gitee.com/ascend/pytorch/issues/I8ABCD", "KB-SOURCES.md B1 row 1"],
+                "gain_basis": "sourced", "confidence": "medium",
+                "remedies": [
+                    {"id": "pattern-aicpu-int64-cast", "kind": "pattern",
+                     "title": "Keep Cast and Gather off the AI CPU: avoid int64 / float64 inputs",
+                     "first_step": "Cast the inputs to int32 / float32 before they reach the NPU",
+                     "why_applies": "int64 Cast and Gather rows on the AI CPU", "relevance": 0.48,
+                     "evidence_grade": "B",
+                     "sources": ["https://gitee.com/ascend/pytorch/issues/I8ABCD", "KB-SOURCES.md B1 row 1"], "zh": {}},
+                ],
+                "first_step": "Cast the inputs to int32 / float32 before they reach the NPU",
+                "show": "advisor show pattern-aicpu-int64-cast", "zh": {},
             },
             {
-                "rank": 3, "id": "tip-transdata-nd-format", "kind": "tip",
-                "title": "Cut TransData by keeping tensors in one format between convolutions",
-                "tags": ["format"], "operators": ["TransData"], "score": 0.31,
+                "rank": 3, "id": "transdata", "family": "transdata",
+                "title": "TransData converts formats 96 times: 2.41 ms, 5.0 % of device time",
                 "evidence": [{"op_type": "TransData", "time_us": 2_412.5, "share": 0.05,
                               "why": "format conversions take 5.0 % (transdata_overhead)"}],
-                "expected_gain": None,
-                "evidence_grade": "D",
-                "sources": ["forum post, no link recorded"],
+                "matched_symptoms": ["transdata_overhead"], "stake_us": 2_412.5, "stake_share": 0.05,
+                "expected_gain": None, "gain_basis": None, "confidence": "low",
+                "remedies": [
+                    {"id": "tip-transdata-nd-format", "kind": "tip",
+                     "title": "Cut TransData by keeping tensors in one format between convolutions",
+                     "first_step": "", "why_applies": "TransData between convolutions", "relevance": 0.31,
+                     "evidence_grade": "D", "sources": ["forum post, no link recorded"], "zh": {}},
+                ],
+                "first_step": "", "show": "advisor show tip-transdata-nd-format", "zh": {},
             },
         ],
+        "rest": "nothing else above 3 % of device time",
         "similar_cases": [
             {"id": "case-yolov8s-nms-aicpu", "title": "YOLOv8s inference on Atlas 800I A2 with NMS on the AI CPU", "similarity": 0.83},
             {"id": "case-yolov5-postprocess", "title": "YOLOv5 post-processing moved to the NPU", "similarity": 0.64},
         ],
         "notes": [NMS_NOTE_PIPES, "the matcher used 3 symptom ids and 15 op families from this profile"],
+        "left_out": [{"id": "tip-vllm-ascend-graph-mode", "why": "applies to framework vllm-ascend; this run: torch_npu"}],
+        "explain": False,
     })
 
 
@@ -125,16 +168,19 @@ def hostile_suggest_doc() -> dict:
     """The YOLO suggest document with markup injected wherever a KB file or profile supplies text."""
     doc = yolo_suggest_doc()
     first = doc["suggestions"][0]
-    first["title"] = "<script>alert(1)</script> NMS on the NPU"
+    lead = first["remedies"][0]
+    first["title"] = "<script>alert(1)</script> NMS on the AI CPU"
     first["evidence"][0]["why"] = '<img src="x" onerror="alert(2)">runs on AI CPU'
     first["evidence"][0]["op_type"] = "<b>NonMaxSuppressionV3</b>"
-    first["sources"] = ["javascript:alert(3)", "<script>alert(4)</script>", " JAVASCRIPT:alert(5)",
-                        "data:text/html,<script>alert(6)</script>", "https://example.org/a?x=\"><script>alert(7)</script>"]
-    first["tags"] = ["<style>body{display:none}</style>"]
-    first["expected_gain"]["basis"] = "<iframe src=\"https://evil.example\"></iframe>"
+    lead["sources"] = ["javascript:alert(3)", "<script>alert(4)</script>", " JAVASCRIPT:alert(5)",
+                       "data:text/html,<script>alert(6)</script>", "https://example.org/a?x=\"><script>alert(7)</script>"]
+    lead["why_applies"] = "<style>body{display:none}</style>"
+    first["expected_gain"]["assumptions"] = "<iframe src=\"https://evil.example\"></iframe>"
     doc["similar_cases"][0]["title"] = "<svg onload=alert(8)>case"
     doc["notes"].append('cannot judge <a href="http://evil.example">x</a>: <script>alert(9)</script>')
     doc["profile"]["path"] = "</title><script>alert(10)</script>"
+    doc["context"]["line"] = "<u>torch_npu</u> run"
+    doc["rest"] = "<marquee>nothing else</marquee>"
     return doc
 
 

@@ -39,7 +39,7 @@ def document(name: str) -> dict:
     if name.endswith(".json"):
         return json.loads((HERE / "golden" / name).read_text(encoding="utf-8"))
     if name == "empty_suggest_doc":
-        return {"schema": "opprof-advisor/suggest/1", "suggestions": [], "notes": []}
+        return {"schema": "opprof-advisor/suggest/2", "suggestions": [], "rest": None, "notes": []}
     import html_docs
 
     return getattr(html_docs, name)()

@@ -162,23 +162,27 @@ def test_suggest_page_has_the_sections_in_reading_order(suggest_tree):
     assert [h.text() for h in suggest_tree.find_all("h1")] == ["Tuning advice for yolov8s_ascend_pt"]
     headings = [h.text() for h in suggest_tree.find_all("h2")]
     assert headings == [
-        "Run NMS on the NPU with npu_batch_nms instead of the AI CPU",  # the verdict
+        "NonMaxSuppressionV3 runs on the AI CPU: 8.69 ms, 18.0 % of device time",  # the verdict: the first finding
         "Profile summary",
         "Where the device time goes",
-        "Expected gain per suggestion",
-        "Suggestions",
+        "Expected gain per finding",
+        "Findings",
         "Similar cases",
         "What the data cannot tell",
     ]
 
 
-def test_verdict_names_nms_on_ai_cpu_and_what_it_saves(suggest_tree):
+def test_verdict_names_nms_on_ai_cpu_what_it_saves_and_the_remedy_to_start_with(suggest_tree):
     verdict = suggest_tree.find_all("section", "verdict")[0].text()
     assert "Fix first" in verdict
+    assert "Workload: torch_npu run · inference · detection (CNN) · fp16 · Ascend910B3 · 1 device" in verdict
     assert f"NonMaxSuppressionV3 takes {pct(8_685 / DEVICE_US)} of device time (8.69 ms) on the AI CPU" in verdict
     assert "runs on the AI CPU" in verdict
     assert "Expected to save 10.8–16.2 % of device time (5.21–7.82 ms)" in verdict
-    assert "At most 18.0 %" in verdict
+    assert "Basis: model." in verdict and "At most 18.0 %" in verdict
+    assert ("Lead remedy: Run NMS on the NPU with npu_batch_nms instead of the AI CPU (recipe-nms-on-npu). "
+            "First step: Replace the per-image NMS call with torch_npu.npu_batch_nms(...)") in verdict
+    assert "3 findings ranked below" in verdict
 
 
 def test_profile_summary_shows_format_chip_versions_and_times(suggest_tree):
@@ -212,33 +216,66 @@ def test_family_chart_orders_families_by_share_and_colours_them_by_unit(suggest_
     assert f"{len(rest)} smaller families together: {pct(sum(rest))}" in chart.text()
 
 
-def test_gain_chart_has_one_row_per_suggestion_with_range_and_ceiling(suggest_tree):
+def test_gain_chart_has_one_row_per_finding_with_range_and_ceiling(suggest_tree):
     rows = section(suggest_tree, "gains").find_all("g", "row")
     assert [r.find_all("text")[0].text()[:3] for r in rows] == ["#1 ", "#2 ", "#3 "]
     first = rows[0]
     assert [b.attrs["class"] for b in first.find_all("rect", "bar")] == ["bar ceiling", "bar g-first"]
-    assert first.find_all("text", "value")[0].text() == "10.8–16.2 % · 5.21–7.82 ms"
-    assert rows[2].find_all("text", "value")[0].text() == "no sourced gain"
+    assert first.find_all("text", "value")[0].text() == "10.8–16.2 % · 5.21–7.82 ms · model"
+    assert rows[1].find_all("text", "value")[0].text() == "1.5–2.7 % · 724 µs – 1.30 ms · sourced"
+    assert rows[2].find_all("text", "value")[0].text() == "no model"
     # The ceiling bar spans exactly the matched share; the range bar starts at low_pct on the same axis.
     ceiling, gain = first.find_all("rect", "bar")
     scale = float(ceiling.attrs["width"]) / 18.0
     assert float(gain.attrs["width"]) == pytest.approx((16.2 - 10.8) * scale, abs=0.15)
 
 
-def test_one_card_per_suggestion_the_first_prominent(suggest_tree):
+def test_one_card_per_finding_the_first_prominent(suggest_tree):
     cards = section(suggest_tree, "suggestions").find_all("article")
     assert len(cards) == 3
     assert ["first" in c.classes() for c in cards] == [True, False, False]
     first = cards[0].text()
     assert "#1 · fix first" in first
-    assert "Run NMS on the NPU with npu_batch_nms instead of the AI CPU" in first
-    assert "10.8–16.2 %" in first and "5.21–7.82 ms saved" in first
-    assert "Basis: recipe: 60–90 % of the NMS time × NMS share 18.0 % (Amdahl bound)" in first
-    assert "evidence C: official guide or sample" in first
+    assert cards[0].find_all("h3")[0].text() == "NonMaxSuppressionV3 runs on the AI CPU: 8.69 ms, 18.0 % of device time"
+    assert "confidence: high" in first
+    assert "10.8–16.2 %" in first and "5.21–7.82 ms saved" in first and "basis: model" in first
+    assert ("Assumes: an AI Core kernel takes 10–40 % of the AI CPU time: 60–90 % of the NMS time saved "
+            "(Amdahl bound)") in first
     evidence = [td.text() for td in cards[0].find_all("td")]
     assert evidence == ["NonMaxSuppressionV3", "8.69 ms", "18.0 %", "runs on the AI CPU (symptoms nms_cpu, aicpu_fallback)"]
-    assert "no sourced gain figure" in cards[2].text()
+    # the lead remedy with its grade, why it applies and its first step; the alternative below it
+    remedy = first.split("Remedy", 1)[1]
+    assert remedy.index("Run NMS on the NPU with npu_batch_nms instead of the AI CPU") < remedy.index("Alternatives")
+    assert "evidence C: official guide or sample" in remedy and "Why it applies: NMS on the AI CPU" in remedy
+    assert "First step: Replace the per-image NMS call" in remedy and "advisor show recipe-nms-on-npu" in remedy
+    alternatives = remedy.split("Alternatives", 1)[1]
+    assert "Fallback when the NPU NMS kernels do not fit" in alternatives and "tip-nms-single-cpu-call" in alternatives
+    assert "tip · evidence D" in alternatives
+    assert "basis: sourced" in cards[1].text()
+    assert "no model" in cards[2].text() and "confidence: low" in cards[2].text()
     assert "evidence D: second-hand" in cards[2].text()
+    assert "First step" not in cards[2].text()  # the remedy has none: no empty line for it
+    after = section(suggest_tree, "suggestions").text().split("Cut TransData")[-1]
+    assert "nothing else above 3 % of device time" in after
+    assert "Left out" not in after  # only with --explain
+
+
+def test_the_explained_page_lists_the_entries_left_out():
+    doc = yolo_suggest_doc()
+    doc["explain"] = True
+    found = section(parse(render_suggest(doc, yolo_profile_doc())), "suggestions")
+    assert [h.text() for h in found.find_all("h3")][-1] == "Left out"
+    assert found.find_all("ul")[-1].text() == "tip-vllm-ascend-graph-mode: applies to framework vllm-ascend; this run: torch_npu"
+
+
+def test_the_gain_chart_draws_a_range_given_in_time_only():
+    doc = yolo_suggest_doc()
+    doc["profile"]["reference_us"] = DEVICE_US
+    for key in ("low_pct", "high_pct"):
+        del doc["suggestions"][1]["expected_gain"][key]
+    row = section(parse(render_suggest(doc)), "gains").find_all("g", "row")[1]
+    assert [b.attrs["class"] for b in row.find_all("rect", "bar")] == ["bar ceiling", "bar g-range"]
+    assert row.find_all("text", "value")[0].text() == "1.5–2.7 % · 724 µs – 1.30 ms · sourced"
 
 
 def test_similar_cases_and_cannot_judge_notes(suggest_tree):
@@ -282,8 +319,13 @@ def assert_self_contained(root: Node, page: str, allowed_links: set[str]) -> Non
     assert meta and "default-src 'none'" in meta[0].attrs["content"]
 
 
+def remedy_sources(doc: dict, start: int = 0) -> set[str]:
+    """The http(s) sources of the remedies of the findings from ``start`` on."""
+    return {s for sug in doc["suggestions"][start:] for r in sug["remedies"] for s in r["sources"] if s.startswith("http")}
+
+
 def test_suggest_page_is_self_contained(suggest_page, suggest_tree):
-    http_sources = {s for sug in yolo_suggest_doc()["suggestions"] for s in sug["sources"] if s.startswith("http")}
+    http_sources = remedy_sources(yolo_suggest_doc())
     assert_self_contained(suggest_tree, suggest_page, http_sources)
     hrefs = [a.attrs["href"] for a in suggest_tree.find_all("a")]
     assert sorted(hrefs) == sorted(http_sources)
@@ -296,11 +338,11 @@ def test_hostile_kb_entry_and_profile_render_as_text():
     page = render_suggest(hostile_suggest_doc(), hostile_profile_doc())
     root = parse(page)
     evil_https = "https://example.org/a?x=\"><script>alert(7)</script>"
-    other_links = {s for sug in yolo_suggest_doc()["suggestions"][1:] for s in sug["sources"] if s.startswith("http")}
+    other_links = remedy_sources(yolo_suggest_doc(), 1)
     assert_self_contained(root, page, {evil_https} | other_links)
     text = root.text()
     for shown in (
-        "<script>alert(1)</script> NMS on the NPU",
+        "<script>alert(1)</script> NMS on the AI CPU",
         '<img src="x" onerror="alert(2)">runs on AI CPU',
         "<b>NonMaxSuppressionV3</b>",
         "javascript:alert(3)",
@@ -310,6 +352,8 @@ def test_hostile_kb_entry_and_profile_render_as_text():
         '<iframe src="https://evil.example"></iframe>',
         "<svg onload=alert(8)>case",
         "<script>alert(9)</script>",
+        "<u>torch_npu</u> run",
+        "<marquee>nothing else</marquee>",
         "<i>NMS</i>",
         "<script>alert(12)</script>",
         '"><link rel="stylesheet" href="https://evil.example/x.css">',
@@ -323,7 +367,8 @@ def test_hostile_kb_entry_and_profile_render_as_text():
     assert "javascript:" not in " ".join(a.attrs["href"] for a in root.find_all("a")).lower()
     assert len(root.find_all("style")) == 1  # the injected <style> stayed text
     assert not [n for n in root.iter() if n.tag == "svg" and "onload" in n.attrs]
-    assert root.find_all("i") == [] and root.find_all("b") == []
+    assert root.find_all("i") == [] and root.find_all("b") == [] and root.find_all("u") == []
+    assert root.find_all("marquee") == []
 
 
 def test_hostile_profile_renders_as_text_in_the_profile_report():
@@ -360,7 +405,9 @@ def test_suggest_without_suggestions():
     doc = yolo_suggest_doc()
     doc["suggestions"], doc["similar_cases"] = [], []
     root = parse(render_suggest(doc, yolo_profile_doc()))
-    assert root.find_all("h2")[0].text() == "No advice matched this profile"
+    assert root.find_all("h2")[0].text() == "Nothing to fix first"
+    assert "No finding." in section(root, "suggestions").text()
+    assert "No finding, so no gain to chart." in section(root, "gains").text()
     assert "No case study has an operator mix close to this profile" in section(root, "similar").text()
 
 
@@ -738,5 +785,5 @@ def test_the_ceiling_is_the_recommenders_stake_even_beyond_five_evidence_rows():
     # ... and so does the gain chart: its pale ceiling bar is the stake share, not the evidence rows' sum
     (row,) = [g for g in section(parse(page), "gains").find_all("g", "row")]
     ceiling = row.find_all("rect", "ceiling")[0]
-    assert plain(ceiling.text()) == "matched operators: 78.0 %"
+    assert plain(ceiling.text()) == "at stake: 78.0 %"
     assert "First step:</strong> Fuse them." in page

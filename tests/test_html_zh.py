@@ -78,7 +78,7 @@ def page_text(page: str) -> str:
 
 #: Keys of sentences the core writes as Messages (said in Chinese from their templates); a document read back
 #: from JSON, or written by hand, holds them as plain English text, which no page can translate.
-MESSAGE_KEYS = {"notes", "why", "detail", "reason"}
+MESSAGE_KEYS = {"notes", "why", "detail", "reason", "assumptions", "why_applies", "line", "rest"}
 
 
 def data_strings(value, keys: set[str], key: str = "") -> set[str]:
@@ -151,10 +151,14 @@ def test_the_chinese_suggest_page_says_its_labels_in_chinese(zh):
     page = render_page("suggest")
     text = page_text(page)
     for words in ("yolov8s_ascend_pt 的调优建议", "优先处理", "预计可节省设备耗时的 10.8–16.2 %（5.21–7.82 ms）。",
-                  "最多 18.0 %：即它所优化算子的耗时占比。", "下方按优先级列出 3 条建议；详情、证据和来源见各卡片。",
-                  "NonMaxSuppressionV3 占设备耗时的 18.0 %（8.69 ms），在 AI CPU 上执行", "各建议的预期收益范围",
-                  "首条建议", "所匹配算子的耗时占比", "证据 C：官方指南或样例", "匹配得分 0.71", "节省 5.21–7.82 ms",
-                  "匹配原因", "算子：NMS · 标签：detection, nms, aicpu", "设备耗时占比最高的算子族",
+                  "依据：模型估算。", "最多 18.0 %：即所涉及的设备耗时占比。",
+                  "工作负载：torch_npu run · inference · detection (CNN) · fp16 · Ascend910B3 · 1 device",
+                  "首选办法：Run NMS on the NPU with npu_batch_nms instead of the AI CPU（recipe-nms-on-npu）。",
+                  "下方按优先级列出 3 个发现项；证据、解决办法和来源见各卡片。",
+                  "NonMaxSuppressionV3 占设备耗时的 18.0 %（8.69 ms），在 AI CPU 上执行", "各发现项的预期收益范围",
+                  "首个发现项", "所涉及的耗时", "证据 C：官方指南或样例", "置信度：高", "节省 5.21–7.82 ms",
+                  "依据：有出处", "无收益模型", "假设：", "解决办法", "备选办法", "适用原因：", "技巧 · 证据 D",
+                  "匹配原因", "设备耗时占比最高的算子族",
                   "设备耗时 48.2 ms", "Profiler 级别", "非极大值抑制在 AI CPU / host 上执行", "发现的问题",
                   "您的 profile 与 YOLOv8s inference on Atlas 800I A2 with NMS on the AI CPU 相似（0.83）"):
         assert words in text, words

@@ -8,7 +8,8 @@ from typing import Any
 from opprof_advisor.cann_support import CATEGORY_TITLES
 from opprof_advisor.i18n import _, localize
 from opprof_advisor.render.phrases import (
-    entry_text, evidence_line, gain_line, localized, score_line, word, similar_case_line, stake_line, terms_line,
+    NO_FINDING, entry_text, evidence_line, finding_title, gain_assumptions, gain_line, gain_parts, lead_first_step,
+    localized, remedies_of, show_command, similar_case_line, stake_line, word,
 )
 from opprof_advisor.render.text.scan import findings_by_category
 from opprof_advisor.render.units import TEXT as U
@@ -31,18 +32,31 @@ def cell(text: Any) -> str:
 
 
 def suggest_markdown(doc: dict[str, Any], *, explain: bool | None = None, **_options: Any) -> str:
-    """The suggest document as markdown: one section per suggestion, similar cases, notes."""
+    """The suggest document as markdown: the workload, one section per finding, what else there is, cases, notes."""
     explain = bool(doc.get("explain")) if explain is None else explain
     profile = doc.get("profile") or {}
     reference = profile.get("reference") or "device time"
     lines = [_("# Suggestions for `{path}`").format(path=profile.get("path")), "",
              _("Format {format}, device time {time}.").format(format=profile.get("format"),
-                                                            time=U.time(profile.get("device_time_us"))), ""]
+                                                            time=U.time(profile.get("device_time_us")))]
+    if profile.get("reference") == "step":  # a sentence of its own: "device time X." stays as it was
+        lines[-1] += _(" Step {time}.").format(time=U.time(profile.get("reference_us")))
+    context = (doc.get("context") or {}).get("line")
+    if context:
+        lines += ["", _("Workload: {line}.").format(line=localize(context))]
+    lines.append("")
     suggestions = doc.get("suggestions") or []
     if not suggestions:
-        lines += [_("No entry of the knowledge base is backed by this profile."), ""]
+        lines += [_(NO_FINDING), ""]
     for s in suggestions:
         lines += _suggestion_lines(s, reference, explain) + [""]
+    if doc.get("rest"):
+        lines += [cell(localize(doc["rest"])), ""]
+    if explain and doc.get("left_out"):
+        lines += [_("## Left out"), ""]
+        lines += [f"- `{item.get('id')}`: {cell(localize(item.get('why')))}" for item in doc["left_out"]
+                  if isinstance(item, dict)]
+        lines.append("")
     if doc.get("similar_cases"):
         lines += [_("## Similar cases"), ""]
         lines += [f"- {similar_case_line(c, explain=explain)}" for c in doc["similar_cases"]]
@@ -54,23 +68,42 @@ def suggest_markdown(doc: dict[str, Any], *, explain: bool | None = None, **_opt
 
 def _suggestion_lines(s: dict[str, Any], reference: str, explain: bool) -> list[str]:
     gain = s.get("expected_gain")
-    lines = [f"## {s.get('rank')}. {entry_text(s, 'title')}", "",
-             _("- id: `{id}` ({kind}), evidence grade {grade}, at stake {stake}").format(
-                 id=s.get("id"), kind=word(s.get("kind")), grade=s.get("evidence_grade"),
-                 stake=stake_line(s, reference)),
-             _("- expected gain: {gain}").format(gain=gain_line(gain))]
-    if gain:
-        lines.append(_("- basis: {basis}").format(basis=localize(gain.get("basis"))))
-    if s.get("first_step"):
-        lines.append(_("- first step: {step} (the rest: `advisor show {id}`)").format(step=entry_text(s, "first_step"),
-                                                                                     id=s.get("id")))
-    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e), why=localize(e.get("why")))
+    lines = [f"## {s.get('rank')}. {cell(finding_title(s))}", "",
+             _("- at stake: {stake}").format(stake=stake_line(s, reference)),
+             _("- expected gain: {gain}").format(gain=gain_line(gain, suggestion=s))]
+    assumptions = gain_assumptions(gain) if any(gain_parts(gain)) else ""
+    if assumptions:
+        lines.append(_("- assumes: {assumptions}").format(assumptions=cell(assumptions)))
+    if s.get("confidence"):
+        lines.append(_("- confidence: {level}").format(level=word(s["confidence"])))
+    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e), why=cell(localize(e.get("why"))))
               for e in s.get("evidence") or []]
-    lines += [_("- source: {source}").format(source=src) for src in s.get("sources") or []]
+    symptoms = ", ".join(f"`{i}`" for i in s.get("matched_symptoms") or [])
+    if symptoms:
+        lines.append(_("- symptoms: {ids}").format(ids=symptoms))
+    remedies = remedies_of(s)
+    if remedies:
+        lead = remedies[0]
+        lines.append(_("- remedy: **{title}** (`{id}`, {kind}, evidence grade {grade})").format(
+            title=cell(entry_text(lead, "title")), id=lead.get("id"), kind=word(lead.get("kind")),
+            grade=lead.get("evidence_grade") or "?"))
+        if lead is not s and lead.get("why_applies"):
+            lines.append("  " + _("- why it applies: {why}").format(why=cell(localize(lead["why_applies"]))))
+        step = lead_first_step(s)
+        if step:
+            lines.append("  " + _("- first step: {step} (the rest: `{command}`)").format(step=cell(step),
+                                                                                         command=show_command(s)))
+        lines += ["  " + _("- source: {source}").format(source=cell(src)) for src in lead.get("sources") or []]
+        for other in remedies[1:]:
+            lines.append(_("- alternative: {title} (`{id}`, {kind}, evidence grade {grade})").format(
+                title=cell(entry_text(other, "title")), id=other.get("id"), kind=word(other.get("kind")),
+                grade=other.get("evidence_grade") or "?"))
+            if explain and other.get("why_applies"):
+                lines.append("  " + _("- why it applies: {why}").format(why=cell(localize(other["why_applies"]))))
     if explain:
-        lines += [f"- {score_line(s)}", "- " + _("matched terms: {terms}").format(terms=terms_line(s))]
-        lines += ["- " + _("requires {what}").format(what=localize(check.get("text")))
-                  for check in s.get("requirements") or []]
+        lines += ["- " + _("relevance of {id}: {relevance}").format(id=r.get("id"),
+                                                                    relevance=f"{r.get('relevance') or 0:.2f}")
+                  for r in remedies if r is not s and r.get("relevance") is not None]
     return lines
 
 

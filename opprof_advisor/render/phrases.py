@@ -1,13 +1,13 @@
-"""The sentences every format says the same way: a gain, an evidence row, the score formula, a similar case.
+"""The sentences every format says the same way: a gain, an evidence row, a finding's remedies, a similar case.
 
 Text, markdown and HTML all take these from here with their own ``Units``, so an expected gain
 reads alike in the terminal, in a markdown report and on a web page. They read the documents'
-dicts (``opprof-advisor/suggest/1`` items, a KB entry's ``gain``) and compute nothing.
+dicts (``opprof-advisor/suggest/2`` findings and their remedies, a KB entry's ``gain``) and compute nothing.
 """
 
 from __future__ import annotations
 
-from opprof_advisor.i18n import N_, _
+from opprof_advisor.i18n import N_, _, localize
 from opprof_advisor.render.units import TEXT, Units, as_float
 
 NO_FIGURE = N_("no sourced figure")
@@ -22,24 +22,107 @@ def reference_name(reference: str | None) -> str:
 
 
 def gain_parts(gain: dict | None, units: Units = TEXT) -> tuple[str, str]:
-    """(the range in %, the time it saves) of a suggestion's ``expected_gain``; empty strings without one."""
+    """(the range in %, the time it saves) of a suggestion's ``expected_gain``; an empty string for a part it lacks."""
     if not gain:
         return "", ""
     low, high = as_float(gain.get("low_pct")), as_float(gain.get("high_pct"))
-    if low is None or high is None:
-        return "", ""
-    lo_us, hi_us = as_float(gain.get("saved_us_low")), as_float(gain.get("saved_us_high"))
+    lo_us, hi_us = gain_us(gain)
     saved = units.time_range(lo_us, hi_us) if lo_us is not None and hi_us is not None else ""
-    return units.pct_range(low, high), saved
+    return (units.pct_range(low, high) if low is not None and high is not None else ""), saved
 
 
-def gain_line(gain: dict | None, units: Units = TEXT) -> str:
-    """``4.5–6.3 % (4.87–6.80 ms)``, with ", model estimate" where it is one, or ``no sourced figure``."""
+def gain_us(gain: dict | None) -> tuple[float | None, float | None]:
+    """(low, high) µs a gain saves: ``low_us`` / ``high_us`` (suggest/2), else ``saved_us_low`` / ``saved_us_high``."""
+    gain = gain or {}
+    low, high = as_float(gain.get("low_us")), as_float(gain.get("high_us"))
+    if low is None or high is None:
+        low, high = as_float(gain.get("saved_us_low")), as_float(gain.get("saved_us_high"))
+    return low, high
+
+
+#: How an expected gain was obtained (``expected_gain.model`` of suggest/2) -> its word.
+GAIN_MODELS = {"model": N_("model"), "sourced": N_("sourced"), "measured": N_("measured")}
+#: The older ``kind`` values of a gain, read as the model they are.
+_GAIN_KINDS = {"model estimate": "model", "sourced": "sourced", "calibrated": "measured"}
+
+
+def gain_model(gain: dict | None, suggestion: dict | None = None) -> str:
+    """``model`` / ``sourced`` / ``measured``: how a gain was obtained (``""`` when not said)."""
+    gain = gain or {}
+    model = gain.get("model") or (suggestion or {}).get("gain_basis") or gain.get("kind")
+    return _GAIN_KINDS.get(str(model), str(model)) if model else ""
+
+
+def gain_model_word(gain: dict | None, suggestion: dict | None = None) -> str:
+    """The word of ``gain_model`` in the language in use: ``model``, ``sourced``, ``measured``."""
+    model = gain_model(gain, suggestion)
+    return _(GAIN_MODELS.get(model, model)) if model else ""
+
+
+NO_MODEL = N_("no model")
+#: What a suggest document without a finding says.
+NO_FINDING = N_("No finding: nothing in this profile stands out.")
+
+
+def no_gain_text(suggestion: dict | None) -> str:
+    """What a row without a modelled gain says instead: its assumptions when it has them, else ``no model``."""
+    suggestion = suggestion or {}
+    said = (suggestion.get("expected_gain") or {}).get("assumptions") or suggestion.get("assumptions")
+    return localize(said) if said else _(NO_MODEL)
+
+
+def gain_line(gain: dict | None, units: Units = TEXT, *, suggestion: dict | None = None) -> str:
+    """``10.9–19.7 % (575 µs – 1.03 ms), model``; without a figure, what the row says instead (``no model``)."""
     pct, saved = gain_parts(gain, units)
-    if not pct:
-        return _(NO_FIGURE)
-    text = f"{pct} ({saved})" if saved else pct
-    return text + _(", model estimate") if gain.get("kind") == "model estimate" else text
+    if not pct and not saved:
+        return no_gain_text({**(suggestion or {}), "expected_gain": gain})
+    text = f"{pct} ({saved})" if pct and saved else pct or saved
+    model = gain_model_word(gain, suggestion)
+    return text + _(", {basis}").format(basis=model) if model else text
+
+
+def gain_assumptions(gain: dict | None) -> str:
+    """The one line saying what a gain assumes (``assumptions``, else the older ``basis``), in the language in use."""
+    gain = gain or {}
+    return localize(gain.get("assumptions") or gain.get("basis") or "")
+
+
+#: A finding's ``confidence`` values, marked for the catalogue (``word`` says them).
+CONFIDENCE_WORDS = (N_("high"), N_("medium"), N_("low"))
+
+
+def finding_title(suggestion: dict) -> str:
+    """A finding's diagnosis sentence in the language in use (its ``zh`` title, or its Message said in Chinese)."""
+    from opprof_advisor.i18n import current_lang
+
+    if current_lang() == "zh":
+        chinese = (suggestion.get("zh") or {}).get("title")
+        if chinese:
+            return str(chinese)
+    return localize(suggestion.get("title")) or str(suggestion.get("id") or "")
+
+
+def remedies_of(suggestion: dict) -> list[dict]:
+    """A finding's remedies, the lead first; a suggest/1 or scan row (a KB entry itself) is its own one remedy."""
+    remedies = suggestion.get("remedies")
+    if isinstance(remedies, list):
+        return [r for r in remedies if isinstance(r, dict)]
+    return [suggestion] if suggestion.get("kind") else []
+
+
+def lead_first_step(suggestion: dict) -> str:
+    """The first step of a finding's lead remedy in the language in use (the row's own ``first_step`` else)."""
+    remedies = remedies_of(suggestion)
+    step = entry_text(remedies[0], "first_step") if remedies else ""
+    return step or entry_text(suggestion, "first_step")
+
+
+def show_command(suggestion: dict) -> str:
+    """``advisor show <lead remedy id>``: where the rest of the steps are."""
+    remedies = remedies_of(suggestion)
+    if suggestion.get("show"):
+        return str(suggestion["show"])
+    return f"advisor show {(remedies[0] if remedies else suggestion).get('id')}"
 
 
 def evidence_line(evidence: dict, units: Units = TEXT) -> str:
@@ -53,29 +136,6 @@ def stake_line(suggestion: dict, reference: str, units: Units = TEXT) -> str:
     return _("{time} ({share} of the {reference})").format(
         time=units.time(suggestion.get("stake_us")), share=units.share(suggestion.get("stake_share")),
         reference=reference_name(reference))
-
-
-def score_line(suggestion: dict, units: Units = TEXT) -> str:
-    """The ranking formula with a suggestion's numbers filled in (``score_parts`` of the document)."""
-    parts = suggestion.get("score_parts") or {}
-    kind = parts.get("evidence_kind")
-    if suggestion.get("expected_gain") is not None and parts.get("saving_us") is not None:
-        value = _("saving if it applies {saving} ({basis}) × confidence {confidence} ({kind} evidence)").format(
-            saving=units.time(parts["saving_us"]), basis=word(suggestion.get("gain_basis")),
-            confidence=f"{parts.get('confidence'):.2g}", kind=word(kind))
-    else:
-        value = _("stake {stake} × prior {prior} ({kind} evidence)").format(
-            stake=units.time(suggestion.get("stake_us")), prior=f"{parts.get('prior'):g}", kind=word(kind))
-    return _("score {score} = {value} × ({base} + {span} × relevance {relevance} × specificity {specificity}) × "
-             "hardware {hardware}").format(
-        score=f"{suggestion.get('score') or 0:,.1f}", value=value, base=f"{parts.get('relevance_base'):g}",
-        span=f"{parts.get('relevance_span'):g}", relevance=f"{parts.get('relevance'):.3f}",
-        specificity=f"{parts.get('specificity'):g}", hardware=f"{parts.get('hardware'):g}")
-
-
-def terms_line(suggestion: dict) -> str:
-    """``nms 0.412, aicpu 0.120`` (the matcher's terms with their weights), or ``none``."""
-    return ", ".join(f"{term} {weight:.3f}" for term, weight in suggestion.get("matched_terms") or []) or _("none")
 
 
 def similar_case_line(case: dict, *, explain: bool = False) -> str:

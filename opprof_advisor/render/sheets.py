@@ -2,7 +2,9 @@
 
 The rows are the document's own rows with its own keys as column names and its numbers unformatted
 (``time_us`` in µs, ``share`` as 0..1), so a sheet filters and sums exactly like the JSON it came
-from; lists are joined with ``; ``. ``suggest``: suggestions, evidence, similar cases, notes;
+from; lists are joined with ``; ``. ``suggest``: one row per finding with its expected gain
+(``gain_low_us`` ... ``gain_model``), its remedies (the lead first), evidence, similar cases, the
+entries left out, notes;
 ``profile``: op types, symptoms, notes; ``compare``: op families, the kernel side by side, notes.
 The csv output is the first of these tables. XlsxWriter (``pip install 'opprof-advisor[xlsx]'``)
 is imported only to write a workbook.
@@ -23,9 +25,11 @@ Table = tuple[str, list[str], list[list[Any]]]  # (sheet name, columns, rows)
 #: Written into the workbook's properties; how an earlier export is recognised (replaced without --force).
 GENERATOR = "opprof-advisor"
 
-_SUGGESTION_COLUMNS = ["rank", "id", "kind", "title", "stake_us", "stake_share", "gain_low_pct", "gain_high_pct",
-                       "saved_us_low", "saved_us_high", "gain_kind", "evidence_grade", "matched_symptoms",
-                       "matched_operators", "score", "first_step", "show"]
+_SUGGESTION_COLUMNS = ["rank", "id", "family", "title", "stake_us", "stake_share", "gain_low_us", "gain_high_us",
+                       "gain_low_pct", "gain_high_pct", "gain_of", "gain_model", "gain_assumptions", "confidence",
+                       "lead_remedy", "alternatives", "matched_symptoms", "matched_operators", "first_step", "show"]
+_REMEDY_COLUMNS = ["rank", "finding", "order", "role", "id", "kind", "title", "first_step", "why_applies", "relevance",
+                   "evidence_grade", "sources"]
 
 
 def _cell(value: Any) -> Any:
@@ -45,20 +49,34 @@ def _notes(doc: dict[str, Any]) -> Table:
 
 
 def suggest_tables(doc: dict[str, Any]) -> list[Table]:
-    """Suggestions (with their expected gain spread into columns), evidence rows, similar cases, notes."""
-    flat = []
+    """Findings (each with its expected gain spread into columns), their remedies, evidence rows, similar cases,
+    the entries left out, notes."""
+    from opprof_advisor.render.phrases import gain_model, gain_us
+
+    flat, remedies = [], []
     for s in doc.get("suggestions") or []:
         gain = s.get("expected_gain") or {}
-        flat.append({**s, "gain_low_pct": gain.get("low_pct"), "gain_high_pct": gain.get("high_pct"),
-                     "saved_us_low": gain.get("saved_us_low"), "saved_us_high": gain.get("saved_us_high"),
-                     "gain_kind": gain.get("kind")})
+        low_us, high_us = gain_us(gain)
+        listed = s.get("remedies") if isinstance(s.get("remedies"), list) else []
+        listed = [r for r in listed if isinstance(r, dict)]
+        operators = list(dict.fromkeys(e.get("op_type") for e in s.get("evidence") or [] if e.get("op_type")))
+        flat.append({**s, "gain_low_us": low_us, "gain_high_us": high_us, "gain_low_pct": gain.get("low_pct"),
+                     "gain_high_pct": gain.get("high_pct"), "gain_of": gain.get("of"),
+                     "gain_model": gain_model(gain, s) or None, "gain_assumptions": gain.get("assumptions"),
+                     "lead_remedy": listed[0].get("id") if listed else None,
+                     "alternatives": [r.get("id") for r in listed[1:]], "matched_operators": operators})
+        remedies += [{**r, "rank": s.get("rank"), "finding": s.get("id"), "order": number,
+                      "role": "lead" if number == 1 else "alternative"} for number, r in enumerate(listed, 1)]
     evidence = [{"rank": s.get("rank"), "id": s.get("id"), **e} for s in doc.get("suggestions") or []
                 for e in s.get("evidence") or []]
     evidence_columns = ["rank", "id", "op_type", "time_us", "share", "why"]
     case_columns = ["id", "title", "similarity", "mix_cosine", "symptom_overlap", "why"]
+    left_out = [item for item in doc.get("left_out") or [] if isinstance(item, dict)]
     return [("suggestions", _SUGGESTION_COLUMNS, _rows(flat, _SUGGESTION_COLUMNS)),
+            ("remedies", _REMEDY_COLUMNS, _rows(remedies, _REMEDY_COLUMNS)),
             ("evidence", evidence_columns, _rows(evidence, evidence_columns)),
-            ("similar cases", case_columns, _rows(doc.get("similar_cases") or [], case_columns)), _notes(doc)]
+            ("similar cases", case_columns, _rows(doc.get("similar_cases") or [], case_columns)),
+            ("left out", ["id", "why"], _rows(left_out, ["id", "why"])), _notes(doc)]
 
 
 def profile_tables(doc: dict[str, Any]) -> list[Table]:

@@ -5,8 +5,9 @@ them below their longest word and then cuts words (``NonMaxSuppress / ionV3``) a
 every column says what it holds and how much it matters; ``fitted_table`` works out widths itself:
 
 * a ``whole`` column (numbers, ids, grades) is as wide as its widest line and never wraps;
-* a text column is at least as wide as its longest unbreakable piece: a word, a number with its
-  unit (``21.9 %``, ``1.15 ms``), an id; a long code token breaks only after ``( , . / =``;
+* a text column is at least as wide as its longest unbreakable piece: a word, a number or a range
+  with its unit (``21.9 %``, ``1.15 ms``, ``10.8–16.2 %``), an id (in brackets too: ``(nms-on-npu,``);
+  a long code token breaks only after ``( , . / =``;
   Chinese breaks between characters;
 * when even those minimum widths do not fit, the columns with the highest ``drop`` rank are left
   out first (``drop=0``: never), and the note line from ``dropped_note`` says which.
@@ -32,7 +33,8 @@ LONG_WORD = 14
 _WORD = re.compile(r"\S+")
 # Break after ( , / = and after a dot followed by a name (``torch.where``; never ``1.15`` or ``block.py``).
 _CODE_BREAK = re.compile(r"(?<=[\w)\]`'][(,/=])(?=[^)\],])|(?<=\w\.)(?=[A-Za-z_]\w\w)")
-_NUMBER = re.compile(r"^[(\[]?[<>~+\-−]?\d[\d.,]*$")
+# a number, or a range of two ("10.8–16.2"): either keeps its unit ("10.8–16.2 %")
+_NUMBER = re.compile(r"^[(\[]?[<>~+\-−]?\d[\d.,]*(?:[–-]\d[\d.,]*)?$")
 _UNIT = re.compile(r"^(%|µs|us|ms|s|GB/s|TFLOP/s|MHz|x)\W*$")
 # Chinese line breaking: closing punctuation never starts a line, an opening bracket never ends one.
 _NO_LINE_START = set("）)]》」』，。、：；！？%")
@@ -83,7 +85,8 @@ def _split_word(line: str, start: int, end: int) -> list[tuple[int, int, bool]]:
     elif len(word) > LONG_WORD:
         cuts = [m.start() for m in _CODE_BREAK.finditer(word)]
         opening = len(word) - len(word.lstrip("([`'\""))
-        if not cuts and 0 < opening < len(word):  # "(`fusible-repeated-sequences`)." may break after "(`"
+        # "(`fusible-repeated-sequences`)." may break after "(`"; "(nms-on-npu," (an id in brackets) stays whole
+        if not cuts and 0 < opening < len(word) and set(word[:opening]) & set("`'\""):
             cuts = [opening]
     else:
         cuts = []

@@ -1,4 +1,4 @@
-"""`advisor suggest` and `advisor eval` in the terminal: the ranked advice table and the quality tables."""
+"""`advisor suggest` and `advisor eval` in the terminal: the findings table and the quality tables."""
 
 from __future__ import annotations
 
@@ -6,19 +6,21 @@ from typing import Any
 
 from opprof_advisor.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
-    entry_text, evidence_line, gain_line, localized, reference_name, symptom_label, word, score_line, similar_case_line, terms_line,
+    NO_FINDING, entry_text, evidence_line, finding_title, gain_assumptions, gain_line, gain_model_word, gain_parts,
+    lead_first_step, localized, no_gain_text, reference_name, remedies_of, show_command, similar_case_line,
+    symptom_label, word,
 )
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
 
 
-#: The advice table's columns at a narrow terminal: the grade letter goes first, then the evidence.
-ADVICE_COLUMNS = (Column("#", whole=True), Column(N_("Advice and first step"), least=28), Column(N_("At stake")),
-                  Column(N_("Expected gain")), Column(N_("Evidence"), drop=1), Column(N_("Grade"), whole=True, drop=2))
+#: The findings table's columns; a narrow terminal drops the evidence first.
+FINDING_COLUMNS = (Column("#", whole=True), Column(N_("Finding and first step"), least=28), Column(N_("At stake")),
+                   Column(N_("Expected gain")), Column(N_("Evidence"), drop=1))
 
 
 def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: int = 80, **_options: Any) -> list:
-    """The profile line, one row per suggestion, the score breakdown with ``explain``, similar cases, notes."""
+    """The profile and workload lines, one row per finding, what else there is, ``--explain`` details, cases, notes."""
     from opprof_advisor.render.text.styled import Text
 
     explain = bool(doc.get("explain")) if explain is None else explain
@@ -29,20 +31,25 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
     if profile.get("reference") == "step":
         head += _(", step {time}").format(time=U.time(profile.get("reference_us")))
     out: list = [Text.assemble((str(profile.get("path") or ""), "bold"), head)]
+    context = (doc.get("context") or {}).get("line")
+    if context:
+        out.append(Text(localize(context), style="dim"))
     suggestions = doc.get("suggestions") or []
     if not suggestions:
-        out.append(Text(_("No entry of the knowledge base is backed by this profile.")))
+        out.append(Text(_(NO_FINDING)))
     else:
         rows = []
         for s in suggestions:
             stake = U.time(s.get("stake_us")) + "\n" + _("{share} of the {reference}").format(
                 share=U.share(s.get("stake_share")), reference=reference)
-            rows.append((str(s.get("rank")), _advice_cell(s), stake, Text(gain_line(s.get("expected_gain"))),
-                         _evidence_cell(s), str(s.get("evidence_grade") or "")))
-        table, dropped = fitted_table(ADVICE_COLUMNS, rows, width, show_lines=True)
+            rows.append((str(s.get("rank")), _finding_cell(s), stake, _gain_cell(s), _evidence_cell(s)))
+        table, dropped = fitted_table(FINDING_COLUMNS, rows, width, show_lines=True)
         out += [table, *dropped_note(dropped)]
+    if doc.get("rest"):
+        out.append(Text(localize(doc["rest"]), style="dim"))
     if explain:
         out += [Text(line) for s in suggestions for line in explain_lines(s)]
+        out += [Text(line) for line in left_out_lines(doc)]
     ranks = ((doc.get("profile_document") or {}).get("source") or {}).get("ranks")
     if ranks:
         from opprof_advisor.render.text.profile import rank_table
@@ -53,14 +60,40 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
     return out
 
 
-def _advice_cell(s: dict[str, Any]):
+def _finding_cell(s: dict[str, Any]):
+    """The diagnosis, the lead remedy and its first step, the alternatives, where the rest is."""
     from opprof_advisor.render.text.styled import Text
 
-    cell = Text(entry_text(s, "title"))
-    cell.append(f"\n{s.get('id')} ({word(s.get('kind'))})", style="dim")
-    if s.get("first_step"):
-        cell.append(f"\n1. {entry_text(s, 'first_step')}")
-        cell.append("\n" + _("the rest: advisor show {id}").format(id=s.get("id")), style="dim")
+    cell = Text(finding_title(s))
+    remedies = remedies_of(s)
+    if remedies and remedies[0] is not s:
+        lead = remedies[0]
+        cell.append("\n→ " + _("{title} ({id}, {kind})").format(title=entry_text(lead, "title"), id=lead.get("id"),
+                                                                   kind=word(lead.get("kind"))))
+    elif remedies:  # a row that is a KB entry itself (an older document)
+        cell.append(f"\n{s.get('id')} ({word(s.get('kind'))})", style="dim")
+    step = lead_first_step(s)
+    if step:
+        cell.append(f"\n1. {step}")
+    if len(remedies) > 1:
+        cell.append("\n" + _("also: {ids}").format(ids=", ".join(str(r.get("id")) for r in remedies[1:])), style="dim")
+    if remedies:
+        cell.append("\n" + _("the rest: {command}").format(command=show_command(s)), style="dim")
+    return cell
+
+
+def _gain_cell(s: dict[str, Any]):
+    """The range in %, the time it saves and how it was obtained, one a line; else what the row says instead."""
+    from opprof_advisor.render.text.styled import Text
+
+    gain = s.get("expected_gain")
+    pct, saved = gain_parts(gain, U)
+    if not pct and not saved:
+        return Text(no_gain_text(s))
+    cell = Text("\n".join(part for part in (pct, saved) if part))
+    model = gain_model_word(gain, s)
+    if model:
+        cell.append(f"\n{model}", style="dim")
     return cell
 
 
@@ -70,17 +103,35 @@ def _evidence_cell(s: dict[str, Any]):
     lines = [evidence_line(e) for e in (s.get("evidence") or [])[:3]]
     symptoms = ", ".join(symptom_label(i) for i in s.get("matched_symptoms") or [])
     lines.append(_("symptoms: {ids}").format(ids=symptoms) if symptoms else _("no matching symptom (loosely related)"))
+    if s.get("confidence"):
+        lines.append(_("confidence: {level}").format(level=word(s["confidence"])))
     return Text("\n".join(lines))
 
 
 def explain_lines(s: dict[str, Any]) -> list[str]:
-    """``--explain``: the score formula and matched terms, how the gain was computed, each requirement."""
-    lines = [f"{s.get('rank')}. {s.get('id')}: {score_line(s)}; " + _("matched terms: {terms}").format(terms=terms_line(s))]
-    if s.get("expected_gain"):
-        lines.append("   " + _("gain basis: {basis}").format(basis=localize(s["expected_gain"].get("basis"))))
-    lines += ["   " + _("requires {what}").format(what=localize(check.get("text")))
-              for check in s.get("requirements") or []]
+    """``--explain``: what the expected gain assumes, and why each remedy applies."""
+    gain = s.get("expected_gain")
+    if any(gain_parts(gain, U)):
+        said = _("expected gain {gain}; assumes {assumptions}").format(
+            gain=gain_line(gain, suggestion=s), assumptions=gain_assumptions(gain) or _("nothing stated"))
+    else:
+        said = no_gain_text(s)
+    lines = [f"{s.get('rank')}. {s.get('id')}: {said}"]
+    for number, remedy in enumerate(remedies_of(s)):
+        if remedy is s:
+            continue
+        role = _("lead remedy") if number == 0 else _("alternative")
+        lines.append("   " + _("{role} {id} ({kind}, evidence {grade}, relevance {relevance}): {why}").format(
+            role=role, id=remedy.get("id"), kind=word(remedy.get("kind")), grade=remedy.get("evidence_grade") or "?",
+            relevance=f"{remedy.get('relevance') or 0:.2f}",
+            why=localize(remedy.get("why_applies")) or _("no reason recorded")))
     return lines
+
+
+def left_out_lines(doc: dict[str, Any]) -> list[str]:
+    """``--explain``: the entries considered and left out, each with why."""
+    return [_("left out: {id}: {why}").format(id=item.get("id"), why=localize(item.get("why")))
+            for item in doc.get("left_out") or [] if isinstance(item, dict)]
 
 
 def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
