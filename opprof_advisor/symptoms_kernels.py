@@ -196,8 +196,10 @@ def check_attention(ctx: Kernels) -> None:
 #: Unfused normalisation / activation chains: ordered op-type steps (normalised names without a
 #: version suffix) that must appear within ``NORM_WINDOW`` consecutive compute kernels.
 NORM_PATTERNS: dict[str, tuple[frozenset[str], ...]] = {
-    "RMSNorm": (frozenset({"pow", "square", "mul"}), frozenset({"reducemean"}), frozenset({"rsqrt", "sqrt"})),
-    "LayerNorm": (frozenset({"reducemean"}), frozenset({"sub"}), frozenset({"reducemean"}),
+    # ReduceMeanD is the constant-axis ("D") form of ReduceMean that op_summary names
+    "RMSNorm": (frozenset({"pow", "square", "mul"}), frozenset({"reducemean", "reducemeand"}),
+                frozenset({"rsqrt", "sqrt"})),
+    "LayerNorm": (frozenset({"reducemean", "reducemeand"}), frozenset({"sub"}), frozenset({"reducemean", "reducemeand"}),
                   frozenset({"rsqrt", "sqrt"})),
     "SwiGLU": (frozenset({"silu", "swish", "sigmoid"}), frozenset({"mul"}), frozenset({"mul"})),
     "RoPE": (frozenset({"neg"}), frozenset({"concat", "concatd", "concatv2"}), frozenset({"mul"}),

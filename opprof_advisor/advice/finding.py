@@ -63,3 +63,6 @@ class Finding:
     #: Remedies that only fit some findings of a symptom: "bytes" (move fewer bytes), never "tiling" advice.
     remedy_tags: list[str] = field(default_factory=list)
     first_step: Message | str | None = None  # said when no KB remedy applies
+    #: the KB pattern that tells this diagnosis's whole story: always listed among the remedies when it applies
+    story: str | None = None
+    note: bool = False  # what cannot be judged: said as a note under the table (its title), not ranked as a row

@@ -22,7 +22,9 @@ from opprof_advisor.requirements import check_requirements, unmet
 
 #: An entry written for the finding's operators counts this much more than a general one.
 SPECIFIC_BONUS = 0.25
-MAX_REMEDIES = 4
+#: ... and one whose symptoms are all the finding's, up to this much more than one answering many symptoms.
+FOCUS_BONUS = 0.15
+MAX_REMEDIES = 5
 KNOWN = frozenset(FAMILIES)
 #: Model families told by their operators alone (grouped matmuls / MoE routing, NMS).
 SEEN_BY_OPS = frozenset({"moe", "detection"})
@@ -89,7 +91,9 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
 
     def rank(entry: Entry) -> tuple[float, str]:
         specific = SPECIFIC_BONUS if operators & set(entry.operators) else 0.0
-        return (-(scores.get(entry.id, 0.0) + specific), entry.id)
+        # an entry about this diagnosis alone ranks ahead of one that answers it among many others
+        focused = FOCUS_BONUS * len(wanted & set(entry.symptoms)) / len(entry.symptoms)
+        return (-(scores.get(entry.id, 0.0) + specific + focused), entry.id)
 
     chosen: list[Entry] = []
     for entry in sorted(candidates, key=rank):
@@ -99,7 +103,12 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
                              "why": M_("contradicts {other}, ranked above it", other=clash.id)})
             continue
         chosen.append(entry)
-    return chosen[:MAX_REMEDIES], left_out
+    listed = chosen[:MAX_REMEDIES]
+    # the pattern that describes this very diagnosis is always listed, last if the ranking left it out
+    story = next((e for e in chosen if e.id == finding.story), None)
+    if story is not None and story not in listed:
+        listed[-1] = story
+    return listed, left_out
 
 
 def remedy_json(entry: Entry, finding: Finding, relevance: float | None = None) -> dict[str, Any]:

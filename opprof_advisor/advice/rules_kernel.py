@@ -23,13 +23,18 @@ from typing import Any
 from opprof_advisor.advice.context import PLAUSIBLE_CHIPS
 from opprof_advisor.advice.finding import Finding, Gain, band
 from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_of
-from opprof_advisor.i18n import M_
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import OpTypeStat, Profile, RooflineRow
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
 from opprof_advisor.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
 
-#: At or above this fraction of the roof (or of a pipe's time) a kernel is at its limit.
+#: What _pipe_gain says of a framework kernel whose pipes are all below their thresholds, without a roofline.
+UNJUDGED = "unjudged"
+#: At or above this fraction of the roof a kernel is at its limit; at or above PIPE_LIMIT of a pipe's time,
+#: at that pipe's (the busiest pipe cannot be kept busier than that for a whole kernel by tiling alone).
 AT_ROOF = 0.9
+PIPE_LIMIT = 0.85
 #: Scalar ratio a well-written kernel keeps: 0.2 (low end of the gain) … 0.1 (high end).
 SCALAR_TARGETS = (0.2, 0.1)
 #: Kernel rows worth a finding: at least this share of the reference time.
@@ -132,10 +137,10 @@ def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Findin
     return out
 
 
-N_LOW_PAR = "One or two blocks leave the cores idle in {ops} ({share}): {detail}"
-N_BLOCK_DIM = "Cores left idle by the block dim of {ops} ({share}): {detail}"
-N_IMBALANCE = "Uneven blocks in {ops} ({share}): {detail}"
-N_SCALAR = "Scalar work limits {ops} (busiest scalar pipe {ratios}): {time}, {share}"
+N_LOW_PAR = N_("One or two blocks leave the cores idle in {ops} ({share}): {detail}")
+N_BLOCK_DIM = N_("Cores left idle by the block dim of {ops} ({share}): {detail}")
+N_IMBALANCE = N_("Uneven blocks in {ops} ({share}): {detail}")
+N_SCALAR = N_("Scalar work limits {ops} (busiest scalar pipe {ratios}): {time}, {share}")
 
 
 def _roof_note(gain: Gain, bound: float, wanted: float) -> Gain:
@@ -190,9 +195,12 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
                 or _roof_row(profile, r) is not None and isinstance(_pipe_gain(profile, r), str)]
         below: list[tuple[OpTypeStat, Gain]] = []
         at_limit: list[tuple[OpTypeStat, str]] = []
+        unjudged: list[OpTypeStat] = []
         for row in rows:
-            judged = _pipe_gain(profile, row)
-            if isinstance(judged, Gain):
+            judged = _pipe_gain(profile, row, own_kernel=ctx["producer"] == "kernel")
+            if judged is UNJUDGED:
+                unjudged.append(row)
+            elif isinstance(judged, Gain):
                 below.append((row, judged))
             elif judged:
                 at_limit.append((row, judged))
@@ -205,6 +213,14 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
                                stake, gain, [sid], confidence="low" if sid == "no_bound" else "medium", op_types=[r.op_type for r, _ in below],
                                operators=sorted({r.family for r, _ in below}),
                                evidence=_evidence([r for r, _ in below], ref_us, _pipe_why(profile))))
+        if unjudged:
+            stake = sum(r.time_us for r in unjudged)
+            ratios = ", ".join(f"{r.op_type} {_pipe_name(r.busiest_pipe)} {r.busiest_ratio:.2f}" for r in unjudged[:3])
+            out.append(Finding(f"unjudged-{sid}", "kernel", M_(
+                "cannot judge how much faster {ops} ({share}) could run: no pipe is saturated ({ratios}) and there is "
+                "no roofline (give the chip's peaks with --peaks FILE.yaml, or profile the kernel with msprof op)",
+                ops=_ops(unjudged), share=share_text(stake, ref_us, ctx["reference"]), ratios=ratios),
+                stake, None, [sid], op_types=[r.op_type for r in unjudged], note=True))
         if at_limit:
             limit_rows = [r for r, _ in at_limit]
             stake = sum(r.time_us for r in limit_rows)
@@ -219,8 +235,10 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
     return out
 
 
-def _pipe_gain(profile: Profile, row: OpTypeStat) -> Gain | str | None:
-    """A Gain for a row below its roof; the name of the limit it is at; None when nothing can be said."""
+def _pipe_gain(profile: Profile, row: OpTypeStat, own_kernel: bool = True) -> Gain | str | None:
+    """A Gain for a row below its roof; the name of the limit it is at; UNJUDGED for a framework kernel with no
+    pipe saturated and no roofline; None when nothing can be said. ``own_kernel``: a kernel profile, whose
+    author can fill the pipes' idle time."""
     roof = _roof_row(profile, row)
     if roof is not None:
         eff = roof.efficiency
@@ -236,18 +254,23 @@ def _pipe_gain(profile: Profile, row: OpTypeStat) -> Gain | str | None:
     if not ratio or not row.busiest_pipe:
         return None
     threshold = BOUND_THRESHOLDS.get(row.busiest_pipe, 0.8)
-    if ratio >= AT_ROOF:
+    if ratio >= PIPE_LIMIT:
         return M_("its {pipe} pipe ({ratio:.2f})", pipe=_pipe_name(row.busiest_pipe), ratio=ratio)
     target = threshold if ratio < threshold else AT_ROOF
     high = 1 - ratio / target
     if high <= 0.0:
         return None
     if ratio < threshold:  # no pipe saturated: latency or waits between pipes, which may be the kernel's nature
-        return band(row.time_us, 0.0, high, M_(
-            "no pipe is saturated (busiest {pipe} {ratio:.2f}): 0 if the waits between pipes are the kernel's "
-            "nature, up to {high} of {op}'s time if its busiest pipe were kept busy to its threshold {target:.2f}; "
-            "no roofline, the chip or the shapes are unknown", pipe=_pipe_name(row.busiest_pipe), ratio=ratio,
-            high=U.share(high), op=row.op_type, target=target))
+        if not own_kernel:
+            return UNJUDGED  # a framework's kernel: not a defect by itself, and nothing says how far it could go
+        low, high = max(0.0, 1 - ratio / MODEL_TARGETS[0]), max(0.0, 1 - ratio / MODEL_TARGETS[1])
+        if high <= 0.0:
+            return None
+        return band(row.time_us, low, high, M_(
+            "no pipe is saturated (busiest {pipe} {ratio:.2f}): the busiest pipe brought to {low_t:.0%}–{high_t:.0%} "
+            "of the kernel time ({source}); no roofline, the chip or the shapes are unknown",
+            pipe=_pipe_name(row.busiest_pipe), ratio=ratio, low_t=MODEL_TARGETS[0], high_t=MODEL_TARGETS[1],
+            source=MODEL_TARGET_SOURCE))
     return band(row.time_us, high / 2, high, M_(
         "the busiest pipe ({pipe} {ratio:.2f}) kept busy up to {target:.2f} of {op}'s time: {high} (low: half); "
         "no roofline, the chip or the shapes are unknown", pipe=_pipe_name(row.busiest_pipe), ratio=ratio,
@@ -265,12 +288,12 @@ def _pipe_why(profile: Profile):
 
 
 _PIPE_TITLES = {
-    "mte2_bound": "Loads from memory (MTE2) limit {ops}: {time} ({share})",
-    "mte3_bound": "Stores to memory (MTE3) limit {ops}: {time} ({share})",
-    "vector_bound": "The vector pipe limits {ops}: {time} ({share})",
-    "cube_bound": "The cube pipe limits {ops}: {time} ({share})",
-    "fixpipe_bound": "The fixpipe (write-out) limits {ops}: {time} ({share})",
-    "no_bound": "No pipe is busy most of the time in {ops}: {time} ({share}), latency or waits between pipes",
+    "mte2_bound": N_("Loads from memory (MTE2) limit {ops}: {time} ({share})"),
+    "mte3_bound": N_("Stores to memory (MTE3) limit {ops}: {time} ({share})"),
+    "vector_bound": N_("The vector pipe limits {ops}: {time} ({share})"),
+    "cube_bound": N_("The cube pipe limits {ops}: {time} ({share})"),
+    "fixpipe_bound": N_("The fixpipe (write-out) limits {ops}: {time} ({share})"),
+    "no_bound": N_("No pipe is busy most of the time in {ops}: {time} ({share}), latency or waits between pipes"),
 }
 
 

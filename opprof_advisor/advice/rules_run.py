@@ -11,13 +11,15 @@ import re
 from typing import Any, Callable
 
 from opprof_advisor.advice.finding import Finding, band
-from opprof_advisor.i18n import M_
+from opprof_advisor.i18n import M_, N_
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.render.units import TEXT as U
 
 #: The GAIN-MODELS band for remedies whose removable part the profile cannot measure (graph capture of
 #: launch gaps, overlapping communication, ending waits): 30 % (low) to 80 % (high) of the time covered.
 LOW, HIGH = 0.3, 0.8
+#: The shortest chain the unfused-norm check matches (RMSNorm, SwiGLU: three kernels; symptoms_kernels.NORM_PATTERNS).
+NORM_CHAIN = 3
 #: Share of the AI CPU time an AI Core kernel of the same op leaves (GAIN-MODELS: low 0.5, high 0.9 saved).
 AICPU_SAVED = (0.5, 0.9)
 
@@ -84,15 +86,24 @@ def idle(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
         title = M_("{count} kernels under 20 µs take {small} ({share}): launch-bound work", count=count or "many",
                    small=U.time(small_us), share=share_text(small_us, ref_us, ref_name))
     symptoms = [s.id for s in (host, launch, small) if s]
-    if launch or small:
+    if launch or (small and host):
         gain = band(stake, LOW, HIGH, M_(
             "graph capture or fewer, larger kernels win back 30–80 % of the idle time and of the short kernels' "
             "time ({time}); the gaps follow short kernels, so they are launches", time=U.time(stake)))
-        return [Finding("idle-launch", "host", title, stake, gain, symptoms, evidence=evidence)]
+        return [Finding("idle-launch", "host", title, stake, gain, symptoms, evidence=evidence,
+                        story="host-bound-dispatch")]
+    if small and not host:  # the device is kept busy: only fusing the short kernels' chains saves time
+        local = 1 - 1 / NORM_CHAIN
+        gain = band(stake, local / 2, local, M_(
+            "the device is not left idle between them: fusing chains of at least {k} short kernels into one pass "
+            "saves 1 − 1/{k} of {time} (low: half of that)", k=NORM_CHAIN, time=U.time(stake)))
+        return [Finding("short-kernels", "fusion", title, stake, gain, symptoms, evidence=evidence,
+                        story="small-kernels-latency-bound")]
     gain = band(stake, 0.0, HIGH, M_(
         "nothing shows the gaps are launches (no run of short kernels): 0 if they are data loading or a harness, "
         "up to 80 % of {time} if they are dispatch", time=U.time(stake)))
     return [Finding("idle-host", "host", title, stake, gain, symptoms, evidence=evidence, confidence="low",
+                    story="host-bound-dispatch",
                     measure=M_("collect with with_stack=True (torch_npu) to see what the host does in the gaps"))]
 
 
@@ -113,6 +124,7 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
     hide_us = max(0.0, computing - overlapped)  # compute not yet used to hide communication
     exposed_us = exposed.time_us if exposed else wait.time_us
     ops = (exposed or wait).op_types
+    families = sorted({r.family for r in rows_of(profile, list(ops))})
     out: list[Finding] = []
     slow = found.get("slow_rank")
     if wait:
@@ -125,10 +137,10 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
             "the waits end when the late rank or host arrives on time: 30–80 % of {time}; which rank is late is not "
             "in one rank's profile", time=U.time(wait_us))).capped(bound)
         out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
-                           op_types=list(ops), evidence=[evidence_row(None, wait_us, ref_us,
+                           op_types=list(ops), operators=families, evidence=[evidence_row(None, wait_us, ref_us,
                                                                       M_("communication_wait: {detail}",
                                                                          detail=wait.detail))],
-                           remedy_symptoms=["communication_wait", "slow_rank"],
+                           remedy_symptoms=["communication_wait", "slow_rank"], story="communication-wait-slow-rank",
                            measure=M_("profile every rank (or run msprof-analyze cluster) to find the late one")))
         rest = exposed_us - wait_us
         if rest > 0:
@@ -139,7 +151,8 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
                 "overlapping the transfers with the {hide} of computing not yet used to hide them: 30–80 % of {time}",
                 hide=U.time(hide_us), time=U.time(covered)))
             out.append(Finding("comm-transfer", "communication", title, rest, gain, ["communication_exposed"],
-                               op_types=list(ops), remedy_symptoms=["communication_exposed"],
+                               op_types=list(ops), operators=families, remedy_symptoms=["communication_exposed"],
+                               story="exposed-communication",
                                evidence=[evidence_row(None, rest, ref_us, M_("exposed transfer"))]))
         return out
     unknown = any("waiting or transferring" in str(note) for note in profile.notes)
@@ -157,7 +170,7 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
             "overlapping with the {hide} of computing not yet used to hide communication: 30–80 % of {time}",
             hide=U.time(hide_us), time=U.time(covered)))
     return [Finding("comm-exposed", "communication", title, exposed_us, gain, ["communication_exposed"],
-                    op_types=list(ops), evidence=[evidence_row(None, exposed_us, ref_us,
+                    op_types=list(ops), operators=families, story="exposed-communication", evidence=[evidence_row(None, exposed_us, ref_us,
                                                                M_("communication_exposed: {detail}",
                                                                   detail=exposed.detail))],
                     confidence="medium" if unknown else "high",
@@ -242,11 +255,12 @@ def _simple(symptom_id: str, finding_id: str, family: str, template: str, low: f
 
 
 transdata = _simple("transdata_overhead", "transdata", "conversion",
-                    "Format conversions (TransData) take {time}: {share}", 0.5, 1.0,
-                    "the conversions the remedy removes: half (low) to all (high) of {time}")
+                    N_("Format conversions (TransData) take {time}: {share}"), 0.5, 1.0,
+                    N_("the conversions the remedy removes: half (low) to all (high) of {time}"))
 recompile = _simple("shape_recompile", "recompile", "dynamic-shape",
-                    "Operators are compiled again for new shapes: {time} ({share})", 0.5, 1.0,
-                    "the compile time repeats per new shape: bucketing or static shapes removes half to all of {time}")
+                    N_("Operators are compiled again for new shapes: {time} ({share})"), 0.5, 1.0,
+                    N_("the compile time repeats per new shape: bucketing or static shapes removes half to all of "
+                       "{time}"))
 
 
 def fp32(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
@@ -288,13 +302,14 @@ def unfused_norm(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[F
     if not symptom:
         return []
     rows = rows_of(profile, symptom.op_types)
-    k = max(2, len(symptom.op_types))
-    title = M_("Norm / activation chains run as {k} small kernels ({ops}): {time} ({share})", k=k,
+    k = NORM_CHAIN
+    title = M_("Norm / activation / RoPE chains run as separate small kernels ({ops}): {time} ({share})",
                ops=", ".join(symptom.op_types[:4]), time=U.time(symptom.time_us),
                share=share_text(symptom.time_us, ref_us, ctx["reference"]))
     local = 1 - 1 / k
     gain = band(symptom.time_us, local / 2, local, M_(
-        "a chain of {k} kernels over one tensor becomes one pass: 1 − 1/{k} of {time} (low: half of that)", k=k,
+        "a chain of at least {k} kernels over one tensor becomes one pass: 1 − 1/{k} of {time} (low: half of that)",
+        k=k,
         time=U.time(symptom.time_us)))
     return [Finding("unfused-norm", "fusion", title, symptom.time_us, gain, ["unfused_norm"],
                     op_types=list(symptom.op_types), operators=sorted({r.family for r in rows}),

@@ -6,7 +6,8 @@
 3. Remedies are hung under each finding (advice/remedies.py); the gain becomes ``measured`` when the user
    recorded outcomes of the lead remedy, else ``sourced`` when the lead remedy's published figure is about
    the finding's operators (never above the finding's model bound), else stays ``model``.
-4. Rows are ranked by the middle of their gain, then confidence; rows without a model follow. ``--top`` is a
+4. Rows are ranked by the middle of their gain (a quarter of the way up it for a low-confidence finding, whose
+   range starts at 0 because the profile cannot tell whether its cause is there), then confidence; rows without a model follow. ``--top`` is a
    maximum: what is left under REST_SHARE of the reference time is summed up in one line, not listed.
 
 Shares are of the step where the profile has a step split, of device time otherwise, and of device time
@@ -38,6 +39,7 @@ RULES = (*RUN_RULES, kernels)
 REST_SHARE = 0.03
 DEFAULT_KINDS = ("recipe", "pattern", "tip")
 _CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
+LOW_CONFIDENCE_POINT = 0.25
 
 
 def reference(profile: Profile, context: dict[str, Any]) -> tuple[float, str]:
@@ -67,8 +69,11 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     ref_us, ref_name = reference(profile, context)
     context["reference"] = ref_name
     kinds = (kind,) if kind else DEFAULT_KINDS
-    rows, left_out = [], []
+    rows, left_out, unjudged = [], [], []
     for finding in findings_of(profile, context, ref_us):
+        if finding.note:
+            unjudged.append(finding.title)
+            continue
         remedies, dropped = remedies_for(finding, entries, profile, context, matcher, kinds)
         left_out += dropped
         gain = _best_gain(finding, remedies, profile, outcomes or {})
@@ -82,7 +87,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     shown = listed[:max(0, top)]
     suggestions = [_row_json(rank, finding, gain, remedies, ref_us, ref_name)
                    for rank, (finding, gain, remedies) in enumerate(shown, start=1)]
-    notes = list(profile.notes)
+    notes = list(profile.notes) + unjudged
     if profile.reference_us <= 0:
         notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     if context.get("excerpt"):
@@ -112,8 +117,15 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
 def _rank_key(row) -> tuple:
     finding, gain, _ = row
     has = gain is not None
-    return (not has, -(gain.mid_us if has else finding.stake_us), _CONFIDENCE_ORDER.get(finding.confidence, 3),
-            finding.id)
+    return (not has, -(expected_us(finding, gain) if has else finding.stake_us),
+            _CONFIDENCE_ORDER.get(finding.confidence, 3), finding.id)
+
+
+def expected_us(finding: Finding, gain: Gain) -> float:
+    """What a row is ranked by: the middle of its range, or a quarter of the way up it for a low-confidence
+    finding (one whose range starts at 0 because the profile cannot tell whether the cause is there)."""
+    return gain.low_us + (gain.high_us - gain.low_us) * LOW_CONFIDENCE_POINT if finding.confidence == "low" \
+        else gain.mid_us
 
 
 def _rest_line(rest, more: int, ref_name: str):
@@ -153,8 +165,8 @@ def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcom
     also = (M_("; the model gives {low}–{high}", low=U.time(model.low_us), high=U.time(model.high_us))
             if model is not None else "")
     return Gain(min(low, bound), min(high, bound), "sourced", M_(
-        "{low}–{high} % of {families} time ({metric}, {source}) × their {time}{also}", low=f"{figure.low_pct:g}",
-        high=f"{figure.high_pct:g}", families=", ".join(sorted(families)), metric=figure.metric,
+        "{low}–{high} % of {families} time ({metric}, {source}) × their {time}{also}", low=format(figure.low_pct, "g"),
+        high=format(figure.high_pct, "g"), families=", ".join(sorted(families)), metric=figure.metric,
         source=figure.source, time=U.time(fixed), also=also))
 
 
