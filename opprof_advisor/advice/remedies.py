@@ -60,8 +60,9 @@ def finding_query(finding: Finding, context: dict[str, Any]) -> str:
 
 
 def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, context: dict[str, Any],
-                 matcher: Any, kinds: Sequence[str]) -> tuple[list[Entry], list[dict[str, Any]]]:
-    """The remedies of ``finding`` in rank order, and the candidates left out with why."""
+                 matcher: Any, kinds: Sequence[str]) -> tuple[list[Entry], list[dict[str, Any]], dict[str, float]]:
+    """The remedies of ``finding`` in rank order, the candidates left out with why, and each candidate's
+    relevance to the finding (the matcher's cosine)."""
     wanted = set(finding.remedy_symptoms or finding.symptoms)
     operators = set(finding.operators)
     rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
@@ -86,7 +87,7 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
             continue
         candidates.append(entry)
     if not candidates:
-        return [], left_out
+        return [], left_out, {}
     scores = dict(zip(matcher.entry_ids_, matcher.score(finding_query(finding, context))))
 
     def rank(entry: Entry) -> tuple[float, str]:
@@ -108,7 +109,7 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
     story = next((e for e in chosen if e.id == finding.story), None)
     if story is not None and story not in listed:
         listed[-1] = story
-    return listed, left_out
+    return listed, left_out, {e.id: round(float(scores.get(e.id, 0.0)), 4) for e in listed}
 
 
 def remedy_json(entry: Entry, finding: Finding, relevance: float | None = None) -> dict[str, Any]:

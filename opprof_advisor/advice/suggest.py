@@ -74,10 +74,10 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
         if finding.note:
             unjudged.append(finding.title)
             continue
-        remedies, dropped = remedies_for(finding, entries, profile, context, matcher, kinds)
+        remedies, dropped, relevance = remedies_for(finding, entries, profile, context, matcher, kinds)
         left_out += dropped
         gain = _best_gain(finding, remedies, profile, outcomes or {})
-        rows.append((finding, gain, remedies))
+        rows.append((finding, gain, [(entry, relevance.get(entry.id)) for entry in remedies]))
     rows.sort(key=_rank_key)
     listed, rest = [], []
     for row in rows:
@@ -181,10 +181,10 @@ def gain_json(gain: Gain | None, ref_us: float, ref_name: str) -> dict[str, Any]
             "kind": gain.model, "of": ref_name}
 
 
-def _row_json(rank: int, finding: Finding, gain: Gain | None, remedies: list[Entry], ref_us: float,
+def _row_json(rank: int, finding: Finding, gain: Gain | None, remedies: list[tuple[Entry, float | None]], ref_us: float,
               ref_name: str) -> dict[str, Any]:
-    lead = remedies[0] if remedies else None
-    listed = [remedy_json(entry, finding) for entry in remedies]
+    lead = remedies[0][0] if remedies else None
+    listed = [remedy_json(entry, finding, relevance) for entry, relevance in remedies]
     return {
         "rank": rank,
         "id": finding.id,
