@@ -68,7 +68,7 @@ def test_a_document_older_than_the_family_totals_and_stake_share_still_renders(r
     run(runner, "report", str(saved), "--format", "html", "-o", str(tmp_path / "old.html"))
     page = (tmp_path / "old.html").read_text(encoding="utf-8")
     assert "Top operator families by share of device time" in page  # families, from op_types
-    assert "<title>matched operators: 21.9\u00a0%</title>" in page  # the stake share, from the evidence
+    assert "<title>at stake: 21.9\u00a0%</title>" in page  # the stake share, from the evidence
 
 
 @pytest.mark.parametrize("content, message", [

@@ -523,7 +523,7 @@ def test_report_of_the_real_profile_and_suggest_documents(runner):
     profile_doc, suggest_doc = json.loads(prof.stdout), json.loads(sug.stdout)
     page = render_suggest(suggest_doc, profile_doc)
     root = parse(page)
-    http = {s for x in suggest_doc["suggestions"] for s in x["sources"] if re.match(r"https?://", s)}
+    http = {s for x in suggest_doc["suggestions"] for r in x["remedies"] for s in r["sources"] if re.match(r"https?://", s)}
     assert_self_contained(root, page, http)
     cards = section(root, "suggestions").find_all("article")
     assert len(cards) == len(suggest_doc["suggestions"])

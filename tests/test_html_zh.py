@@ -183,7 +183,8 @@ def test_a_card_says_its_evidence_reasons_in_chinese_and_the_json_stays_english(
     result = runner.invoke(app, ["--lang", "zh", "suggest", "--profile", profile, "--format", "html", "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = page_text(out.read_text(encoding="utf-8"))
-    assert "NMS 在 ai_cpu 上执行，1 次; nms_cpu：非极大值抑制（NonMaxSuppressionV3）在 AI CPU 上执行" in text
+    assert "NMS 在 ai_cpu 上执行，1 次; aicpu_fallback：" in text
+    assert "; nms_cpu：非极大值抑制（NonMaxSuppressionV3）在 AI CPU 上执行" in text
     assert "on ai_cpu" not in text and " launch;" not in text and "launches" not in text
     document_text = runner.invoke(app, ["suggest", "--profile", profile, "--format", "json", "--lang", "zh"]).stdout
     why = json.loads(document_text)["suggestions"][0]["evidence"][0]["why"]

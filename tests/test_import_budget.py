@@ -56,12 +56,15 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor", "opprof_advisor.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
     "opprof_advisor.cluster", "opprof_advisor.cluster.executors",
-    "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families", "opprof_advisor.gains",
+    "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families",
     "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.matcher",
     "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
     "opprof_advisor.outcomes_store", "opprof_advisor.paths", "opprof_advisor.quick_sha256",
-    "opprof_advisor.profile_builder", "opprof_advisor.profile_query", "opprof_advisor.profiles",
-    "opprof_advisor.recommend",
+    "opprof_advisor.profile_builder", "opprof_advisor.profiles",
+    # the findings, their gain models and the remedies under them (advice/)
+    "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",
+    "opprof_advisor.advice.remedies", "opprof_advisor.advice.rules_kernel", "opprof_advisor.advice.rules_run",
+    "opprof_advisor.advice.suggest",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
     "opprof_advisor.records",  # the data classes' base, instead of dataclasses
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich

@@ -45,11 +45,12 @@ def test_an_mcp_client_lists_the_tools_and_gets_the_nms_advice(advisor_home):
 
     assert not suggest.is_error
     document = suggest.structured_content
-    assert document["schema"] == "opprof-advisor/suggest/1"
-    assert [s["id"] for s in document["suggestions"]][:2] == ["nms-on-npu", "nms-single-cpu-call"]
+    assert document["schema"] == "opprof-advisor/suggest/2"
+    assert [r["id"] for r in document["suggestions"][0]["remedies"]] == ["nms-on-npu", "nms-single-cpu-call"]
     summary = suggest.content[0].text
-    assert "First: Run NMS (non-maximum suppression) on the NPU" in summary and "nms-on-npu" in summary
-    assert "1.15 ms at stake (21.9 % of the step)" in summary
+    assert "Top: The AI CPU runs NonMaxSuppressionV3" in summary
+    assert "lead remedy: Run NMS (non-maximum suppression) on the NPU" in summary and "(nms-on-npu, recipe" in summary
+    assert "1.15 ms at stake, 21.9 % of the step" in summary and "expected gain 10.9–19.7 %" in summary
 
     assert search.structured_content["results"][0]["id"] == "nms-on-npu"
 
@@ -68,8 +69,8 @@ def test_every_tool_takes_a_lang_for_its_summary_and_errors_and_the_document_sta
     assert all("lang" in tool.input_schema["properties"] for tool in tools.tools)
     assert chinese.structured_content == english.structured_content  # the JSON is data, in no language
     summary = chinese.content[0].text
-    assert "首条：把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上（nms-on-npu" in summary, summary
-    assert "涉及耗时 1.15 ms" in summary
-    assert english.content[0].text.count("First: Run NMS") == 1  # a zh call leaves the next call in English
+    assert "首选办法：把 NMS（非极大值抑制）从 CPU / AI CPU 挪到 NPU 上（nms-on-npu" in summary, summary
+    assert "涉及 1.15 ms" in summary
+    assert english.content[0].text.count("lead remedy: Run NMS") == 1  # a zh call leaves the next call in English
     assert missing.is_error and "知识库中没有 id 为 'no-such-entry' 的条目" in missing.content[0].text
     assert bad_lang.is_error and "lang 'fr' is not one of en, zh" in bad_lang.content[0].text

@@ -75,9 +75,9 @@ def test_output_fits_80_columns_without_cutting_words(name):
 def test_narrow_suggest_says_which_columns_it_left_out():
     narrow = run(COMMANDS["suggest"], 80)
     note = [line for line in narrow.splitlines() if NOTE in line]
-    assert len(note) == 1 and "Grade" in note[0], narrow
-    assert "Grade" not in narrow.split(NOTE)[0]  # the header is gone with its column
-    assert "Grade" in run(COMMANDS["suggest"], 200)
+    assert len(note) == 1 and "Evidence" in note[0], narrow
+    assert "Evidence" not in narrow.split(NOTE)[0]  # the header is gone with its column
+    assert "Evidence" in run(COMMANDS["suggest"], 200)
 
 
 def test_narrow_profile_keeps_time_share_and_bound():

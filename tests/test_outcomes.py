@@ -294,7 +294,7 @@ def _nms_suggestion(runner, profile):
     result = runner.invoke(app, ["suggest", "--profile", str(profile), "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    return next(s for s in doc["suggestions"] if s["id"] == "nms-on-npu"), doc["notes"]
+    return next(s for s in doc["suggestions"] if s["remedies"] and s["remedies"][0]["id"] == "nms-on-npu"), doc["notes"]
 
 
 def test_a_recorded_outcome_changes_what_suggest_prints_for_the_recipe(runner, yolo_runs):
@@ -302,9 +302,10 @@ def test_a_recorded_outcome_changes_what_suggest_prints_for_the_recipe(runner, y
     nms_old = loop_examples.nms_before_us()
     share = nms_old / read_profile(before).reference_us  # NMS share of the step (the reference of the gains)
     first, notes = _nms_suggestion(runner, before)
-    # The KB's 25-35 % for NMS is the design card's end-to-end estimate, not an operator-scope range: no
-    # expected gain before an outcome is recorded.
-    assert first["expected_gain"] is None
+    # The KB's 25-35 % for NMS is the design card's end-to-end estimate, not an operator-scope range: before an
+    # outcome is recorded the gain is the finding's own model (50-90 % of the AI CPU time).
+    assert first["expected_gain"]["model"] == "model"
+    assert first["expected_gain"]["high_pct"] == pytest.approx(90 * share, abs=1e-3)
     assert not any("observed 1 time" in note for note in notes)
 
     recorded = runner.invoke(app, ["compare", str(before), str(after), "--applied", "nms-on-npu"])
@@ -312,6 +313,7 @@ def test_a_recorded_outcome_changes_what_suggest_prints_for_the_recipe(runner, y
     saved = (nms_old - loop_examples.NMS_AFTER_US) / nms_old * 100
     second, notes = _nms_suggestion(runner, before)
     gain = second["expected_gain"]
+    assert gain["model"] == "measured"
     # without an operator-scope KB range the recorded outcome is the whole basis, then x the share
     assert gain["low_pct"] == pytest.approx(saved * share, abs=1e-3)
     assert gain["high_pct"] == pytest.approx(saved * share, abs=1e-3)

@@ -57,10 +57,15 @@ def test_the_suggest_workbook_holds_the_rows_of_the_json(runner, tmp_path):
     out = tmp_path / "advice.xlsx"
     result = runner.invoke(app, argv + ["--format", "xlsx", "--output", str(out)])
     assert result.exit_code == 0, result.output
-    assert openpyxl.load_workbook(out).sheetnames == ["suggestions", "evidence", "similar cases", "notes"]
+    assert openpyxl.load_workbook(out).sheetnames == ["suggestions", "remedies", "evidence", "similar cases",
+                                                      "left out", "notes"]
     suggestions = _sheet(out, "suggestions")
-    assert [(r["rank"], r["id"], r["stake_us"], r["stake_share"], r["evidence_grade"]) for r in suggestions] == [
-        (s["rank"], s["id"], s["stake_us"], s["stake_share"], s["evidence_grade"]) for s in document["suggestions"]]
+    assert [(r["rank"], r["id"], r["stake_us"], r["stake_share"], r["gain_high_us"], r["gain_model"])
+            for r in suggestions] == [(s["rank"], s["id"], s["stake_us"], s["stake_share"],
+                                       s["expected_gain"]["high_us"], s["expected_gain"]["model"])
+                                      for s in document["suggestions"]]
+    remedies = _sheet(out, "remedies")
+    assert [r["id"] for r in remedies] == [r["id"] for s in document["suggestions"] for r in s["remedies"]]
     assert suggestions[0]["matched_symptoms"] == "; ".join(document["suggestions"][0]["matched_symptoms"])
     evidence = _sheet(out, "evidence")
     assert [(r["id"], r["op_type"], r["time_us"]) for r in evidence] == [

@@ -11,26 +11,25 @@ the time the finding covers, never more than that time (Amdahl) nor than the roo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from opprof_advisor.i18n import Message
 
 
-@dataclass
-class Gain:
+class Gain(NamedTuple):  # a NamedTuple, not a dataclass: no inspect / ast import on suggest's path
     """Time a finding's remedy can save, µs, with its basis and assumptions."""
 
     low_us: float
     high_us: float
     model: str  # model | sourced | measured
     assumptions: Message | str
+    observed: str = ""  # measured: "observed N times: median X % (range A–B %)" of the recorded outcomes
 
     def capped(self, bound_us: float | None) -> "Gain":
         if bound_us is None:
             return self
         bound_us = max(0.0, bound_us)
-        return Gain(min(self.low_us, bound_us), min(self.high_us, bound_us), self.model, self.assumptions)
+        return self._replace(low_us=min(self.low_us, bound_us), high_us=min(self.high_us, bound_us))
 
     @property
     def mid_us(self) -> float:
@@ -43,26 +42,31 @@ def band(time_us: float, low: float, high: float, assumptions: Message | str, mo
     return Gain(time_us * min(low, high), time_us * high, model, assumptions)
 
 
-@dataclass
 class Finding:
     """One diagnosis; ``stake_us`` is the time it covers; ``gain`` None only where no honest model exists
     (then ``measure`` says what to collect to get one)."""
 
-    id: str
-    family: str  # which rule made it (the gain model's family)
-    title: Message | str
-    stake_us: float
-    gain: Gain | None
-    symptoms: list[str]  # the profile symptoms it rests on: remedies are looked up by these
-    op_types: list[str] = field(default_factory=list)
-    operators: list[str] = field(default_factory=list)  # their families
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    confidence: str = "high"  # high | medium | low
-    measure: Message | str | None = None  # what to collect when there is no gain (or to narrow it)
-    remedy_symptoms: list[str] | None = None  # remedies answer these (default: ``symptoms``)
-    #: Remedies that only fit some findings of a symptom: "bytes" (move fewer bytes), never "tiling" advice.
-    remedy_tags: list[str] = field(default_factory=list)
-    first_step: Message | str | None = None  # said when no KB remedy applies
-    #: the KB pattern that tells this diagnosis's whole story: always listed among the remedies when it applies
-    story: str | None = None
-    note: bool = False  # what cannot be judged: said as a note under the table (its title), not ranked as a row
+    def __init__(self, id: str, family: str, title: Message | str, stake_us: float, gain: Gain | None,
+                 symptoms: list[str], *, op_types: list[str] | None = None, operators: list[str] | None = None,
+                 evidence: list[dict[str, Any]] | None = None, confidence: str = "high",
+                 measure: Message | str | None = None, remedy_symptoms: list[str] | None = None,
+                 remedy_tags: list[str] | None = None, first_step: Message | str | None = None,
+                 story: str | None = None, note: bool = False) -> None:
+        self.id = id
+        self.family = family  # which rule made it (the gain model's family)
+        self.title = title
+        self.stake_us = stake_us
+        self.gain = gain
+        self.symptoms = symptoms  # the profile symptoms it rests on: remedies are looked up by these
+        self.op_types = op_types or []
+        self.operators = operators or []  # their families
+        self.evidence = evidence or []
+        self.confidence = confidence  # high | medium | low
+        self.measure = measure  # what to collect when there is no gain (or to narrow it)
+        self.remedy_symptoms = remedy_symptoms  # remedies answer these (default: ``symptoms``)
+        #: "bytes": a kernel at its roof, whose remedies must move fewer bytes (never "use the cores better")
+        self.remedy_tags = remedy_tags or []
+        self.first_step = first_step  # said when no KB remedy applies
+        #: the KB pattern that tells this diagnosis's whole story: always listed among its remedies when it applies
+        self.story = story
+        self.note = note  # what cannot be judged: said as a note under the table (its title), not ranked as a row

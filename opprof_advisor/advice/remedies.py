@@ -39,15 +39,20 @@ def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
             have = context.get("families") or []
             if not have and context.get("kernels_seen") and set(wanted) <= SEEN_BY_OPS:
                 # MoE routing and NMS always show as operators: a run whose kernels hold none has neither
-                return M_("applies to {key} {wanted}; none of their operators ran", key=key, wanted=", ".join(wanted))
+                return M_("applies to {requirement}; none of their operators ran", requirement=_said(key, wanted))
             if have and not set(have) & set(wanted):
-                return M_("applies to {key} {wanted}; this run: {have}", key=key, wanted=", ".join(wanted),
+                return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted),
                           have=", ".join(have))
             continue
         value = context.get(key)
         if value is not None and value not in wanted:
-            return M_("applies to {key} {wanted}; this run: {have}", key=key, wanted=", ".join(wanted), have=value)
+            return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted), have=str(value))
     return None
+
+
+def _said(key: str, wanted) -> str:
+    """``family transformer, moe``: the requirement as the KB writes it, one placeholder (never translated)."""
+    return f"{key} {', '.join(wanted)}"
 
 
 def finding_query(finding: Finding, context: dict[str, Any]) -> str:

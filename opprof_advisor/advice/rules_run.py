@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable
 
 from opprof_advisor.advice.finding import Finding, band
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.render.units import TEXT as U
 
@@ -83,7 +83,7 @@ def idle(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
         title = M_("The device idles {free} between kernels: {share}", free=U.time(free_us),
                    share=share_text(free_us, ref_us, ref_name))
     else:
-        title = M_("{count} kernels under 20 µs take {small} ({share}): launch-bound work", count=count or "many",
+        title = M_("{count} kernels under 20 µs take {small} ({share}): short work to fuse", count=count or "many",
                    small=U.time(small_us), share=share_text(small_us, ref_us, ref_name))
     symptoms = [s.id for s in (host, launch, small) if s]
     if launch or (small and host):
@@ -230,10 +230,20 @@ def aicpu(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]
             time=U.time(time_us)))
         out.append(Finding(f"aicpu-{key}", "aicpu", title, time_us, gain, symptoms, op_types=ops,
                            operators=sorted({r.family for r in group}),
-                           evidence=[evidence_row(r.op_type, r.time_us, ref_us,
-                                                  M_("{family} on {unit}, {count} launches", family=r.family,
-                                                     unit=r.unit, count=r.count)) for r in group[:5]]))
+                           evidence=[evidence_row(r.op_type, r.time_us, ref_us, _row_why(r, [found[i] for i in symptoms
+                                                                                           if i in found]))
+                                     for r in group[:5]]))
     return out
+
+
+def _row_why(row: OpTypeStat, symptoms: list[Symptom]):
+    """``NMS on ai_cpu, 1 launch; nms_cpu: <its detail>``: the row and each symptom that names it."""
+    where = {"family": row.family, "unit": row.unit, "count": row.count}
+    reasons = [M_("{family} on {unit}, {count} launch", **where) if row.count == 1 else
+               M_("{family} on {unit}, {count} launches", **where)]
+    reasons += [M_("{id}: {detail}", id=s.id, detail=s.detail) for s in symptoms
+                if row.op_type in s.op_types or row.family in s.op_types]
+    return join_messages(reasons, "; ")
 
 
 def _simple(symptom_id: str, finding_id: str, family: str, template: str, low: float, high: float,

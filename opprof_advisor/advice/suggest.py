@@ -69,7 +69,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     ref_us, ref_name = reference(profile, context)
     context["reference"] = ref_name
     kinds = (kind,) if kind else DEFAULT_KINDS
-    rows, left_out, unjudged = [], [], []
+    rows, left_out, unjudged, measured_notes = [], [], [], []
     for finding in findings_of(profile, context, ref_us):
         if finding.note:
             unjudged.append(finding.title)
@@ -77,6 +77,9 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
         remedies, dropped, relevance = remedies_for(finding, entries, profile, context, matcher, kinds)
         left_out += dropped
         gain = _best_gain(finding, remedies, profile, outcomes or {})
+        if gain is not None and gain.model == "measured":
+            measured_notes.append(M_("{id}: {observed} in your recorded outcomes", id=remedies[0].id,
+                                     observed=gain.observed))
         rows.append((finding, gain, [(entry, relevance.get(entry.id)) for entry in remedies]))
     rows.sort(key=_rank_key)
     listed, rest = [], []
@@ -87,7 +90,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     shown = listed[:max(0, top)]
     suggestions = [_row_json(rank, finding, gain, remedies, ref_us, ref_name)
                    for rank, (finding, gain, remedies) in enumerate(shown, start=1)]
-    notes = list(profile.notes) + unjudged
+    notes = list(profile.notes) + unjudged + measured_notes
     if profile.reference_us <= 0:
         notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     if context.get("excerpt"):
@@ -152,7 +155,7 @@ def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcom
         if calibrated is not None:
             return Gain(min(calibrated.saved_us_low, bound), min(calibrated.saved_us_high, bound), "measured",
                         M_("{lead}: {observed} in your recorded outcomes, × {time}", lead=lead.id,
-                           observed=observed, time=U.time(fixed)))
+                           observed=observed, time=U.time(fixed)), observed=observed)
     figure = lead.gain
     if figure is None or figure.scope != "operators" or figure.estimate:
         return model
