@@ -57,8 +57,7 @@ RACY_WINDOW_NS = 2_000_000_000
 FULL_STAT_LIMIT = 5_000
 
 
-_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires",
-                 "contradicts")
+_LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources", "related", "requires", "contradicts")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,10 +519,9 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
 
 
 #: The JSON columns of an entry row, with what an empty cell stands for.
-_JSON_DEFAULTS = {**{column: "[]" for column in _LIST_COLUMNS}, "op_mix": "{}", "applies_to": "{}", "zh": "{}",
-                  "gain": "null"}
-_JSON_SHAPES = {**{column: list for column in _LIST_COLUMNS}, "op_mix": dict, "applies_to": dict, "zh": dict,
-                "gain": (dict, type(None))}
+_DICT_COLUMNS = ("op_mix", "applies_to", "zh")
+_JSON_DEFAULTS = {**dict.fromkeys(_LIST_COLUMNS, "[]"), **dict.fromkeys(_DICT_COLUMNS, "{}"), "gain": "null"}
+_JSON_SHAPES = {**dict.fromkeys(_LIST_COLUMNS, list), **dict.fromkeys(_DICT_COLUMNS, dict), "gain": (dict, type(None))}
 _GAIN = _ENTRY_COLUMNS.index("gain")
 
 

@@ -192,9 +192,17 @@ def _real_tables(real: dict[str, Any], width: int) -> list:
                      f"{r.get('reciprocal_rank') or 0:.2f}", Text(top3), Text(problems or "")))
     table, dropped = fitted_table(REAL_COLUMNS, rows, width, title=_("real profiles"), title_justify="left")
     overall = real.get("overall") or {}
-    return [table, *dropped_note(dropped), Text(_("real profiles: {n} labelled, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
+    out = [table, *dropped_note(dropped), Text(_("real profiles: {n} labelled, hit@1 {hit1}, hit@3 {hit3}, MRR {mrr}").format(
         n=overall.get("profiles"), hit1=f"{overall.get('hit1') or 0:.3f}", hit3=f"{overall.get('hit3') or 0:.3f}",
         mrr=f"{overall.get('mrr') or 0:.3f}"))]
+    if overall.get("checked"):
+        out.append(Text(_("advice checks on {n} profiles with advice: a gain on each of the top 3 in {gains}; #1's gain "
+                          "in its labelled range in {inside}; {wrong} inapplicable remedies in the top 5, {repeats} "
+                          "repeated diagnoses, {contradictions} contradictions, {above} gains above their bound").format(
+            n=overall["checked"], gains=overall.get("gains_top3"), inside=overall.get("first_gain_in_range"),
+            wrong=overall.get("wrong_remedies"), repeats=overall.get("repeats"),
+            contradictions=overall.get("contradictions"), above=overall.get("above_bound"))))
+    return out
 
 
 def _yes(flag: Any) -> str:
