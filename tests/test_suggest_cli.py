@@ -380,3 +380,25 @@ def test_explain_says_which_remedies_were_left_out_and_why(runner):
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
     assert "torchair-reduce-overhead" in out and "applies to family transformer, moe; this run: detection, cnn" in out
+
+
+def test_eval_real_scores_only_the_real_profiles_with_the_advice_checks(runner, real_profiles):
+    result = runner.invoke(app, ["eval", "--real", "--real-profiles", str(real_profiles), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["scenarios"] is None  # the synthetic bench is not run
+    overall = doc["real_profiles"]["overall"]
+    assert overall["hit1"] == 1.0 and overall["wrong_remedies"] == overall["repeats"] == 0
+    assert overall["contradictions"] == overall["above_bound"] == 0
+    assert overall["gains_top3"] >= overall["checked"] - 2  # the rows at a roof have no number, and say so
+    level1 = next(p for p in doc["real_profiles"]["profiles"] if p["path"].endswith("text/level1/rank0_ascend_pt"))
+    assert level1["top"][0] == "comm-wait" and level1["checks"]["first_gain_in_range"] is True
+    table = runner.invoke(app, ["eval", "--real", "--real-profiles", str(real_profiles)])
+    assert "advice checks on " in table.stdout and "synthetic scenarios" not in table.stdout
+
+
+def test_eval_real_without_the_real_profiles_is_one_line(runner, tmp_path):
+    result = runner.invoke(app, ["eval", "--real", "--real-profiles", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no real profiles to score — point at them with "
+                                     "--real-profiles DIR or ADVISOR_REAL_PROFILES")

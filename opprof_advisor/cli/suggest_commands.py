@@ -31,28 +31,36 @@ def eval_command(
                                                           help="Folder of the labelled real profiles (default: "
                                                                "$ADVISOR_REAL_PROFILES, else ../shared/real-profiles "
                                                                "beside a source checkout; skipped when absent).")] = None,
+    real_only: Annotated[bool, typer.Option("--real", help="Only the labelled real profiles (#1 right, gains on the "
+                                                           "top 3, inapplicable remedies, repeats, contradictions); "
+                                                           "an error when they are not found.")] = False,
     fmt: Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")] = TableOrJson.table,
     db: DbOption = None,
     lang: LangOption = None,
 ) -> None:
-    """Score the recommender: hit@1, hit@3 and MRR on the labelled synthetic scenarios and real profiles."""
+    """Score the advice: hit@1, hit@3 and MRR on the labelled synthetic scenarios, and on the real profiles the
+    checks of an expert's reading (first right, gains, inapplicable remedies, repeats, contradictions)."""
     from opprof_advisor import paths
-    from opprof_advisor.evaluation import evaluate_bench, report_to_json
+    from opprof_advisor.errors import ProfileError
+    from opprof_advisor.evaluation import EVAL_SCHEMA, evaluate_bench, report_to_json
     from opprof_advisor.real_bench import evaluate_real, real_report_to_json
 
     folder = bench_dir or paths.bench_dir()
     advisor = _open(db, outcomes=False)  # the bench scores the KB as shipped, not as calibrated here
-    report = evaluate_bench(folder, advisor.entries, advisor.matcher)
     root = real_profiles or paths.real_profiles_dir()
+    if real_only and (root is None or not root.is_dir()):
+        raise ProfileError("no real profiles to score", path=root,
+                           hint="point at them with --real-profiles DIR or ADVISOR_REAL_PROFILES")
     real = None
     if real_profiles is not None or (root is not None and root.is_dir()):
         real = evaluate_real(paths.real_labels_path(), root, advisor.entries, advisor.matcher)
-    document = report_to_json(report)
+    document = ({"schema": EVAL_SCHEMA, "overall": None, "scenarios": None} if real_only
+                else report_to_json(evaluate_bench(folder, advisor.entries, advisor.matcher)))
     document["real_profiles"] = real_report_to_json(real) if real is not None else None
     document["real_profiles_dir"] = str(root) if root is not None else None
     show(document, fmt.value)
     if fmt is TableOrJson.table:
-        for r in document["scenarios"]:
+        for r in document["scenarios"] or []:
             if r["error"]:
                 err_console.print(f"error: {r['name']}: {r['error']}", markup=False)
 

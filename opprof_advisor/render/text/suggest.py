@@ -138,7 +138,7 @@ def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list
     """The synthetic scenarios and, where they were scored, the real profiles."""
     from opprof_advisor.render.text.styled import Text
 
-    out = _scenario_tables(doc, width)
+    out = _scenario_tables(doc, width) if doc.get("scenarios") is not None else []
     real = doc.get("real_profiles")
     if real is not None:
         out += _real_tables(real, width)
