@@ -221,7 +221,7 @@ def test_collect_then_suggest_prints_advice_for_the_new_folder(runner, msprof, m
     # roof: balancing the blocks cannot make it faster, so the advice is the roof's (move fewer bytes), and
     # advice about using the cores better is not listed under it.
     advice = result.stdout
-    assert "MatMulV3 at the limit of its bandwidth roof" in advice and "(mte2-bound-kernels, recipe)" in advice
+    assert "Near the roof (MatMulV3 at" in advice and "(mte2-bound-kernels, recipe)" in advice
     assert "per-block-imbalance" not in advice
     assert f"{produced}  msopprof-device" in advice  # the advice is about the new folder
 

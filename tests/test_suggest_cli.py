@@ -390,7 +390,7 @@ def test_eval_real_scores_only_the_real_profiles_with_the_advice_checks(runner, 
     overall = doc["real_profiles"]["overall"]
     assert overall["hit1"] == 1.0 and overall["wrong_remedies"] == overall["repeats"] == 0
     assert overall["contradictions"] == overall["above_bound"] == 0
-    assert overall["gains_top3"] >= overall["checked"] - 2  # the rows at a roof have no number, and say so
+    assert overall["gains_top3"] >= overall["checked"] - 3  # rows near a roof or a busy pipe have no number, and say so
     level1 = next(p for p in doc["real_profiles"]["profiles"] if p["path"].endswith("text/level1/rank0_ascend_pt"))
     assert level1["top"][0] == "comm-wait" and level1["checks"]["first_gain_in_range"] is True
     table = runner.invoke(app, ["eval", "--real", "--real-profiles", str(real_profiles)])

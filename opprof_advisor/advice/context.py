@@ -131,7 +131,8 @@ def _excerpt(profile: Profile) -> bool:
     shares are taken of device time rather than of the window."""
     free = sum(s.free_us for s in profile.steps)
     gaps = [s.largest_gap_us for s in profile.steps if s.largest_gap_us]
-    return bool(free and gaps and max(gaps) >= PAUSE_SHARE * free and free > profile.device_time_us)
+    return bool(profile.device_time_us > 0 and free and gaps and max(gaps) >= PAUSE_SHARE * free
+                and free > profile.device_time_us)
 
 
 def context_line(context: dict[str, Any]) -> Message:

@@ -26,8 +26,14 @@ SPECIFIC_BONUS = 0.25
 FOCUS_BONUS = 0.15
 MAX_REMEDIES = 5
 KNOWN = frozenset(FAMILIES)
+#: Serving engines whose own kernels (the paged-attention cache writes) show in every run of theirs.
+SERVING_ENGINES = frozenset({"vllm-ascend", "mindie"})
 #: Model families told by their operators alone (grouped matmuls / MoE routing, NMS).
 SEEN_BY_OPS = frozenset({"moe", "detection"})
+#: Tags of advice that moves fewer bytes or does less work (reuse, cache, fusion, lower precision): the only
+#: remedies of a kernel near its roof.
+FEWER_BYTES = frozenset({"l2-cache", "l2", "data-reuse", "cache", "fusion", "fused-ops", "quantization", "int8",
+                         "int4", "w8a8", "w8a16", "fp16", "bf16", "mixed-precision", "amp", "low-precision"})
 #: Advice about using the cores better (more blocks, balanced blocks), which cannot help a kernel at its roof.
 CORE_USE = frozenset({"low_block_dim", "block_imbalance", "low_parallelism"})
 
@@ -45,6 +51,9 @@ def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
                           have=", ".join(have))
             continue
         value = context.get(key)
+        if key == "framework" and value is None and context.get("kernels_seen") and set(wanted) <= SERVING_ENGINES:
+            # a serving engine's paged-attention cache kernels show in every run of it
+            return M_("applies to {requirement}; none of its kernels ran", requirement=_said(key, wanted))
         if value is not None and value not in wanted:
             return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted), have=str(value))
     return None
@@ -61,6 +70,8 @@ def finding_query(finding: Finding, context: dict[str, Any]) -> str:
              *finding.remedy_tags * 2]
     words += [str(context[k]) for k in ("framework", "phase", "mode", "precision") if context.get(k)]
     words += list(context.get("families") or [])
+    if context.get("model_hint"):  # --model: the architecture's name weighs like a symptom
+        words += [str(context["model_hint"])] * 3
     return " ".join(words)
 
 
@@ -71,15 +82,14 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
     wanted = set(finding.remedy_symptoms or finding.symptoms)
     operators = set(finding.operators)
     rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
-    reference = profile.reference_us or 1.0
-    share = finding.stake_us / reference
+    share = finding.stake_us / (context.get("reference_us") or profile.reference_us or 1.0)
     candidates: list[Entry] = []
     left_out: list[dict[str, Any]] = []
     for entry in entries:
         if entry.kind not in kinds or not wanted & set(entry.symptoms):
             continue
-        if "bytes" in finding.remedy_tags and set(entry.symptoms) & CORE_USE:
-            continue  # at its roof a kernel gains nothing from using the cores better: only fewer bytes help
+        if "bytes" in finding.remedy_tags and (set(entry.symptoms) & CORE_USE or not set(entry.tags) & FEWER_BYTES):
+            continue  # at its roof a kernel gains nothing from using the cores or the bandwidth better
         if entry.operators and operators & KNOWN and not operators & set(entry.operators):
             continue  # written for other operators (a custom kernel of no known family takes any)
         why = misfit(entry, context)

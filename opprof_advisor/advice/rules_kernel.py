@@ -8,11 +8,13 @@ Models (``../shared/GAIN-MODELS.md``):
   with no core count, a Mix launch's tail wave over the 20- and 24-core parts (``PLAUSIBLE_CHIPS``).
 * per-block imbalance: ``(max − mean) / max`` of the block times (the symptom's ceiling), low half of it.
 * scalar-bound: ``s − 0.2`` (low) … ``s − 0.1`` (high) of the kernel time, ``s`` the busiest scalar ratio.
-* the roofline, where judged: ``1 − efficiency`` (high) and half of it (low), or its model band;
-  at ≥ AT_ROOF of the roof only moving fewer bytes (or less work) helps, and the profile does not say how
-  many of the bytes are compulsory: no number, and what to collect to get one.
-* no roofline (chip or shapes unknown): the busiest pipe kept busy up to its bound threshold (below it) or
-  to AT_ROOF (above it): ``1 − r / target`` (high), half of it (low); at ≥ AT_ROOF the pipe is at its limit.
+* the roofline, where judged: the efficiency brought to 60–70 % of the roof (the roofline's model band,
+  KB-AUDIT N67); at ≥ AT_ROOF (70 %, "close to the device limit") only moving fewer bytes (or less work)
+  helps, and the profile does not say how many of the bytes are compulsory: no number, and what to collect.
+* no roofline (chip or shapes unknown): for a kernel profile (your own kernel), the busiest pipe brought to
+  the same 60–70 % band when none is saturated; a bound pipe kept busy up to PIPE_LIMIT, ``1 − r / 0.85``
+  (high), half of it (low); at ≥ PIPE_LIMIT the pipe is almost always busy (no number without the bytes).
+  A framework's kernel with no pipe saturated and no roofline is not judged (a note says what to collect).
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from opprof_advisor.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
 
 #: What _pipe_gain says of a framework kernel whose pipes are all below their thresholds, without a roofline.
 UNJUDGED = "unjudged"
-#: At or above this fraction of the roof a kernel is at its limit; at or above PIPE_LIMIT of a pipe's time,
-#: at that pipe's (the busiest pipe cannot be kept busier than that for a whole kernel by tiling alone).
-AT_ROOF = 0.9
+#: At or above this fraction of the roof a kernel is near the device limit (the top of the roofline's model band,
+#: KB-AUDIT N67: "> 70 %: close to the device limit"): no tuning gain is modelled, only fewer bytes or less work.
+#: At or above PIPE_LIMIT of a pipe's time the pipe is almost always busy (no roofline to say more).
+AT_ROOF = MODEL_TARGETS[1]
 PIPE_LIMIT = 0.85
 #: Scalar ratio a well-written kernel keeps: 0.2 (low end of the gain) … 0.1 (high end).
 SCALAR_TARGETS = (0.2, 0.1)
@@ -82,13 +85,17 @@ def _ops(rows: list[OpTypeStat]) -> str:
     return ", ".join(r.op_type for r in rows[:3]) + (" …" if len(rows) > 3 else "")
 
 
-def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
-    """Block dim, imbalance and scalar findings first; the busiest pipe / roofline for the hot rows they leave."""
+def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float, covered: frozenset[str] = frozenset()
+            ) -> list[Finding]:
+    """Block dim, imbalance and scalar findings first; the busiest pipe / roofline for the hot rows they leave.
+    ``covered``: op types a finding about the whole run already claims (attention, TransData ...): their time is
+    not claimed twice."""
     found = symptoms_of(profile)
     out: list[Finding] = []
     # a row at its roof gains nothing from more cores, balance or less scalar work: its pipe finding says so
-    explained: set[str] = {r.op_type for r in profile.op_types if isinstance(_pipe_gain(profile, r), str)
-                           and _roof_row(profile, r) is not None}
+    at_roof: set[str] = {r.op_type for r in profile.op_types if isinstance(_pipe_gain(profile, r), str)
+                         and _roof_row(profile, r) is not None}
+    explained = at_roof | set(covered)
     ref_name = ctx["reference"]
     for sid, fid, template, note in (
         ("low_parallelism", "one-block", N_LOW_PAR, "low_parallelism"),
@@ -105,17 +112,19 @@ def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Findin
         bound = roof_bound(profile, rows)
         gain = band(symptom.ceiling_us, 0.5, 1.0, M_(
             "{detail}; low: half of it (tail and fixed cost)", detail=symptom.detail)).capped(bound)
-        out.append(Finding(fid, "kernel", M_(template, ops=_ops(rows), detail=symptom.detail,
+        out.append(Finding(fid, "kernel", M_(template, ops=_ops(rows), time=U.time(stake),
+                                             ceiling=U.time(symptom.ceiling_us),
                                              share=share_text(stake, ref_us, ref_name)),
-                           stake, _roof_note(gain, bound, symptom.ceiling_us), [sid],
+                           stake, _roof_note(gain, bound, symptom.ceiling_us), [sid], confidence=_own(ctx),
                            op_types=[r.op_type for r in rows], operators=sorted({r.family for r in rows}),
                            evidence=_evidence(rows, ref_us, lambda r: M_("{id}: {detail}", id=note,
                                                                          detail=symptom.detail))))
         explained.update(r.op_type for r in rows)
     out += _tail_wave(profile, ctx, ref_us, explained)
     scalar = found.get("scalar_bound")
-    if scalar:
-        rows = [r for r in _rows(profile, scalar.op_types, ref_us) if r.busiest_ratio and r.op_type not in explained]
+    if scalar:  # a diagnosis of its own beside a block-dim one (GAIN-MODELS: each shown, never summed)
+        rows = [r for r in _rows(profile, scalar.op_types, ref_us) if r.busiest_ratio and r.op_type not in
+                at_roof | set(covered) and str(r.busiest_pipe).endswith("scalar")]
         if rows:
             high = sum(r.time_us * (r.busiest_ratio - SCALAR_TARGETS[1]) for r in rows)
             low = sum(r.time_us * (r.busiest_ratio - SCALAR_TARGETS[0]) for r in rows)
@@ -127,20 +136,26 @@ def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Findin
                 ratios=ratios)).capped(bound)
             out.append(Finding("scalar", "kernel", M_(N_SCALAR, ops=_ops(rows), ratios=ratios, time=U.time(stake),
                                                       share=share_text(stake, ref_us, ref_name)),
-                               stake, gain, ["scalar_bound"], op_types=[r.op_type for r in rows],
+                               stake, gain, ["scalar_bound"], confidence=_own(ctx), op_types=[r.op_type for r in rows],
                                operators=sorted({r.family for r in rows}),
                                evidence=_evidence(rows, ref_us, lambda r: M_("busiest {pipe} {ratio:.2f}",
                                                                             pipe=_pipe_name(r.busiest_pipe),
                                                                             ratio=r.busiest_ratio or 0.0))))
             explained.update(r.op_type for r in rows)
-    out += _pipes(profile, ctx, ref_us, explained)
+    out += _pipes(profile, ctx, ref_us, explained, at_roof, covered)
     return out
 
 
-N_LOW_PAR = N_("One or two blocks leave the cores idle in {ops} ({share}): {detail}")
-N_BLOCK_DIM = N_("Cores left idle by the block dim of {ops} ({share}): {detail}")
-N_IMBALANCE = N_("Uneven blocks in {ops} ({share}): {detail}")
+N_LOW_PAR = N_("One or two blocks leave the cores idle in {ops}: up to {ceiling} of their {time} ({share})")
+N_BLOCK_DIM = N_("The block dim of {ops} leaves cores idle: up to {ceiling} of their {time} ({share})")
+N_IMBALANCE = N_("Uneven blocks in {ops}: balanced blocks would save up to {ceiling} of their {time} ({share})")
 N_SCALAR = N_("Scalar work limits {ops} (busiest scalar pipe {ratios}): {time}, {share}")
+
+
+def _own(ctx: dict[str, Any]) -> str:
+    """high for a kernel profile (its author can act on it); medium for a framework's kernels in a run, whose
+    remedies are the shapes, dtypes and layouts they are called with, or a newer CANN."""
+    return "high" if ctx["producer"] == "kernel" else "medium"
 
 
 def _roof_note(gain: Gain, bound: float, wanted: float) -> Gain:
@@ -183,7 +198,8 @@ def _tail_wave(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: 
     return out
 
 
-def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[str]) -> list[Finding]:
+def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[str], at_roof: set[str],
+           covered: frozenset[str]) -> list[Finding]:
     """The busiest pipe of the hot rows no other finding explains: below its roof (a gain) or at it (none)."""
     found = symptoms_of(profile)
     out: list[Finding] = []
@@ -191,8 +207,8 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
         symptom = found.get(sid)
         if not symptom:
             continue
-        rows = [r for r in _rows(profile, symptom.op_types, ref_us) if r.op_type not in explained
-                or _roof_row(profile, r) is not None and isinstance(_pipe_gain(profile, r), str)]
+        rows = [r for r in _rows(profile, symptom.op_types, ref_us) if r.op_type not in covered
+                and (r.op_type not in explained or r.op_type in at_roof)]
         below: list[tuple[OpTypeStat, Gain]] = []
         at_limit: list[tuple[OpTypeStat, str]] = []
         unjudged: list[OpTypeStat] = []
@@ -210,7 +226,8 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
                         below[0][1].assumptions if len(below) == 1 else M_(
                             "per kernel, as for {op}: {first}", op=below[0][0].op_type, first=below[0][1].assumptions))
             out.append(Finding(f"pipe-{sid}", "kernel", _pipe_title(sid, [r for r, _ in below], stake, ref_us, ctx),
-                               stake, gain, [sid], confidence="low" if sid == "no_bound" else "medium", op_types=[r.op_type for r, _ in below],
+                               stake, gain, [sid], confidence="low" if sid == "no_bound" else _own(ctx),
+                               op_types=[r.op_type for r, _ in below],
                                operators=sorted({r.family for r, _ in below}),
                                evidence=_evidence([r for r, _ in below], ref_us, _pipe_why(profile))))
         if unjudged:
@@ -224,14 +241,25 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
         if at_limit:
             limit_rows = [r for r, _ in at_limit]
             stake = sum(r.time_us for r in limit_rows)
-            out.append(Finding(f"limit-{sid}", "kernel", M_(
-                "{ops} at the limit of {what}: {time} ({share}); only moving fewer bytes or doing less work helps",
-                ops=_ops(limit_rows), what=at_limit[0][1], time=U.time(stake),
-                share=share_text(stake, ref_us, ctx["reference"])), stake, None, [sid],
-                op_types=[r.op_type for r in limit_rows], operators=sorted({r.family for r in limit_rows}),
-                evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), remedy_tags=["bytes"],
-                measure=M_("how many of the bytes are compulsory is not in the profile: compare the bytes moved "
-                           "(msprof op --aic-metrics=Memory) with the tensors' sizes")))
+            what = ", ".join(f"{r.op_type} {w}" for r, w in at_limit[:3]) + (" …" if len(at_limit) > 3 else "")
+            if all(_roof_row(profile, r) is not None for r in limit_rows):
+                out.append(Finding(f"limit-{sid}", "kernel", M_(
+                    "Near the roof ({what}): {time} ({share}); only moving fewer bytes or doing less work helps",
+                    what=what, time=U.time(stake),
+                    share=share_text(stake, ref_us, ctx["reference"])), stake, None, [sid],
+                    op_types=[r.op_type for r in limit_rows], operators=sorted({r.family for r in limit_rows}),
+                    evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), remedy_tags=["bytes"],
+                    measure=M_("how many of the bytes are compulsory is not in the profile: compare the bytes moved "
+                               "(msprof op --aic-metrics=Memory) with the tensors' sizes")))
+            else:
+                out.append(Finding(f"busy-{sid}", "kernel", M_(
+                    "A pipe busy almost all the time ({what}): {time} ({share}); fewer, larger or aligned transfers, "
+                    "or more cores, can help", what=what,
+                    time=U.time(stake), share=share_text(stake, ref_us, ctx["reference"])), stake, None, [sid],
+                    op_types=[r.op_type for r in limit_rows], operators=sorted({r.family for r in limit_rows}),
+                    evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), confidence="medium",
+                    measure=M_("by how much depends on the bytes against the chip's bandwidth: name the chip (or give "
+                               "--peaks) and collect msprof op --aic-metrics=Memory for the roofline")))
     return out
 
 
@@ -242,21 +270,23 @@ def _pipe_gain(profile: Profile, row: OpTypeStat, own_kernel: bool = True) -> Ga
     roof = _roof_row(profile, row)
     if roof is not None:
         eff = roof.efficiency
-        what = M_("its {roof} roof ({eff:.0%})", roof=roof.roof, eff=eff)
+        what = M_("at {eff:.0%} of its {roof} roof", roof=roof.roof, eff=eff)
         if eff >= AT_ROOF:
             return what
         if roof.model_gain_high is not None:
             return Gain(row.time_us * roof.model_gain_low, row.time_us * roof.model_gain_high, "model", roof.basis)
-        return band(roof.judged_time_us, (1 - eff) / 2, 1 - eff, M_(
-            "{op} at {eff:.0%} of its {roof} roof: the distance to it (high), half of it (low)", op=row.op_type,
-            eff=eff, roof=roof.roof))
+        low, high = max(0.0, 1 - eff / MODEL_TARGETS[0]), 1 - eff / MODEL_TARGETS[1]
+        return band(roof.judged_time_us, low, high, M_(
+            "{op} at {eff:.0%} of its {roof} roof, brought to {low_t:.0%}–{high_t:.0%} of it ({source})",
+            op=row.op_type, eff=eff, roof=roof.roof, low_t=MODEL_TARGETS[0], high_t=MODEL_TARGETS[1],
+            source=MODEL_TARGET_SOURCE))
     ratio = row.busiest_ratio
     if not ratio or not row.busiest_pipe:
         return None
     threshold = BOUND_THRESHOLDS.get(row.busiest_pipe, 0.8)
     if ratio >= PIPE_LIMIT:
-        return M_("its {pipe} pipe ({ratio:.2f})", pipe=_pipe_name(row.busiest_pipe), ratio=ratio)
-    target = threshold if ratio < threshold else AT_ROOF
+        return M_("{pipe} {ratio:.2f}", pipe=_pipe_name(row.busiest_pipe), ratio=ratio)
+    target = threshold if ratio < threshold else PIPE_LIMIT
     high = 1 - ratio / target
     if high <= 0.0:
         return None

@@ -7,13 +7,13 @@ returns its findings with the gain model of ``../shared/GAIN-MODELS.md`` named i
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from opprof_advisor.advice.finding import Finding, band
 from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.thresholds import FREE_SHARE
 
 #: The GAIN-MODELS band for remedies whose removable part the profile cannot measure (graph capture of
 #: launch gaps, overlapping communication, ending waits): 30 % (low) to 80 % (high) of the time covered.
@@ -47,9 +47,11 @@ def share_text(time_us: float, ref_us: float, ref_name: str) -> str:
     return M_("{share} of the {reference}", share=U.share(time_us / ref_us if ref_us else 0.0), reference=ref_name)
 
 
-def _count(detail: str) -> int | None:
-    match = re.match(r"\s*([\d,]+)", detail or "")
-    return int(match.group(1).replace(",", "")) if match else None
+def _count(detail: Any) -> int | None:
+    """The kernel count a symptom's detail holds (its Message's value)."""
+    values = getattr(detail, "values", {})
+    value = values.get("count", values.get("shorts"))
+    return value if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -58,53 +60,74 @@ def _count(detail: str) -> int | None:
 
 
 def idle(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
-    """Free time and runs of short kernels: one diagnosis (the host does not keep the device fed)."""
+    """Free time between kernels (the host does not keep the device fed), and short kernels' own time (work to
+    fuse): two diagnoses, two models, never the same time twice."""
+    return _idle_gaps(profile, ctx, ref_us) + _short_kernels(profile, ctx, ref_us)
+
+
+def _idle_gaps(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
     found = symptoms_of(profile)
     host, launch, small = found.get("host_bound"), found.get("launch_bound"), found.get("small_kernels")
-    if not host and not small:
+    if not host:
         return []
-    free_us = host.time_us if host else 0.0
-    small_us = small.time_us if small else 0.0
-    stake = free_us + small_us
-    ref_name = ctx["reference"]
-    evidence = []
-    if host:
-        evidence.append(evidence_row(None, free_us, ref_us, M_("host_bound: {detail}", detail=host.detail)))
-    if small:
-        evidence.append(evidence_row(None, small_us, ref_us, M_("small_kernels: {detail}", detail=small.detail)))
+    free_us = host.time_us
+    # time before the step's first task is the host's set-up (data loading, Python), not launch gaps
+    preparing = min(free_us, sum(s.preparing_us or 0.0 for s in profile.steps))
+    gaps_us = free_us - preparing
+    evidence = [evidence_row(None, free_us, ref_us, M_("host_bound: {detail}", detail=host.detail))]
     if launch:
         evidence.append(evidence_row(None, launch.time_us, ref_us, M_("launch_bound: {detail}", detail=launch.detail)))
-    count = _count(small.detail) if small else None
-    if host and small:
-        title = M_("The device idles {free} ({share}) and {count} kernels under 20 µs take {small}: the host does "
-                   "not keep it fed", free=U.time(free_us), share=share_text(free_us, ref_us, ref_name),
-                   count=count or "many", small=U.time(small_us))
-    elif host:
-        title = M_("The device idles {free} between kernels: {share}", free=U.time(free_us),
-                   share=share_text(free_us, ref_us, ref_name))
-    else:
-        title = M_("{count} kernels under 20 µs take {small} ({share}): short work to fuse", count=count or "many",
-                   small=U.time(small_us), share=share_text(small_us, ref_us, ref_name))
-    symptoms = [s.id for s in (host, launch, small) if s]
-    if launch or (small and host):
-        gain = band(stake, LOW, HIGH, M_(
-            "graph capture or fewer, larger kernels win back 30–80 % of the idle time and of the short kernels' "
-            "time ({time}); the gaps follow short kernels, so they are launches", time=U.time(stake)))
-        return [Finding("idle-launch", "host", title, stake, gain, symptoms, evidence=evidence,
-                        story="host-bound-dispatch")]
-    if small and not host:  # the device is kept busy: only fusing the short kernels' chains saves time
-        local = 1 - 1 / NORM_CHAIN
-        gain = band(stake, local / 2, local, M_(
-            "the device is not left idle between them: fusing chains of at least {k} short kernels into one pass "
-            "saves 1 − 1/{k} of {time} (low: half of that)", k=NORM_CHAIN, time=U.time(stake)))
-        return [Finding("short-kernels", "fusion", title, stake, gain, symptoms, evidence=evidence,
-                        story="small-kernels-latency-bound")]
-    gain = band(stake, 0.0, HIGH, M_(
-        "nothing shows the gaps are launches (no run of short kernels): 0 if they are data loading or a harness, "
-        "up to 80 % of {time} if they are dispatch", time=U.time(stake)))
-    return [Finding("idle-host", "host", title, stake, gain, symptoms, evidence=evidence, confidence="low",
+    title = M_("The device idles {free} between kernels: {share}", free=U.time(free_us),
+               share=share_text(free_us, ref_us, ctx["reference"]))
+    symptoms = [s.id for s in (host, launch) if s]
+    before = (M_("; the {time} before the step's first task is set-up, not counted", time=U.time(preparing))
+              if preparing > 0 else "")
+    if launch or small:  # evidence that the gaps are launches: short kernels waiting on the host
+        why = (M_("{count} of the kernels are short and wait on the host", count=_count(launch.detail) or "many")
+               if launch else M_("{count} kernels under 20 µs run between the gaps", count=_count(small.detail) or "many"))
+        gain = band(gaps_us, LOW, HIGH, M_(
+            "graph capture or fewer launches win back 30–80 % of the {time} of gaps between kernels ({why}){before}",
+            time=U.time(gaps_us), why=why, before=before))
+        return [Finding("idle-launch", "host", title, free_us, gain, symptoms + (["small_kernels"] if small else []),
+                        evidence=evidence, story="host-bound-dispatch",
+                        remedy_symptoms=["host_bound", "launch_bound"])]
+    gain = band(gaps_us, 0.0, HIGH, M_(
+        "nothing shows the gaps are launches (no run of short kernels): 0 if they are data loading, a harness or a "
+        "sync, up to 80 % of {time} if they are dispatch{before}", time=U.time(gaps_us), before=before))
+    return [Finding("idle-host", "host", title, free_us, gain, symptoms, evidence=evidence, confidence="low",
                     story="host-bound-dispatch",
                     measure=M_("collect with with_stack=True (torch_npu) to see what the host does in the gaps"))]
+
+
+def _short_kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
+    """The short kernels' own time: fusing chains of them into one pass. The op types among them that the TransData,
+    AI CPU and norm-chain findings cover are left to those findings (their whole time: the short launches of an op
+    type are not told apart from its long ones)."""
+    found = symptoms_of(profile)
+    small = found.get("small_kernels")
+    count = _count(small.detail) if small else None
+    if not small or (count is not None and count < NORM_CHAIN):
+        return []
+    # the rows of the short kernels' op types that another finding covers (conversions, AI CPU work, norm chains)
+    others = {name for i in ("transdata_overhead", "unfused_norm", "aicpu_fallback") if i in found
+              for name in found[i].op_types}
+    claimed = min(small.time_us, sum(r.time_us for r in rows_of(profile, [n for n in small.op_types if n in others])))
+    time_us = small.time_us - claimed
+    if time_us <= 0:
+        return []
+    idle_share = sum(s.free_us for s in profile.steps) / ref_us if ref_us else 0.0
+    title = M_("{count} kernels under 20 µs take {small} ({share}): short work to fuse", count=count or "many",
+               small=U.time(small.time_us), share=share_text(small.time_us, ref_us, ctx["reference"]))
+    local = 1 - 1 / NORM_CHAIN
+    left = M_("; {claimed} of conversion, AI CPU and norm-chain kernels left to their own findings",
+              claimed=U.time(claimed)) if claimed else ""
+    gain = band(time_us, local / 2, local, M_(
+        "fusing chains of at least {k} short kernels into one pass saves 1 − 1/{k} of their {time} (low: half of "
+        "that){left}", k=NORM_CHAIN, time=U.time(time_us), left=left))
+    return [Finding("short-kernels", "fusion", title, time_us, gain, ["small_kernels"],
+                    evidence=[evidence_row(None, small.time_us, ref_us, M_("small_kernels: {detail}",
+                                                                           detail=small.detail))],
+                    story="small-kernels-latency-bound", confidence="high" if idle_share < FREE_SHARE else "medium")]
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -132,16 +155,25 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
         title = M_("Collectives wait for another rank or the host: {wait} of {exposed} exposed communication "
                    "({share}) is waiting, not transfer", wait=U.time(wait_us), exposed=U.time(exposed_us),
                    share=share_text(wait_us, ref_us, ref_name))
-        bound = slow.ceiling_us if slow and slow.ceiling_us else None
-        gain = band(wait_us, LOW, HIGH, M_(
-            "the waits end when the late rank or host arrives on time: 30–80 % of {time}; which rank is late is not "
-            "in one rank's profile", time=U.time(wait_us))).capped(bound)
-        out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
-                           op_types=list(ops), operators=families, evidence=[evidence_row(None, wait_us, ref_us,
-                                                                      M_("communication_wait: {detail}",
-                                                                         detail=wait.detail))],
-                           remedy_symptoms=["communication_wait", "slow_rank"], story="communication-wait-slow-rank",
-                           measure=M_("profile every rank (or run msprof-analyze cluster) to find the late one")))
+        spread = _compute_spread(profile)
+        if spread is not None and not slow:  # the ranks are here and compute alike: the waits are host-side skew
+            gain = band(wait_us, LOW, HIGH, M_(
+                "the ranks compute alike (computing differs by {spread}): the waits follow their host-side time; "
+                "30–80 % of {time} if the hosts are evened out", spread=U.share(spread), time=U.time(wait_us)))
+            out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
+                               op_types=list(ops), operators=families, evidence=[_wait_evidence(wait, wait_us, ref_us)],
+                               remedy_symptoms=["host_bound", "launch_bound"], story="host-bound-dispatch",
+                               measure=M_("compare the ranks' free time and host stacks (with_stack=True)")))
+        else:
+            bound = slow.ceiling_us if slow and slow.ceiling_us else None
+            gain = band(wait_us, LOW, HIGH, M_(
+                "the waits end when the late rank or host arrives on time: 30–80 % of {time}; which rank is late is "
+                "not in one rank's profile", time=U.time(wait_us))).capped(bound)
+            out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
+                               op_types=list(ops), operators=families, evidence=[_wait_evidence(wait, wait_us, ref_us)],
+                               remedy_symptoms=["communication_wait", "slow_rank"], story="communication-wait-slow-rank",
+                               measure=None if profile.ranks else M_(
+                                   "profile every rank (or run msprof-analyze cluster) to find the late one")))
         rest = exposed_us - wait_us
         if rest > 0:
             covered = min(rest, hide_us)
@@ -178,14 +210,27 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
                                "transfer") if unknown else None)]
 
 
+def _wait_evidence(wait: Symptom, wait_us: float, ref_us: float) -> dict[str, Any]:
+    return evidence_row(None, wait_us, ref_us, M_("communication_wait: {detail}", detail=wait.detail))
+
+
+def _compute_spread(profile: Profile) -> float | None:
+    """(max − min) / max of the ranks' computing time, where the profile holds two ranks or more."""
+    computing = [r.computing_us for r in profile.ranks if r.computing_us]
+    if len(computing) < 2:
+        return None
+    return (max(computing) - min(computing)) / max(computing)
+
+
 def slow_ranks(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
     found = symptoms_of(profile)
     out = []
     slow = found.get("slow_rank")
     if slow and "communication_wait" not in found:
         bound = slow.ceiling_us or slow.time_us
-        gain = band(bound, 0.5, 1.0, M_("the other ranks wait for the slow one: half to all of its excess over the "
-                                        "median ({time})", time=U.time(bound)))
+        gain = band(min(bound, slow.time_us or bound), 0.5, 1.0, M_(
+            "the other ranks wait for the slow one: half to all of its excess over the fastest ({time})",
+            time=U.time(bound)))
         out.append(Finding("slow-rank", "communication", M_("A slow rank holds the others back: {detail}",
                                                             detail=slow.detail),
                            slow.time_us, gain, ["slow_rank"], evidence=[evidence_row(None, slow.time_us, ref_us,
@@ -290,6 +335,8 @@ def fp32(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
 def unfused_attention(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Finding]:
     symptom = symptoms_of(profile).get("unfused_attention")
     if not symptom:
+        return []
+    if symptom.time_us <= 0:
         return []
     rows = rows_of(profile, symptom.op_types)
     matmul_us = sum(r.time_us for r in rows if r.family == "MatMul")

@@ -33,13 +33,16 @@ from opprof_advisor.similar_cases import closest_case_note, rank_cases, resembli
 from opprof_advisor.vocabulary import KINDS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/2"
-RULES = (*RUN_RULES, kernels)
 #: Rows whose gain (or, without a model, whose stake) stays under this share of the reference time are not
 #: listed: "nothing else above 3 % of the step".
 REST_SHARE = 0.03
 DEFAULT_KINDS = ("recipe", "pattern", "tip")
 _CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
 LOW_CONFIDENCE_POINT = 0.25
+#: The first step of a finding no knowledge-base entry answers for this workload.
+NO_REMEDY = M_("no knowledge-base remedy fits this workload: check the shapes, dtypes and layout the operators are "
+               "called with against their documented constraints, try a newer CANN, or add your own entry "
+               "(advisor add)")
 
 
 def reference(profile: Profile, context: dict[str, Any]) -> tuple[float, str]:
@@ -50,7 +53,10 @@ def reference(profile: Profile, context: dict[str, Any]) -> tuple[float, str]:
 
 
 def findings_of(profile: Profile, context: dict[str, Any], ref_us: float) -> list[Finding]:
-    return [finding for rule in RULES for finding in rule(profile, context, ref_us)]
+    """Every rule's findings; the kernel rules leave alone the op types a whole-run finding already claims."""
+    run = [finding for rule in RUN_RULES for finding in rule(profile, context, ref_us)]
+    covered = frozenset(op for finding in run for op in finding.op_types)
+    return run + kernels(profile, context, ref_us, covered)
 
 
 def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, top: int = 5, kind: str | None = None,
@@ -68,6 +74,9 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     context = workload_context(profile)
     ref_us, ref_name = reference(profile, context)
     context["reference"] = ref_name
+    context["reference_us"] = ref_us
+    if model:
+        context["model_hint"] = model
     kinds = (kind,) if kind else DEFAULT_KINDS
     rows, left_out, unjudged, measured_notes = [], [], [], []
     for finding in findings_of(profile, context, ref_us):
@@ -91,7 +100,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     suggestions = [_row_json(rank, finding, gain, remedies, ref_us, ref_name)
                    for rank, (finding, gain, remedies) in enumerate(shown, start=1)]
     notes = list(profile.notes) + unjudged + measured_notes
-    if profile.reference_us <= 0:
+    if ref_us <= 0:
         notes.append(M_("cannot judge time at stake: the profile has no device time and no step split"))
     if context.get("excerpt"):
         notes.append(M_("the window is an excerpt (one idle gap holds most of it): shares are of device time"))
@@ -106,7 +115,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
                     "reference": ref_name, "reference_us": round(ref_us, 3), "excerpt": bool(context.get("excerpt"))},
         "context": context,
         "suggestions": suggestions,
-        "rest": _rest_line(rest, more, ref_name),
+        "rest": _rest_line(more, ref_name),
         "similar_cases": [{"id": c.id, "title": c.title, "similarity": c.similarity, "mix_cosine": c.mix_cosine,
                            "symptom_overlap": c.symptom_overlap, "why": list(c.why), "zh": dict(c.zh)}
                           for c in resembling(cases)],
@@ -131,7 +140,7 @@ def expected_us(finding: Finding, gain: Gain) -> float:
         else gain.mid_us
 
 
-def _rest_line(rest, more: int, ref_name: str):
+def _rest_line(more: int, ref_name: str):
     if more > 0:
         return M_("{n} more findings above 3 % of the {reference}: raise --top to see them", n=more,
                   reference=ref_name)
@@ -141,9 +150,9 @@ def _rest_line(rest, more: int, ref_name: str):
 def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcomes: dict[str, list[Any]]) -> Gain | None:
     """measured (the lead remedy's recorded outcomes) > sourced (its figure, for these operators) > model."""
     model = finding.gain
+    if not remedies or (model is None and finding.family == "kernel"):
+        return model  # a kernel with no model (at its roof) gets no figure from a remedy either
     bound = model.high_us if model is not None and finding.family == "kernel" else finding.stake_us
-    if not remedies:
-        return model
     lead = remedies[0]
     rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
     recorded = outcomes.get(lead.id)
@@ -204,7 +213,7 @@ def _row_json(rank: int, finding: Finding, gain: Gain | None, remedies: list[tup
         "confidence": finding.confidence,
         "measure": finding.measure,
         "remedies": listed,
-        "first_step": listed[0]["first_step"] if listed else (finding.first_step or finding.measure or ""),
+        "first_step": listed[0]["first_step"] if listed else (finding.first_step or finding.measure or NO_REMEDY),
         "show": f"advisor show {lead.id}" if lead else None,
         "zh": {},
     }

@@ -18,7 +18,7 @@ from opprof_advisor.cli.output import (
 
 
 def run_suggest(values: dict[str, Any]) -> None:
-    """Rank knowledge-base advice against a profile and print it."""
+    """Make the findings of a profile, with their gains and remedies, and print them."""
     from opprof_advisor.advisor import open_advisor
     from opprof_advisor.profiles import read_profile
     profile: Path = values["profile"]

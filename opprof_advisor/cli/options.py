@@ -95,16 +95,18 @@ PEAKS = Param("peaks", ("--peaks",), Path,
               "over the profile's own figures and $ADVISOR_HOME/peaks.yaml.", exists=True, dir_okay=False,
               show_default=False)
 
-SUGGEST = Command("suggest", "Rank knowledge-base advice against a profile, with evidence and Amdahl-bounded "
-                             "expected gains.", (
+SUGGEST = Command("suggest", "Findings for a profile, ranked by expected gain (a modelled range, Amdahl- and "
+                             "roofline-bounded), each with the knowledge-base remedies that apply to this workload.", (
     Param("profile", ("--profile", "-p"), Path, "Profiler output: a folder, a CSV/DB file or an archive.",
           required=True),
-    Param("top", ("--top", "-n"), int, "How many suggestions to show.", default=5, min=1),
-    Param("model", ("--model",), str, "Model hint, e.g. yolov8, llama2-7b."),
-    Param("kind", ("--kind",), Kind, "Only entries of this kind (cases are not suggested otherwise)."),
+    Param("top", ("--top", "-n"), int, "At most this many findings (fewer when the rest is under 3 %).", default=5,
+          min=1),
+    Param("model", ("--model",), str, "Model hint, e.g. yolov8, llama2-7b: weighs in when choosing remedies."),
+    Param("kind", ("--kind",), Kind, "Remedies of this kind only (case: case studies under the findings)."),
     Param("fmt", ("--format", "-f"), SuggestFormat, "Output format (csv: the suggestions table; xlsx: a sheet per "
                                                     "table, needs --output).", default="table"),
-    Param("explain", ("--explain",), bool, "Show matched terms and the score breakdown.", default=False),
+    Param("explain", ("--explain",), bool, "Show each gain's assumptions, why each remedy applies, and the entries "
+                                           "left out with why.", default=False),
     Param("output", ("--output", "-o"), Path, "Report file: with --format html (default "
                                               "advisor-report-<time>.html here) or xlsx.", metavar="FILE"),
     FORCE, DB, EXECUTOR, SCHEDULER, LANG,
