@@ -4,10 +4,11 @@ The library in a few names (the CLI is a thin layer over them)::
 
     from opprof_advisor import open_advisor, read_profile
     advisor = open_advisor()                      # the KB index, its matcher, your recorded outcomes
-    result = advisor.suggest(read_profile("out/rank0_ascend_pt"), top=3)
+    document = advisor.advise(read_profile("out/rank0_ascend_pt"), top=3)   # what `advisor suggest` prints
 
 ``read_profile`` (any supported profiler output), ``open_index`` and ``search`` (the knowledge
-base), ``suggest`` (rank entries against a profile), ``open_advisor`` (both at once), ``scan_path``
+base), ``advise`` (findings with gains and remedies: the ``suggest/2`` document), ``suggest`` (KB entries
+ranked against a profile, as ``advisor scan`` uses them), ``open_advisor`` (both at once), ``scan_path``
 (static analysis of model source); ``opprof_advisor.render.render`` turns any command's document
 into a table, markdown or HTML. Names are imported on first use, so ``import opprof_advisor``
 costs nothing at start-up.
@@ -25,6 +26,7 @@ _EXPORTS = {
     "read_profile": "opprof_advisor.profiles",
     "open_index": "opprof_advisor.store",
     "search": "opprof_advisor.kb_search",
+    "advise": "opprof_advisor.advice.suggest",
     "suggest": "opprof_advisor.recommend",
     "open_advisor": "opprof_advisor.advisor",
     "scan_path": "opprof_advisor.scan",

@@ -19,7 +19,7 @@ def test_the_public_names_are_the_documented_ones_whatever_was_imported_before()
     for module in pkgutil.walk_packages(opprof_advisor.__path__, "opprof_advisor."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)
-    assert opprof_advisor.__all__ == ["__version__", "read_profile", "open_index", "search", "suggest",
+    assert opprof_advisor.__all__ == ["__version__", "read_profile", "open_index", "search", "advise", "suggest",
                                       "open_advisor", "scan_path"]
     assert all(callable(getattr(opprof_advisor, name)) for name in opprof_advisor.__all__[1:])
 
@@ -35,6 +35,10 @@ def test_open_advisor_ranks_a_profile_as_advisor_suggest_does(tmp_path):
     from opprof_advisor import open_advisor, read_profile
 
     advisor = open_advisor(tmp_path / "advisor.db")
+    document = advisor.advise(read_profile(EXAMPLE), top=3)
+    assert document["schema"] == "opprof-advisor/suggest/2"
+    assert [r["id"] for r in document["suggestions"][0]["remedies"]] == ["nms-on-npu", "nms-single-cpu-call"]
+    # the entry ranking `advisor scan` uses is there too
     result = advisor.suggest(read_profile(EXAMPLE), top=3)
     assert [s.entry.id for s in result.suggestions][:2] == ["nms-on-npu", "nms-single-cpu-call"]
     assert advisor.warnings == [] and advisor.outcomes == {}
