@@ -270,8 +270,9 @@ TOOLS: dict[str, tuple[Callable[..., dict[str, Any]], str]] = {
     "profile": (profile_document, "Where the device time of a profile goes: op types by time with unit and pipe-bound "
                                   "class, symptoms, and what the data cannot judge. `path`: a profiler output folder, "
                                   "CSV, DB or archive."),
-    "suggest": (suggest_document, "Ranked knowledge-base advice for a profile, each with its evidence from the profile "
-                                  "and an Amdahl-bounded expected gain (or none when no figure is sourced)."),
+    "suggest": (suggest_document, "Findings for a profile, one per diagnosis, ranked by expected gain (a range with "
+                                  "its basis: model, sourced or measured; bounded by the time covered and the "
+                                  "roofline), each with the knowledge-base remedies that apply to the workload."),
     "search": (search_document, "Typo-tolerant search of the knowledge base (words, an operator name, a symptom, an "
                                 "id; Chinese works too)."),
     "show": (show_document, "One knowledge-base entry: front matter, gain, evidence grade, sources and body."),

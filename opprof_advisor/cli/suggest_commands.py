@@ -1,4 +1,4 @@
-"""`advisor suggest` (ranked advice for a profile) and `advisor eval` (the quality benchmark)."""
+"""`advisor suggest` (findings with gains and remedies for a profile) and `advisor eval` (the quality benchmark)."""
 
 from __future__ import annotations
 
