@@ -87,3 +87,38 @@ def test_a_remedy_outside_its_workload_is_left_out_with_why(advisor):
                  explain=True)
     why = {item["id"]: str(item["why"]) for item in doc["left_out"]}
     assert "torchair-reduce-overhead" in why and "family" in why["torchair-reduce-overhead"]
+
+
+def test_an_eager_vllm_serving_rank_idle_between_short_kernels_gets_graph_capture_first(tmp_path, advisor):
+    # the LLM serving rank: the device idle ~92 % between ~10 µs kernels; graph capture leads, not OS tuning
+    from opprof_advisor.testing import KernelSpec, write_torch_npu_text
+
+    eager = dict(wait_us=110, op_state="dynamic", input_dtypes="DT_BF16")
+    path = write_torch_npu_text(tmp_path, [
+        KernelSpec("ReshapeAndCache", task_type="AI_VECTOR_CORE", duration_us=8, count=28, block_dim=40, **eager),
+        KernelSpec("PagedAttention", task_type="MIX_AIC", duration_us=12, count=28, block_dim=20, **eager),
+        KernelSpec("MatMulV2", task_type="AI_CORE", duration_us=11, count=112, block_dim=20, **eager),
+        KernelSpec("RmsNorm", task_type="AI_VECTOR_CORE", duration_us=5, count=56, block_dim=40, **eager),
+    ], level="Level1")
+    doc = advise(read_profile(path), advisor.entries, matcher=advisor.matcher)
+    context, first = doc["context"], doc["suggestions"][0]
+    assert (context["framework"], context["phase"], context["mode"]) == ("vllm-ascend", "serving", "eager")
+    assert first["id"] == "idle-launch" and first["remedies"][0]["id"] == "vllm-ascend-graph-mode"
+    free = sum(s.free_us for s in read_profile(path).steps)
+    assert first["expected_gain"]["low_us"] == pytest.approx(0.3 * free, rel=1e-3)
+    assert first["expected_gain"]["high_us"] == pytest.approx(0.8 * free, rel=1e-3)
+    assert [s["id"] for s in doc["suggestions"]].count("idle-launch") == 1  # one row for the one diagnosis
+
+
+def test_a_mix_kernel_on_one_block_of_an_unknown_chip_names_the_idle_cores(tmp_path, advisor):
+    # a Mix Block Dim only exists on parts with 20 or 24 AI Cores: one block leaves 95-96 % of them idle
+    from opprof_advisor.testing import KernelSpec, write_msopprof_device
+
+    path = write_msopprof_device(tmp_path, KernelSpec("MyKernel", task_type="mix", duration_us=454.0, block_dim=1,
+                                                      mix_block_dim=2, pipe={"aiv_vec": 0.3, "aiv_scalar": 0.5}),
+                                 chip="Ascend910_9999")
+    doc = advise(read_profile(path), advisor.entries, matcher=advisor.matcher)
+    titles = [s["title"] for s in doc["suggestions"]]
+    tail = next(s for s in doc["suggestions"] if s["id"].startswith("tail-"))
+    assert "Block Dim 1 of MyKernel leaves 95.0 %–95.8 % of the cores idle" in tail["title"], titles
+    assert tail["expected_gain"]["high_us"] == pytest.approx(454.0 * 23 / 24, rel=1e-3)
