@@ -297,13 +297,17 @@ class Roofline(Record):
     peak_sources: dict[str, str]
     rows: list[RooflineRow]
     notes: list[str]
+    #: when the profile names no chip whose roofs are known: the rows on each plausible part (roofline.PLAUSIBLE)
+    by_chip: dict[str, list[RooflineRow]]
 
     def __init__(self, peaks: dict[str, Any] | None = None, peak_sources: dict[str, str] | None = None,
-                 rows: list[RooflineRow] | None = None, notes: list[str] | None = None) -> None:
+                 rows: list[RooflineRow] | None = None, notes: list[str] | None = None,
+                 by_chip: dict[str, list[RooflineRow]] | None = None) -> None:
         self.peaks = {} if peaks is None else peaks
         self.peak_sources = {} if peak_sources is None else peak_sources
         self.rows = [] if rows is None else rows
         self.notes = [] if notes is None else notes
+        self.by_chip = {} if by_chip is None else by_chip
 
     def row(self, op_type: str, unit: str | None = None) -> RooflineRow | None:
         """The row of an op type (and unit), or None."""

@@ -184,9 +184,9 @@ def check_rows(rows: list[dict[str, Any]], advice: dict[str, Any], entries: dict
     gains = [bool(row.get("expected_gain")) for row in rows[:3]]
     expected = advice.get("gain_pct")
     gain_ok = None
-    if expected and rows and rows[0].get("expected_gain"):
-        gain = rows[0]["expected_gain"]
-        gain_ok = expected[0] <= gain["high_pct"] and gain["low_pct"] <= expected[1]
+    if expected:  # a labelled range and no gain on #1 is a miss
+        gain = rows[0].get("expected_gain") if rows else None
+        gain_ok = bool(gain) and expected[0] <= gain["high_pct"] and gain["low_pct"] <= expected[1]
     return {"gains_top3": all(gains) if gains else True, "wrong_remedies": wrong, "repeats": repeats,
             "contradictions": contradictions, "above_bound": above, "first_gain_in_range": gain_ok}
 
@@ -230,4 +230,5 @@ def _check_totals(report: RealReport) -> dict[str, Any]:
             "contradictions": sum(len(c["contradictions"]) for c in checked),
             "above_bound": sum(len(c["above_bound"]) for c in checked),
             "first_gain_in_range": sum(1 for c in checked if c["first_gain_in_range"]),
+            "gain_labelled": sum(1 for c in checked if c["first_gain_in_range"] is not None),
             "checked": len(checked)}

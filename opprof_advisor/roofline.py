@@ -285,10 +285,34 @@ def compute(raw: RawProfile, profile: Profile, peaks_file: str | Path | None = N
     if not missing:
         tallies = _measured_tallies(raw, peaks) if raw.format.startswith("msopprof") else _shape_tallies(raw, profile, peaks)
         result.rows = _rows(profile, tallies, peaks)
+    elif profile.producer != "cluster" and (not peaks.chip or soc_spec(peaks.chip) is None and _is_family(peaks.chip)):
+        result.by_chip = _over_plausible_chips(raw, profile, peaks_file)
     for note in result.notes:
         if note not in profile.notes:
             profile.notes.append(note)
     return result
+
+
+#: The parts a roofline range is taken over when the profile names no chip (or only the family Ascend910B): the A2
+#: parts whose core counts, clock or bandwidth the SoC table sources. A part without a clock in the table is
+#: used only when the profile records the clock.
+PLAUSIBLE = ("Ascend910B3", "Ascend910B2")
+
+
+def _is_family(chip: str) -> bool:
+    return any(name.startswith(chip) for name in PLAUSIBLE)
+
+
+def _over_plausible_chips(raw: RawProfile, profile: Profile, peaks_file: str | Path | None) -> dict[str, list[RooflineRow]]:
+    """The rows on each plausible part, its table figures under the profile's own facts (clock, cores)."""
+    out: dict[str, list[RooflineRow]] = {}
+    for chip in PLAUSIBLE:
+        peaks, _ = resolve_peaks({**profile.device, "chip": chip}, peaks_file)
+        if _missing_peak_note(peaks, profile.format):
+            continue
+        tallies = _measured_tallies(raw, peaks) if raw.format.startswith("msopprof") else _shape_tallies(raw, profile, peaks)
+        out[chip] = _rows(profile, tallies, peaks)
+    return out
 
 
 def _unit_index(profile: Profile) -> dict[str, list[tuple[str, float]]]:

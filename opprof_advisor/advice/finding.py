@@ -29,7 +29,10 @@ class Gain(NamedTuple):  # a NamedTuple, not a dataclass: no inspect / ast impor
         if bound_us is None:
             return self
         bound_us = max(0.0, bound_us)
-        return self._replace(low_us=min(self.low_us, bound_us), high_us=min(self.high_us, bound_us))
+        if self.high_us <= bound_us:
+            return self
+        # the bound cuts the range: its high end is the bound, its low end no more than half of it (a range, not a point)
+        return self._replace(low_us=min(self.low_us, bound_us / 2), high_us=bound_us)
 
     @property
     def mid_us(self) -> float:

@@ -47,20 +47,30 @@ _PIPE_WORDS = {"mte2": "MTE2 (loads)", "mte3": "MTE3 (stores)", "vec": "vector",
                "fixpipe": "fixpipe", "mte1": "MTE1"}
 
 
-def _roof_row(profile: Profile, row: OpTypeStat) -> RooflineRow | None:
+def _roof_rows(profile: Profile, row: OpTypeStat) -> list[tuple[str | None, RooflineRow]]:
+    """The judged roofline rows of ``row``: on the profile's chip, else one per plausible part (chip unknown)."""
     if profile.roofline is None:
-        return None
+        return []
     found = profile.roofline.row(row.op_type, row.unit)
-    return found if found is not None and found.status == "judged" and found.efficiency is not None else None
+    if _judged(found):
+        return [(None, found)]
+    return [(chip, alt) for chip, rows in profile.roofline.by_chip.items()
+            for alt in rows if alt.op_type == row.op_type and alt.unit == row.unit and _judged(alt)]
+
+
+def _judged(row: RooflineRow | None) -> bool:
+    return row is not None and row.status == "judged" and row.efficiency is not None
 
 
 def roof_bound(profile: Profile, rows: list[OpTypeStat]) -> float:
-    """The most any change to how ``rows`` run can save: each judged row's distance to its roof, else its time."""
+    """The most any change to how ``rows`` run can save: each judged row's distance to its roof (the largest over
+    the plausible parts when the chip is unknown), else its time."""
     total = 0.0
     for row in rows:
-        roof = _roof_row(profile, row)
-        total += row.time_us if roof is None else max(0.0, roof.judged_time_us * (1 - roof.efficiency)) + (
-            row.time_us - roof.judged_time_us)
+        roofs = _roof_rows(profile, row)
+        total += row.time_us if not roofs else max(
+            max(0.0, roof.judged_time_us * (1 - roof.efficiency)) + (row.time_us - roof.judged_time_us)
+            for _, roof in roofs)
     return total
 
 
@@ -94,7 +104,7 @@ def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float, covered: froze
     out: list[Finding] = []
     # a row at its roof gains nothing from more cores, balance or less scalar work: its pipe finding says so
     at_roof: set[str] = {r.op_type for r in profile.op_types if isinstance(_pipe_gain(profile, r), str)
-                         and _roof_row(profile, r) is not None}
+                         and _roof_rows(profile, r)}
     explained = at_roof | set(covered)
     ref_name = ctx["reference"]
     for sid, fid, template, note in (
@@ -131,9 +141,10 @@ def kernels(profile: Profile, ctx: dict[str, Any], ref_us: float, covered: froze
             stake = sum(r.time_us for r in rows)
             bound = roof_bound(profile, rows)
             ratios = ", ".join((f"{r.op_type} " if len(rows) > 1 else "") + f"{r.busiest_ratio:.2f}" for r in rows[:3])
-            gain = Gain(max(0.0, low), max(0.0, high), "model", M_(
+            wanted = Gain(max(0.0, low), max(0.0, high), "model", M_(
                 "the busiest scalar pipe ({ratios}) brought down to 0.2 (low) … 0.1 (high) of the kernel time",
-                ratios=ratios)).capped(bound)
+                ratios=ratios))
+            gain = _roof_note(wanted.capped(bound), bound, wanted.high_us)
             out.append(Finding("scalar", "kernel", M_(N_SCALAR, ops=_ops(rows), ratios=ratios, time=U.time(stake),
                                                       share=share_text(stake, ref_us, ref_name)),
                                stake, gain, ["scalar_bound"], confidence=_own(ctx), op_types=[r.op_type for r in rows],
@@ -242,7 +253,7 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
             limit_rows = [r for r, _ in at_limit]
             stake = sum(r.time_us for r in limit_rows)
             what = ", ".join(f"{r.op_type} {w}" for r, w in at_limit[:3]) + (" …" if len(at_limit) > 3 else "")
-            if all(_roof_row(profile, r) is not None for r in limit_rows):
+            if all(_roof_rows(profile, r) for r in limit_rows):
                 out.append(Finding(f"limit-{sid}", "kernel", M_(
                     "Near the roof ({what}): {time} ({share}); only moving fewer bytes or doing less work helps",
                     what=what, time=U.time(stake),
@@ -267,8 +278,9 @@ def _pipe_gain(profile: Profile, row: OpTypeStat, own_kernel: bool = True) -> Ga
     """A Gain for a row below its roof; the name of the limit it is at; UNJUDGED for a framework kernel with no
     pipe saturated and no roofline; None when nothing can be said. ``own_kernel``: a kernel profile, whose
     author can fill the pipes' idle time."""
-    roof = _roof_row(profile, row)
-    if roof is not None:
+    roofs = _roof_rows(profile, row)
+    if roofs and roofs[0][0] is None:  # the profile's own chip
+        roof = roofs[0][1]
         eff = roof.efficiency
         what = M_("at {eff:.0%} of its {roof} roof", roof=roof.roof, eff=eff)
         if eff >= AT_ROOF:
@@ -280,6 +292,8 @@ def _pipe_gain(profile: Profile, row: OpTypeStat, own_kernel: bool = True) -> Ga
             "{op} at {eff:.0%} of its {roof} roof, brought to {low_t:.0%}–{high_t:.0%} of it ({source})",
             op=row.op_type, eff=eff, roof=roof.roof, low_t=MODEL_TARGETS[0], high_t=MODEL_TARGETS[1],
             source=MODEL_TARGET_SOURCE))
+    if roofs:  # the chip is unknown: the range over the plausible parts, and say so
+        return _over_chips(row, roofs)
     ratio = row.busiest_ratio
     if not ratio or not row.busiest_pipe:
         return None
@@ -307,12 +321,39 @@ def _pipe_gain(profile: Profile, row: OpTypeStat, own_kernel: bool = True) -> Ga
         target=target, op=row.op_type, high=U.share(high)))
 
 
+def _over_chips(row: OpTypeStat, roofs: list[tuple[str | None, RooflineRow]]) -> Gain | str | None:
+    """The roofline band over the plausible parts: the lowest low and the highest high; near the roof on all of them,
+    the limit's name."""
+    effs = [roof.efficiency for _, roof in roofs]
+    chips = ", ".join(str(chip) for chip, _ in roofs)
+    kind = roofs[0][1].roof
+    if min(effs) >= AT_ROOF:
+        if len(set(effs)) == 1:
+            return M_("at {eff:.0%} of its {roof} roof on {chips} (chip unknown)", eff=effs[0], roof=kind, chips=chips)
+        return M_("at {low:.0%}–{high:.0%} of its {roof} roof on {chips} (chip unknown)", low=min(effs), high=max(effs),
+                  roof=kind, chips=chips)
+    lows = [max(0.0, 1 - roof.efficiency / MODEL_TARGETS[0]) * roof.judged_time_us for _, roof in roofs]
+    highs = [max(0.0, 1 - roof.efficiency / MODEL_TARGETS[1]) * roof.judged_time_us for _, roof in roofs]
+    if max(highs) <= 0.0:
+        return None
+    return Gain(min(lows), max(highs), "model", M_(
+        "the chip is not named: on {chips} {op} runs at {low_e:.0%}–{high_e:.0%} of its {roof} roof, brought to "
+        "{low_t:.0%}–{high_t:.0%} of it ({source}); the range is over those parts", chips=chips, op=row.op_type,
+        low_e=min(effs), high_e=max(effs), roof=kind, low_t=MODEL_TARGETS[0], high_t=MODEL_TARGETS[1],
+        source=MODEL_TARGET_SOURCE))
+
+
 def _pipe_why(profile: Profile):
     def why(row: OpTypeStat):
-        roof = _roof_row(profile, row)
+        roofs = _roof_rows(profile, row)
         text = M_("busiest {pipe} {ratio:.2f}", pipe=_pipe_name(row.busiest_pipe), ratio=row.busiest_ratio or 0.0)
-        if roof is not None:
-            text = M_("{text}; {eff:.0%} of the {roof} roof", text=text, eff=roof.efficiency, roof=roof.roof)
+        if roofs and roofs[0][0] is None:
+            text = M_("{text}; {eff:.0%} of the {roof} roof", text=text, eff=roofs[0][1].efficiency, roof=roofs[0][1].roof)
+        elif roofs:
+            effs = [roof.efficiency for _, roof in roofs]
+            chips = ", ".join(str(chip) for chip, _ in roofs)
+            text = M_("{text}; {low:.0%}–{high:.0%} of the {roof} roof on {chips} (chip unknown)", text=text,
+                      low=min(effs), high=max(effs), roof=roofs[0][1].roof, chips=chips)
         return text
     return why
 

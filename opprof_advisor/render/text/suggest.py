@@ -197,9 +197,11 @@ def _real_tables(real: dict[str, Any], width: int) -> list:
         mrr=f"{overall.get('mrr') or 0:.3f}"))]
     if overall.get("checked"):
         out.append(Text(_("advice checks on {n} profiles with advice: a gain on each of the top 3 in {gains}; #1's gain "
-                          "in its labelled range in {inside}; {wrong} inapplicable remedies in the top 5, {repeats} "
-                          "repeated diagnoses, {contradictions} contradictions, {above} gains above their bound").format(
+                          "in its labelled range in {inside} of {labelled}; {wrong} inapplicable remedies in the top 5, "
+                          "{repeats} repeated diagnoses, {contradictions} contradictions, {above} gains above their "
+                          "bound").format(
             n=overall["checked"], gains=overall.get("gains_top3"), inside=overall.get("first_gain_in_range"),
+            labelled=overall.get("gain_labelled"),
             wrong=overall.get("wrong_remedies"), repeats=overall.get("repeats"),
             contradictions=overall.get("contradictions"), above=overall.get("above_bound"))))
     return out
