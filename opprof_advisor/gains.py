@@ -38,15 +38,22 @@ matched operators' time (the KB ``operators`` scope), positive = faster.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Protocol, Sequence
 
 from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.records import Record
 from opprof_advisor.render.units import TEXT as U
 
-if TYPE_CHECKING:
-    from opprof_advisor.outcomes import Outcome
+
+class RecordedOutcome(Protocol):
+    """What calibration reads of a recorded outcome (``outcomes.Outcome``); a Protocol, so this module needs
+    no import of the outcomes module, which imports this one."""
+
+    entry_id: str
+    matched_gain_pct: float | None
+    e2e_gain_pct: float | None
+
 
 #: What a suggestion is worth is its expected saving *if it applies* times how likely the evidence says it
 #: applies. The saving if it applies is its figure (sourced, calibrated, model estimate), else
@@ -209,7 +216,7 @@ class Calibration(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper t
 
 
 
-def calibrate(entry: Entry, outcomes: Iterable[Outcome], matched_share: float) -> Calibration:
+def calibrate(entry: Entry, outcomes: Iterable[RecordedOutcome], matched_share: float) -> Calibration:
     """Blend the entry's KB gain range with its recorded outcomes (rule in the module docstring).
 
     ``matched_share`` is the share (0..1) of the current profile's device time spent in the

@@ -9,12 +9,18 @@ The scan (``scan_source.FileScan``) resolves calls and records the findings.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from opprof_advisor.scan_tree import CHILD_FIELDS, all_node_classes, fields_holding
 
-if TYPE_CHECKING:
-    from opprof_advisor.scan_source import FileScan
+
+class FileScan(Protocol):
+    """What a scope asks of the file's scan (``scan_source.FileScan``): a Protocol, so this module needs no
+    import of scan_source, which imports this one."""
+
+    def add(self, op: str, line: int, row_key: str | None = None) -> None: ...
+
+    def call_key(self, call: ast.Call, cls: str | None = None) -> str | None: ...
 
 # Support-table keys of the calls whose results the tags follow.
 MATMUL_KEYS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum", "torch.baddbmm", "Tensor.matmul",

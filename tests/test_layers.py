@@ -1,0 +1,199 @@
+"""The house rules of ../shared/ARCHITECTURE.md, as an AST pass over the package: stages import one way, no
+cycles, few function-level imports.
+
+Every module has a layer: its package's, or for a module still at the package root, the layer of the package it
+is moving to (``ROOT_MODULES``: the moving plan). A module imports only from its own layer or lower ones. What
+breaks a rule today is listed (``ALLOWED_UPWARD``, ``ALLOWED_CYCLES``, ``FUNCTION_LEVEL_IMPORTS``); each list may
+only shrink: a new violation fails, and so does a listed one that is gone (take it off the list). Imports inside
+functions and under ``if TYPE_CHECKING`` count like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "opprof_advisor"
+
+#: The one-way order (ARCHITECTURE.md): a module imports only from layers at or below its own.
+LAYERS = {"core": 0, "readers": 1, "kb": 1, "render": 1, "profile": 2, "symptoms": 3, "cluster": 4, "profiles": 5,
+          "loop": 5, "advice": 6, "scan": 7, "commands": 8, "cli": 9, "mcp": 9, "api": 10, "testing": 10}
+
+#: Packages that exist today, and the layer of each root module: the package it moves to.
+PACKAGES = {"readers": "readers", "render": "render", "cluster": "cluster", "advice": "advice", "cli": "cli",
+            "testing": "testing"}
+ROOT_MODULES = {
+    **dict.fromkeys(("errors", "i18n", "models", "operators", "outputs", "paths", "plain_yaml", "quick_sha256",
+                     "records", "sqlite_files", "terminal", "thresholds", "vocabulary", "steps", "kernel_frame"), "core"),
+    **dict.fromkeys(("fuzzy_scores", "index_build", "index_fts_side", "index_sync", "kb", "kb_add", "kb_checks",
+                     "kb_remove", "kb_search", "kb_search_candidates", "kb_search_fill", "kb_search_index",
+                     "kb_search_zh", "kb_split", "kb_stats", "migrations", "near_duplicates", "plain_front_matter",
+                     "store", "user_kb_files"), "kb"),
+    **dict.fromkeys(("families", "profile_builder", "profile_export", "roofline", "roofline_work"), "profile"),
+    **dict.fromkeys(("symptoms", "symptoms_kernels"), "symptoms"),
+    "profiles": "profiles",
+    **dict.fromkeys(("collect", "compare"), "loop"),
+    **dict.fromkeys(("advisor", "evaluation", "gains", "matcher", "outcomes", "outcomes_store", "profile_query",
+                     "real_bench", "recommend", "requirements", "similar_cases"), "advice"),
+    **dict.fromkeys(("cann_support", "scan", "scan_flow", "scan_jobs", "scan_source", "scan_tree", "scan_walk"),
+                    "scan"),
+    "documents": "commands",  # reads a saved document back for `advisor report`
+    "mcp_server": "mcp",
+    **dict.fromkeys(("__init__", "__main__"), "api"),
+}
+
+#: Imports against the order today (importer, imported): may only shrink.
+ALLOWED_UPWARD = {
+    ("kernel_frame", "readers.base"), ("kernel_frame", "readers.columns"),  # the Frame goes (issue 27)
+    ("steps", "readers.base"), ("plain_yaml", "readers.sidefile"), ("readers", "cluster.executors"),
+    ("render", "documents"), ("render.sheets", "documents"),  # documents.py belongs to commands/
+    ("render.html.scan", "cann_support"), ("render.markdown", "cann_support"), ("render.text.scan", "cann_support"),
+    # a reader runs the pipeline per rank and the builder calls up into the cluster reducer (issue 27)
+    ("profile_builder", "cluster.reduce"), ("profile_builder", "symptoms"), ("readers.multirank", "cluster.job"),
+}
+
+#: Import cycles today (each a set of modules): may only shrink.
+ALLOWED_CYCLES = [
+    {"cluster.cache", "cluster.job", "cluster.reduce", "cluster.summary", "profile_builder", "readers",
+     "readers.arrowcsv", "readers.csvfile", "readers.layouts", "readers.msprof_text", "readers.multirank",
+     "readers.torch_npu_text", "symptoms", "symptoms_kernels"},
+    {"index_build", "index_sync", "kb_search", "kb_search_candidates", "kb_search_fill", "kb_search_index",
+     "kb_search_zh", "store"},
+    {"kb", "kb_checks"},
+]
+
+#: Imports inside functions today (the target is under 60, each for an optional or heavy dependency).
+FUNCTION_LEVEL_IMPORTS = 389
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+        found[name] = path
+    return found
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports() -> tuple[dict[str, set[str]], int]:
+    """Module -> the package modules it imports (at any depth, TYPE_CHECKING included); imports inside functions."""
+    known = modules()
+    graph: dict[str, set[str]] = {}
+    in_functions = 0
+    for name, path in known.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                wanted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = ["opprof_advisor", *package.split(".")] if package else ["opprof_advisor"]
+                    parts = parts[:len(parts) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                wanted = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for target in wanted:
+                if target.startswith("opprof_advisor."):
+                    found = _resolve(target[len("opprof_advisor."):], known)
+                    if found and found != name:
+                        targets.add(found)
+        graph[name] = targets
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                in_functions += sum(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(function)
+                                    if n is not function)
+    return graph, in_functions
+
+
+def layer_of(module: str) -> str:
+    head = module.split(".")[0]
+    return PACKAGES.get(head) or ROOT_MODULES[head]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(m for m in modules() if m.split(".")[0] not in PACKAGES and m.split(".")[0] not in ROOT_MODULES)
+    assert unplaced == [], "put new modules in a package of ARCHITECTURE.md, or name their layer in ROOT_MODULES"
+
+
+def test_modules_import_only_from_their_layer_or_below():
+    graph, _ = imports()
+    upward = {(a, b) for a, targets in graph.items() for b in targets
+              if LAYERS[layer_of(b)] > LAYERS[layer_of(a)]}
+    assert sorted(upward - ALLOWED_UPWARD) == [], "an import against the one-way order"
+    assert sorted(ALLOWED_UPWARD - upward) == [], "fixed: take these off ALLOWED_UPWARD"
+
+
+def test_no_new_import_cycle():
+    graph, _ = imports()
+    found = sorted(sorted(c) for c in cycles(graph))
+    assert found == sorted(sorted(c) for c in ALLOWED_CYCLES), "a cycle appeared, or one shrank: update ALLOWED_CYCLES"
+
+
+def test_function_level_imports_only_go_down():
+    _, count = imports()
+    assert count <= FUNCTION_LEVEL_IMPORTS, f"{count} imports inside functions (budget {FUNCTION_LEVEL_IMPORTS})"
+
+
+def test_the_advice_package_imports_nothing_above_it():
+    graph, _ = imports()
+    above = sorted((a, b) for a, targets in graph.items() if a.startswith("advice.") for b in targets
+                   if LAYERS[layer_of(b)] > LAYERS["advice"])
+    assert above == []
+
+
+def test_the_check_sees_a_cycle_and_the_order():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [{"a", "b", "c"}]
+    assert LAYERS[layer_of("cli.app")] > LAYERS[layer_of("advice.suggest")] > LAYERS[layer_of("profile_builder")]
