@@ -18,6 +18,7 @@ only the folders that moved: index_sync.sync_moved_folders).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -28,7 +29,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opprof_advisor import migrations, paths
 from opprof_advisor.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
-from opprof_advisor.quick_sha256 import sha256 as quick_sha256
 from opprof_advisor.sqlite_files import connect_readonly, file_lock
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ _MODULUS = 1 << 256
 
 def _term(record: str) -> int:
     # Python's own sha256, not hashlib's: every open computes the signature, and hashlib loads OpenSSL first.
-    return int.from_bytes(quick_sha256(record.encode()).digest(), "big")
+    return int.from_bytes(hashlib.sha256(record.encode()).digest(), "big")
 
 
 def _hex(total: int) -> str:

@@ -59,7 +59,7 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families",
     "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.matcher",
     "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
-    "opprof_advisor.outcomes_store", "opprof_advisor.paths", "opprof_advisor.quick_sha256",
+    "opprof_advisor.outcomes_store", "opprof_advisor.paths",
     "opprof_advisor.profile_builder", "opprof_advisor.profiles",
     # the findings, their gain models and the remedies under them (advice/)
     "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",

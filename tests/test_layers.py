@@ -23,7 +23,7 @@ LAYERS = {"core": 0, "readers": 1, "kb": 1, "render": 1, "profile": 2, "symptoms
 PACKAGES = {"readers": "readers", "render": "render", "cluster": "cluster", "advice": "advice", "cli": "cli",
             "testing": "testing"}
 ROOT_MODULES = {
-    **dict.fromkeys(("errors", "i18n", "models", "operators", "outputs", "paths", "plain_yaml", "quick_sha256",
+    **dict.fromkeys(("errors", "i18n", "models", "operators", "outputs", "paths", "plain_yaml",
                      "records", "sqlite_files", "terminal", "thresholds", "vocabulary", "steps", "kernel_frame"), "core"),
     **dict.fromkeys(("fuzzy_scores", "index_build", "index_fts_side", "index_sync", "kb", "kb_add", "kb_checks",
                      "kb_remove", "kb_search", "kb_search_candidates", "kb_search_fill", "kb_search_index",
