@@ -419,11 +419,14 @@ def label_scores(labels: list[str], terms: list[str], cutoff: float = FUZZY_FLOO
 
 
 def similarities(query: str, choices: list[str], scorer: str, cutoff: float) -> dict[int, float]:
-    """rapidfuzz scores (``scorer`` names one of rapidfuzz.fuzz, or ``exact``) of at least ``cutoff`` of
-    ``query`` against ``choices``, by position; rapidfuzz is imported only for those a bound cannot settle."""
-    from opprof_advisor.fuzzy_scores import similarities as settled
+    """rapidfuzz scores (``scorer`` names one of rapidfuzz.fuzz, or ``exact``: 100 for an equal string) of at least
+    ``cutoff`` of ``query`` against ``choices``, by position."""
+    if scorer == "exact":
+        return {position: 100.0 for position, choice in enumerate(choices) if choice == query}
+    from rapidfuzz import fuzz, process
 
-    return settled(query, choices, scorer, cutoff)
+    return {at: score for _, score, at in
+            process.extract(query, choices, scorer=getattr(fuzz, scorer), limit=None, score_cutoff=cutoff)}
 
 
 def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
