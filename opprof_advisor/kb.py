@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from opprof_advisor.errors import EntryValidationError, Problem
 from opprof_advisor.models import Entry, Gain
@@ -200,9 +200,7 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
         parsed.problems.append(Problem(path, None, f"cannot read: {exc.strerror or exc}"))
         return parsed
     text = text.removeprefix("\ufeff")
-    from opprof_advisor.kb_split import split_simple  # here: `advisor suggest` imports kb, never parses
-
-    split = split_simple(text) or _split_markdown(text)
+    split = _split_markdown(text)
     if split is None:
         parsed.problems.append(_front_matter_missing(path, text))
         return parsed
@@ -213,10 +211,17 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
     return parsed
 
 
-def _split_markdown(text: str):
-    """What ``kb_split.split_simple`` finds (a ``kb_split.Split``), read by markdown-it; None without front matter."""
-    from opprof_advisor.kb_split import Split
+class Split(NamedTuple):
+    """A markdown file read by markdown-it: the front matter's text, the body's first line (0-based), and the
+    h2 headings with their 1-based lines."""
 
+    front: str
+    body_start: int
+    headings: list[tuple[str, int]]
+
+
+def _split_markdown(text: str) -> Split | None:
+    """The front matter, body start and h2 headings markdown-it finds; None without front matter."""
     tokens = _markdown().parse(text)
     if not tokens or tokens[0].type != "front_matter":
         return None
@@ -275,8 +280,7 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: int) -> None:
     import yaml
 
-    from opprof_advisor.plain_front_matter import read_front_matter
-    from opprof_advisor.plain_yaml import construct, first_anchor
+    from opprof_advisor.plain_yaml import first_anchor
 
     too_big = entry_too_big(parsed.path, file_size)
     if too_big:
@@ -287,10 +291,6 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: 
     if size > MAX_FRONT_MATTER_BYTES:
         parsed.problems.append(Problem(parsed.path, first_line, f"front matter is {size:,} bytes, over the "
                                        f"{MAX_FRONT_MATTER_BYTES:,}-byte limit: keep facts short, prose in the body"))
-        return
-    plain = read_front_matter(source, first_line)
-    if plain is not None:  # what PyYAML would build, read line by line (plain_front_matter)
-        parsed.data, parsed.lines = plain
         return
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(source)
@@ -304,7 +304,7 @@ def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: 
                                            "allowed in front matter: write the value out"))
             return
         node = loader.get_single_node()
-        data = construct(loader, node) if node is not None else None
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line

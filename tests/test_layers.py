@@ -27,7 +27,7 @@ ROOT_MODULES = {
                      "records", "sqlite_files", "terminal", "thresholds", "vocabulary", "steps", "kernel_frame"), "core"),
     **dict.fromkeys(("index_build", "index_fts_side", "index_sync", "kb", "kb_add", "kb_checks",
                      "kb_remove", "kb_search", "kb_search_candidates", "kb_search_fill", "kb_search_index",
-                     "kb_search_zh", "kb_split", "kb_stats", "migrations", "near_duplicates", "plain_front_matter",
+                     "kb_search_zh", "kb_stats", "migrations", "near_duplicates",
                      "store", "user_kb_files"), "kb"),
     **dict.fromkeys(("families", "profile_builder", "profile_export", "roofline", "roofline_work"), "profile"),
     **dict.fromkeys(("symptoms", "symptoms_kernels"), "symptoms"),
