@@ -25,7 +25,7 @@ from typing import Any
 from opprof_advisor.advice.context import PLAUSIBLE_CHIPS
 from opprof_advisor.advice.finding import Finding, Gain, band
 from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_of
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.models import OpTypeStat, Profile, RooflineRow
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
@@ -252,7 +252,8 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
         if at_limit:
             limit_rows = [r for r, _ in at_limit]
             stake = sum(r.time_us for r in limit_rows)
-            what = ", ".join(f"{r.op_type} {w}" for r, w in at_limit[:3]) + (" …" if len(at_limit) > 3 else "")
+            what = join_messages([M_("{op} {what}", op=r.op_type, what=w) for r, w in at_limit[:3]]
+                                 + (["…"] if len(at_limit) > 3 else []))
             if all(_roof_rows(profile, r) for r in limit_rows):
                 out.append(Finding(f"limit-{sid}", "kernel", M_(
                     "Near the roof ({what}): {time} ({share}); only moving fewer bytes or doing less work helps",
@@ -263,14 +264,20 @@ def _pipes(profile: Profile, ctx: dict[str, Any], ref_us: float, explained: set[
                     measure=M_("how many of the bytes are compulsory is not in the profile: compare the bytes moved "
                                "(msprof op --aic-metrics=Memory) with the tensors' sizes")))
             else:
+                moves = sid in ("mte2_bound", "mte3_bound")
+                title = (N_("A data-movement pipe busy almost all the time ({what}): {time} ({share}); fewer, larger "
+                            "or aligned transfers, or more cores, can help") if moves else
+                         N_("A compute pipe busy almost all the time ({what}): {time} ({share}); less work on it "
+                            "(fewer or wider instructions, no bank conflicts), or more cores, can help"))
+                measure = (M_("by how much depends on the bytes against the bandwidth: name the chip (or give --peaks) "
+                              "and keep msprof op's Memory metrics for the roofline") if not ctx.get("chip") else
+                           M_("by how much the roofline would say: keep msprof op's Memory and ArithmeticUtilization "
+                              "metrics (the defaults) so the bytes and the work are known"))
                 out.append(Finding(f"busy-{sid}", "kernel", M_(
-                    "A pipe busy almost all the time ({what}): {time} ({share}); fewer, larger or aligned transfers, "
-                    "or more cores, can help", what=what,
-                    time=U.time(stake), share=share_text(stake, ref_us, ctx["reference"])), stake, None, [sid],
-                    op_types=[r.op_type for r in limit_rows], operators=sorted({r.family for r in limit_rows}),
-                    evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), confidence="medium",
-                    measure=M_("by how much depends on the bytes against the chip's bandwidth: name the chip (or give "
-                               "--peaks) and collect msprof op --aic-metrics=Memory for the roofline")))
+                    title, what=what, time=U.time(stake), share=share_text(stake, ref_us, ctx["reference"])), stake,
+                    None, [sid], op_types=[r.op_type for r in limit_rows],
+                    operators=sorted({r.family for r in limit_rows}),
+                    evidence=_evidence(limit_rows, ref_us, _pipe_why(profile)), confidence="medium", measure=measure))
     return out
 
 
@@ -336,6 +343,12 @@ def _over_chips(row: OpTypeStat, roofs: list[tuple[str | None, RooflineRow]]) ->
     highs = [max(0.0, 1 - roof.efficiency / MODEL_TARGETS[1]) * roof.judged_time_us for _, roof in roofs]
     if max(highs) <= 0.0:
         return None
+    if len(roofs) == 1:
+        return Gain(min(lows), max(highs), "model", M_(
+            "the chip is not named: on {chips}, the one plausible part whose roofs are known here, {op} runs at "
+            "{eff:.0%} of its {roof} roof, brought to {low_t:.0%}–{high_t:.0%} of it ({source})", chips=chips,
+            op=row.op_type, eff=effs[0], roof=kind, low_t=MODEL_TARGETS[0], high_t=MODEL_TARGETS[1],
+            source=MODEL_TARGET_SOURCE))
     return Gain(min(lows), max(highs), "model", M_(
         "the chip is not named: on {chips} {op} runs at {low_e:.0%}–{high_e:.0%} of its {roof} roof, brought to "
         "{low_t:.0%}–{high_t:.0%} of it ({source}); the range is over those parts", chips=chips, op=row.op_type,

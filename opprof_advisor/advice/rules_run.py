@@ -77,8 +77,13 @@ def _idle_gaps(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Fin
     evidence = [evidence_row(None, free_us, ref_us, M_("host_bound: {detail}", detail=host.detail))]
     if launch:
         evidence.append(evidence_row(None, launch.time_us, ref_us, M_("launch_bound: {detail}", detail=launch.detail)))
-    title = M_("The device idles {free} between kernels: {share}", free=U.time(free_us),
-               share=share_text(free_us, ref_us, ctx["reference"]))
+    if preparing > 0:
+        title = M_("The device idles {gaps} between kernels ({share}), besides {prep} of set-up before the step's "
+                   "first task", gaps=U.time(gaps_us), share=share_text(gaps_us, ref_us, ctx["reference"]),
+                   prep=U.time(preparing))
+    else:
+        title = M_("The device idles {free} between kernels: {share}", free=U.time(free_us),
+                   share=share_text(free_us, ref_us, ctx["reference"]))
     symptoms = [s.id for s in (host, launch) if s]
     before = (M_("; the {time} before the step's first task is set-up, not counted", time=U.time(preparing))
               if preparing > 0 else "")
@@ -88,13 +93,15 @@ def _idle_gaps(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Fin
         gain = band(gaps_us, LOW, HIGH, M_(
             "graph capture or fewer launches win back 30–80 % of the {time} of gaps between kernels ({why}){before}",
             time=U.time(gaps_us), why=why, before=before))
-        return [Finding("idle-launch", "host", title, free_us, gain, symptoms + (["small_kernels"] if small else []),
+        return [Finding("idle-launch", "host", title, gaps_us, gain, symptoms + (["small_kernels"] if small else []),
                         evidence=evidence, story="host-bound-dispatch",
                         remedy_symptoms=["host_bound", "launch_bound"])]
+    why = (M_("no short kernels wait on the host") if ctx.get("kernels_seen")
+           else M_("this profile holds no kernels to tell"))
     gain = band(gaps_us, 0.0, HIGH, M_(
-        "nothing shows the gaps are launches (no run of short kernels): 0 if they are data loading, a harness or a "
-        "sync, up to 80 % of {time} if they are dispatch{before}", time=U.time(gaps_us), before=before))
-    return [Finding("idle-host", "host", title, free_us, gain, symptoms, evidence=evidence, confidence="low",
+        "nothing shows the gaps are launches ({why}): 0 if they are data loading, a harness or a sync, up to 80 % of "
+        "{time} if they are dispatch{before}", why=why, time=U.time(gaps_us), before=before))
+    return [Finding("idle-host", "host", title, gaps_us, gain, symptoms, evidence=evidence, confidence="low",
                     story="host-bound-dispatch",
                     measure=M_("collect with with_stack=True (torch_npu) to see what the host does in the gaps"))]
 
@@ -108,10 +115,9 @@ def _short_kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list
     count = _count(small.detail) if small else None
     if not small or (count is not None and count < NORM_CHAIN):
         return []
-    # the rows of the short kernels' op types that another finding covers (conversions, AI CPU work, norm chains)
-    others = {name for i in ("transdata_overhead", "unfused_norm", "aicpu_fallback") if i in found
-              for name in found[i].op_types}
-    claimed = min(small.time_us, sum(r.time_us for r in rows_of(profile, [n for n in small.op_types if n in others])))
+    # the time another finding covers among the short kernels' op types (conversions, AI CPU work, norm chains)
+    claimed = min(small.time_us, sum(found[i].time_us for i in ("transdata_overhead", "unfused_norm", "aicpu_fallback")
+                                     if i in found and set(found[i].op_types) & set(small.op_types)))
     time_us = small.time_us - claimed
     if time_us <= 0:
         return []
@@ -124,7 +130,7 @@ def _short_kernels(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list
     gain = band(time_us, local / 2, local, M_(
         "fusing chains of at least {k} short kernels into one pass saves 1 − 1/{k} of their {time} (low: half of "
         "that){left}", k=NORM_CHAIN, time=U.time(time_us), left=left))
-    return [Finding("short-kernels", "fusion", title, time_us, gain, ["small_kernels"],
+    return [Finding("short-kernels", "fusion", title, small.time_us, gain, ["small_kernels"],
                     evidence=[evidence_row(None, small.time_us, ref_us, M_("small_kernels: {detail}",
                                                                            detail=small.detail))],
                     story="small-kernels-latency-bound", confidence="high" if idle_share < FREE_SHARE else "medium")]
@@ -168,7 +174,9 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
             bound = slow.ceiling_us if slow and slow.ceiling_us else None
             gain = band(wait_us, LOW, HIGH, M_(
                 "the waits end when the late rank or host arrives on time: 30–80 % of {time}; which rank is late is "
-                "not in one rank's profile", time=U.time(wait_us))).capped(bound)
+                "not in one rank's profile", time=U.time(wait_us)) if bound is None else M_(
+                "the waits end when the slow rank catches up: 30–80 % of {time}, capped at its excess over the fastest "
+                "({bound})", time=U.time(wait_us), bound=U.time(bound))).capped(bound)
             out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
                                op_types=list(ops), operators=families, evidence=[_wait_evidence(wait, wait_us, ref_us)],
                                remedy_symptoms=["communication_wait", "slow_rank"], story="communication-wait-slow-rank",

@@ -8,7 +8,8 @@
    the finding's operators (never above the finding's model bound), else stays ``model``.
 4. Rows are ranked by the middle of their gain (a quarter of the way up it for a low-confidence finding, whose
    range starts at 0 because the profile cannot tell whether its cause is there), then confidence; rows without a model follow. ``--top`` is a
-   maximum: what is left under REST_SHARE of the reference time is summed up in one line, not listed.
+   maximum: findings whose gain (or, without a model, whose stake) stays under REST_SHARE of the reference time
+   are not listed; one line says so.
 
 Shares are of the step where the profile has a step split, of device time otherwise, and of device time
 for an excerpt (one idle gap holding most of the window). The document's schema is
