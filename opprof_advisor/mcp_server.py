@@ -15,9 +15,9 @@ This module imports it only when the server is built, so nothing else pays for i
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
+from opprof_advisor import commands
 from opprof_advisor.errors import AdvisorError, error_lines
 from opprof_advisor.i18n import _
 from opprof_advisor.render.units import TEXT as U
@@ -43,71 +43,43 @@ class MissingSDK(AdvisorError):
 
 def profile_document(path: str, top: int = 20, peaks: str | None = None) -> dict[str, Any]:
     """The ``profile/1`` document of ``advisor profile PATH --format json``."""
-    from opprof_advisor.profile_builder import profile_to_json
-    from opprof_advisor.profiles import load_profile
-
-    _raw, profile = load_profile(Path(path), peaks=Path(peaks) if peaks else None)
-    document = profile_to_json(profile)
-    document["op_types"] = document["op_types"][:max(top, 1)]
-    return document
+    return commands.profile(path, top=top, peaks=peaks)
 
 
 def suggest_document(profile: str, top: int = 5, model: str | None = None, kind: str | None = None,
                      explain: bool = False, db: str | None = None) -> dict[str, Any]:
-    """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
-    from opprof_advisor.advisor import open_advisor
-    from opprof_advisor.profiles import read_profile
-
-    parsed = read_profile(Path(profile))
-    advisor = open_advisor(Path(db) if db else None)
-    document = advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
-    document["warnings"] = [str(w) for w in advisor.warnings]
+    """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``, with the warnings."""
+    warnings: list[str] = []
+    document = commands.suggest(profile, top=top, model=model, kind=kind, explain=explain, db=db,
+                                warn=warnings.append)
+    document["warnings"] = warnings
     return document
 
 
 def search_document(query: str, top: int = 10, kind: str | None = None, operator: str | None = None,
                     db: str | None = None) -> dict[str, Any]:
     """The ``search/1`` document of ``advisor search QUERY --format json``."""
-    from opprof_advisor.kb_search import run_search, search_to_json
-    from opprof_advisor.store import open_index
-
-    index = open_index(Path(db) if db else None)
-    return search_to_json(run_search(index, query, kind=kind, operator=operator, top=max(top, 1)))
+    return commands.search(query, top=top, kind=kind, operator=operator, db=db)
 
 
 def show_document(entry_id: str, db: str | None = None) -> dict[str, Any]:
     """The ``entry/1`` document of ``advisor show ID --format json``."""
-    from opprof_advisor.kb_stats import entry_to_json
-    from opprof_advisor.store import open_index
-
-    return entry_to_json(open_index(Path(db) if db else None).get(entry_id.strip()))
+    return commands.show(entry_id, db=db)
 
 
 def compare_document(before: str, after: str) -> dict[str, Any]:
     """The ``compare/1`` document of ``advisor compare BEFORE AFTER --format json`` (no outcome is recorded)."""
-    from opprof_advisor.compare import compare_profiles, comparison_to_json
-    from opprof_advisor.profiles import read_side
-
-    return comparison_to_json(compare_profiles(read_side(Path(before), "BEFORE"), read_side(Path(after), "AFTER")))
+    return commands.compare(before, after)
 
 
 def roofline_document(path: str, peaks: str | None = None) -> dict[str, Any]:
     """The ``roofline/1`` document of ``advisor roofline PATH --format json``."""
-    from opprof_advisor.profiles import load_profile
-    from opprof_advisor.roofline import roofline_document as build
-
-    _raw, profile = load_profile(Path(path), peaks=Path(peaks) if peaks else None)
-    return build(profile)
+    return commands.roofline(path, peaks=peaks)
 
 
 def scan_document(path: str, top: int = 5, exclude: list[str] | None = None, db: str | None = None) -> dict[str, Any]:
     """The ``scan/1`` document of ``advisor scan PATH --format json``."""
-    from opprof_advisor.scan import rank_advice, scan_path, scan_to_json
-
-    result = scan_path(Path(path), tuple(exclude or ()))
-    suggestions, notes = rank_advice(result, top=top, db_path=Path(db) if db else None) if top else ([], [])
-    result.notes.extend(notes)
-    return scan_to_json(result, suggestions)
+    return commands.scan(path, top=top, exclude=exclude, db=db)
 
 
 # ---------------------------------------------------------------------------------------------

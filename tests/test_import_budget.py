@@ -65,6 +65,7 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",
     "opprof_advisor.advice.remedies", "opprof_advisor.advice.rules_kernel", "opprof_advisor.advice.rules_run",
     "opprof_advisor.advice.suggest",
+    "opprof_advisor.commands",  # one function per command, shared with the MCP server
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
     "opprof_advisor.records",  # the data classes' base, instead of dataclasses
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich

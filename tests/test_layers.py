@@ -20,8 +20,8 @@ LAYERS = {"core": 0, "readers": 1, "kb": 1, "render": 1, "profile": 2, "symptoms
           "loop": 5, "advice": 6, "scan": 7, "commands": 8, "cli": 9, "mcp": 9, "api": 10, "testing": 10}
 
 #: Packages that exist today, and the layer of each root module: the package it moves to.
-PACKAGES = {"readers": "readers", "render": "render", "cluster": "cluster", "advice": "advice", "cli": "cli",
-            "testing": "testing"}
+PACKAGES = {"readers": "readers", "render": "render", "cluster": "cluster", "advice": "advice",
+            "commands": "commands", "cli": "cli", "testing": "testing"}
 ROOT_MODULES = {
     **dict.fromkeys(("errors", "i18n", "models", "operators", "outputs", "paths", "plain_yaml",
                      "records", "sqlite_files", "terminal", "thresholds", "vocabulary", "steps", "kernel_frame"), "core"),

@@ -19,16 +19,14 @@ from opprof_advisor.cli.output import (
 
 def run_suggest(values: dict[str, Any]) -> None:
     """Make the findings of a profile, with their gains and remedies, and print them."""
-    from opprof_advisor.advisor import open_advisor
-    from opprof_advisor.profiles import read_profile
+    from opprof_advisor import commands
+
     profile: Path = values["profile"]
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {profile.name}") as progress:
-        parsed = read_profile(profile, progress, executor=choice)
-    advisor = open_advisor(values["db"])
-    warn(advisor.warnings)
-    document = advisor.advise(parsed, top=values["top"], model=values["model"], kind=values["kind"],
-                              explain=values["explain"])
+        document = commands.suggest(profile, top=values["top"], model=values["model"], kind=values["kind"],
+                                    explain=values["explain"], db=values["db"], progress=progress, executor=choice,
+                                    warn=lambda message: warn([message]))
     if write_sheet_formats(document, values["fmt"], values["output"], force=values["force"], inputs=[profile]):
         return
     if values["fmt"] == "html":
@@ -87,6 +85,11 @@ def open_index(db: Path | None):
     return index
 
 
+def _say(message: str) -> None:
+    """A warning line as it is, on stderr."""
+    err_console.print(message, markup=False)
+
+
 def warn_problems(index) -> None:
     """Print the index's problems (files not indexed) as one warning line on stderr."""
     from opprof_advisor.render.text.kb import problems_warning
@@ -98,23 +101,21 @@ def warn_problems(index) -> None:
 
 def run_show(values: dict[str, Any]) -> None:
     """Print one entry."""
-    from opprof_advisor.kb_stats import entry_to_json
+    from opprof_advisor import commands
 
-    show(entry_to_json(open_index(values["db"]).get(values["entry_id"].strip())), values["fmt"])
+    show(commands.show(values["entry_id"], db=values["db"], warn=_say), values["fmt"])
 
 
 def run_search(values: dict[str, Any]) -> None:
     """Search the knowledge base and print the hits (a line on stderr when there is none, with JSON)."""
-    from opprof_advisor.kb_search import run_search as search, search_to_json
+    from opprof_advisor import commands
     from opprof_advisor.render.text.kb import no_hits_line, search_table
 
-    index = open_index(values["db"])
-    result = search(index, " ".join(values["query"]), kind=values["kind"], operator=values["operator"],
-                    top=values["top"])
-    document = search_to_json(result)
+    document = commands.search(" ".join(values["query"]), kind=values["kind"], operator=values["operator"],
+                               top=values["top"], db=values["db"], warn=_say)
     if values["fmt"] == "json":
         emit_json(document)
-        if not result.hits:
+        if not document["results"]:
             err_console.print(no_hits_line(document), markup=False)
         return
     print_items(search_table(document, width=console.width))

@@ -40,12 +40,10 @@ def roofline_command(
     """
     if output is not None and fmt is TableJsonHtml.table:
         raise typer.BadParameter("--output needs --format json or html", param_hint="--output")
-    from opprof_advisor.profiles import load_profile
-    from opprof_advisor.roofline import roofline_document
+    from opprof_advisor import commands
 
     with DelayedProgress(f"reading {path.name}") as progress:
-        _, profile = load_profile(path, progress, peaks=peaks)
-    document = roofline_document(profile)
+        document = commands.roofline(path, peaks=peaks, progress=progress)
     if fmt is TableJsonHtml.json and output is not None:
         from opprof_advisor.outputs import is_json_document, write_text
 

@@ -42,12 +42,9 @@ def scan_command(
 
     Example: advisor scan ./my-model --exclude 'tests/*' --format markdown
     """
-    from opprof_advisor.scan import rank_advice, scan_path, scan_to_json
+    from opprof_advisor import commands
 
-    result = scan_path(path, tuple(exclude or ()))
-    suggestions, advice_notes = rank_advice(result, top=top, db_path=db) if top else ([], [])
-    result.notes.extend(advice_notes)
-    document = scan_to_json(result, suggestions)
+    document = commands.scan(path, top=top, exclude=exclude, db=db)
     if fmt is ReportFormat.html:
         write_html(document, output, force=force)
     else:

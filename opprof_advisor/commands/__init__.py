@@ -1,0 +1,100 @@
+"""One function per command: arguments in, one JSON document out (ARCHITECTURE.md, ``commands/``).
+
+The only place that sequences the stages (read a profile, open the knowledge base, advise, search ...). The CLI
+(cli/) parses arguments, calls these and renders the document; the MCP server (mcp_server.py) calls the same
+functions and returns the document to the agent. Nothing here prints: what a user should be told besides the
+document (a KB file that could not be indexed, outcomes that could not be read) goes to ``warn``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+Warn = Callable[[str], None]
+
+
+def _ignore(_message: str) -> None:
+    return None
+
+
+def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None, progress: Any = None,
+            executor: Any = None) -> dict[str, Any]:
+    """The ``profile/1`` document of ``advisor profile PATH --format json`` (``top`` op types)."""
+    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profiles import load_profile
+
+    _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None, executor=executor)
+    document = profile_to_json(loaded)
+    document["op_types"] = document["op_types"][:max(top, 1)]
+    return document
+
+
+def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
+            explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
+            warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
+    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.profiles import read_profile
+
+    parsed = read_profile(Path(profile), progress, executor=executor)
+    advisor = open_advisor(Path(db) if db else None)
+    for warning in advisor.warnings:
+        warn(str(warning))
+    return advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
+
+
+def search(query: str, *, top: int = 10, kind: str | None = None, operator: str | None = None,
+           db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``search/1`` document of ``advisor search QUERY --format json``."""
+    from opprof_advisor.kb_search import run_search, search_to_json
+
+    index = _index(db, warn)
+    return search_to_json(run_search(index, query, kind=kind, operator=operator, top=max(top, 1)))
+
+
+def show(entry_id: str, *, db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``entry/1`` document of ``advisor show ID --format json``."""
+    from opprof_advisor.kb_stats import entry_to_json
+
+    return entry_to_json(_index(db, warn).get(entry_id.strip()))
+
+
+def compare(before: str | Path, after: str | Path) -> dict[str, Any]:
+    """The ``compare/1`` document of ``advisor compare BEFORE AFTER --format json`` (records no outcome)."""
+    from opprof_advisor.compare import compare_profiles, comparison_to_json
+    from opprof_advisor.profiles import read_side
+
+    return comparison_to_json(compare_profiles(read_side(Path(before), "BEFORE"), read_side(Path(after), "AFTER")))
+
+
+def roofline(path: str | Path, *, peaks: str | Path | None = None, progress: Any = None) -> dict[str, Any]:
+    """The ``roofline/1`` document of ``advisor roofline PATH --format json``."""
+    from opprof_advisor.profiles import load_profile
+    from opprof_advisor.roofline import roofline_document
+
+    _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None)
+    return roofline_document(loaded)
+
+
+def scan(path: str | Path, *, top: int = 5, exclude: list[str] | tuple[str, ...] | None = None,
+         db: str | Path | None = None) -> dict[str, Any]:
+    """The ``scan/1`` document of ``advisor scan PATH --format json``."""
+    from opprof_advisor.scan import rank_advice, scan_path, scan_to_json
+
+    result = scan_path(Path(path), tuple(exclude or ()))
+    suggestions, notes = rank_advice(result, top=top, db_path=Path(db) if db else None) if top else ([], [])
+    result.notes.extend(notes)
+    return scan_to_json(result, suggestions)
+
+
+def _index(db: str | Path | None, warn: Warn):
+    """The KB index (built or refreshed when needed); the files it could not index said through ``warn``."""
+    from opprof_advisor.render.text.kb import problems_warning
+    from opprof_advisor.store import open_index
+
+    index = open_index(Path(db) if db else None)
+    warning = problems_warning(index.problems)
+    if warning:
+        warn(warning)
+    return index
