@@ -494,9 +494,11 @@ def first_step(entry: Entry) -> str:
     text: list[str] = []
     code: list[str] = []  # the first code line, for a section that opens with a code block
     in_code = False
-    for line in lines:
+    end = len(lines)
+    for at, line in enumerate(lines):
         if _FENCE_OPEN.match(line):
             if text:
+                end = at
                 break
             in_code = not in_code
             continue
@@ -505,17 +507,34 @@ def first_step(entry: Entry) -> str:
                 code.append(f"`{line.strip()}`")
             continue
         item = _LIST_ITEM.match(line)
-        if item and text:
-            break  # the next item
-        if not line.strip():
-            if text:
-                break
-            continue
-        text.append(item.group(1) if item else line.strip())
+        if (item and text) or (not line.strip() and text):
+            end = at
+            break  # the next item, or the end of the paragraph
+        if line.strip():
+            text.append(item.group(1) if item else line.strip())
+    if text and text[-1].endswith(":"):  # "Apply the settings:" — the step is what follows
+        text += _first_code_line(lines[end:])
     step = " ".join(" ".join(text or code).split())
     if len(step) > MAX_STEP_CHARS:
         step = step[:MAX_STEP_CHARS].rsplit(" ", 1)[0] + " …"
     return step
+
+
+def _first_code_line(lines: list[str]) -> list[str]:
+    """What a step ending in a colon announces: the first line (not a comment) of the code block the lines open
+    with, quoted, or the first item of the list they open with."""
+    in_code = False
+    for line in lines:
+        if _FENCE_OPEN.match(line):
+            if in_code:
+                return []
+            in_code = True
+        elif in_code and line.strip() and not line.strip().startswith("#"):
+            return [f"`{line.strip()}`"]
+        elif not in_code and line.strip():
+            item = _LIST_ITEM.match(line)  # "Applied in three steps:" and a list: its first item
+            return [item.group(1)] if item else []
+    return []
 
 
 def _section_lines(body: str, heading: str) -> list[str]:

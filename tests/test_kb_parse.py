@@ -61,3 +61,15 @@ def test_an_alias_is_refused_before_it_is_expanded(tmp_path):
 def test_an_unclosed_front_matter_is_said(tmp_path):
     parsed = parse(tmp_path, "---\nkind: tip\ntitle: x\n\n## When\n")
     assert [p.message for p in parsed.problems] == ["front matter is not closed: add a `---` line after the YAML block"]
+
+
+def test_a_first_step_ending_in_a_colon_takes_what_it_announces(tmp_path):
+    from opprof_advisor.models import Entry
+
+    code = Entry("x", "recipe", "T", body="## Steps\n\n1. Apply the settings (root):\n\n```bash\n# tune\nsysctl -w vm.x=0\n"
+                                         "```\n\n2. Re-profile.\n")
+    listed = Entry("y", "case", "T", body="## Fix\n\nApplied in three steps:\n\n1. Launch on more cores.\n2. Tile.\n")
+    plain = Entry("z", "recipe", "T", body="## Steps\n\n1. Do this.\n\n```\nnot announced\n```\n")
+    assert kb.first_step(code) == "Apply the settings (root): `sysctl -w vm.x=0`"
+    assert kb.first_step(listed) == "Applied in three steps: Launch on more cores."
+    assert kb.first_step(plain) == "Do this."
