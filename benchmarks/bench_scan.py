@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 FLOOR = """
 import ast, sys
-from opprof_advisor.scan_walk import collect_files
+from opprof_advisor.scan.walk import collect_files
 for rel, real in collect_files(sys.argv[1]).python:
     with open(real, "rb") as handle:
         source = handle.read()
@@ -52,7 +52,7 @@ for rel, real in collect_files(sys.argv[1]).python:
 """
 
 DEFAULT_PACKAGES = ("sklearn", "timm")
-JOBS_VARIABLE = "ADVISOR_SCAN_JOBS"  # opprof_advisor.scan_jobs.JOBS_VARIABLE (a --base revision may not have it)
+JOBS_VARIABLE = "ADVISOR_SCAN_JOBS"  # opprof_advisor.scan.jobs.JOBS_VARIABLE (a --base revision may not have it)
 ONE_PROCESS = "advisor scan, 1 process"
 
 
@@ -134,7 +134,7 @@ def load() -> str:
 def measure(path: Path, runs: int, base: Path | None, home: Path) -> bool:
     """Interleaved runs on one target, printed; True if on target and nothing differs."""
     from opprof_advisor.scan import can_hold_finding
-    from opprof_advisor.scan_walk import collect_files
+    from opprof_advisor.scan.walk import collect_files
 
     scan_args = ["-m", "opprof_advisor", "scan", str(path), "--format", "json"]
     trees = {"advisor scan": ROOT, ONE_PROCESS: ROOT, **({"base: advisor scan": base} if base else {})}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import opprof_advisor.scan as scan_module
-import opprof_advisor.scan_jobs as scan_jobs
+import opprof_advisor.scan.jobs as scan_jobs
 from opprof_advisor.cann_support import SupportTableError, load_support_table
 from opprof_advisor.cli.app import app
 from opprof_advisor.scan import rank_advice, scan_path, scan_profile, scan_to_json

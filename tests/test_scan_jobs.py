@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import opprof_advisor.scan_jobs as scan_jobs
+import opprof_advisor.scan.jobs as scan_jobs
 from opprof_advisor.scan import scan_path, scan_to_json
 
 FIXTURE = Path(__file__).parent / "scan_fixture_repo"

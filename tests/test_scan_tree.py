@@ -1,4 +1,4 @@
-"""The scanner's one walk per file (scan_tree) visits what ``ast.walk`` visits, in the same order."""
+"""The scanner's one walk per file (scan.tree) visits what ``ast.walk`` visits, in the same order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor.scan import scan_path
-from opprof_advisor.scan_tree import KINDS, subtree_nodes, walk_tree
+from opprof_advisor.scan.tree import KINDS, subtree_nodes, walk_tree
 
 PACKAGE = Path(__file__).resolve().parent.parent / "opprof_advisor"
 FIXTURE = Path(__file__).parent / "scan_fixture_repo"
@@ -62,7 +62,7 @@ SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, a
 def sources() -> list[tuple[str, ast.Module]]:
     """Parsed trees: the construct sample, the scanner's fixture repository and the scanner's own modules."""
     trees = [("constructs", ast.parse(CONSTRUCTS))]
-    for path in sorted([*FIXTURE.rglob("*.py"), *PACKAGE.glob("scan*.py"), PACKAGE / "recommend.py"]):
+    for path in sorted([*FIXTURE.rglob("*.py"), *(PACKAGE / "scan").glob("*.py"), PACKAGE / "recommend.py"]):
         try:
             trees.append((str(path), ast.parse(path.read_bytes())))
         except SyntaxError:

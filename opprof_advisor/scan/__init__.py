@@ -1,6 +1,6 @@
 """`advisor scan`: static computation analysis of a model's Python source.
 
-Walks a repository (``scan_walk``), parses every ``.py`` file with :mod:`ast` (``scan_source``) and
+Walks a repository (``scan.walk``), parses every ``.py`` file with :mod:`ast` (``scan.source``) and
 reports, with file and line, the compute-heavy operators, the operators that risk a CPU / AI CPU
 fallback on Ascend, CUDA-only code (custom kernels, Triton, apex, xformers, flash-attn), migration
 points (``.cuda()``, CUDA AMP, NCCL) and fusion candidates (hand-written attention, RMSNorm,
@@ -25,9 +25,9 @@ from opprof_advisor.cann_support import CATEGORIES, SupportTable, load_support_t
 from opprof_advisor.errors import AdvisorError, ScanError
 from opprof_advisor.i18n import M_
 from opprof_advisor.models import OpTypeStat, Profile, Symptom
-from opprof_advisor.scan_jobs import FileOutcome, analyse_source, analyse_sources
-from opprof_advisor.scan_source import Finding, make_finding
-from opprof_advisor.scan_walk import CUDA_SUFFIXES, Walk, collect_files
+from opprof_advisor.scan.jobs import FileOutcome, analyse_source, analyse_sources
+from opprof_advisor.scan.source import Finding, make_finding
+from opprof_advisor.scan.walk import CUDA_SUFFIXES, Walk, collect_files
 
 SCHEMA = "opprof-advisor/scan/1"
 
@@ -146,7 +146,7 @@ class ScanResult:
 def scan_path(path: str | os.PathLike, exclude: tuple[str, ...] | list[str] = (), jobs: int | None = None) -> ScanResult:
     """Scan a folder (or one ``.py`` / ``.cu`` file) and return every finding with its location.
 
-    ``jobs``: at most this many processes parse and analyse (default ``scan_jobs.default_jobs()``).
+    ``jobs``: at most this many processes parse and analyse (default ``scan.jobs.default_jobs()``).
     """
     root = Path(path)
     if not root.exists() and not root.is_symlink():

@@ -1,9 +1,9 @@
 """What one Python file says to `advisor scan`: imports resolved, API calls classified by the support table, fusions found.
 
 ``FileScan`` looks up every call, attribute and module against ``cann_support`` (``scan_api``),
-then follows local names through each function (``scan_flow.Scope``) for hand-written attention,
+then follows local names through each function (``scan.flow.Scope``) for hand-written attention,
 RMSNorm, SwiGLU, RoPE and Linear/Conv+activation chains (``scan_patterns``). Each hit becomes a
-``Finding`` at its line. The tree is walked once (``scan_tree.walk_tree``).
+``Finding`` at its line. The tree is walked once (``scan.tree.walk_tree``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from opprof_advisor.cann_support import SupportRow, SupportTable
-from opprof_advisor.scan_flow import ACTIVATION_MODULES, BN_MODULES, CONV_MODULES, Scope, split_scope
-from opprof_advisor.scan_tree import subtree_nodes, walk_tree
+from opprof_advisor.scan.flow import ACTIVATION_MODULES, BN_MODULES, CONV_MODULES, Scope, split_scope
+from opprof_advisor.scan.tree import subtree_nodes, walk_tree
 
 _TORCH_ROOTS = frozenset({"torch", "torchvision", "torch_npu"})
 

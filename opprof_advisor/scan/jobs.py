@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from opprof_advisor.cann_support import SupportTable
-from opprof_advisor.scan_source import FileScan, Finding
+from opprof_advisor.scan.source import FileScan, Finding
 
 #: Below this many bytes of source to parse, forking costs more than it saves (~3 MB/s per CPU).
 PARALLEL_FROM_BYTES = 1_000_000

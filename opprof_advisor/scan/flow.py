@@ -3,7 +3,7 @@
 ``Scope`` follows what each local name holds through the statements of one function (or the
 module body): a matmul's result, a softmax of it (attention weights), squares and their mean and
 (r)sqrt (RMSNorm), SiLU outputs (SwiGLU), comparisons (masks), Linear / Conv / BatchNorm outputs.
-The scan (``scan_source.FileScan``) resolves calls and records the findings.
+The scan (``scan.source.FileScan``) resolves calls and records the findings.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 from typing import Protocol
 
-from opprof_advisor.scan_tree import CHILD_FIELDS, all_node_classes, fields_holding
+from opprof_advisor.scan.tree import CHILD_FIELDS, all_node_classes, fields_holding
 
 
 class FileScan(Protocol):
-    """What a scope asks of the file's scan (``scan_source.FileScan``): a Protocol, so this module needs no
-    import of scan_source, which imports this one."""
+    """What a scope asks of the file's scan (``scan.source.FileScan``): a Protocol, so this module needs no
+    import of scan.source, which imports this one."""
 
     def add(self, op: str, line: int, row_key: str | None = None) -> None: ...
 
