@@ -27,8 +27,8 @@ _EXPORTS = {
     "open_index": "opprof_advisor.store",
     "search": "opprof_advisor.kb_search",
     "advise": "opprof_advisor.advice.suggest",
-    "suggest": "opprof_advisor.recommend",
-    "open_advisor": "opprof_advisor.advisor",
+    "suggest": "opprof_advisor.advice.recommend",
+    "open_advisor": "opprof_advisor.advice.advisor",
     "scan_path": "opprof_advisor.scan",
 }
 

@@ -93,7 +93,7 @@ def index_migrations():
 
 
 def o001_create_outcomes(db) -> None:
-    """One row per measured outcome of applied advice (see opprof_advisor.outcomes.Outcome)."""
+    """One row per measured outcome of applied advice (see opprof_advisor.advice.outcomes.Outcome)."""
     db["outcomes"].create(
         {
             "id": int, "entry_id": str, "matched_families": str, "matched_before_us": float,

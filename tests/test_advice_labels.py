@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor.advice.suggest import advise
-from opprof_advisor.advisor import open_advisor
+from opprof_advisor.advice.advisor import open_advisor
 from opprof_advisor.errors import AdvisorError
 from opprof_advisor.profiles import read_profile
-from opprof_advisor.real_bench import check_rows, load_labels
+from opprof_advisor.advice.real_bench import check_rows, load_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real-profiles"

@@ -212,7 +212,7 @@ def test_msprof_on_path_wins_over_a_toolkit_root(tmp_path):
 
 def test_collect_then_suggest_prints_advice_for_the_new_folder(runner, msprof, monkeypatch, workdir):
     pytest.importorskip("opprof_advisor.readers.msopprof_device")
-    pytest.importorskip("opprof_advisor.recommend")
+    pytest.importorskip("opprof_advisor.advice.recommend")
     result = runner.invoke(app, ["collect", "--", "./my_operator"])
     assert result.exit_code == 0, result.output
     [produced] = _opprof_dirs(workdir)

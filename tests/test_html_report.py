@@ -762,9 +762,9 @@ def test_colours_meet_contrast_minimums():
 
 
 def test_the_ceiling_is_the_recommenders_stake_even_beyond_five_evidence_rows():
-    from opprof_advisor.matcher import fit_matcher
+    from opprof_advisor.advice.matcher import fit_matcher
     from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
-    from opprof_advisor.recommend import suggest, suggestions_to_json
+    from opprof_advisor.advice.recommend import suggest, suggestions_to_json
 
     device = 100_000.0
     rows = [OpTypeStat(f"Mul{i}", f"Mul{i}", "ai_vector", 10, 13_000.0 + i, (13_000.0 + i) / device) for i in range(6)]

@@ -53,13 +53,13 @@ SUGGEST_READERS = {
 
 #: Our modules a plain `suggest` imports.
 SUGGEST_MODULES = SUGGEST_READERS | {
-    "opprof_advisor", "opprof_advisor.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
+    "opprof_advisor", "opprof_advisor.advice.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
     "opprof_advisor.cluster", "opprof_advisor.cluster.executors",
     "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families",
-    "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.matcher",
+    "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.advice.matcher",
     "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
-    "opprof_advisor.outcomes_store", "opprof_advisor.paths",
+    "opprof_advisor.advice.outcomes_store", "opprof_advisor.paths",
     "opprof_advisor.profile_builder", "opprof_advisor.profiles",
     # the findings, their gain models and the remedies under them (advice/)
     "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",
@@ -71,8 +71,8 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
     "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
-    "opprof_advisor.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
-    "opprof_advisor.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.store",
+    "opprof_advisor.advice.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
+    "opprof_advisor.advice.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.store",
     "opprof_advisor.symptoms", "opprof_advisor.symptoms_kernels", "opprof_advisor.terminal",
     "opprof_advisor.thresholds", "opprof_advisor.vocabulary",
 }
@@ -136,8 +136,8 @@ def test_a_plain_search_builds_no_model_and_no_profile_code(warm_home):
     # search reads the summaries the build wrote: the Entry / Profile models (nine dataclasses, a few ms to
     # define), the readers and the recommender are not its business
     modules = imported(COMMANDS["search"], warm_home)
-    assert not {"opprof_advisor.models", "opprof_advisor.recommend", "opprof_advisor.readers",
-                "opprof_advisor.matcher"} & modules
+    assert not {"opprof_advisor.models", "opprof_advisor.advice.recommend", "opprof_advisor.readers",
+                "opprof_advisor.advice.matcher"} & modules
     # its hits, results and KB source records are NamedTuples / slotted classes: no dataclasses (with inspect,
     # ast and dis behind it, ~15 ms of a 0.1 s search)
     assert not {"dataclasses", "inspect"} & modules

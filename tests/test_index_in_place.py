@@ -79,7 +79,7 @@ def user_kb(advisor_home):
 
 
 def suggested(db) -> list[str]:
-    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.advice.advisor import open_advisor
     from opprof_advisor.profiles import read_profile
 
     profile = read_profile(ROOT / "data" / "examples" / "yolov8_torch_npu")

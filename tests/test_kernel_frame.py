@@ -26,7 +26,7 @@ PROFILES = sorted(p for folder in ("examples", "bench") for p in (ROOT / "data" 
 
 def _real_profiles() -> list[Path]:
     from opprof_advisor.paths import real_labels_path
-    from opprof_advisor.real_bench import load_labels
+    from opprof_advisor.advice.real_bench import load_labels
     from conftest import REAL_PROFILES
 
     _, labels = load_labels(real_labels_path())

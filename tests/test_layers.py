@@ -33,8 +33,6 @@ ROOT_MODULES = {
     **dict.fromkeys(("symptoms", "symptoms_kernels"), "symptoms"),
     "profiles": "profiles",
     **dict.fromkeys(("collect", "compare"), "loop"),
-    **dict.fromkeys(("advisor", "evaluation", "gains", "matcher", "outcomes", "outcomes_store", "profile_query",
-                     "real_bench", "recommend", "requirements", "similar_cases"), "advice"),
     "cann_support": "scan",  # the support table render/ reads; it moves when render no longer imports it
     "documents": "commands",  # reads a saved document back for `advisor report`
     "mcp_server": "mcp",

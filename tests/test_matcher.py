@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from opprof_advisor.errors import MatcherError
-from opprof_advisor.matcher import EntryMatcher, cache_path, clear_memo, entry_document, load_matcher
+from opprof_advisor.advice.matcher import EntryMatcher, cache_path, clear_memo, entry_document, load_matcher
 from opprof_advisor.models import Entry
 
 
@@ -160,7 +160,7 @@ def test_pure_python_equals_sklearn_on_the_real_kb_and_profile_queries():
     from opprof_advisor.kb import load_entry, find_kb_files
     from opprof_advisor.models import OpTypeStat, Profile, Symptom
     from opprof_advisor.paths import builtin_kb_dir
-    from opprof_advisor.recommend import build_query
+    from opprof_advisor.advice.recommend import build_query
 
     entries = [load_entry(path) for path in find_kb_files([builtin_kb_dir()])]
     matcher = EntryMatcher().fit(entries)

@@ -12,9 +12,9 @@ from opprof_advisor.cli.app import app
 from opprof_advisor.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.profiles import read_profile
-from opprof_advisor import outcomes_store
-from opprof_advisor.gains import PRIOR_WEIGHT, calibrate, observed_text
-from opprof_advisor.outcomes import (
+from opprof_advisor.advice import outcomes_store
+from opprof_advisor.advice.gains import PRIOR_WEIGHT, calibrate, observed_text
+from opprof_advisor.advice.outcomes import (
     Outcome,
     OutcomeRefused,
     build_outcome,
@@ -74,7 +74,7 @@ def test_outcome_of_the_nms_recipe_measures_the_nms_time_and_end_to_end():
 
 
 def test_an_outcome_measures_the_families_the_recommender_addresses_not_every_family_the_entry_names():
-    from opprof_advisor.recommend import suggest
+    from opprof_advisor.advice.recommend import suggest
 
     # The entry names NMS and Cast; only the NMS rows carry its symptom, so only they are at stake.
     nms_cpu = Symptom("nms_cpu", ["NonMaxSuppressionV3"], 0.3, "NMS on the AI CPU", time_us=3000.0)
@@ -238,7 +238,7 @@ def test_applied_with_an_unknown_id_suggests_and_stores_nothing(runner, yolo_run
 
 def _record_many(args):
     db, worker, count = args
-    from opprof_advisor import outcomes_store
+    from opprof_advisor.advice import outcomes_store
 
     for i in range(count):
         outcomes_store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",

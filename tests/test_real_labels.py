@@ -9,10 +9,10 @@ import pytest
 
 from opprof_advisor import steps
 from opprof_advisor.errors import AdvisorError
-from opprof_advisor.matcher import fit_matcher
+from opprof_advisor.advice.matcher import fit_matcher
 from opprof_advisor.paths import real_labels_path
 from opprof_advisor.profiles import read_profile
-from opprof_advisor.real_bench import evaluate_label, load_labels
+from opprof_advisor.advice.real_bench import evaluate_label, load_labels
 
 TOPICS, LABELS = load_labels(real_labels_path())
 FACTS = [label for label in LABELS if label.facts or label.error]

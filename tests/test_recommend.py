@@ -8,9 +8,9 @@ import pytest
 
 from opprof_advisor.errors import MatcherError
 from opprof_advisor.i18n import localize, set_lang
-from opprof_advisor.matcher import EntryMatcher
+from opprof_advisor.advice.matcher import EntryMatcher
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
-from opprof_advisor.recommend import (
+from opprof_advisor.advice.recommend import (
     MIN_SIMILARITY,
     build_query,
     case_mix_weights,
@@ -19,7 +19,7 @@ from opprof_advisor.recommend import (
     suggestions_to_json,
 )
 from opprof_advisor.render.markdown import suggest_markdown
-from opprof_advisor.requirements import cann_matches
+from opprof_advisor.advice.requirements import cann_matches
 
 SEED = "shared/seeds/000_4c1ddc5ccf4e4a40.txt"
 
@@ -322,7 +322,7 @@ def test_markdown_lists_gain_and_cases(entries, matcher):
 
 
 def test_similar_case_blends_op_mix_and_defect_symptoms():
-    from opprof_advisor.recommend import similar_cases
+    from opprof_advisor.advice.recommend import similar_cases
 
     mix = ["Conv2D", "Activation", "NMS"]
     cases = [
@@ -363,7 +363,7 @@ def test_an_operators_gain_applies_only_to_the_families_it_was_measured_on():
 
 
 def test_an_estimate_is_never_called_observed():
-    from opprof_advisor.gains import gain_note
+    from opprof_advisor.advice.gains import gain_note
     from opprof_advisor.render.phrases import entry_gain_line
 
     card = Entry(id="conv2d-tuning", kind="recipe", title="Conv2D", operators=["Conv2D"], evidence="D",

@@ -62,7 +62,7 @@ SKIPPED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, a
 def sources() -> list[tuple[str, ast.Module]]:
     """Parsed trees: the construct sample, the scanner's fixture repository and the scanner's own modules."""
     trees = [("constructs", ast.parse(CONSTRUCTS))]
-    for path in sorted([*FIXTURE.rglob("*.py"), *(PACKAGE / "scan").glob("*.py"), PACKAGE / "recommend.py"]):
+    for path in sorted([*FIXTURE.rglob("*.py"), *(PACKAGE / "scan").glob("*.py"), PACKAGE / "advice" / "recommend.py"]):
         try:
             trees.append((str(path), ast.parse(path.read_bytes())))
         except SyntaxError:

@@ -11,7 +11,9 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, outcomes_store, paths, store
+from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, paths, store
+
+from opprof_advisor.advice import outcomes_store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 

@@ -18,7 +18,7 @@ from opprof_advisor.i18n import M_, Message, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.models import Entry, Profile
 from opprof_advisor.operators import FAMILIES
-from opprof_advisor.requirements import check_requirements, unmet
+from opprof_advisor.advice.requirements import check_requirements, unmet
 
 #: An entry written for the finding's operators counts this much more than a general one.
 SPECIFIC_BONUS = 0.25

@@ -197,7 +197,8 @@ def compare_command(
 
     Example: advisor compare before/ after/ --applied nms-on-npu --note "torchvision batched_nms"
     """
-    from opprof_advisor import compare, outcomes
+    from opprof_advisor import compare
+    from opprof_advisor.advice import outcomes
 
     if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):
         raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
@@ -244,7 +245,7 @@ def list_command(
     lang: LangOption = None,
 ) -> None:
     """List recorded outcomes, oldest first."""
-    from opprof_advisor import outcomes
+    from opprof_advisor.advice import outcomes
 
     rows = outcomes.list_outcomes(entry, db_path=db)
     if fmt is TableOrJson.table and not rows:
@@ -264,7 +265,7 @@ def remove_command(
 
     Example: advisor outcomes remove 3 4
     """
-    from opprof_advisor import outcomes
+    from opprof_advisor.advice import outcomes
 
     from opprof_advisor.render.text.loop import removed_line
 
@@ -288,7 +289,7 @@ def export_command(
 
     An existing --output file is replaced only when it is an earlier export (or with --force).
     """
-    from opprof_advisor import outcomes
+    from opprof_advisor.advice import outcomes
     from opprof_advisor.outputs import write_text
     from opprof_advisor.render.markdown import is_outcomes_export, outcomes_markdown
 

@@ -13,7 +13,7 @@ from opprof_advisor.cli.fast_commands import run_suggest, warn
 
 def _open(db: Optional[Path], *, outcomes: bool = True):
     # Imported here: the store pulls in sqlite-utils, which `advisor --help` should not pay for.
-    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.advice.advisor import open_advisor
 
     advisor = open_advisor(db, outcomes=outcomes)
     warn(advisor.warnings)
@@ -42,8 +42,8 @@ def eval_command(
     checks of an expert's reading (first right, gains, inapplicable remedies, repeats, contradictions)."""
     from opprof_advisor import paths
     from opprof_advisor.errors import ProfileError
-    from opprof_advisor.evaluation import EVAL_SCHEMA, evaluate_bench, report_to_json
-    from opprof_advisor.real_bench import evaluate_real, real_report_to_json
+    from opprof_advisor.advice.evaluation import EVAL_SCHEMA, evaluate_bench, report_to_json
+    from opprof_advisor.advice.real_bench import evaluate_real, real_report_to_json
 
     folder = bench_dir or paths.bench_dir()
     advisor = _open(db, outcomes=False)  # the bench scores the KB as shipped, not as calibrated here

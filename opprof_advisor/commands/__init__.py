@@ -34,7 +34,7 @@ def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind
             explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
             warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
-    from opprof_advisor.advisor import open_advisor
+    from opprof_advisor.advice.advisor import open_advisor
     from opprof_advisor.profiles import read_profile
 
     parsed = read_profile(Path(profile), progress, executor=executor)

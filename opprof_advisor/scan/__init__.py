@@ -415,8 +415,8 @@ def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike 
     Only entries backed by a symptom the scan found are kept: entries matched on operator families
     alone are about runtime behaviour (pipe bounds, tiling, formats) that source code cannot show.
     """
-    from opprof_advisor.advisor import open_advisor
-    from opprof_advisor.recommend import suggestion_to_json
+    from opprof_advisor.advice.advisor import open_advisor
+    from opprof_advisor.advice.recommend import suggestion_to_json
 
     profile = scan_profile(result)
     if not profile.op_types and not profile.symptoms:

@@ -13,9 +13,9 @@ from opprof_advisor.errors import OutcomesError
 from opprof_advisor.records import Record
 
 if TYPE_CHECKING:
-    from opprof_advisor.matcher import EntryMatcher
+    from opprof_advisor.advice.matcher import EntryMatcher
     from opprof_advisor.models import Entry
-    from opprof_advisor.outcomes import Outcome
+    from opprof_advisor.advice.outcomes import Outcome
     from opprof_advisor.store import Index
 
 
@@ -38,7 +38,7 @@ class Advisor(Record):
 
     def suggest(self, profile: Any, **options: Any):
         """``recommend.suggest`` on this knowledge base, calibrated by the recorded outcomes."""
-        from opprof_advisor.recommend import suggest
+        from opprof_advisor.advice.recommend import suggest
 
         options.setdefault("outcomes", self.outcomes)
         return suggest(profile, self.entries, matcher=self.matcher, **options)
@@ -58,7 +58,7 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
     Outcomes that cannot be read do not stop the advice: the advisor opens without them and says why
     in ``warnings`` (the gains are then the KB ranges alone).
     """
-    from opprof_advisor.matcher import load_matcher
+    from opprof_advisor.advice.matcher import load_matcher
     from opprof_advisor.store import open_index
 
     index = open_index(db)
@@ -69,7 +69,7 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
 
 
 def _read_outcomes(advisor: Advisor) -> None:
-    from opprof_advisor import outcomes_store
+    from opprof_advisor.advice import outcomes_store
 
     try:
         rows = outcomes_store.list_outcomes(path=advisor.index.db_path)
@@ -78,6 +78,6 @@ def _read_outcomes(advisor: Advisor) -> None:
         advisor.warnings.append(f"{where}{exc.message}; the gains below are not calibrated by recorded outcomes")
         return
     if rows:  # most users record none: then outcomes.py (and compare.py under it) is not imported at all
-        from opprof_advisor.outcomes import Outcome, outcomes_by_entry
+        from opprof_advisor.advice.outcomes import Outcome, outcomes_by_entry
 
         advisor.outcomes = outcomes_by_entry(Outcome.from_dict(row) for row in rows)

@@ -36,17 +36,17 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-from opprof_advisor import gains as gainlib
+from opprof_advisor.advice import gains as gainlib
 from opprof_advisor.errors import MatcherError
-from opprof_advisor.gains import ExpectedGain
+from opprof_advisor.advice.gains import ExpectedGain
 from opprof_advisor.i18n import M_, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
 from opprof_advisor.operators import FAMILIES
-from opprof_advisor.profile_query import build_query
+from opprof_advisor.advice.profile_query import build_query
 from opprof_advisor.records import Record
-from opprof_advisor.requirements import Check, check_requirements, hardware_mismatch, unmet
-from opprof_advisor.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
+from opprof_advisor.advice.requirements import Check, check_requirements, hardware_mismatch, unmet
+from opprof_advisor.advice.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
     similar_cases,
 )
@@ -434,7 +434,7 @@ def suggest(
     if kind is not None and kind not in KINDS:
         raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
     if matcher is None:
-        from opprof_advisor.matcher import fit_matcher
+        from opprof_advisor.advice.matcher import fit_matcher
 
         matcher = fit_matcher(entries)
     query = build_query(profile, model)
