@@ -231,7 +231,7 @@ class RankSummary(Record):
 
 
 class RooflineRow(Record):
-    """One op type against the chip's roofs (see opprof_advisor/roofline.py for every rule).
+    """One op type against the chip's roofs (see opprof_advisor/profile/roofline.py for every rule).
 
     ``status``: ``judged`` (efficiency computed), ``implausible`` (above 110 % of attainable: the
     peak, the shapes or the units are wrong; never a gain) or ``not_judged`` (``reason`` says why).
@@ -335,7 +335,7 @@ class Profile(Record):
     steps: list[StepSplit]  # per step, in step order
     step_source: str  # which table or method the step split came from
     kernel: dict[str, Any] | None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
-    roofline: Roofline | None  # op types against the chip's roofs (opprof_advisor/roofline.py)
+    roofline: Roofline | None  # op types against the chip's roofs (opprof_advisor/profile/roofline.py)
     # A folder of ranks: slow / fast rank, per-op-type dispersion, links (opprof_advisor/cluster/reduce.py)
     cluster: dict[str, Any] | None
 

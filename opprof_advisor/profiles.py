@@ -20,11 +20,11 @@ def load_profile(path: str | Path, progress: Progress | None = None, peaks: str 
                  executor: ExecutorChoice | None = None) -> tuple[RawProfile, Profile]:
     """Read ``path`` (folder, file or archive); return the raw kernels and the normalised Profile.
 
-    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/roofline.py). A folder of ranks
+    ``peaks``: a --peaks YAML file for the roofline (see opprof_advisor/profile/roofline.py). A folder of ranks
     gives a RawProfile without kernels (its ranks are summarised; see opprof_advisor/cluster);
     ``executor`` says where their map runs.
     """
-    from opprof_advisor import profile_builder
+    from opprof_advisor.profile import builder as profile_builder
     from opprof_advisor.readers import archive, read_raw
 
     path = Path(path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from opprof_advisor.documents import upgrade
+from opprof_advisor.commands.documents import upgrade
 
 DEVICE_US = 48_250.0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import collect
+from opprof_advisor.loop import collect
 from opprof_advisor.cli.app import app
 from opprof_advisor.errors import ToolNotFound
 

@@ -1,4 +1,4 @@
-"""`advisor compare` and opprof_advisor.compare: per-family deltas, unit/bound changes, notes, JSON."""
+"""`advisor compare` and opprof_advisor.loop.compare: per-family deltas, unit/bound changes, notes, JSON."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import loop_examples
 from opprof_advisor.cli.app import app
-from opprof_advisor.compare import (
+from opprof_advisor.loop.compare import (
     SCHEMA,
     compare_profiles,
     comparison_to_json,

@@ -90,7 +90,7 @@ def test_an_export_from_before_the_application_id_is_recognised(tmp_path):
 
 
 def test_an_interrupted_export_leaves_the_previous_one(tmp_path, runner, monkeypatch):
-    from opprof_advisor import profile_export
+    from opprof_advisor.profile import export as profile_export
 
     target = tmp_path / "out.sqlite"
     assert runner.invoke(app, ["profile", str(EXAMPLE), "--export", str(target)]).exit_code == 0

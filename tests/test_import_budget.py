@@ -56,11 +56,11 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor", "opprof_advisor.advice.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
     "opprof_advisor.cluster", "opprof_advisor.cluster.executors",
-    "opprof_advisor.documents", "opprof_advisor.errors", "opprof_advisor.families",
+    "opprof_advisor.commands.documents", "opprof_advisor.errors", "opprof_advisor.profile.families",
     "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.advice.matcher",
     "opprof_advisor.migrations", "opprof_advisor.models", "opprof_advisor.operators",
     "opprof_advisor.advice.outcomes_store", "opprof_advisor.paths",
-    "opprof_advisor.profile_builder", "opprof_advisor.profiles",
+    "opprof_advisor.profile", "opprof_advisor.profile.builder", "opprof_advisor.profiles",
     # the findings, their gain models and the remedies under them (advice/)
     "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",
     "opprof_advisor.advice.remedies", "opprof_advisor.advice.rules_kernel", "opprof_advisor.advice.rules_run",
@@ -71,9 +71,9 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
     "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
-    "opprof_advisor.advice.requirements", "opprof_advisor.roofline", "opprof_advisor.roofline_work",
+    "opprof_advisor.advice.requirements", "opprof_advisor.profile.roofline", "opprof_advisor.profile.roofline_work",
     "opprof_advisor.advice.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.store",
-    "opprof_advisor.symptoms", "opprof_advisor.symptoms_kernels", "opprof_advisor.terminal",
+    "opprof_advisor.symptoms", "opprof_advisor.symptoms.kernels", "opprof_advisor.terminal",
     "opprof_advisor.thresholds", "opprof_advisor.vocabulary",
 }
 

@@ -16,7 +16,7 @@ import pytest
 
 from opprof_advisor import kernel_frame
 from opprof_advisor.kernel_frame import Frame
-from opprof_advisor.profile_builder import profile_to_json
+from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.readers.base import Coded, KernelTable
 

@@ -54,7 +54,7 @@ def test_no_module_is_longer_than_a_newcomer_can_hold_in_mind():
 #: What a renderer may import besides render/ itself: words, the safe-output rules, errors, the schema ids.
 RENDER_MAY_IMPORT = {"opprof_advisor", "opprof_advisor.vocabulary", "opprof_advisor.cann_support",
                      "opprof_advisor.errors", "opprof_advisor.terminal", "opprof_advisor.outputs",
-                     "opprof_advisor.documents", "opprof_advisor.i18n"}
+                     "opprof_advisor.commands.documents", "opprof_advisor.i18n"}
 
 
 def test_the_renderers_compute_nothing_they_import_no_core_logic():

@@ -9,7 +9,7 @@ import pytest
 
 import loop_examples
 from opprof_advisor.cli.app import app
-from opprof_advisor.compare import compare_profiles
+from opprof_advisor.loop.compare import compare_profiles
 from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.advice import outcomes_store

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from opprof_advisor.cli.app import app
 from opprof_advisor.errors import PeaksError
-from opprof_advisor.profile_builder import build_profile, profile_to_json
+from opprof_advisor.profile.builder import build_profile, profile_to_json
 from opprof_advisor.readers.base import KernelTable, RawProfile
-from opprof_advisor.roofline import load_peaks_file, model_gain_for, resolve_peaks
-from opprof_advisor.roofline_work import NotJudged, pair_matmul_dims, work_of
+from opprof_advisor.profile.roofline import load_peaks_file, model_gain_for, resolve_peaks
+from opprof_advisor.profile.roofline_work import NotJudged, pair_matmul_dims, work_of
 
 # 24 AI Cores x 1800 MHz x 8192 flop/cycle = 353,894,400,000,000 flop/s = 353.8944 TFLOP/s.
 PEAK_910B2 = 353.8944

@@ -163,7 +163,7 @@ def test_the_sheets_hold_a_row_per_finding_and_a_row_per_remedy():
 
 
 def test_the_mcp_summary_names_the_top_finding_its_gain_and_its_lead_remedy():
-    from opprof_advisor.mcp_server import summarize
+    from opprof_advisor.mcp.server import summarize
 
     doc = yolo_suggest_doc()
     text = summarize(doc)

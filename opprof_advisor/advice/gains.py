@@ -128,7 +128,7 @@ def sourced_gain(entry: Entry, fixed_us: float, profile: Profile, operators: Seq
 
 def model_gain(profile: Profile, op_types: Sequence[str], ceiling_us: float | None) -> ExpectedGain | None:
     """The roofline's model-estimate band over ``op_types``; None where the roofline has none."""
-    from opprof_advisor.roofline import model_gain_for
+    from opprof_advisor.profile.roofline import model_gain_for
 
     band = model_gain_for(profile, op_types)
     if band is None or band.high <= 0:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from opprof_advisor.compare import Comparison, not_like_for_like, profile_fingerprint
+from opprof_advisor.loop.compare import Comparison, not_like_for_like, profile_fingerprint
 from opprof_advisor.errors import OutcomeRefused
 from opprof_advisor.advice.gains import observed_text
 from opprof_advisor.models import Entry, Profile

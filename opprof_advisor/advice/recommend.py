@@ -581,7 +581,7 @@ def _score_formula(suggestion: Suggestion) -> dict[str, Any]:
 
 def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
     """The whole ``opprof-advisor/suggest/1`` document for a result (with the profile's own document)."""
-    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profile.builder import profile_to_json
 
     profile = result.profile
     return {

@@ -28,7 +28,7 @@ from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_o
 from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.models import OpTypeStat, Profile, RooflineRow
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
+from opprof_advisor.profile.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
 from opprof_advisor.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
 
 #: What _pipe_gain says of a framework kernel whose pipes are all below their thresholds, without a roofline.

@@ -45,7 +45,7 @@ def warn(warnings: list[str]) -> None:
 
 def run_profile(values: dict[str, Any]) -> None:
     """Read a profile and print its operator profile (and write the --export database)."""
-    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profile.builder import profile_to_json
     from opprof_advisor.profiles import load_profile
 
     path: Path = values["path"]
@@ -53,7 +53,7 @@ def run_profile(values: dict[str, Any]) -> None:
     with DelayedProgress(f"reading {path.name}") as progress:
         raw, profile = load_profile(path, progress, peaks=values["peaks"], executor=choice)
     if values["export"] is not None:
-        from opprof_advisor.profile_export import export_profile
+        from opprof_advisor.profile.export import export_profile
 
         written, counts = export_profile(values["export"], raw, profile, force=values["force"], inputs=[path])
         if counts["ranks"] and not counts["kernels"]:

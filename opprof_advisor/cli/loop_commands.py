@@ -1,6 +1,6 @@
 """The tuning loop: `advisor collect`, `advisor compare` and the `advisor outcomes` group.
 
-Parses options, calls opprof_advisor.collect / compare / outcomes (imported inside the commands so
+Parses options, calls opprof_advisor.loop.collect / compare / outcomes (imported inside the commands so
 other commands do not pay for them) and prints.
 """
 
@@ -101,7 +101,7 @@ def collect_command(
 
     Example: advisor collect --aic-metrics=PipeUtilization -- ./my_operator 1024
     """
-    from opprof_advisor import collect
+    from opprof_advisor.loop import collect
 
     try:
         result = collect.collect(
@@ -197,7 +197,7 @@ def compare_command(
 
     Example: advisor compare before/ after/ --applied nms-on-npu --note "torchvision batched_nms"
     """
-    from opprof_advisor import compare
+    from opprof_advisor.loop import compare
     from opprof_advisor.advice import outcomes
 
     if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):

@@ -19,6 +19,6 @@ def mcp_command(lang: LangOption = None) -> None:
     Each tool returns the command's JSON document as structured content plus a one-paragraph summary;
     errors are tool errors with the command's one-line message. Needs: pip install 'opprof-advisor\\[mcp]'.
     """
-    from opprof_advisor.mcp_server import serve
+    from opprof_advisor.mcp.server import serve
 
     serve()

@@ -36,7 +36,7 @@ def report_command(
     """
     if output is not None and fmt is not ReportFormat.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
-    from opprof_advisor.documents import read_document
+    from opprof_advisor.commands.documents import read_document
 
     loaded = read_document(document)
     if fmt is ReportFormat.html:

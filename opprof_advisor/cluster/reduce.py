@@ -140,7 +140,7 @@ def _links(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, 
 
 def build_job_profile(raw: RawProfile, peaks=None) -> Profile:
     """The profile of a job whose RawProfile came from ``job_raw``."""
-    from opprof_advisor.profile_builder import Kernels, profile_from_context
+    from opprof_advisor.profile.builder import Kernels, profile_from_context
 
     job = raw.extra["job"]
     ctx = Kernels(raw)
@@ -383,8 +383,8 @@ def matrix_summary(job: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 def _outlier_roofline(raw: RawProfile, profile: Profile, peaks):
     """The roofline needs launches (shapes, dtypes): that of the slowest rank, re-read in detail."""
-    from opprof_advisor import roofline
-    from opprof_advisor.profile_builder import build_profile
+    from opprof_advisor.profile import roofline
+    from opprof_advisor.profile.builder import build_profile
     from opprof_advisor.readers import read_raw
 
     slow = (profile.cluster or {}).get("slow_rank")

@@ -53,7 +53,7 @@ def summarize_rank(path: str) -> dict[str, Any]:
 
 
 def _summarize(path: str) -> dict[str, Any]:
-    from opprof_advisor.profile_builder import Kernels, profile_from_context
+    from opprof_advisor.profile.builder import Kernels, profile_from_context
     from opprof_advisor.readers import multirank, read_raw
 
     raw = read_raw(path)

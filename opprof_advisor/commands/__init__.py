@@ -21,7 +21,7 @@ def _ignore(_message: str) -> None:
 def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None, progress: Any = None,
             executor: Any = None) -> dict[str, Any]:
     """The ``profile/1`` document of ``advisor profile PATH --format json`` (``top`` op types)."""
-    from opprof_advisor.profile_builder import profile_to_json
+    from opprof_advisor.profile.builder import profile_to_json
     from opprof_advisor.profiles import load_profile
 
     _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None, executor=executor)
@@ -62,7 +62,7 @@ def show(entry_id: str, *, db: str | Path | None = None, warn: Warn = _ignore) -
 
 def compare(before: str | Path, after: str | Path) -> dict[str, Any]:
     """The ``compare/1`` document of ``advisor compare BEFORE AFTER --format json`` (records no outcome)."""
-    from opprof_advisor.compare import compare_profiles, comparison_to_json
+    from opprof_advisor.loop.compare import compare_profiles, comparison_to_json
     from opprof_advisor.profiles import read_side
 
     return comparison_to_json(compare_profiles(read_side(Path(before), "BEFORE"), read_side(Path(after), "AFTER")))
@@ -71,7 +71,7 @@ def compare(before: str | Path, after: str | Path) -> dict[str, Any]:
 def roofline(path: str | Path, *, peaks: str | Path | None = None, progress: Any = None) -> dict[str, Any]:
     """The ``roofline/1`` document of ``advisor roofline PATH --format json``."""
     from opprof_advisor.profiles import load_profile
-    from opprof_advisor.roofline import roofline_document
+    from opprof_advisor.profile.roofline import roofline_document
 
     _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None)
     return roofline_document(loaded)

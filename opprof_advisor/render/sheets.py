@@ -102,7 +102,7 @@ TABLES = {"suggest": suggest_tables, "profile": profile_tables, "compare": compa
 
 def tables_of(doc: dict[str, Any]) -> list[Table]:
     """The tables of a suggest, profile or compare document."""
-    from opprof_advisor.documents import document_kind
+    from opprof_advisor.commands.documents import document_kind
 
     return TABLES[document_kind(doc)](doc)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor import steps, symptoms, thresholds
-from opprof_advisor.families import families_to_json
+from opprof_advisor.profile.families import families_to_json
 from opprof_advisor.i18n import M_, N_
 from opprof_advisor.kernel_frame import Frame
 from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
@@ -155,7 +155,7 @@ class Kernels:
 def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
     """Normalise a RawProfile: op-type rows, totals, the step split, device facts, symptoms, notes, roofline.
 
-    ``peaks``: a --peaks YAML file over the profile's own device facts (opprof_advisor/roofline.py).
+    ``peaks``: a --peaks YAML file over the profile's own device facts (opprof_advisor/profile/roofline.py).
     A folder of ranks is read as per-rank summaries (opprof_advisor/cluster): its profile is their reduction.
     """
     if raw.extra.get("job") is not None:
@@ -194,7 +194,7 @@ def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=s
     profile.symptoms = ctx.symptoms
     profile.notes = list(dict.fromkeys(ctx.notes))
     if roofline:
-        from opprof_advisor import roofline as roofs
+        from opprof_advisor.profile import roofline as roofs
 
         profile.roofline = roofs.compute(raw, profile, peaks)
     return profile
@@ -446,7 +446,7 @@ def steps_to_json(profile: Profile) -> dict[str, Any] | None:
 
 def profile_to_json(profile: Profile) -> dict[str, Any]:
     """The ``opprof-advisor/profile/1`` JSON document of a profile (shared by CLI, suggest and reports)."""
-    from opprof_advisor.roofline import roofline_to_json
+    from opprof_advisor.profile.roofline import roofline_to_json
 
     source: dict[str, Any] = {"path": profile.path, "format": profile.format, "producer": profile.producer,
                               "workload": profile.workload, **profile.versions}

@@ -80,7 +80,7 @@ def upgrade(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_profile(document: dict[str, Any]) -> None:
-    from opprof_advisor.families import families_to_json, rows_from_json
+    from opprof_advisor.profile.families import families_to_json, rows_from_json
 
     rows = _dicts(document.get("op_types"))
     if not isinstance(document.get("families"), list):

@@ -89,7 +89,7 @@ def scan_document(path: str, top: int = 5, exclude: list[str] | None = None, db:
 
 def summarize(document: dict[str, Any]) -> str:
     """A one-paragraph summary of any document a tool returns."""
-    from opprof_advisor.documents import document_kind
+    from opprof_advisor.commands.documents import document_kind
 
     summary = _SUMMARIES.get(document_kind(document))
     return summary(document) if summary else f"{document.get('schema')} document."

@@ -39,7 +39,7 @@ from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.chips import CUBE_OPS_PER_CYCLE, CUBE_OPS_SOURCE, soc_spec
 from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.records import Record
-from opprof_advisor.roofline_work import NotJudged, Work, work_of
+from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
 # MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
 from opprof_advisor.thresholds import HOT_SHARE, MIN_TASK_DURATION_US

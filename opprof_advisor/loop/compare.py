@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from opprof_advisor.families import family_totals
+from opprof_advisor.profile.families import family_totals
 from opprof_advisor.i18n import M_, N_, Message, join_messages
 from opprof_advisor.models import Profile
 from opprof_advisor.vocabulary import UNIT_CLASS

@@ -16,7 +16,7 @@ from opprof_advisor.vocabulary import BOUND_SYMPTOM
 from opprof_advisor.render.units import TEXT as U
 
 if TYPE_CHECKING:
-    from opprof_advisor.profile_builder import Kernels
+    from opprof_advisor.profile.builder import Kernels
 
 # ----------------------------------------------------------------------------------------------
 # Block dim against the cores, pipes, per-block balance

@@ -26,12 +26,12 @@ from opprof_advisor.thresholds import (
 )
 from opprof_advisor.i18n import M_, N_, join_messages
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.symptoms_kernels import (
+from opprof_advisor.symptoms.kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )
 
 if TYPE_CHECKING:
-    from opprof_advisor.profile_builder import Kernels
+    from opprof_advisor.profile.builder import Kernels
 
 # ----------------------------------------------------------------------------------------------
 # Step split: exposed communication, free (idle) time, communication waits

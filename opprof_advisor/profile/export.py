@@ -93,7 +93,7 @@ def _copy_database(source: Path, target: Path) -> None:
 def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
     import sqlite_utils
 
-    from opprof_advisor.profile_builder import kernel_rows, profile_to_json
+    from opprof_advisor.profile.builder import kernel_rows, profile_to_json
 
     db = sqlite_utils.Database(path)
     try:

@@ -1,0 +1,1 @@
+"""mcp/: `advisor mcp`, the commands (commands/) as Model Context Protocol tools."""
