@@ -17,7 +17,7 @@ from rapidfuzz import fuzz
 
 from opprof_advisor import paths
 from opprof_advisor.kb import load_entries
-from opprof_advisor.near_duplicates import NEAR_DUPLICATE, compared_text
+from opprof_advisor.kb.near_duplicates import NEAR_DUPLICATE, compared_text
 
 
 def perturbed(text: str, rng: random.Random) -> str:

@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "read_profile": "opprof_advisor.profiles",
-    "open_index": "opprof_advisor.store",
-    "search": "opprof_advisor.kb_search",
+    "open_index": "opprof_advisor.kb.store",
+    "search": "opprof_advisor.kb.search",
     "advise": "opprof_advisor.advice.suggest",
     "suggest": "opprof_advisor.advice.recommend",
     "open_advisor": "opprof_advisor.advice.advisor",

@@ -11,7 +11,7 @@ from opprof_advisor.advice.evaluation import evaluate_bench, load_scenarios
 from opprof_advisor.advice.matcher import load_matcher
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.advice.recommend import suggest
-from opprof_advisor.store import open_index
+from opprof_advisor.kb.store import open_index
 
 BENCH = Path(__file__).resolve().parent.parent / "data" / "bench"
 

@@ -11,7 +11,13 @@ import sys
 
 import pytest
 
-from opprof_advisor import index_build, index_fts_side, index_sync, store
+from opprof_advisor.kb import index_build
+
+from opprof_advisor.kb import index_fts_side
+
+from opprof_advisor.kb import index_sync
+
+from opprof_advisor.kb import store
 from opprof_advisor.errors import StoreNotWritable
 
 #: FTS5 words whose matches and bm25 scores are compared, and the terms of the title trigram table.

@@ -12,11 +12,13 @@ import pytest
 
 from conftest import ROOT
 from kb_helpers import body_for, write_entry
-from opprof_advisor import index_build, kb_add, store
-from opprof_advisor.kb_search import search
-from opprof_advisor import kb_search_index
-from opprof_advisor.kb_search_index import LINE_BLOBS, open_tables, unpack
-from opprof_advisor.kb_remove import remove_entry
+from opprof_advisor.kb import add as kb_add
+from opprof_advisor.kb import index_build
+from opprof_advisor.kb import store
+from opprof_advisor.kb.search import search
+from opprof_advisor.kb import search_index as kb_search_index
+from opprof_advisor.kb.search_index import LINE_BLOBS, open_tables, unpack
+from opprof_advisor.kb.remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
 
@@ -223,9 +225,9 @@ def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, adv
     store.build_index(db).close()
     source = write_entry(tmp_path / "drafts", "killed-add", kind="tip", title="Killed mid add", body=body_for("tip"))
     code = ("import os, sys\n"
-            "from opprof_advisor import index_sync, kb_add, store\n"
+            "from opprof_advisor.kb import add as kb_add, index_sync, store\n"
             f"store.FULL_STAT_LIMIT = {limit}\n"
-            + ("from opprof_advisor import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
+            + ("from opprof_advisor.kb import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
             "original = index_sync._write_meta\n"
             "def killed(conn, *args):\n"
             "    conn.execute('pragma cache_size = 1')\n"

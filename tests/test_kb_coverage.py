@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from opprof_advisor import kb, kb_stats
+from opprof_advisor import kb
+
+from opprof_advisor.kb import stats as kb_stats
 from opprof_advisor.paths import builtin_kb_dir
 from opprof_advisor.vocabulary import KINDS, SYMPTOMS
 

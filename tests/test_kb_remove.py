@@ -70,7 +70,8 @@ def test_removing_an_entry_added_over_a_shipped_one_brings_the_shipped_one_back(
 
 
 def test_a_failed_reindex_puts_the_entry_back(runner, tmp_path, advisor_home, monkeypatch):
-    from opprof_advisor import kb_remove, store
+    from opprof_advisor.kb import remove as kb_remove
+    from opprof_advisor.kb import store
     from opprof_advisor.errors import StoreNotWritable
 
     invoke(runner, "add", add_case(tmp_path))
@@ -153,7 +154,7 @@ def test_no_two_shipped_entries_reach_the_threshold_and_copies_do():
     """The threshold's measurement (opprof_advisor/near_duplicates.py) still holds for the KB as it is now."""
     from opprof_advisor import paths
     from opprof_advisor.kb import load_entries
-    from opprof_advisor.near_duplicates import NEAR_DUPLICATE, closest_entry
+    from opprof_advisor.kb.near_duplicates import NEAR_DUPLICATE, closest_entry
 
     entries = load_entries([paths.builtin_kb_dir()])
     assert len(entries) >= 150
@@ -166,8 +167,8 @@ def test_no_two_shipped_entries_reach_the_threshold_and_copies_do():
 
 def test_the_candidate_tables_name_the_closest_entry_as_the_entries_rows_do(advisor_home):
     """`advisor add` compares with the texts of the candidate tables: the same closest entry and score, ties to the first id."""
-    from opprof_advisor import store
-    from opprof_advisor.near_duplicates import NEAR_DUPLICATE, closest_entry, closest_in_index
+    from opprof_advisor.kb import store
+    from opprof_advisor.kb.near_duplicates import NEAR_DUPLICATE, closest_entry, closest_in_index
 
     index = store.build_index(advisor_home / "advisor.db")
     entries = index.entries()

@@ -7,7 +7,9 @@ import json
 import pytest
 from kb_helpers import write_entry
 
-from opprof_advisor import kb, kb_checks
+from opprof_advisor import kb
+
+from opprof_advisor.kb import checks as kb_checks
 from opprof_advisor.cli.app import app
 
 
@@ -46,7 +48,7 @@ def test_a_link_to_the_sources_page_needs_an_existing_anchor(tmp_path):
 
 def test_the_sources_page_is_neither_loaded_nor_indexed():
     from opprof_advisor.paths import builtin_kb_dir
-    from opprof_advisor.store import KbSource, scan_files
+    from opprof_advisor.kb.store import KbSource, scan_files
 
     page = builtin_kb_dir() / "sources" / "README.md"
     assert page.is_file()

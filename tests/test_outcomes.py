@@ -249,7 +249,7 @@ def _record_many(args):
 
 def _rebuild_many(args):
     db, count = args
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     for _ in range(count):
         store.build_index(db, rebuild=True)
@@ -262,7 +262,7 @@ def _work(args):
 def test_concurrent_recording_from_several_processes_loses_no_outcome(tmp_path):
     import multiprocessing
 
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     db = tmp_path / "index.db"
     store.open_index(db)
@@ -278,7 +278,7 @@ def test_concurrent_recording_from_several_processes_loses_no_outcome(tmp_path):
 
 
 def test_outcomes_survive_repeated_rebuilds_and_filter_by_entry(tmp_path):
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     db = tmp_path / "index.db"
     outcomes_store.record_outcome({"entry_id": "nms-on-npu", "recorded_at": "2026-11-30T04:00:00+00:00",
@@ -427,7 +427,7 @@ def _recorders(afters, env):
     from conftest import ROOT
 
     rebuilding = subprocess.Popen(
-        [sys.executable, "-c", "from opprof_advisor import store\nfor _ in range(4): store.build_index(rebuild=True)"],
+        [sys.executable, "-c", "from opprof_advisor.kb import store\nfor _ in range(4): store.build_index(rebuild=True)"],
         cwd=ROOT, env=env)
     recorders = [subprocess.Popen([sys.executable, "-m", "opprof_advisor", "compare", str(loop_examples.EXAMPLE),
                                    str(after), "--applied", "nms-on-npu"], cwd=ROOT, env=env,
@@ -442,7 +442,7 @@ def _recorders(afters, env):
 def test_five_concurrent_recorders_during_rebuilds_keep_every_outcome_and_count_a_pair_once(tmp_path, advisor_home):
     import os
 
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     env = {**os.environ, "ADVISOR_HOME": str(advisor_home)}
     store.build_index()

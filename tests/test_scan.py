@@ -235,7 +235,7 @@ def test_ranked_advice_puts_nms_then_attention_first_without_gains(fixture_scan)
 
 
 def test_a_broken_knowledge_base_leaves_the_findings_and_says_why(runner, monkeypatch):
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
     from opprof_advisor.errors import KnowledgeBaseError
 
     def broken(*args, **kwargs):

@@ -7,10 +7,10 @@ import json
 import pytest
 from kb_helpers import write_search_kb
 
-from opprof_advisor import store
+from opprof_advisor.kb import store
 from opprof_advisor.cli.app import app
 from opprof_advisor.errors import KnowledgeBaseError
-from opprof_advisor.kb_search import closest_word, run_search, search
+from opprof_advisor.kb.search import closest_word, run_search, search
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_shipped_kb_flash_attention_finds_the_attention_recipe(runner, shipped):
 
 
 def test_query_symptoms_need_every_word_of_the_symptom():
-    from opprof_advisor.kb_search import query_symptoms
+    from opprof_advisor.kb.search import query_symptoms
 
     assert query_symptoms(["launch", "bound"]) == {"launch_bound": 1.0}
     assert query_symptoms(["aicpu", "fallback", "nms"]) == {"aicpu_fallback": 0.7}
@@ -177,8 +177,8 @@ def test_shipped_kb_puts_the_right_entry_first_for_what_engineers_type(runner, s
     ("非极大值抑制", "nms-on-npu"), ("通信未掩盖", "exposed-communication"), ("NMS 回退", "nms-on-npu"),
 ])
 def test_chinese_queries_find_entries_by_their_zh_texts(query, expected):
-    from opprof_advisor.kb_search import run_search
-    from opprof_advisor.store import open_index
+    from opprof_advisor.kb.search import run_search
+    from opprof_advisor.kb.store import open_index
 
     hits = run_search(open_index(), query, top=3).hits
     assert expected in [h.id for h in hits[:2]], [h.id for h in hits]
@@ -186,7 +186,7 @@ def test_chinese_queries_find_entries_by_their_zh_texts(query, expected):
 
 
 def test_a_chinese_query_with_nothing_in_common_finds_nothing():
-    from opprof_advisor.kb_search import run_search
-    from opprof_advisor.store import open_index
+    from opprof_advisor.kb.search import run_search
+    from opprof_advisor.kb.store import open_index
 
     assert run_search(open_index(), "天气预报", top=3).hits == []

@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import kb_search, kb_search_index, store
-from opprof_advisor.kb_search_candidates import HIT_SCORE, skip_bigrams
-from opprof_advisor.kb_search_index import token_set_length
+from opprof_advisor.kb import search as kb_search
+
+from opprof_advisor.kb import search_index as kb_search_index
+
+from opprof_advisor.kb import store
+from opprof_advisor.kb.search_candidates import HIT_SCORE, skip_bigrams
+from opprof_advisor.kb.search_index import token_set_length
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = 2_000
@@ -133,7 +137,7 @@ def test_filtered_chinese_queries_rank_alike(big_index, monkeypatch, options):
 
 
 def test_a_query_scores_a_few_entries_only(big_index, monkeypatch):
-    from opprof_advisor import kb_search_candidates
+    from opprof_advisor.kb import search_candidates as kb_search_candidates
 
     index, bench = big_index
     scored = []
@@ -235,7 +239,7 @@ def test_skip_bigrams_pair_characters_within_the_span():
 
 
 def test_an_entry_scores_by_its_best_tag():
-    from opprof_advisor.store import EntrySummary
+    from opprof_advisor.kb.store import EntrySummary
 
     entry = EntrySummary("os-tuning", "tip", "Tune the operating system", [], [], ["zzzz", "host", "hostel"], [])
     assert kb_search.fuzzy_scores([entry], ["host"]) == {0: 100.0}

@@ -12,9 +12,11 @@ import pytest
 
 from conftest import ROOT
 from kb_helpers import body_for, write_entry
-from opprof_advisor import kb_search_fill, kb_search_index, store
-from opprof_advisor.kb_search_fill import fill_search_tables
-from opprof_advisor.kb_search_index import ID_BIGRAM, entry_keys, pack, update_search_tables
+from opprof_advisor.kb import search_fill as kb_search_fill
+from opprof_advisor.kb import search_index as kb_search_index
+from opprof_advisor.kb import store
+from opprof_advisor.kb.search_fill import fill_search_tables
+from opprof_advisor.kb.search_index import ID_BIGRAM, entry_keys, pack, update_search_tables
 
 #: Titles Python lower-cases with care: a final sigma (ς only at the end of a word), the Kelvin sign and a dotted
 #: capital I (non-ASCII letters whose lower case holds ASCII ones), Han and fullwidth characters.
@@ -130,7 +132,8 @@ def test_the_keys_of_a_chinese_line():
 
 
 def test_tables_of_the_layout_before_the_chinese_postings_are_filled_again_at_the_next_change(tmp_path, advisor_home):
-    from opprof_advisor import kb_add, kb_search
+    from opprof_advisor.kb import add as kb_add
+    from opprof_advisor.kb import search as kb_search
 
     index = store.open_index()
     expected = kb_search.search_to_json(kb_search.run_search(index, "非极大值抑制 nms"))

@@ -11,7 +11,17 @@ import pytest
 from opprof_advisor.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import index_build, index_sync, kb, kb_add, migrations, paths, store
+from opprof_advisor import kb, paths
+
+from opprof_advisor.kb import add as kb_add
+
+from opprof_advisor.kb import index_build
+
+from opprof_advisor.kb import index_sync
+
+from opprof_advisor.kb import migrations
+
+from opprof_advisor.kb import store
 
 from opprof_advisor.advice import outcomes_store
 from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError

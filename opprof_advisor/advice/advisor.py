@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from opprof_advisor.advice.matcher import EntryMatcher
     from opprof_advisor.models import Entry
     from opprof_advisor.advice.outcomes import Outcome
-    from opprof_advisor.store import Index
+    from opprof_advisor.kb.store import Index
 
 
 class Advisor(Record):
@@ -59,7 +59,7 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
     in ``warnings`` (the gains are then the KB ranges alone).
     """
     from opprof_advisor.advice.matcher import load_matcher
-    from opprof_advisor.store import open_index
+    from opprof_advisor.kb.store import open_index
 
     index = open_index(db)
     advisor = Advisor(index, index.entries(), load_matcher(index))

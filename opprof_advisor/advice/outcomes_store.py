@@ -15,7 +15,7 @@ from typing import Any
 
 from opprof_advisor import paths
 from opprof_advisor.errors import DuplicateOutcome, OutcomesError
-from opprof_advisor.migrations import outcome_migrations
+from opprof_advisor.kb.migrations import outcome_migrations
 from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
 
 def outcomes_path(db_path: Path | str | None = None) -> Path:

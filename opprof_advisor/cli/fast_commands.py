@@ -78,7 +78,7 @@ def run_profile(values: dict[str, Any]) -> None:
 
 def open_index(db: Path | None):
     """The KB index (built or refreshed when needed), its problems printed as one warning."""
-    from opprof_advisor.store import open_index as open_store_index
+    from opprof_advisor.kb.store import open_index as open_store_index
 
     index = open_store_index(db)
     warn_problems(index)
@@ -123,8 +123,8 @@ def run_search(values: dict[str, Any]) -> None:
 
 def run_add(values: dict[str, Any]) -> None:
     """Add a markdown entry to the user's KB and the index (a warning when it nearly copies an entry)."""
-    from opprof_advisor.kb_add import add_entry
-    from opprof_advisor.near_duplicates import closest_in_index
+    from opprof_advisor.kb.add import add_entry
+    from opprof_advisor.kb.near_duplicates import closest_in_index
     from opprof_advisor.render.text.kb import near_duplicate_line
 
     entry, index = add_entry(values["file"], replace=values["replace"], db_path=values["db"])
@@ -137,7 +137,7 @@ def run_add(values: dict[str, Any]) -> None:
 
 def run_remove(values: dict[str, Any]) -> None:
     """Remove an entry the user added, from their KB folder and the index."""
-    from opprof_advisor.kb_remove import remove_entry
+    from opprof_advisor.kb.remove import remove_entry
     from opprof_advisor.render.text.kb import removed_line
 
     document = remove_entry(values["entry_id"].strip(), db_path=values["db"]).to_json()

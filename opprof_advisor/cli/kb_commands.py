@@ -72,7 +72,7 @@ def check_command(
     user can open (an http(s) URL, owner/repo@COMMIT:PATH, package==version:PATH, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
-    from opprof_advisor.kb_checks import check_installed
+    from opprof_advisor.kb.checks import check_installed
 
     if dirs:
         missing = [path for path in dirs if not path.exists()]
@@ -106,7 +106,7 @@ def build_command(
     """Build or update the index from the built-in and your own KB (done automatically when needed)."""
     import time
 
-    from opprof_advisor.store import build_index
+    from opprof_advisor.kb.store import build_index
 
     started = time.perf_counter()
     index = build_index(db, rebuild=rebuild)
@@ -124,7 +124,7 @@ def list_command(
     lang: LangOption = None,
 ) -> None:
     """List the entries of the knowledge base."""
-    from opprof_advisor.kb_stats import entries_to_json
+    from opprof_advisor.kb.stats import entries_to_json
 
     show(entries_to_json(open_index(db).entries(kind.value if kind else None)), fmt.value)
 
@@ -140,6 +140,6 @@ def stats_command(
     A symptom is answered by a recipe, pattern or tip that lists it and whose `requires:` can hold when it
     fires; every symptom needs at least two.
     """
-    from opprof_advisor.kb_stats import stats_to_json
+    from opprof_advisor.kb.stats import stats_to_json
 
     show(stats_to_json(open_index(db).entries()), fmt.value)

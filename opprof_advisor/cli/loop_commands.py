@@ -227,7 +227,7 @@ def _read(path: Path, role: str):
 
 
 def _load_entry(entry_id: str, db: Path | None):
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     return store.open_index(db).get(entry_id)
 

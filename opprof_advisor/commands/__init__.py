@@ -47,7 +47,7 @@ def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind
 def search(query: str, *, top: int = 10, kind: str | None = None, operator: str | None = None,
            db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``search/1`` document of ``advisor search QUERY --format json``."""
-    from opprof_advisor.kb_search import run_search, search_to_json
+    from opprof_advisor.kb.search import run_search, search_to_json
 
     index = _index(db, warn)
     return search_to_json(run_search(index, query, kind=kind, operator=operator, top=max(top, 1)))
@@ -55,7 +55,7 @@ def search(query: str, *, top: int = 10, kind: str | None = None, operator: str 
 
 def show(entry_id: str, *, db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``entry/1`` document of ``advisor show ID --format json``."""
-    from opprof_advisor.kb_stats import entry_to_json
+    from opprof_advisor.kb.stats import entry_to_json
 
     return entry_to_json(_index(db, warn).get(entry_id.strip()))
 
@@ -91,7 +91,7 @@ def scan(path: str | Path, *, top: int = 5, exclude: list[str] | tuple[str, ...]
 def _index(db: str | Path | None, warn: Warn):
     """The KB index (built or refreshed when needed); the files it could not index said through ``warn``."""
     from opprof_advisor.render.text.kb import problems_warning
-    from opprof_advisor.store import open_index
+    from opprof_advisor.kb.store import open_index
 
     index = open_index(Path(db) if db else None)
     warning = problems_warning(index.problems)

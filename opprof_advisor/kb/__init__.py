@@ -124,7 +124,7 @@ def validate_file(
 ) -> tuple[Entry | None, list[Problem]]:
     """Parse and validate one file (``data``: its bytes, when the caller has read them); return (entry or None,
     problems)."""
-    from opprof_advisor.kb_checks import validate_parsed
+    from opprof_advisor.kb.checks import validate_parsed
 
     parsed = parse_file(path, data)
     if parsed.problems:
@@ -433,7 +433,7 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 def _related_line(parsed: ParsedFile, rel: str) -> int | None:
-    from opprof_advisor.kb_checks import _string_items
+    from opprof_advisor.kb.checks import _string_items
 
     for index, item in _string_items(parsed, "related"):
         if item == rel:

@@ -15,7 +15,7 @@ import re
 from typing import Any, NamedTuple
 
 from opprof_advisor.errors import KnowledgeBaseError
-from opprof_advisor.store import EntrySummary, Index
+from opprof_advisor.kb.store import EntrySummary, Index
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
@@ -102,8 +102,8 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
     With the index's candidate tables (kb_search_index) only the entries that can be hits are
     scored; without them (an index they do not describe) every entry is, with the same result.
     """
-    from opprof_advisor.kb_search_index import open_tables
-    from opprof_advisor.kb_search_zh import has_han
+    from opprof_advisor.kb.search_index import open_tables
+    from opprof_advisor.kb.search_zh import has_han
 
     family = resolve_operator(operator)
     tables = open_tables(index)
@@ -123,12 +123,12 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
 def rank_chinese_query(index: Index, tables, query: str, *, kind: str | None, family: str | None,
                        top: int) -> list[SearchHit]:
     """The hits of a Chinese query (kb_search_zh): through the candidate tables when there are some."""
-    from opprof_advisor.kb_search_zh import rank_chinese, rank_chinese_candidates
+    from opprof_advisor.kb.search_zh import rank_chinese, rank_chinese_candidates
 
     if tables is None:
         candidates = filter_entries(index.summaries(), kind=kind, family=family)
         return rank_chinese(index, [c.id for c in candidates], query, top)
-    from opprof_advisor.kb_search_candidates import allowed_rowids
+    from opprof_advisor.kb.search_candidates import allowed_rowids
 
     allowed = allowed_rowids(tables, kind, family)
     return rank_chinese_candidates(tables, allowed, tables.count() if allowed is None else len(allowed), query, top)
@@ -140,7 +140,7 @@ def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str 
     through the candidate tables when there are some, else by scoring every entry."""
     if tables is None:
         return rank_entries(index, filter_entries(index.summaries(), kind=kind, family=family), query, terms)
-    from opprof_advisor.kb_search_candidates import rank_candidates
+    from opprof_advisor.kb.search_candidates import rank_candidates
 
     return rank_candidates(index, tables, query, terms, kind=kind, family=family, top=top)
 
@@ -153,7 +153,7 @@ def resolve_operator(operator: str | None) -> str | None:
         return None
     family = canonical_family(operator)
     if family is None:
-        from opprof_advisor.store import suggest_ids
+        from opprof_advisor.kb.store import suggest_ids
 
         close = suggest_ids(operator, FAMILIES)
         hint = f"did you mean {', '.join(close)}?" if close else "use a family such as MatMul, Conv2D, NMS"
@@ -243,7 +243,7 @@ def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
 
 def did_you_mean(index: Index, tables, query: str, terms: list[str], *, filtered: bool) -> list[str]:
     """Up to three suggestions for a query without hits: ids, or hits without the filters."""
-    from opprof_advisor.store import suggest_ids
+    from opprof_advisor.kb.store import suggest_ids
 
     if filtered:
         unfiltered = rank_query(index, tables, query, terms, kind=None, family=None, top=3)[:3]

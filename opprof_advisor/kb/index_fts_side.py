@@ -123,7 +123,7 @@ def _start_helper(path: Path):
     import subprocess
     import sys
 
-    return subprocess.Popen([sys.executable, "-m", "opprof_advisor.index_fts_side", str(path)], stdin=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-m", "opprof_advisor.kb.index_fts_side", str(path)], stdin=subprocess.PIPE)
 
 
 def _write_input(process, task: tuple) -> None:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from opprof_advisor.errors import Problem
-from opprof_advisor.index_fts_side import REBUILD, SideIndex, start_side_index
-from opprof_advisor.kb_search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
-from opprof_advisor.store import (
+from opprof_advisor.kb.index_fts_side import REBUILD, SideIndex, start_side_index
+from opprof_advisor.kb.search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
+from opprof_advisor.kb.store import (
     APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row,
     _mtime, _scan_folder, _sources_json, content_hash, content_record, file_digests, moved_hash, racy_window,
     stat_record, stat_signature, stored_digests,
@@ -107,7 +107,7 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
     the KB meanwhile is seen by the next open as by a full scan. Returns (False, None) when the manifest cannot
     be trusted (a small KB, other sources, an index without one): the caller then compares every file.
     """
-    from opprof_advisor import store
+    from opprof_advisor.kb import store
 
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     if int(meta.get("file_count", "0")) <= store.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
@@ -259,7 +259,7 @@ def _start_worker(items: list[tuple]):
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.index_sync"], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.kb.index_sync"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE)
     process.stdin.write(pickle.dumps(items))
     process.stdin.close()
@@ -478,6 +478,6 @@ def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
 
 
 if __name__ == "__main__":
-    from opprof_advisor.index_fts_side import run_quietly
+    from opprof_advisor.kb.index_fts_side import run_quietly
 
     run_quietly(_serve_worker)

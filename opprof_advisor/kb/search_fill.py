@@ -17,8 +17,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
-from opprof_advisor import kb_search_index
-from opprof_advisor.kb_search_index import (
+from opprof_advisor.kb import search_index as kb_search_index
+from opprof_advisor.kb.search_index import (
     COMPARED_TEXT, FAMILY, HAN, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
     STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, ZH_WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
 )
@@ -196,7 +196,7 @@ def han_postings(parts: list[str]) -> dict[str, bytes]:
     keeps each character's lines rising, so that a line's repeats of a character lie side by side."""
     import numpy as np
 
-    from opprof_advisor.kb_search_zh import HAN_RANGES
+    from opprof_advisor.kb.search_zh import HAN_RANGES
 
     base = min(low for low, _ in HAN_RANGES)
     span = max(high for _, high in HAN_RANGES) - base

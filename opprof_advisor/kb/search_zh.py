@@ -28,8 +28,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from opprof_advisor.kb_search import SearchHit
-    from opprof_advisor.store import Index
+    from opprof_advisor.kb.search import SearchHit
+    from opprof_advisor.kb.store import Index
 
 #: The code points read as Han (CJK unified ideographs, extension A, compatibility ideographs).
 HAN_RANGES = ((0x3400, 0x9FFF), (0xF900, 0xFAFF))
@@ -81,7 +81,7 @@ def entry_text(entry) -> str:
 
 def rank_chinese(index: "Index", candidate_ids: Iterable[str], query: str, top: int) -> list["SearchHit"]:
     """The entries among ``candidate_ids`` that hold the query's Chinese, best first, as search hits."""
-    from opprof_advisor.kb_search import SearchHit
+    from opprof_advisor.kb.search import SearchHit
 
     wanted = set(candidate_ids)
     entries = [e for e in index.entries() if e.id in wanted]
@@ -107,7 +107,7 @@ def rank_chinese(index: "Index", candidate_ids: Iterable[str], query: str, top: 
 def rank_chinese_candidates(tables, allowed: set[int] | None, size: int, query: str, top: int) -> list["SearchHit"]:
     """rank_chinese over the entries ``allowed`` (every entry when None; ``size`` of them), from the
     candidate tables: only the entries holding a query gram are looked at, only the hits' texts read."""
-    from opprof_advisor.kb_search import SearchHit
+    from opprof_advisor.kb.search import SearchHit
 
     if not size:
         return []
@@ -146,7 +146,7 @@ def zh_holders(tables, query_grams: Iterable[str]) -> dict[str, set[int]]:
     """The rowids whose ``zh_texts`` line (kb_search_index.zh_text, lower-case) holds each of ``query_grams`` in its
     grams, from the index's Chinese postings: a character's or a Latin word's holders are its posting, a pair's the
     lines of both characters' postings that hold it (its characters are Han, so they lie in one run)."""
-    from opprof_advisor.kb_search_index import HAN, ZH_WORD
+    from opprof_advisor.kb.search_index import HAN, ZH_WORD
 
     query_grams = list(query_grams)
     found = tables.posted(HAN, [gram for gram in query_grams if len(gram) == 1 and has_han(gram)])

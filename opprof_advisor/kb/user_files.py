@@ -14,7 +14,7 @@ from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
 
 def check_entry_file(path: Path) -> None:
     """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
-    from opprof_advisor.kb_checks import is_regular
+    from opprof_advisor.kb.checks import is_regular
 
     if path.is_dir():
         raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")

@@ -27,8 +27,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from opprof_advisor import migrations, paths
+from opprof_advisor import paths
 from opprof_advisor.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.kb import migrations
 from opprof_advisor.sqlite_files import connect_readonly, file_lock
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "ta
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
 #: caches parsed entries as JSON).
 BUILD_VERSION = "3:" + ",".join(_ENTRY_COLUMNS)  # 3: signatures are sums of per-file terms
-
 
 #: Marks a database as ours; any other file at the index path is foreign and gets rebuilt.
 APP_ID = "opprof-advisor/kb-index"
@@ -315,7 +315,7 @@ def _refresh_signature(db_path: Path, sources, files, scanned_at: int, folders: 
     Written in place (one transaction: only the file stats and signature change), or as a new copy
     when readers hold the file.
     """
-    from opprof_advisor.index_build import _write_in_place, write_index
+    from opprof_advisor.kb.index_build import _write_in_place, write_index
 
     lock = file_lock(db_path)
     if not lock.try_acquire():
@@ -636,7 +636,7 @@ def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | s
                 rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index up to date (parse only changed files); ``rebuild`` starts from an empty file,
     ``in_place`` writes into the live file in one transaction (an add or a remove) instead of a new copy."""
-    from opprof_advisor.index_build import build
+    from opprof_advisor.kb.index_build import build
 
     return build(Path(db_path) if db_path else paths.default_db_path(), kb_sources(kb_dirs), rebuild=rebuild,
                  in_place=in_place)

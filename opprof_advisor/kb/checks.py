@@ -559,7 +559,7 @@ def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
     """
     from opprof_advisor import paths as kb_paths
     from opprof_advisor.kb import check_paths
-    from opprof_advisor.kb_stats import check_to_json
+    from opprof_advisor.kb.stats import check_to_json
 
     roots = [root for root in (kb_paths.builtin_kb_dir(), kb_paths.user_kb_dir()) if root.is_dir()]
     if paths:

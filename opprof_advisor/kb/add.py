@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from opprof_advisor import paths
 from opprof_advisor.errors import EntryExists, EntryValidationError
 from opprof_advisor.sqlite_files import file_lock, make_parent
-from opprof_advisor.store import STALE, Index, _freshness, _open_snapshot, build_index, folders_unchanged, kb_sources, scan_files
+from opprof_advisor.kb.store import STALE, Index, _freshness, _open_snapshot, build_index, folders_unchanged, kb_sources, scan_files
 
 if TYPE_CHECKING:
     from opprof_advisor.models import Entry
@@ -35,7 +35,7 @@ def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | 
               kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> tuple[Entry, Index]:
     """``add_entry_file``, also returning the index as the add left it (close it when done)."""
     from opprof_advisor.kb import check_related, entry_too_big, load_entry
-    from opprof_advisor.user_kb_files import (
+    from opprof_advisor.kb.user_files import (
         _copy_atomically, _read_copies, _remove_other_copies, _restore_copies, check_entry_file,
     )
 
@@ -48,7 +48,7 @@ def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | 
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
     target = user_root / f"{entry.kind}s" / f"{entry.id}.md"
-    from opprof_advisor.index_build import check_index_target
+    from opprof_advisor.kb.index_build import check_index_target
 
     check_index_target(db)
     make_parent(db)

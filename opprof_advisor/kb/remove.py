@@ -38,10 +38,10 @@ class Removed:
 def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: Sequence[Path | str] | None = None,
                  user_dir: Path | None = None) -> Removed:
     """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
-    from opprof_advisor.index_build import check_index_target
-    from opprof_advisor.kb_add import served_index
-    from opprof_advisor.store import build_index
-    from opprof_advisor.user_kb_files import _read_copies, _restore_copies
+    from opprof_advisor.kb.index_build import check_index_target
+    from opprof_advisor.kb.add import served_index
+    from opprof_advisor.kb.store import build_index
+    from opprof_advisor.kb.user_files import _read_copies, _restore_copies
 
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()

@@ -18,13 +18,13 @@ from functools import partial
 from pathlib import Path
 
 from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb_search_fill import fill_search_tables
-from opprof_advisor.kb_search_index import update_search_tables
-from opprof_advisor.migrations import index_migrations
+from opprof_advisor.kb.search_fill import fill_search_tables
+from opprof_advisor.kb.search_index import update_search_tables
+from opprof_advisor.kb.migrations import index_migrations
 from opprof_advisor.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
 )
-from opprof_advisor.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files
+from opprof_advisor.kb.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files
 
 def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
@@ -75,7 +75,7 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     ``_roll_back_journal``); readers keep the snapshot they opened (their read transaction) and the
     commit waits for them up to IN_PLACE_WAIT_S, after which the caller writes a new file as any build.
     """
-    from opprof_advisor.index_sync import sync_rows
+    from opprof_advisor.kb.index_sync import sync_rows
 
     return _in_transaction(db, lambda conn: (True, sync_rows(conn, sources, files, scanned_at, folders)))
 
@@ -83,7 +83,7 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
 def _update_moved_folders(db: Path, sources) -> Index | None:
     """An add's or a remove's update of a big KB, in place, listing only the folders that moved
     (index_sync.sync_moved_folders); None when the manifest cannot be trusted or readers keep the file busy."""
-    from opprof_advisor.index_sync import sync_moved_folders
+    from opprof_advisor.kb.index_sync import sync_moved_folders
 
     snapshot = _open_snapshot(db)  # a valid index of this version (else a build starts from the KB files)
     if snapshot is None:
@@ -244,8 +244,8 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
 def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
 
-    from opprof_advisor.index_fts_side import SideIndex
-    from opprof_advisor.index_sync import discard_fts_later, finish_fts, sync_rows
+    from opprof_advisor.kb.index_fts_side import SideIndex
+    from opprof_advisor.kb.index_sync import discard_fts_later, finish_fts, sync_rows
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable
 from opprof_advisor.models import Entry
 
 if TYPE_CHECKING:
-    from opprof_advisor.store import EntryText
+    from opprof_advisor.kb.store import EntryText
 
 #: token_set_ratio of title + summary at or above which an added entry is reported as a near-duplicate.
 NEAR_DUPLICATE = 75.0
@@ -49,7 +49,7 @@ def closest_entry(entry: Entry, others: Iterable[Entry | EntryText], *, threshol
 def closest_in_index(entry: Entry, index, *, threshold: float = NEAR_DUPLICATE) -> tuple[EntryText, float] | None:
     """``closest_entry`` against every entry of ``index``: their texts read from the search candidate tables
     when it has them (a few values, where the entries' rows cost ~0.5 s at 50,000 entries)."""
-    from opprof_advisor.kb_search_index import open_tables
+    from opprof_advisor.kb.search_index import open_tables
 
     tables = open_tables(index)
     if tables is None:
