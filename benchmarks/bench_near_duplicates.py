@@ -15,7 +15,7 @@ import random
 
 from rapidfuzz import fuzz
 
-from opprof_advisor import paths
+from opprof_advisor.core import paths
 from opprof_advisor.kb import load_entries
 from opprof_advisor.kb.near_duplicates import NEAR_DUPLICATE, compared_text
 

@@ -6,7 +6,7 @@
 Messages are extracted with Babel from ``opprof_advisor/`` (keywords ``_``, ``N_`` and ``M_``, the
 first argument); the translations live in ``opprof_advisor/locale/zh/LC_MESSAGES/opprof_advisor.po``
 (edit it by hand: a new message arrives with an empty msgstr) and are compiled to the ``.mo``
-beside it, which the wheel ships and ``opprof_advisor.i18n`` reads with the stdlib ``gettext``.
+beside it, which the wheel ships and ``opprof_advisor.core.i18n`` reads with the stdlib ``gettext``.
 Babel is needed only here and in the tests (``pip install '.[test]'``), never at run time.
 """
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from opprof_advisor.cluster.executors import ExecutorChoice
-    from opprof_advisor.models import Profile
+    from opprof_advisor.core.models import Profile
     from opprof_advisor.readers.base import Progress, RawProfile
 
 
@@ -44,7 +44,7 @@ def read_profile(path: str | Path, progress: Progress | None = None,
 
 def read_side(path: Path, role: str):
     """Read one side (``BEFORE`` / ``AFTER``) of a comparison; a failure says which side it was."""
-    from opprof_advisor.errors import ProfileError
+    from opprof_advisor.core.errors import ProfileError
 
     try:
         return read_profile(path)

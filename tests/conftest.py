@@ -43,7 +43,7 @@ def english_by_default(monkeypatch):
     """Tests read English unless they ask for Chinese: no locale or ADVISOR_LANG of the machine leaks in."""
     for name in ("ADVISOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
         monkeypatch.delenv(name, raising=False)
-    from opprof_advisor.i18n import set_lang
+    from opprof_advisor.core.i18n import set_lang
 
     set_lang("en")
     yield

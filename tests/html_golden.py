@@ -63,7 +63,7 @@ def comparable(page: str) -> str:
 
 
 def write_golden() -> None:
-    from opprof_advisor.i18n import set_lang
+    from opprof_advisor.core.i18n import set_lang
 
     set_lang("en")
     GOLDEN_HTML.mkdir(parents=True, exist_ok=True)

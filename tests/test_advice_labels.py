@@ -9,7 +9,7 @@ import pytest
 
 from opprof_advisor.advice.suggest import advise
 from opprof_advisor.advice.advisor import open_advisor
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.advice.real_bench import check_rows, load_labels
 

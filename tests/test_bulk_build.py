@@ -18,7 +18,7 @@ from opprof_advisor.kb import index_fts_side
 from opprof_advisor.kb import index_sync
 
 from opprof_advisor.kb import store
-from opprof_advisor.errors import StoreNotWritable
+from opprof_advisor.core.errors import StoreNotWritable
 
 #: FTS5 words whose matches and bm25 scores are compared, and the terms of the title trigram table.
 WORDS = ("nms", "matmul", "host", "attention", "transdata", "hccl", "float32", "tiling", "yolov8", "cast")

@@ -1,6 +1,6 @@
 from opprof_advisor import __version__
 from opprof_advisor.cli.app import app
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core.operators import canonical_family
 
 
 def test_version(runner):

@@ -13,7 +13,7 @@ from opprof_advisor.cli.app import app
 from opprof_advisor.cluster import cache, executors, job
 from opprof_advisor.cluster.executors import ExecutorChoice
 from opprof_advisor.cluster.summary import summarize_rank
-from opprof_advisor.errors import ClusterError, ProfileError
+from opprof_advisor.core.errors import ClusterError, ProfileError
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.readers import read_raw

@@ -17,7 +17,7 @@ import pytest
 
 from opprof_advisor.loop import collect
 from opprof_advisor.cli.app import app
-from opprof_advisor.errors import ToolNotFound
+from opprof_advisor.core.errors import ToolNotFound
 
 STANDIN = Path(__file__).resolve().parent / "standin" / "opprof_standin.py"
 

@@ -15,7 +15,7 @@ from opprof_advisor.loop.compare import (
     kernel_summary,
     profile_fingerprint,
 )
-from opprof_advisor.models import OpTypeStat, Profile
+from opprof_advisor.core.models import OpTypeStat, Profile
 from opprof_advisor.render.units import TEXT
 from opprof_advisor.render.units import TEXT as U
 

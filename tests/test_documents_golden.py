@@ -67,7 +67,7 @@ def db(tmp_path_factory) -> Path:
 def test_document_keeps_every_recorded_key(name, db, monkeypatch):
     import json
 
-    from opprof_advisor.terminal import dumps_json
+    from opprof_advisor.core.terminal import dumps_json
 
     monkeypatch.chdir(ROOT)
     recorded_text = (GOLDEN / f"{name}.json").read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from hostile import Snapshot, advisor, advisor_here, assert_one_error_line, copy_example
-from opprof_advisor.terminal import dumps_json, one_line, printable
+from opprof_advisor.core.terminal import dumps_json, one_line, printable
 
 #: Retitle the window, clear the screen, a C1 CSI, a bell: what a hostile string carries.
 EVIL = "Evil\x1b]0;pwned\x07\x1b[2J\x9b6n"

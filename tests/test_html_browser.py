@@ -262,7 +262,7 @@ def test_roofline_plausible_dots_are_below_the_roof_and_the_bad_one_above(roofli
 
 @pytest.fixture(scope="module")
 def chinese_report(tmp_path_factory) -> dict:
-    from opprof_advisor.i18n import set_lang
+    from opprof_advisor.core.i18n import set_lang
 
     doc = yolo_suggest_doc()
     # Long Chinese titles, cut by width (page.shorten); with a CJK font a Han glyph is about 1.6 Latin characters.

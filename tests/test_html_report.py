@@ -27,7 +27,7 @@ from html_docs import (
     yolo_profile_doc,
     yolo_suggest_doc,
 )
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.render import render
 from opprof_advisor.render.html.compare import render_compare
 from opprof_advisor.render.html.page import default_report_path, write_report
@@ -763,7 +763,7 @@ def test_colours_meet_contrast_minimums():
 
 def test_the_ceiling_is_the_recommenders_stake_even_beyond_five_evidence_rows():
     from opprof_advisor.advice.matcher import fit_matcher
-    from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
+    from opprof_advisor.core.models import Entry, Gain, OpTypeStat, Profile, Symptom
     from opprof_advisor.advice.recommend import suggest, suggestions_to_json
 
     device = 100_000.0

@@ -18,7 +18,7 @@ import pytest
 
 from html_golden import GOLDEN_HTML, PAGES, comparable, document, render_page
 from opprof_advisor.cli.app import app
-from opprof_advisor.i18n import set_lang
+from opprof_advisor.core.i18n import set_lang
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "data" / "examples"

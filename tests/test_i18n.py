@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.i18n import M_, lang_from_env, localize, set_lang
+from opprof_advisor.core.i18n import M_, lang_from_env, localize, set_lang
 
 ROOT = Path(__file__).resolve().parent.parent
 YOLO = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
@@ -54,7 +54,7 @@ def test_no_module_shadows_the_translation_function():
     bad = []
     for path in (ROOT / "opprof_advisor").rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        if not any(isinstance(n, ast.ImportFrom) and n.module == "opprof_advisor.i18n"
+        if not any(isinstance(n, ast.ImportFrom) and n.module == "opprof_advisor.core.i18n"
                    and any(a.name == "_" for a in n.names) for n in ast.walk(tree)):
             continue
         for fn in ast.walk(tree):

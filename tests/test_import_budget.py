@@ -36,7 +36,7 @@ NEVER = {"typer", "click", "pydantic", "pydantic_core", "sklearn", "scipy", "num
 #: Standard-library modules a plain suggest, search or profile has no use for, each a few ms to import:
 #: archives are extracted only for an archive, statistics only for recorded outcomes or ranks.
 #: dataclasses (with inspect, ast, dis and tokenize behind it, plus an exec per method of every class: ~15 ms of
-#: a suggest) is replaced by opprof_advisor/records.py on these paths.
+#: a suggest) is replaced by opprof_advisor/core/records.py on these paths.
 NEVER_STDLIB = {"tarfile", "zipfile", "shutil", "tempfile", "bz2", "lzma", "statistics", "fractions", "decimal",
                 "concurrent", "logging", "subprocess", "dataclasses", "inspect", "ast", "dis", "tokenize"}
 #: Built only for Typer: the str Enums of the choice options.
@@ -56,25 +56,26 @@ SUGGEST_MODULES = SUGGEST_READERS | {
     "opprof_advisor", "opprof_advisor.advice.advisor", "opprof_advisor.cli", "opprof_advisor.cli.fast_commands",
     "opprof_advisor.cli.fast_path", "opprof_advisor.cli.options", "opprof_advisor.cli.output",
     "opprof_advisor.cluster", "opprof_advisor.cluster.executors",
-    "opprof_advisor.commands.documents", "opprof_advisor.errors", "opprof_advisor.profile.families",
-    "opprof_advisor.i18n", "opprof_advisor.kb", "opprof_advisor.kernel_frame", "opprof_advisor.advice.matcher",
-    "opprof_advisor.kb.migrations", "opprof_advisor.models", "opprof_advisor.operators",
-    "opprof_advisor.advice.outcomes_store", "opprof_advisor.paths",
+    "opprof_advisor.commands.documents", "opprof_advisor.core.errors", "opprof_advisor.profile.families",
+    "opprof_advisor.core.i18n", "opprof_advisor.kb", "opprof_advisor.core.kernel_frame", "opprof_advisor.advice.matcher",
+    "opprof_advisor.kb.migrations", "opprof_advisor.core.models", "opprof_advisor.core.operators",
+    "opprof_advisor.advice.outcomes_store", "opprof_advisor.core.paths",
     "opprof_advisor.profile", "opprof_advisor.profile.builder", "opprof_advisor.profiles",
     # the findings, their gain models and the remedies under them (advice/)
     "opprof_advisor.advice", "opprof_advisor.advice.context", "opprof_advisor.advice.finding",
     "opprof_advisor.advice.remedies", "opprof_advisor.advice.rules_kernel", "opprof_advisor.advice.rules_run",
     "opprof_advisor.advice.suggest",
     "opprof_advisor.commands",  # one function per command, shared with the MCP server
+    "opprof_advisor.core",
     "opprof_advisor.render", "opprof_advisor.render.console", "opprof_advisor.render.phrases",
-    "opprof_advisor.records",  # the data classes' base, instead of dataclasses
+    "opprof_advisor.core.records",  # the data classes' base, instead of dataclasses
     "opprof_advisor.render.plain", "opprof_advisor.render.text.styled",  # the tables without Rich
     "opprof_advisor.render.text", "opprof_advisor.render.text.suggest", "opprof_advisor.render.units",
     "opprof_advisor.render.text.fit",  # the advice table's widths at any terminal width (stdlib only)
     "opprof_advisor.advice.requirements", "opprof_advisor.profile.roofline", "opprof_advisor.profile.roofline_work",
-    "opprof_advisor.advice.similar_cases", "opprof_advisor.sqlite_files", "opprof_advisor.steps", "opprof_advisor.kb.store",
-    "opprof_advisor.symptoms", "opprof_advisor.symptoms.kernels", "opprof_advisor.terminal",
-    "opprof_advisor.thresholds", "opprof_advisor.vocabulary",
+    "opprof_advisor.advice.similar_cases", "opprof_advisor.core.sqlite_files", "opprof_advisor.core.steps", "opprof_advisor.kb.store",
+    "opprof_advisor.symptoms", "opprof_advisor.symptoms.kernels", "opprof_advisor.core.terminal",
+    "opprof_advisor.core.thresholds", "opprof_advisor.core.vocabulary",
 }
 
 _PROBE = """

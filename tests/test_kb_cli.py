@@ -12,7 +12,7 @@ import pytest
 from kb_helpers import body_for, without_near_duplicate_warnings, write_entry, write_text
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.vocabulary import KINDS
+from opprof_advisor.core.vocabulary import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_FILES = sorted(p for p in (ROOT / "kb").rglob("*.md") if p.name != "README.md")
@@ -143,7 +143,7 @@ def test_add_broken_file_lists_every_problem_and_changes_nothing(runner, tmp_pat
     assert result.stderr.splitlines() == [
         f"error: {source}:1: missing required key 'applies_to'",
         f"error: {source}:5: evidence 'E' is not one of A, B, C, D",
-        f"error: {source}:7: unknown symptom 'zzq' (see opprof_advisor/vocabulary.py SYMPTOMS)",
+        f"error: {source}:7: unknown symptom 'zzq' (see opprof_advisor/core/vocabulary.py SYMPTOMS)",
         f"error: {source}:9: a case needs a `## Diagnosis` section {sections}",
         f"error: {source}:9: a case needs a `## Fix` section {sections}",
         f"error: {source}:9: a case needs a `## Result` section {sections}",
@@ -208,7 +208,7 @@ def test_kb_check_lists_problems_and_exits_1(runner, tmp_path):
     result = invoke(runner, "kb", "check", tmp_path)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        f"{bad}:7: unknown symptom 'slowness' (see opprof_advisor/vocabulary.py SYMPTOMS)"]
+        f"{bad}:7: unknown symptom 'slowness' (see opprof_advisor/core/vocabulary.py SYMPTOMS)"]
     assert result.stderr.strip() == "2 file(s) checked: 1 problem(s) in 1 file(s)"
 
 

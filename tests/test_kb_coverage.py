@@ -9,8 +9,8 @@ import pytest
 from opprof_advisor import kb
 
 from opprof_advisor.kb import stats as kb_stats
-from opprof_advisor.paths import builtin_kb_dir
-from opprof_advisor.vocabulary import KINDS, SYMPTOMS
+from opprof_advisor.core.paths import builtin_kb_dir
+from opprof_advisor.core.vocabulary import KINDS, SYMPTOMS
 
 #: The action section of each kind: its first item is what the suggest output shows as the first step.
 ACTION_SECTION = {"recipe": "Steps", "pattern": "What to do", "tip": "How", "case": "Fix"}

@@ -10,8 +10,8 @@ from kb_helpers import body_for, write_entry, write_text
 from opprof_advisor import kb
 
 from opprof_advisor.kb import stats as kb_stats
-from opprof_advisor.errors import EntryValidationError, Problem
-from opprof_advisor.models import Gain
+from opprof_advisor.core.errors import EntryValidationError, Problem
+from opprof_advisor.core.models import Gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -362,7 +362,7 @@ def test_the_index_columns_are_the_entry_fields():
     # the index stores one column per Entry field, and its build version names them: a field added to
     # models.Entry must be added to store._ENTRY_COLUMNS (which forces every index to be rebuilt)
     from opprof_advisor.kb import store
-    from opprof_advisor.models import Entry
+    from opprof_advisor.core.models import Entry
 
     assert store._ENTRY_COLUMNS == Entry.FIELDS
     assert store.BUILD_VERSION.endswith(",".join(Entry.FIELDS))

@@ -64,7 +64,7 @@ def test_an_unclosed_front_matter_is_said(tmp_path):
 
 
 def test_a_first_step_ending_in_a_colon_takes_what_it_announces(tmp_path):
-    from opprof_advisor.models import Entry
+    from opprof_advisor.core.models import Entry
 
     code = Entry("x", "recipe", "T", body="## Steps\n\n1. Apply the settings (root):\n\n```bash\n# tune\nsysctl -w vm.x=0\n"
                                          "```\n\n2. Re-profile.\n")

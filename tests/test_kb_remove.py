@@ -72,7 +72,7 @@ def test_removing_an_entry_added_over_a_shipped_one_brings_the_shipped_one_back(
 def test_a_failed_reindex_puts_the_entry_back(runner, tmp_path, advisor_home, monkeypatch):
     from opprof_advisor.kb import remove as kb_remove
     from opprof_advisor.kb import store
-    from opprof_advisor.errors import StoreNotWritable
+    from opprof_advisor.core.errors import StoreNotWritable
 
     invoke(runner, "add", add_case(tmp_path))
     copy = advisor_home / "kb" / "cases" / "my-yolox-port.md"
@@ -152,7 +152,7 @@ def test_replacing_an_entry_is_not_its_own_duplicate(runner, tmp_path):
 
 def test_no_two_shipped_entries_reach_the_threshold_and_copies_do():
     """The threshold's measurement (opprof_advisor/near_duplicates.py) still holds for the KB as it is now."""
-    from opprof_advisor import paths
+    from opprof_advisor.core import paths
     from opprof_advisor.kb import load_entries
     from opprof_advisor.kb.near_duplicates import NEAR_DUPLICATE, closest_entry
 

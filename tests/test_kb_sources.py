@@ -47,7 +47,7 @@ def test_a_link_to_the_sources_page_needs_an_existing_anchor(tmp_path):
 
 
 def test_the_sources_page_is_neither_loaded_nor_indexed():
-    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.core.paths import builtin_kb_dir
     from opprof_advisor.kb.store import KbSource, scan_files
 
     page = builtin_kb_dir() / "sources" / "README.md"
@@ -80,7 +80,7 @@ def test_kb_check_warns_on_unpinned_links_but_passes(runner, tmp_path, monkeypat
 
 
 def test_shipped_kb_cites_only_openable_pinned_sources():
-    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.core.paths import builtin_kb_dir
 
     files = kb.find_kb_files([builtin_kb_dir()])
     assert [str(p) for p in kb.check_paths(files)] == []

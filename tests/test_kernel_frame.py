@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import kernel_frame
-from opprof_advisor.kernel_frame import Frame
+from opprof_advisor.core import kernel_frame
+from opprof_advisor.core.kernel_frame import Frame
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.readers.base import Coded, KernelTable
@@ -25,7 +25,7 @@ PROFILES = sorted(p for folder in ("examples", "bench") for p in (ROOT / "data" 
 
 
 def _real_profiles() -> list[Path]:
-    from opprof_advisor.paths import real_labels_path
+    from opprof_advisor.core.paths import real_labels_path
     from opprof_advisor.advice.real_bench import load_labels
     from conftest import REAL_PROFILES
 

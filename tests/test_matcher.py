@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from opprof_advisor.errors import MatcherError
+from opprof_advisor.core.errors import MatcherError
 from opprof_advisor.advice.matcher import EntryMatcher, cache_path, clear_memo, entry_document, load_matcher
-from opprof_advisor.models import Entry
+from opprof_advisor.core.models import Entry
 
 
 def make_entries() -> list[Entry]:
@@ -158,8 +158,8 @@ def test_pure_python_equals_sklearn_on_the_real_kb_and_profile_queries():
     from sklearn.metrics.pairwise import linear_kernel
 
     from opprof_advisor.kb import load_entry, find_kb_files
-    from opprof_advisor.models import OpTypeStat, Profile, Symptom
-    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
+    from opprof_advisor.core.paths import builtin_kb_dir
     from opprof_advisor.advice.recommend import build_query
 
     entries = [load_entry(path) for path in find_kb_files([builtin_kb_dir()])]

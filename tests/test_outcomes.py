@@ -10,7 +10,7 @@ import pytest
 import loop_examples
 from opprof_advisor.cli.app import app
 from opprof_advisor.loop.compare import compare_profiles
-from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
+from opprof_advisor.core.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.advice import outcomes_store
 from opprof_advisor.advice.gains import PRIOR_WEIGHT, calibrate, observed_text
@@ -397,7 +397,7 @@ def test_outcomes_remove_takes_outcomes_back_by_id(runner, yolo_runs):
 def test_a_duplicate_survives_the_trip_through_a_process_pool():
     import pickle
 
-    from opprof_advisor.errors import DuplicateOutcome
+    from opprof_advisor.core.errors import DuplicateOutcome
 
     error = DuplicateOutcome("not recorded", outcome_id=3, entry_id="x", hint="h")
     copy = pickle.loads(pickle.dumps(error))

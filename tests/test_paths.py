@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from platformdirs import user_data_dir
 
-from opprof_advisor import paths
+from opprof_advisor.core import paths
 
 
 @pytest.mark.parametrize("env", [

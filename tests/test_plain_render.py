@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from opprof_advisor.cli import fast_path, output
 from opprof_advisor.cli.app import app
-from opprof_advisor.i18n import set_lang
+from opprof_advisor.core.i18n import set_lang
 from opprof_advisor.render import render
 from opprof_advisor.render.console import safe_console
 from opprof_advisor.render.plain import cell_len, plain_lines, single_cells

@@ -6,10 +6,10 @@ import pytest
 
 from opprof_advisor.profile.builder import build_profile, profile_to_json
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.vocabulary import SYMPTOMS, UNITS
+from opprof_advisor.core.vocabulary import SYMPTOMS, UNITS
 
 
 def _table(kernels: list[dict], pipe_keys=(), present=None) -> KernelTable:

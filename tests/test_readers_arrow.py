@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from profile_fixtures import LEVEL2_HEADER, kernel, write_csv
 
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import arrowcsv, csvfile
 
 pytest.importorskip("pyarrow.csv")

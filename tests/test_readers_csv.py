@@ -7,7 +7,7 @@ import csv
 import pytest
 from profile_fixtures import LEVEL2_HEADER, kernel, write_csv
 
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.csvfile import read_kernel_csv
 

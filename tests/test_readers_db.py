@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor import testing
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers.msprof_db import MsprofDbReader, read_msprof_db
 
 TORCH_DB_DIR = "msinsight-torch-npu/db/level1/rank0_ascend_pt"

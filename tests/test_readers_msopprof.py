@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from opprof_advisor import testing
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.profile.builder import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
 from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor.errors import ProfileError
+from opprof_advisor.core.errors import ProfileError
 
 from opprof_advisor.readers import detect_format
 from opprof_advisor.profiles import read_profile
@@ -170,7 +170,7 @@ def test_core_counts_from_info_json(real_profiles):
 
 
 def test_a_prof_folder_without_a_kernel_table_gets_one_clear_line(real_profiles):
-    from opprof_advisor.errors import AdvisorError
+    from opprof_advisor.core.errors import AdvisorError
 
     prof = real_profiles / "msprof-ut-devinfo"
     with pytest.raises(AdvisorError) as caught:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor import steps
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.advice.matcher import fit_matcher
-from opprof_advisor.paths import real_labels_path
+from opprof_advisor.core.paths import real_labels_path
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.advice.real_bench import evaluate_label, load_labels
 
@@ -23,7 +23,7 @@ STEP_TOLERANCE = 0.01
 @pytest.fixture(scope="module")
 def kb():
     from opprof_advisor.kb import load_entries
-    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.core.paths import builtin_kb_dir
 
     entries = load_entries([builtin_kb_dir()])
     return entries, fit_matcher(entries)

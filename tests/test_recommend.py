@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from opprof_advisor.errors import MatcherError
-from opprof_advisor.i18n import localize, set_lang
+from opprof_advisor.core.errors import MatcherError
+from opprof_advisor.core.i18n import localize, set_lang
 from opprof_advisor.advice.matcher import EntryMatcher
-from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Symptom
+from opprof_advisor.core.models import Entry, Gain, OpTypeStat, Profile, Symptom
 from opprof_advisor.advice.recommend import (
     MIN_SIMILARITY,
     build_query,

@@ -1,4 +1,4 @@
-"""Record (opprof_advisor/records.py) keeps what the dataclasses it replaced gave: construction, ==, repr, asdict, replace, frozen."""
+"""Record (opprof_advisor/core/records.py) keeps what the dataclasses it replaced gave: construction, ==, repr, asdict, replace, frozen."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 import pytest
 
 from opprof_advisor.cluster.executors import ExecutorChoice
-from opprof_advisor.models import Entry, Gain, OpTypeStat, Profile, Roofline, RooflineRow, StepSplit, Symptom
-from opprof_advisor.records import Record
+from opprof_advisor.core.models import Entry, Gain, OpTypeStat, Profile, Roofline, RooflineRow, StepSplit, Symptom
+from opprof_advisor.core.records import Record
 
 
 def _mirror(record: Record):

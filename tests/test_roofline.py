@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from opprof_advisor.cli.app import app
-from opprof_advisor.errors import PeaksError
+from opprof_advisor.core.errors import PeaksError
 from opprof_advisor.profile.builder import build_profile, profile_to_json
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.profile.roofline import load_peaks_file, model_gain_for, resolve_peaks

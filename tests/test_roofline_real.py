@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.profiles import load_profile
 
 PEAK = 353.8944  # 24 x 1800e6 x 8192 / 1e12

@@ -10,7 +10,7 @@ import pytest
 
 import opprof_advisor.scan as scan_module
 import opprof_advisor.scan.jobs as scan_jobs
-from opprof_advisor.cann_support import SupportTableError, load_support_table
+from opprof_advisor.core.cann_support import SupportTableError, load_support_table
 from opprof_advisor.cli.app import app
 from opprof_advisor.scan import rank_advice, scan_path, scan_profile, scan_to_json
 
@@ -236,7 +236,7 @@ def test_ranked_advice_puts_nms_then_attention_first_without_gains(fixture_scan)
 
 def test_a_broken_knowledge_base_leaves_the_findings_and_says_why(runner, monkeypatch):
     from opprof_advisor.kb import store
-    from opprof_advisor.errors import KnowledgeBaseError
+    from opprof_advisor.core.errors import KnowledgeBaseError
 
     def broken(*args, **kwargs):
         raise KnowledgeBaseError("index is corrupt", path="advisor.db", hint="run advisor kb rebuild")

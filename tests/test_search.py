@@ -9,7 +9,7 @@ from kb_helpers import write_search_kb
 
 from opprof_advisor.kb import store
 from opprof_advisor.cli.app import app
-from opprof_advisor.errors import KnowledgeBaseError
+from opprof_advisor.core.errors import KnowledgeBaseError
 from opprof_advisor.kb.search import closest_word, run_search, search
 
 

@@ -8,10 +8,12 @@ import time
 
 import pytest
 
-from opprof_advisor.errors import AdvisorWarning
+from opprof_advisor.core.errors import AdvisorWarning
 from kb_helpers import body_for, write_entry
 
-from opprof_advisor import kb, paths
+from opprof_advisor import kb
+
+from opprof_advisor.core import paths
 
 from opprof_advisor.kb import add as kb_add
 
@@ -24,7 +26,7 @@ from opprof_advisor.kb import migrations
 from opprof_advisor.kb import store
 
 from opprof_advisor.advice import outcomes_store
-from opprof_advisor.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
+from opprof_advisor.core.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
 
 
 def rows(db_path, table="entries"):

@@ -345,7 +345,7 @@ def test_an_installed_package_evaluates_its_shipped_bench_and_says_where_the_rea
     import shutil
     import tomllib
 
-    from opprof_advisor import paths
+    from opprof_advisor.core import paths
 
     shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
         "force-include"]

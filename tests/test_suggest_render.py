@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from html_docs import yolo_suggest_doc
-from opprof_advisor.i18n import set_lang
+from opprof_advisor.core.i18n import set_lang
 from opprof_advisor.render.markdown import suggest_markdown
 from opprof_advisor.render.phrases import gain_line
 from opprof_advisor.render.plain import cell_len, plain_lines

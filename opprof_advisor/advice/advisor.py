@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from opprof_advisor.errors import OutcomesError
-from opprof_advisor.records import Record
+from opprof_advisor.core.errors import OutcomesError
+from opprof_advisor.core.records import Record
 
 if TYPE_CHECKING:
     from opprof_advisor.advice.matcher import EntryMatcher
-    from opprof_advisor.models import Entry
+    from opprof_advisor.core.models import Entry
     from opprof_advisor.advice.outcomes import Outcome
     from opprof_advisor.kb.store import Index
 

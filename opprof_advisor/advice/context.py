@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import M_, Message, join_messages
-from opprof_advisor.models import Profile
-from opprof_advisor.thresholds import PAUSE_SHARE
+from opprof_advisor.core.i18n import M_, Message, join_messages
+from opprof_advisor.core.models import Profile
+from opprof_advisor.core.thresholds import PAUSE_SHARE
 
 #: Convolutions holding this share of computing make a run a CNN.
 CNN_SHARE = 0.2

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from opprof_advisor.errors import AdvisorError, ProfileError
-from opprof_advisor.models import Entry
+from opprof_advisor.core.errors import AdvisorError, ProfileError
+from opprof_advisor.core.models import Entry
 
 BENCH_SCHEMA = "opprof-advisor/bench/1"
 EVAL_SCHEMA = "opprof-advisor/eval/1"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from opprof_advisor.i18n import Message
+from opprof_advisor.core.i18n import Message
 
 
 class Gain(NamedTuple):  # a NamedTuple, not a dataclass: no inspect / ast import on suggest's path

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Protocol, Sequence
 
-from opprof_advisor.i18n import M_, N_, Message, join_messages
-from opprof_advisor.models import Entry, Profile
-from opprof_advisor.records import Record
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.models import Entry, Profile
+from opprof_advisor.core.records import Record
 from opprof_advisor.render.units import TEXT as U
 
 

@@ -32,8 +32,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from opprof_advisor.errors import MatcherError
-from opprof_advisor.models import Entry
+from opprof_advisor.core.errors import MatcherError
+from opprof_advisor.core.models import Entry
 
 #: Bump when the analyzer or the document layout changes: cached states with another version are refitted.
 STATE_VERSION = 2

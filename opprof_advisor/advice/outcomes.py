@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from opprof_advisor.loop.compare import Comparison, not_like_for_like, profile_fingerprint
-from opprof_advisor.errors import OutcomeRefused
+from opprof_advisor.core.errors import OutcomeRefused
 from opprof_advisor.advice.gains import observed_text
-from opprof_advisor.models import Entry, Profile
+from opprof_advisor.core.models import Entry, Profile
 
 OUTCOMES_SCHEMA = "opprof-advisor/outcomes/1"
 

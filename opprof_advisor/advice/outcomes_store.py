@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor import paths
-from opprof_advisor.errors import DuplicateOutcome, OutcomesError
+from opprof_advisor.core import paths
+from opprof_advisor.core.errors import DuplicateOutcome, OutcomesError
 from opprof_advisor.kb.migrations import outcome_migrations
-from opprof_advisor.sqlite_files import connect_readonly, file_lock, make_parent
+from opprof_advisor.core.sqlite_files import connect_readonly, file_lock, make_parent
 
 def outcomes_path(db_path: Path | str | None = None) -> Path:
     """The outcomes database that belongs to an index: ``<index stem>.outcomes.db`` beside it."""

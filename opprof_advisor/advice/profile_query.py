@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from opprof_advisor.models import OpTypeStat, Profile
-from opprof_advisor.operators import FAMILIES
-from opprof_advisor.vocabulary import SYMPTOMS
+from opprof_advisor.core.models import OpTypeStat, Profile
+from opprof_advisor.core.operators import FAMILIES
+from opprof_advisor.core.vocabulary import SYMPTOMS
 
 _UNIT_WORDS = {
     "ai_cpu": "aicpu ai_cpu cpu fallback", "communication": "hccl communication", "ai_vector": "vector",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from opprof_advisor.errors import AdvisorError, ProfileError
+from opprof_advisor.core.errors import AdvisorError, ProfileError
 
 LABELS_SCHEMA = "opprof-advisor/real-labels/1"
 TOP = 5

@@ -37,20 +37,20 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor.advice import gains as gainlib
-from opprof_advisor.errors import MatcherError
+from opprof_advisor.core.errors import MatcherError
 from opprof_advisor.advice.gains import ExpectedGain
-from opprof_advisor.i18n import M_, join_messages
+from opprof_advisor.core.i18n import M_, join_messages
 from opprof_advisor.kb import first_step
-from opprof_advisor.models import Entry, OpTypeStat, Profile, Symptom
-from opprof_advisor.operators import FAMILIES
+from opprof_advisor.core.models import Entry, OpTypeStat, Profile, Symptom
+from opprof_advisor.core.operators import FAMILIES
 from opprof_advisor.advice.profile_query import build_query
-from opprof_advisor.records import Record
+from opprof_advisor.core.records import Record
 from opprof_advisor.advice.requirements import Check, check_requirements, hardware_mismatch, unmet
 from opprof_advisor.advice.similar_cases import (  # noqa: F401  (re-exported: the public names of this module)
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
     similar_cases,
 )
-from opprof_advisor.vocabulary import BOUND_SYMPTOM, KINDS
+from opprof_advisor.core.vocabulary import BOUND_SYMPTOM, KINDS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from opprof_advisor.advice.finding import Finding
-from opprof_advisor.i18n import M_, Message, join_messages
+from opprof_advisor.core.i18n import M_, Message, join_messages
 from opprof_advisor.kb import first_step
-from opprof_advisor.models import Entry, Profile
-from opprof_advisor.operators import FAMILIES
+from opprof_advisor.core.models import Entry, Profile
+from opprof_advisor.core.operators import FAMILIES
 from opprof_advisor.advice.requirements import check_requirements, unmet
 
 #: An entry written for the finding's operators counts this much more than a general one.

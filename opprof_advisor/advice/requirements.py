@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Sequence
 
-from opprof_advisor.i18n import M_, N_, Message, join_messages
-from opprof_advisor.models import Entry, OpTypeStat, Profile
-from opprof_advisor.vocabulary import canonical_dtype
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.models import Entry, OpTypeStat, Profile
+from opprof_advisor.core.vocabulary import canonical_dtype
 
 
 class Check(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a frozen dataclass

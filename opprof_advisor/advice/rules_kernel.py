@@ -25,11 +25,11 @@ from typing import Any
 from opprof_advisor.advice.context import PLAUSIBLE_CHIPS
 from opprof_advisor.advice.finding import Finding, Gain, band
 from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_of
-from opprof_advisor.i18n import M_, N_, join_messages
-from opprof_advisor.models import OpTypeStat, Profile, RooflineRow
+from opprof_advisor.core.i18n import M_, N_, join_messages
+from opprof_advisor.core.models import OpTypeStat, Profile, RooflineRow
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.profile.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
-from opprof_advisor.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
+from opprof_advisor.core.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
 
 #: What _pipe_gain says of a framework kernel whose pipes are all below their thresholds, without a roofline.
 UNJUDGED = "unjudged"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from opprof_advisor.advice.finding import Finding, band
-from opprof_advisor.i18n import M_, N_, join_messages
-from opprof_advisor.models import OpTypeStat, Profile, Symptom
+from opprof_advisor.core.i18n import M_, N_, join_messages
+from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.thresholds import FREE_SHARE
+from opprof_advisor.core.thresholds import FREE_SHARE
 
 #: The GAIN-MODELS band for remedies whose removable part the profile cannot measure (graph capture of
 #: launch gaps, overlapping communication, ending waits): 30 % (low) to 80 % (high) of the time covered.

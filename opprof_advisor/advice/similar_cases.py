@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from opprof_advisor.i18n import M_, N_
-from opprof_advisor.models import Entry, Profile
-from opprof_advisor.operators import COMMUNICATION_FAMILIES
-from opprof_advisor.records import Record
-from opprof_advisor.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.models import Entry, Profile
+from opprof_advisor.core.operators import COMMUNICATION_FAMILIES
+from opprof_advisor.core.records import Record
+from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
 
 #: Symptoms that describe how kernels run rather than a waste (excluded from the overlap).
 DESCRIPTIVE = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}

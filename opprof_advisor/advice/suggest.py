@@ -25,13 +25,13 @@ from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
 from opprof_advisor.advice.rules_kernel import kernels
 from opprof_advisor.advice.rules_run import RUN_RULES
-from opprof_advisor.errors import MatcherError
-from opprof_advisor.i18n import M_
-from opprof_advisor.models import Entry, Profile
+from opprof_advisor.core.errors import MatcherError
+from opprof_advisor.core.i18n import M_
+from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
-from opprof_advisor.vocabulary import KINDS
+from opprof_advisor.core.vocabulary import KINDS
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/2"
 #: Rows whose gain (or, without a model, whose stake) stays under this share of the reference time are not

@@ -26,7 +26,7 @@ from opprof_advisor.cli.output import (  # noqa: F401  (re-exported for the comm
 
 
 def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
-    from opprof_advisor.i18n import LANGS, normalise_lang, set_lang
+    from opprof_advisor.core.i18n import LANGS, normalise_lang, set_lang
 
     if value is not None:
         if normalise_lang(value) is None:

@@ -12,8 +12,8 @@ from typer.core import TyperGroup
 from opprof_advisor import __version__
 from opprof_advisor.cli._common import LangOption
 from opprof_advisor.cli.help_types import use_plain_types
-from opprof_advisor.errors import AdvisorError, error_lines, format_warning
-from opprof_advisor.terminal import detach_closed_stdout
+from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
+from opprof_advisor.core.terminal import detach_closed_stdout
 
 _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 

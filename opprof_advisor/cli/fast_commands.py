@@ -37,7 +37,7 @@ def run_suggest(values: dict[str, Any]) -> None:
 
 def warn(warnings: list[str]) -> None:
     """Print each warning as one `warning: ...` line on stderr."""
-    from opprof_advisor.terminal import one_line
+    from opprof_advisor.core.terminal import one_line
 
     for warning in warnings:
         err_console.print(f"warning: {one_line(warning)}", markup=False)

@@ -42,11 +42,11 @@ def run(argv: list[str]) -> int | None:
     parsed = parse(argv)
     if parsed is None or os.environ.get("ADVISOR_DEBUG"):
         return None
-    from opprof_advisor.errors import error_lines
-    from opprof_advisor.terminal import detach_closed_stdout
+    from opprof_advisor.core.errors import error_lines
+    from opprof_advisor.core.terminal import detach_closed_stdout
 
     name, values = parsed
-    from opprof_advisor.i18n import set_lang
+    from opprof_advisor.core.i18n import set_lang
 
     set_lang(values.pop("lang", None))  # None: from ADVISOR_LANG / the locale, as the Typer path does
     # The same last line of defence as the Typer app's (cli.app.AdvisorGroup): one line, never a traceback.
@@ -68,7 +68,7 @@ def main() -> None:
     """Console-script entry: the fast path for the plain forms, the Typer app for everything else."""
     import warnings
 
-    from opprof_advisor.errors import format_warning
+    from opprof_advisor.core.errors import format_warning
 
     warnings.formatwarning = format_warning
     code = run(sys.argv[1:])

@@ -15,7 +15,7 @@ from opprof_advisor.cli._common import (
     DbOption, Kind, LangOption, TableOrJson, console, err_console, show, typer_command,
 )
 from opprof_advisor.cli.fast_commands import open_index, run_add, run_remove, run_search, run_show, warn_problems
-from opprof_advisor.terminal import one_line
+from opprof_advisor.core.terminal import one_line
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]

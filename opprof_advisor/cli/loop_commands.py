@@ -17,7 +17,7 @@ from opprof_advisor.cli._common import (
     LangOption, DbOption, ForceOption, TableJsonHtmlSheets, TableOrJson, console, echo, err_console, show, write_html,
     write_sheets,
 )
-from opprof_advisor.terminal import dumps_json, printable
+from opprof_advisor.core.terminal import dumps_json, printable
 
 
 class Mode(str, Enum):
@@ -290,7 +290,7 @@ def export_command(
     An existing --output file is replaced only when it is an earlier export (or with --force).
     """
     from opprof_advisor.advice import outcomes
-    from opprof_advisor.outputs import write_text
+    from opprof_advisor.core.outputs import write_text
     from opprof_advisor.render.markdown import is_outcomes_export, outcomes_markdown
 
     rows = outcomes.list_outcomes(None, db_path=db)

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from opprof_advisor.vocabulary import KINDS
+from opprof_advisor.core.vocabulary import KINDS
 
 
 class Choice(NamedTuple):

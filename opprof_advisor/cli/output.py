@@ -17,7 +17,7 @@ from typing import Any, Optional
 from opprof_advisor.render.console import safe_console
 from opprof_advisor.render.plain import columns_at_start, console_width, plain_lines, prints_plain
 from opprof_advisor.render.text.styled import rich_item
-from opprof_advisor.terminal import dumps_json, printable
+from opprof_advisor.core.terminal import dumps_json, printable
 
 
 class LazyConsole:

@@ -40,8 +40,8 @@ def eval_command(
 ) -> None:
     """Score the advice: hit@1, hit@3 and MRR on the labelled synthetic scenarios, and on the real profiles the
     checks of an expert's reading (first right, gains, inapplicable remedies, repeats, contradictions)."""
-    from opprof_advisor import paths
-    from opprof_advisor.errors import ProfileError
+    from opprof_advisor.core import paths
+    from opprof_advisor.core.errors import ProfileError
     from opprof_advisor.advice.evaluation import EVAL_SCHEMA, evaluate_bench, report_to_json
     from opprof_advisor.advice.real_bench import evaluate_real, real_report_to_json
 

@@ -31,7 +31,7 @@ DEFAULT_LIMIT_MB = 256
 
 def cache_dir() -> Path:
     """``<advisor home>/rank-summaries``."""
-    from opprof_advisor.paths import home_dir
+    from opprof_advisor.core.paths import home_dir
 
     return home_dir() / CACHE_DIR
 
@@ -151,7 +151,7 @@ _warned: set[str] = set()
 
 
 def _warn_once(message: str) -> None:
-    from opprof_advisor.errors import AdvisorWarning
+    from opprof_advisor.core.errors import AdvisorWarning
 
     if message not in _warned:
         _warned.add(message)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Sequence
 
-from opprof_advisor.errors import ClusterError
-from opprof_advisor.records import FrozenRecord
+from opprof_advisor.core.errors import ClusterError
+from opprof_advisor.core.records import FrozenRecord
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
 #: Below this many bytes of rank files in total, starting worker processes costs more than it saves.

@@ -25,9 +25,11 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from opprof_advisor import steps, symptoms
-from opprof_advisor.errors import MalformedProfile
-from opprof_advisor.models import OpTypeStat, Profile, StepSplit, Symptom
+from opprof_advisor import symptoms
+
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.render.units import TEXT as U
 

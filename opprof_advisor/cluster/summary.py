@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor import steps
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import AdvisorError
 
 SCHEMA = "opprof-advisor/rank-summary/1"
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's

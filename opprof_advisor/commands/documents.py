@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import DocumentError
+from opprof_advisor.core.errors import DocumentError
 
 #: A saved document larger than this is not one of ours (a 100 MB profile's suggest JSON is ~1 MB).
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024

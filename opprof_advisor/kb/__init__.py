@@ -12,10 +12,10 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from opprof_advisor.errors import EntryValidationError, Problem
-from opprof_advisor.models import Entry, Gain
-from opprof_advisor.records import Record
-from opprof_advisor.vocabulary import canonical_dtype
+from opprof_advisor.core.errors import EntryValidationError, Problem
+from opprof_advisor.core.models import Entry, Gain
+from opprof_advisor.core.records import Record
+from opprof_advisor.core.vocabulary import canonical_dtype
 
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
@@ -280,7 +280,7 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: int) -> None:
     import yaml
 
-    from opprof_advisor.plain_yaml import first_anchor
+    from opprof_advisor.core.plain_yaml import first_anchor
 
     too_big = entry_too_big(parsed.path, file_size)
     if too_big:
@@ -358,7 +358,7 @@ def _duplicate_keys(path: Path, node, first_line: int) -> list[Problem]:
 
 def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
     """Turn a validated parsed file into an Entry (operators and op_mix as canonical families)."""
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     data = parsed.data
     gain = data.get("gain")
@@ -390,7 +390,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
 
 
 def _build_gain(gain: dict[str, Any]) -> Gain:
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     measured_on = _unique(canonical_family(name, fuzzy=False) for name in gain.get("measured_on") or [])
     return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"],
@@ -399,7 +399,7 @@ def _build_gain(gain: dict[str, Any]) -> Gain:
 
 def build_requires(value: Any) -> list[dict[str, list[Any]]]:
     """Validated ``requires:`` front matter as ``[{key: [canonical values]}]``."""
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     built = []
     for item in value or []:

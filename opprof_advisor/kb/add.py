@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from opprof_advisor import paths
-from opprof_advisor.errors import EntryExists, EntryValidationError
-from opprof_advisor.sqlite_files import file_lock, make_parent
+from opprof_advisor.core import paths
+from opprof_advisor.core.errors import EntryExists, EntryValidationError
+from opprof_advisor.core.sqlite_files import file_lock, make_parent
 from opprof_advisor.kb.store import STALE, Index, _freshness, _open_snapshot, build_index, folders_unchanged, kb_sources, scan_files
 
 if TYPE_CHECKING:
-    from opprof_advisor.models import Entry
+    from opprof_advisor.core.models import Entry
 
 def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
                    kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> Entry:

@@ -14,9 +14,9 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import Problem
+from opprof_advisor.core.errors import Problem
 from opprof_advisor.kb import KEYS, _FENCE_OPEN, ParsedFile, find_kb_files, parse_file, suggest_close
-from opprof_advisor.vocabulary import (
+from opprof_advisor.core.vocabulary import (
     APPLIES_KEYS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
 )
 
@@ -174,13 +174,13 @@ def _string_items(parsed: ParsedFile, key: str) -> list[tuple[int, str]]:
 
 
 def _check_operators(parsed: ParsedFile) -> list[Problem]:
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     problems = []
     for index, name in _string_items(parsed, "operators"):
         if canonical_family(name, fuzzy=False) is None:
             guess = canonical_family(name)
-            hint = f"; did you mean {guess!r}?" if guess else " (families are listed in opprof_advisor/operators.py)"
+            hint = f"; did you mean {guess!r}?" if guess else " (families are listed in opprof_advisor/core/operators.py)"
             problems.append(_problem(parsed, ("operators", index), f"unknown operator {name!r}{hint}"))
     return problems
 
@@ -189,7 +189,7 @@ def _check_symptoms(parsed: ParsedFile) -> list[Problem]:
     problems = []
     for index, name in _string_items(parsed, "symptoms"):
         if name not in SYMPTOMS:
-            hint = suggest_close(name, SYMPTOMS) or " (see opprof_advisor/vocabulary.py SYMPTOMS)"
+            hint = suggest_close(name, SYMPTOMS) or " (see opprof_advisor/core/vocabulary.py SYMPTOMS)"
             problems.append(_problem(parsed, ("symptoms", index), f"unknown symptom {name!r}{hint}"))
     return problems
 
@@ -243,7 +243,7 @@ def unpinned_source(source: str) -> bool:
 
 def sources_page_anchors() -> frozenset[str]:
     """The anchors (GitHub heading slugs) of the KB sources page, empty when the page is missing."""
-    from opprof_advisor.paths import builtin_kb_dir
+    from opprof_advisor.core.paths import builtin_kb_dir
 
     return _page_anchors(builtin_kb_dir() / SOURCES_PAGE.removeprefix("kb/"))
 
@@ -329,7 +329,7 @@ def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
 
 def _check_measured_on(parsed: ParsedFile, gain: dict) -> list[Problem]:
     """``measured_on``: a list of the entry's own operator families (the ones the figure was measured on)."""
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     if "measured_on" not in gain:
         return []
@@ -430,7 +430,7 @@ def _requirement_problems(key: str, values: Any) -> list[str]:
 
 
 def _requirement_value_problem(key: str, item: str) -> str | None:
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     allowed = {"symptom": SYMPTOMS, "unit": UNITS, "producer": PRODUCERS, "workload": WORKLOADS}.get(key)
     if allowed is not None:
@@ -439,7 +439,7 @@ def _requirement_value_problem(key: str, item: str) -> str | None:
         hint = suggest_close(item, allowed) or " (allowed: " + ", ".join(allowed) + ")"
         return f"unknown {key} {item!r} in requires{hint}"
     if key == "operator" and canonical_family(item, fuzzy=False) is None:
-        return f"unknown operator {item!r} in requires (families are listed in opprof_advisor/operators.py)"
+        return f"unknown operator {item!r} in requires (families are listed in opprof_advisor/core/operators.py)"
     if key == "dtype" and canonical_dtype(item) not in DTYPES:
         return f"unknown dtype {item!r} in requires (allowed: {', '.join(DTYPES)})"
     return None
@@ -464,7 +464,7 @@ def _check_zh(parsed: ParsedFile) -> list[Problem]:
 
 
 def _check_op_mix(parsed: ParsedFile) -> list[Problem]:
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     if "op_mix" not in parsed.data:
         return []
@@ -557,7 +557,7 @@ def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
     user folders are checked for duplicate ids each on its own (the user KB may override a built-in
     id on purpose, with `advisor add --replace`), and ``related`` may point from one into the other.
     """
-    from opprof_advisor import paths as kb_paths
+    from opprof_advisor.core import paths as kb_paths
     from opprof_advisor.kb import check_paths
     from opprof_advisor.kb.stats import check_to_json
 

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
 from opprof_advisor.kb.search_fill import fill_search_tables
 from opprof_advisor.kb.search_index import update_search_tables
 from opprof_advisor.kb.migrations import index_migrations
-from opprof_advisor.sqlite_files import (
+from opprof_advisor.core.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
 )
 from opprof_advisor.kb.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files

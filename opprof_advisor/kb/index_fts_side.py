@@ -51,7 +51,7 @@ class SideIndex:
         """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` as it was) when the
         helper failed. Only plain tables are written: ``conn`` must not have used entries_fts in this transaction
         (its FTS5 module would keep what it read), which a build's bulk insert does not."""
-        from opprof_advisor.sqlite_files import connect_readonly
+        from opprof_advisor.core.sqlite_files import connect_readonly
 
         try:
             if self._wait() != 0:
@@ -71,7 +71,7 @@ class SideIndex:
 
     def discard(self) -> None:
         """Stop the helper if it still runs and remove its file."""
-        from opprof_advisor.sqlite_files import remove_with_journals
+        from opprof_advisor.core.sqlite_files import remove_with_journals
 
         if self.process.poll() is None:
             self.process.kill()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from opprof_advisor.errors import Problem
+from opprof_advisor.core.errors import Problem
 from opprof_advisor.kb.index_fts_side import REBUILD, SideIndex, start_side_index
 from opprof_advisor.kb.search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
 from opprof_advisor.kb.store import (

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from opprof_advisor.models import Entry
+from opprof_advisor.core.models import Entry
 
 if TYPE_CHECKING:
     from opprof_advisor.kb.store import EntryText

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from opprof_advisor import paths
-from opprof_advisor.errors import EntryReadOnly
-from opprof_advisor.sqlite_files import file_lock, make_parent
+from opprof_advisor.core import paths
+from opprof_advisor.core.errors import EntryReadOnly
+from opprof_advisor.core.sqlite_files import file_lock, make_parent
 
 #: The JSON document of `advisor remove --format json`.
 REMOVED_SCHEMA = "opprof-advisor/kb-remove/1"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from opprof_advisor.errors import KnowledgeBaseError
+from opprof_advisor.core.errors import KnowledgeBaseError
 from opprof_advisor.kb.store import EntrySummary, Index
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
@@ -147,7 +147,7 @@ def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str 
 
 def resolve_operator(operator: str | None) -> str | None:
     """The family named by an ``--operator`` value; raise KnowledgeBaseError when there is none."""
-    from opprof_advisor.operators import FAMILIES, canonical_family
+    from opprof_advisor.core.operators import FAMILIES, canonical_family
 
     if not operator:
         return None
@@ -183,7 +183,7 @@ def correct_words(index: Index, words: list[str], tables=None) -> tuple[list[str
     The known words are read from the candidate tables (only those of a length that can be
     close) when the index has them, else gathered from every entry.
     """
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     vocabulary: dict[str, int] | None = None
     terms, corrected = [], False
@@ -213,7 +213,7 @@ def known_words(index: Index) -> dict[str, int]:
 
 def with_aliases(counts: dict[str, int]) -> dict[str, int]:
     """``counts`` plus every operator alias (count 1 unless the entries use it)."""
-    from opprof_advisor.operators import FAMILIES, normalise_name
+    from opprof_advisor.core.operators import FAMILIES, normalise_name
 
     for family, aliases in FAMILIES.items():
         for alias in (family, *aliases):
@@ -264,7 +264,7 @@ def fts_term(word: str) -> str:
 
 def query_families(query: str, terms: list[str]) -> dict[str, float]:
     """Operator families the query names, with the confidence of each (whole phrase 1.0, one word 0.7)."""
-    from opprof_advisor.operators import canonical_family
+    from opprof_advisor.core.operators import canonical_family
 
     families: dict[str, float] = {}
     raw_words = _WORD.findall(query.lower())
@@ -342,7 +342,7 @@ def hit_order(hit: SearchHit) -> tuple:
 
 def query_symptoms(terms: list[str]) -> dict[str, float]:
     """Symptoms the query names: all words of the symptom id present (``launch bound``), or the id itself."""
-    from opprof_advisor.vocabulary import SYMPTOMS
+    from opprof_advisor.core.vocabulary import SYMPTOMS
 
     words = set(terms)
     joined = "_".join(terms)

@@ -27,13 +27,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from opprof_advisor import paths
-from opprof_advisor.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
+from opprof_advisor.core import paths
+from opprof_advisor.core.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
 from opprof_advisor.kb import migrations
-from opprof_advisor.sqlite_files import connect_readonly, file_lock
+from opprof_advisor.core.sqlite_files import connect_readonly, file_lock
 
 if TYPE_CHECKING:
-    from opprof_advisor.models import Entry
+    from opprof_advisor.core.models import Entry
 
 #: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
 #: Entry's). Listed here so that `advisor search`, which reads no Entry, need not build the models.
@@ -498,7 +498,7 @@ _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 
 def _row_to_entry(row: tuple) -> Entry:
-    from opprof_advisor.models import Entry, Gain
+    from opprof_advisor.core.models import Entry, Gain
 
     values = dict(zip(_ENTRY_COLUMNS, row))
     for column in _LIST_COLUMNS:
@@ -528,7 +528,7 @@ _GAIN = _ENTRY_COLUMNS.index("gain")
 def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
     """``_row_to_entry`` of every row, their JSON cells decoded by one json.loads (ten per entry were ~10 ms of a
     suggest's start-up); ValueError / TypeError when a cell is not what the build writes (decode row by row then)."""
-    from opprof_advisor.models import Entry, Gain
+    from opprof_advisor.core.models import Entry, Gain
 
     at = [(_ENTRY_COLUMNS.index(column), column) for column in _JSON_DEFAULTS]
     cells = [row[index] or _JSON_DEFAULTS[column] for row in rows for index, column in at]
@@ -645,6 +645,6 @@ def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | s
 def _warn(message: str) -> None:
     import warnings
 
-    from opprof_advisor.errors import AdvisorWarning
+    from opprof_advisor.core.errors import AdvisorWarning
 
     warnings.warn(message, AdvisorWarning, stacklevel=3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
 
 
 def check_entry_file(path: Path) -> None:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-from opprof_advisor.errors import CollectError, ProfilerFailed, ProfilerInterrupted, ProfilerTimedOut, ToolNotFound
+from opprof_advisor.core.errors import CollectError, ProfilerFailed, ProfilerInterrupted, ProfilerTimedOut, ToolNotFound
 
 MODES = ("device", "simulator")
 

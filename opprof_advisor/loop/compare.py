@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from opprof_advisor.profile.families import family_totals
-from opprof_advisor.i18n import M_, N_, Message, join_messages
-from opprof_advisor.models import Profile
-from opprof_advisor.vocabulary import UNIT_CLASS
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.models import Profile
+from opprof_advisor.core.vocabulary import UNIT_CLASS
 from opprof_advisor.render.units import TEXT as U
 
 SCHEMA = "opprof-advisor/compare/1"

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from opprof_advisor import commands
-from opprof_advisor.errors import AdvisorError, error_lines
-from opprof_advisor.i18n import _
+from opprof_advisor.core.errors import AdvisorError, error_lines
+from opprof_advisor.core.i18n import _
 from opprof_advisor.render.units import TEXT as U
 
 SERVER_NAME = "opprof-advisor"
@@ -105,7 +105,7 @@ def _none(text: str) -> str:
 
 
 def _summarize_suggest(doc: dict[str, Any]) -> str:
-    from opprof_advisor.i18n import localize
+    from opprof_advisor.core.i18n import localize
     from opprof_advisor.render.phrases import (
         NO_FINDING, entry_text, finding_title, gain_line, lead_first_step, reference_name, remedies_of, show_command,
     )
@@ -270,7 +270,7 @@ class UnknownLanguage(AdvisorError):
 
 def use_language(lang: str | None) -> str:
     """Speak ``lang`` (zh / en; None: the server's own, from its environment) until the next call; the previous one."""
-    from opprof_advisor.i18n import LANGS, current_lang, normalise_lang, set_lang
+    from opprof_advisor.core.i18n import LANGS, current_lang, normalise_lang, set_lang
 
     previous = current_lang()
     if lang is not None and normalise_lang(lang) is None:
@@ -302,7 +302,7 @@ def build_server():
     def register(name: str, function: Callable[..., dict[str, Any]], description: str) -> None:
         def call(lang: str | None = None, **arguments: Any) -> CallToolResult:
             # `lang` changes the summary, the entries' titles and the error line, never the JSON document
-            from opprof_advisor.i18n import set_lang
+            from opprof_advisor.core.i18n import set_lang
 
             previous = None
             try:

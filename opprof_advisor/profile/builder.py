@@ -13,15 +13,19 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from opprof_advisor import steps, symptoms, thresholds
+from opprof_advisor import symptoms
+
+from opprof_advisor.core import steps
+
+from opprof_advisor.core import thresholds
 from opprof_advisor.profile.families import families_to_json
-from opprof_advisor.i18n import M_, N_
-from opprof_advisor.kernel_frame import Frame
-from opprof_advisor.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.core.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
+from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile, as_list
 from opprof_advisor.readers.columns import unit_of
-from opprof_advisor.vocabulary import UNITS
+from opprof_advisor.core.vocabulary import UNITS
 from opprof_advisor.render.units import TEXT as U
 
 SCHEMA = "opprof-advisor/profile/1"
@@ -47,7 +51,7 @@ def producer_of(raw: RawProfile) -> str:
 class Kernels:
     """Per-kernel derived columns, the op-type rows and the step split, shared by the symptom checks.
 
-    Columns live in ``frame`` (opprof_advisor/kernel_frame.py), encoded: ``ops`` (op type, derived
+    Columns live in ``frame`` (opprof_advisor/core/kernel_frame.py), encoded: ``ops`` (op type, derived
     from the kernel name at level0), ``units`` (the vocabulary unit), ``names``, and the float
     columns ``duration`` and ``pipe``. The checks ask the frame for masks and tallies over them.
     """

@@ -1,6 +1,6 @@
 """Write a normalised profile into a SQLite file (browsable with ``datasette``).
 
-The export is built in a temporary file beside the target and renamed over it (opprof_advisor.outputs),
+The export is built in a temporary file beside the target and renamed over it (opprof_advisor.core.outputs),
 so a kill or a full disk leaves the previous file as it was. An existing file is written only
 when it is an earlier export (SQLite application id APPLICATION_ID, or, from before the id, a
 ``source`` row holding a profile document); its tables other than EXPORT_TABLES are kept. Any other
@@ -15,8 +15,8 @@ import sqlite3
 from pathlib import Path
 from typing import Sequence
 
-from opprof_advisor.errors import OutputError
-from opprof_advisor.models import Profile
+from opprof_advisor.core.errors import OutputError
+from opprof_advisor.core.models import Profile
 from opprof_advisor.readers.base import RawProfile
 
 #: ``PRAGMA application_id`` of an export: the bytes "OPAX" (SQLite's magic-number registry is free-form).
@@ -28,7 +28,7 @@ EXPORT_TABLES = ("kernels", "op_types", "symptoms", "notes", "ranks", "source")
 def export_profile(target: str | Path, raw: RawProfile, profile: Profile, *, force: bool = False,
                    inputs: Sequence[Path | str] = ()) -> tuple[Path, dict[str, int]]:
     """Write the profile's tables into ``target``; return the path written and the row count per table."""
-    from opprof_advisor.outputs import check_target, replacing
+    from opprof_advisor.core.outputs import check_target, replacing
 
     target = check_target(target, what="an SQLite export", is_ours=_is_export, force=force,
                           inputs=inputs, option="--export")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from opprof_advisor.models import OpTypeStat
-from opprof_advisor.records import Record
-from opprof_advisor.vocabulary import UNIT_CLASS
+from opprof_advisor.core.models import OpTypeStat
+from opprof_advisor.core.records import Record
+from opprof_advisor.core.vocabulary import UNIT_CLASS
 
 
 class FamilyTotal(Record):

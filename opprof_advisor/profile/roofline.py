@@ -31,18 +31,18 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-from opprof_advisor.i18n import M_, N_, Message, join_messages
-from opprof_advisor.errors import PeaksError
-from opprof_advisor.models import Profile, Roofline, RooflineRow
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.errors import PeaksError
+from opprof_advisor.core.models import Profile, Roofline, RooflineRow
+from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.chips import CUBE_OPS_PER_CYCLE, CUBE_OPS_SOURCE, soc_spec
 from opprof_advisor.readers.columns import unit_of
-from opprof_advisor.records import Record
+from opprof_advisor.core.records import Record
 from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
 # MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
-from opprof_advisor.thresholds import HOT_SHARE, MIN_TASK_DURATION_US
+from opprof_advisor.core.thresholds import HOT_SHARE, MIN_TASK_DURATION_US
 
 #: Above this fraction of attainable a result is a data problem, not a fast kernel (issue 12).
 PLAUSIBLE_MAX = 1.10
@@ -95,7 +95,7 @@ class Peaks(Record):
 
 def load_peaks_file(path: str | Path) -> dict[str, Any]:
     """Read and check a peaks YAML file; raise PeaksError naming the file and the bad key."""
-    from opprof_advisor.plain_yaml import load_file
+    from opprof_advisor.core.plain_yaml import load_file
 
     path = Path(path)
     # without anchors and aliases, from a regular file: a 'billion laughs' file must not hang every profile
@@ -131,7 +131,7 @@ def _positive(value: Any, key: str, path: Path) -> float:
 
 def user_peaks_path() -> Path:
     """``$ADVISOR_HOME/peaks.yaml``: measured peaks applied to every profile (documented in README)."""
-    from opprof_advisor.paths import home_dir
+    from opprof_advisor.core.paths import home_dir
 
     return home_dir() / USER_PEAKS_FILE
 
@@ -324,7 +324,7 @@ def _unit_index(profile: Profile) -> dict[str, list[tuple[str, float]]]:
 
 def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
     """Group launches by (op type, task type, shapes, dtypes, formats); compute each group's work once."""
-    from opprof_advisor.kernel_frame import Frame
+    from opprof_advisor.core.kernel_frame import Frame
 
     frame = Frame.of(raw.kernels)
     keys = frame.combine(frame.op_types(), *(frame.coded(name) for name in (

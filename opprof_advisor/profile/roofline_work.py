@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from opprof_advisor.i18n import M_
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core.i18n import M_
+from opprof_advisor.core.operators import canonical_family
 
 # ------------------------------------------------------------------------------------------------
 # Data types

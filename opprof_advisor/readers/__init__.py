@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from opprof_advisor.errors import ProfileError, UnknownFormat
+from opprof_advisor.core.errors import ProfileError, UnknownFormat
 
 if TYPE_CHECKING:
     from opprof_advisor.cluster.executors import ExecutorChoice

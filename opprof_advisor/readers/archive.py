@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, TypeVar
 
-from opprof_advisor.errors import AdvisorError, ProfileError
+from opprof_advisor.core.errors import AdvisorError, ProfileError
 
 # shutil, tarfile, tempfile, zipfile and zlib are imported where an archive is extracted: every profile
 # read asks is_archive, and those modules cost ~5 ms of a start-up that reads a plain folder.

@@ -12,7 +12,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from opprof_advisor.records import Record
+from opprof_advisor.core.records import Record
 
 #: Canonical pipe-ratio keys of ``KernelTable.pipe``. Readers map every header spelling onto these:
 #: msprof ``aic_mac_ratio`` and msOpProf ``aic_cube_ratio`` -> ``aic_cube``; un-prefixed older
@@ -80,7 +80,7 @@ class KernelTable:
 
     Columns are stored either as Python lists (readers of small or irregular sources append to them)
     or columnar: dictionary-encoded (``Coded``) and numpy float64 arrays, as the pyarrow CSV reader
-    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.kernel_frame``
+    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.core.kernel_frame``
     without making a Python object per row; reading an attribute (``table.name``) gives the list.
     """
 

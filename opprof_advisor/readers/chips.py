@@ -33,7 +33,7 @@ Sources (each figure below names one of these):
 
 from __future__ import annotations
 
-from opprof_advisor.records import FrozenRecord
+from opprof_advisor.core.records import FrozenRecord
 
 #: Cube flop (or int op) per cycle per AI Core (Cube core), by dtype class [CUBE_OPS]. FP32 / HF32
 #: are absent on purpose: no source we have states their cube rate (msprof-analyze measures FLOAT

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from opprof_advisor import steps
-from opprof_advisor.errors import MalformedProfile
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import COMM_FILE, STEP_FILE, is_cluster_summary, summary_dir

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from opprof_advisor.operators import COMMUNICATION_FAMILIES
+from opprof_advisor.core.operators import COMMUNICATION_FAMILIES
 from opprof_advisor.readers.base import PIPE_KEYS
 
 #: KernelTable field -> header spellings (FORMATS.md §3.2, §4.3, §5.1). Compared after ``normalise_header``.

@@ -21,8 +21,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterator
 
-from opprof_advisor.errors import MalformedProfile
-from opprof_advisor.i18n import M_
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
 from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular

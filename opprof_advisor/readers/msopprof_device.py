@@ -44,8 +44,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import MalformedProfile, UnknownFormat
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import find_launch_dirs, is_basic_info, is_msopprof_device

@@ -67,8 +67,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from opprof_advisor.errors import MalformedProfile, UnknownFormat
-from opprof_advisor.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import CORE_DIR, core_dirs, find_simulator_dir, is_msopprof_simulator
 from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text

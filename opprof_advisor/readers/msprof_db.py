@@ -27,10 +27,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor import steps
-from opprof_advisor.errors import MalformedProfile, UnknownFormat
-from opprof_advisor.i18n import N_
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
+from opprof_advisor.core.i18n import N_
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite

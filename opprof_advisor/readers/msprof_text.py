@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
-from opprof_advisor.kernel_frame import Frame
+from opprof_advisor.core.kernel_frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
 

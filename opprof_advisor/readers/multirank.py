@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from opprof_advisor import steps
-from opprof_advisor.errors import ProfileError
-from opprof_advisor.kernel_frame import Frame
-from opprof_advisor.operators import canonical_family
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import ProfileError
+from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.readers.layouts import is_multi_rank, rank_dirs

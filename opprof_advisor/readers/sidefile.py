@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.render.units import TEXT as U
 
 #: Side files above this are refused (real ones are a few KB; communication.json of a big job a few MB).

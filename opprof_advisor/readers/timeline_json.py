@@ -44,10 +44,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from opprof_advisor import steps
-from opprof_advisor.errors import MalformedProfile
-from opprof_advisor.i18n import N_
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.i18n import N_
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
 from opprof_advisor.readers.layouts import MSPROF_TIMELINE, OUTPUT_DIR, TORCH_TIMELINE, is_timeline, timeline_files

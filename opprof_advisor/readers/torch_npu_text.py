@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opprof_advisor import steps
-from opprof_advisor.errors import AdvisorError
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core import steps
+from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir

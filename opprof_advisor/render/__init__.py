@@ -19,7 +19,7 @@ import importlib
 from typing import Any, Callable
 
 from opprof_advisor.commands.documents import document_kind
-from opprof_advisor.errors import DocumentError
+from opprof_advisor.core.errors import DocumentError
 
 #: The formats renderers are registered for (``json`` is the document itself), with what each returns.
 FORMATS: dict[str, str] = {

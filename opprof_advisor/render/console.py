@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 
-from opprof_advisor.terminal import CONTROLS, detach_closed_stdout
+from opprof_advisor.core.terminal import CONTROLS, detach_closed_stdout
 
 _CONSOLE_CLASS = None
 

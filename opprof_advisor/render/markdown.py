@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.i18n import _, localize
+from opprof_advisor.core.cann_support import CATEGORY_TITLES
+from opprof_advisor.core.i18n import _, localize
 from opprof_advisor.render.phrases import (
     NO_FINDING, entry_text, evidence_line, finding_title, gain_assumptions, gain_line, gain_parts, lead_first_step,
     localized, remedies_of, show_command, similar_case_line, stake_line, word,
@@ -20,7 +20,7 @@ OUTCOMES_MARKER = "<!-- written by opprof-advisor: advisor outcomes export -->"
 
 def is_outcomes_export(path: Path) -> bool:
     """True when ``path`` is a markdown or JSON export of ``advisor outcomes export`` (replaceable without --force)."""
-    from opprof_advisor.outputs import head_contains, tail_contains
+    from opprof_advisor.core.outputs import head_contains, tail_contains
 
     return tail_contains(path, OUTCOMES_MARKER.encode()) or head_contains(
         path, b'"schema": "opprof-advisor/outcomes/', size=256)

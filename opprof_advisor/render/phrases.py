@@ -7,7 +7,7 @@ dicts (``opprof-advisor/suggest/2`` findings and their remedies, a KB entry's ``
 
 from __future__ import annotations
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.units import TEXT, Units, as_float
 
 NO_FIGURE = N_("no sourced figure")
@@ -93,7 +93,7 @@ CONFIDENCE_WORDS = (N_("high"), N_("medium"), N_("low"))
 
 def finding_title(suggestion: dict) -> str:
     """A finding's diagnosis sentence in the language in use (its ``zh`` title, or its Message said in Chinese)."""
-    from opprof_advisor.i18n import current_lang
+    from opprof_advisor.core.i18n import current_lang
 
     if current_lang() == "zh":
         chinese = (suggestion.get("zh") or {}).get("title")
@@ -165,7 +165,7 @@ def entry_gain_line(gain: dict | None, units: Units = TEXT) -> str:
 
 def entry_text(item: dict, key: str) -> str:
     """An entry's ``title`` / ``summary`` / ``first_step`` in the language in use (its ``zh`` texts for Chinese)."""
-    from opprof_advisor.i18n import current_lang
+    from opprof_advisor.core.i18n import current_lang
 
     if current_lang() == "zh":
         chinese = (item.get("zh") or {}).get(key)
@@ -176,7 +176,7 @@ def entry_text(item: dict, key: str) -> str:
 
 def localized(items) -> list[str]:
     """Each note / reason of a document in the language in use."""
-    from opprof_advisor.i18n import localize
+    from opprof_advisor.core.i18n import localize
 
     return [localize(item) for item in items or []]
 

@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any
 
-from opprof_advisor.terminal import CONTROLS
+from opprof_advisor.core.terminal import CONTROLS
 
 #: rich.box.HEAVY_HEAD, the default box of rich.table.Table, one row of four characters per line.
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├─┼┤", "├─┼┤", "│ ││", "└─┴┘")

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from opprof_advisor.errors import OutputError
+from opprof_advisor.core.errors import OutputError
 
 Table = tuple[str, list[str], list[list[Any]]]  # (sheet name, columns, rows)
 
@@ -128,7 +128,7 @@ def is_workbook(path: Path) -> bool:
 
 def write_xlsx(doc: dict[str, Any], output: Path | None, *, force: bool = False, inputs: Sequence[Path] = ()) -> Path:
     """Write every table of ``doc`` into one workbook, a sheet each (atomically, never into an input)."""
-    from opprof_advisor.outputs import check_target, replacing
+    from opprof_advisor.core.outputs import check_target, replacing
 
     if output is None:
         raise OutputError("--format xlsx needs --output FILE.xlsx", hint="add --output advice.xlsx")

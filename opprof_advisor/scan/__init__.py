@@ -5,7 +5,7 @@ reports, with file and line, the compute-heavy operators, the operators that ris
 fallback on Ascend, CUDA-only code (custom kernels, Triton, apex, xformers, flash-attn), migration
 points (``.cuda()``, CUDA AMP, NCCL) and fusion candidates (hand-written attention, RMSNorm,
 SwiGLU, RoPE). Each finding is classified by the sourced support table in
-``data/cann_support.yaml`` (see :mod:`opprof_advisor.cann_support`).
+``data/cann_support.yaml`` (see :mod:`opprof_advisor.core.cann_support`).
 
 The findings also become a *pseudo-profile* (:func:`scan_profile`) so the recommender can rank the
 knowledge base against code before any NPU profile exists. No time is measured, so no gain is
@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opprof_advisor.cann_support import CATEGORIES, SupportTable, load_support_table
-from opprof_advisor.errors import AdvisorError, ScanError
-from opprof_advisor.i18n import M_
-from opprof_advisor.models import OpTypeStat, Profile, Symptom
+from opprof_advisor.core.cann_support import CATEGORIES, SupportTable, load_support_table
+from opprof_advisor.core.errors import AdvisorError, ScanError
+from opprof_advisor.core.i18n import M_
+from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.scan.jobs import FileOutcome, analyse_source, analyse_sources
 from opprof_advisor.scan.source import Finding, make_finding
 from opprof_advisor.scan.walk import CUDA_SUFFIXES, Walk, collect_files

@@ -11,7 +11,7 @@ import ast
 import os
 from dataclasses import dataclass, field
 
-from opprof_advisor.cann_support import SupportTable
+from opprof_advisor.core.cann_support import SupportTable
 from opprof_advisor.scan.source import FileScan, Finding
 
 #: Below this many bytes of source to parse, forking costs more than it saves (~3 MB/s per CPU).

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from opprof_advisor.cann_support import SupportRow, SupportTable
+from opprof_advisor.core.cann_support import SupportRow, SupportTable
 from opprof_advisor.scan.flow import ACTIVATION_MODULES, BN_MODULES, CONV_MODULES, Scope, split_scope
 from opprof_advisor.scan.tree import subtree_nodes, walk_tree
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Iterable
 
-from opprof_advisor.thresholds import (
+from opprof_advisor.core.thresholds import (
     AICPU_MIN_SHARE, CANN_WAIT_RATIO, COMM_EXPOSED_SHARE, COMM_WAIT_SHARE, COMPILE_SHARE, FLOAT64_DTYPE,
     FREE_HIGH_SHARE, FREE_SHARE, INPUT_GENERATION, INT64_DTYPE, LAUNCH_MIN_KERNELS, LAUNCH_SHORT_FRACTION,
     MIN_TASK_DURATION_US, NO_PIPE_UNITS, PAUSE_SHARE, SETUP_SHARE, SLOW_LINK_MIN_MB, SLOW_LINK_SHARE,
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
-from opprof_advisor.i18n import M_, N_, join_messages
+from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.symptoms.kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,

@@ -6,13 +6,13 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from opprof_advisor.i18n import M_, N_, Message, join_messages
-from opprof_advisor.models import OpTypeStat
-from opprof_advisor.thresholds import (
+from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.core.models import OpTypeStat
+from opprof_advisor.core.thresholds import (
     AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
     FP32_DTYPE, HOT_SHARE, IDLE_SLOT_SHARE, IMBALANCE_RATIO, L2_HIT_RATE, NO_PIPE_UNITS, WORKING_SIDE_SHARE,
 )
-from opprof_advisor.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
 from opprof_advisor.render.units import TEXT as U
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def check_norm(ctx: Kernels) -> None:
 
 def _compute_names(ctx: Kernels, compute: list[int]):
     """A Frame over the compute kernels alone, its ``name`` column the base name of each one's op type."""
-    from opprof_advisor.kernel_frame import Frame
+    from opprof_advisor.core.kernel_frame import Frame
     from opprof_advisor.readers.base import Coded, KernelTable
 
     frame = ctx.frame

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import N_, _
+from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     CLASS_CSS, check_schema, class_name, esc, fact_label, headings, is_scalar, muted, render_legend, render_notes_section,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     CLASS_CSS, MAX_TABLE_ROWS, check_schema, class_name, esc, fact_label, fact_value, file_name, heading, headings, is_scalar,
@@ -12,7 +12,7 @@ from opprof_advisor.render.html.page import (
 from opprof_advisor.render.html.roofline import roofline_section
 from opprof_advisor.render.units import HTML as U
 from opprof_advisor.render.units import as_float
-from opprof_advisor.vocabulary import SYMPTOMS
+from opprof_advisor.core.vocabulary import SYMPTOMS
 
 
 TOP_FAMILIES = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.html.page import (
     MAX_TABLE_ROWS, check_schema, esc, esc_text, file_name, headings, merged_source, render_notes_section, render_page,
     render_table, section, shorten, subtitle_of,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.cann_support import CATEGORY_TITLES
-from opprof_advisor.i18n import N_, _
+from opprof_advisor.core.cann_support import CATEGORY_TITLES
+from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
 from opprof_advisor.render.html.page import (
     MAX_TABLE_ROWS, check_schema, esc, file_name, headings, muted, render_legend, render_notes_section, render_page,

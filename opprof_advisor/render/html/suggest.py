@@ -6,7 +6,7 @@ from typing import Any
 
 import re
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
     NO_MODEL, entry_text, finding_title, gain_assumptions, gain_model_word, lead_first_step, no_gain_text, remedies_of,
     show_command, symptom_label, word,
@@ -21,7 +21,7 @@ from opprof_advisor.render.html.roofline import roofline_section
 from opprof_advisor.render.phrases import gain_parts, gain_us
 from opprof_advisor.render.units import HTML as U
 from opprof_advisor.render.units import as_float
-from opprof_advisor.vocabulary import EVIDENCE_GRADES
+from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
 
 
 def find_profile_doc(doc: dict, profile_doc: dict | None) -> dict | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Sequence
 
-from opprof_advisor.i18n import _
+from opprof_advisor.core.i18n import _
 from opprof_advisor.render.plain import cell_len
 from opprof_advisor.render.text.styled import Table, Text, from_rich
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import N_, _
+from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
-from opprof_advisor.vocabulary import EVIDENCE_GRADES
+from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
 
 #: The hit and entry tables: ids and scores whole; the operators give way first, then the kind.
 SEARCH_COLUMNS = (Column("#", "right", whole=True), Column(N_("id"), whole=True), Column(N_("kind"), whole=True, drop=2),
@@ -181,7 +181,7 @@ def entry_facts(entry: dict[str, Any]):
 
 def check_table(doc: dict[str, Any], **_options: Any) -> list:
     """`advisor kb check`: one line per problem (``path:line: message``), whatever the file name holds."""
-    from opprof_advisor.terminal import one_line
+    from opprof_advisor.core.terminal import one_line
 
     return [one_line(problem_line(p)) for p in doc.get("problems") or []]  # plain lines: never wrapped
 

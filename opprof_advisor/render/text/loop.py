@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.vocabulary import UNIT_CLASS
+from opprof_advisor.core.vocabulary import UNIT_CLASS
 
 
 def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:

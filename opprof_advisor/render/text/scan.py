@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.cann_support import CATEGORY_TITLES
+from opprof_advisor.core.cann_support import CATEGORY_TITLES
 from opprof_advisor.render.phrases import entry_text, word
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 
 SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.i18n import N_, _, localize
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
     NO_FINDING, entry_text, evidence_line, finding_title, gain_assumptions, gain_line, gain_model_word, gain_parts,
     lead_first_step, localized, no_gain_text, reference_name, remedies_of, show_command, similar_case_line,

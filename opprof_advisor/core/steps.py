@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any
 
-from opprof_advisor.models import StepSplit
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import Coded, as_list
 
 #: step_trace_time.csv column -> StepSplit field (FORMATS.md §4.4).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from opprof_advisor.i18n import N_
+from opprof_advisor.core.i18n import N_
 
 
 #: In whole-model profiles, kernels shorter than this are not judged one by one for bound class or

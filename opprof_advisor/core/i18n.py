@@ -20,7 +20,7 @@ from typing import Any
 #: The languages advisor speaks, with their HTML ``lang`` attribute.
 LANGS: dict[str, str] = {"en": "en", "zh": "zh-CN"}
 DOMAIN = "opprof_advisor"
-LOCALE_DIR = Path(__file__).with_name("locale")
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 
 _state: dict[str, Any] = {"lang": None, "catalog": None}
 

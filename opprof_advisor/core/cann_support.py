@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from opprof_advisor.errors import SupportTableError
-from opprof_advisor.i18n import N_
+from opprof_advisor.core.errors import SupportTableError
+from opprof_advisor.core.i18n import N_
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # opprof_advisor/
 
 #: Allowed values of ``support``.
 SUPPORT_LEVELS: dict[str, str] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import AdvisorError
+from opprof_advisor.core.errors import AdvisorError
 
 #: A YAML file of user settings larger than this is refused (peaks files are a few lines).
 MAX_YAML_BYTES = 1024 * 1024

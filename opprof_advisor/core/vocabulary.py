@@ -6,7 +6,7 @@ readers may only emit those ids.
 
 from __future__ import annotations
 
-from opprof_advisor.i18n import N_
+from opprof_advisor.core.i18n import N_
 
 #: Profile symptoms: id -> one-line meaning. KB entries reference these ids in ``symptoms``.
 SYMPTOMS: dict[str, str] = {

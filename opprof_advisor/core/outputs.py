@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from opprof_advisor.errors import OutputError
-from opprof_advisor.i18n import M_, N_
+from opprof_advisor.core.errors import OutputError
+from opprof_advisor.core.i18n import M_, N_
 
 
 def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], bool], force: bool = False,

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, as_list, encode
 from opprof_advisor.readers.columns import op_type_from_name
-from opprof_advisor.records import Record
+from opprof_advisor.core.records import Record
 
 Mask = Any  # numpy bool array, or a list of bools
 Values = Any  # numpy float64 array (NaN = not recorded), or a list of floats / None

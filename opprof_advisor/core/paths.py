@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # opprof_advisor/
 
 
 def builtin_kb_dir() -> Path:

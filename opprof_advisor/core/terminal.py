@@ -10,7 +10,7 @@ hyperlink behind harmless text), so every printed string loses its C0 and C1 con
 * ``printable()`` / ``one_line()`` (here) — for the few plain ``write`` calls (markdown to stdout,
   the ``error:`` and ``warning:`` lines, which must also stay on one line).
 
-No Rich here, so that ``opprof_advisor.errors`` and the core may use this module.
+No Rich here, so that ``opprof_advisor.core.errors`` and the core may use this module.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Plain data models shared by the knowledge base, the profile readers and the recommender.
 
 No I/O and no third-party imports here: every other module may import this one. The classes are Records
-(opprof_advisor/records.py: written-out ``__init__``, dataclass semantics), which every command builds at
+(opprof_advisor/core/records.py: written-out ``__init__``, dataclass semantics), which every command builds at
 start-up far more cheaply than dataclasses.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.records import FrozenRecord, Record
+from opprof_advisor.core.records import FrozenRecord, Record
 
 
 # --------------------------------------------------------------------------------------------

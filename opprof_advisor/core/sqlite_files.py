@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
 
 LOCK_TIMEOUT_S = 120.0
 #: The first bytes of every SQLite database file.

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from opprof_advisor.terminal import one_line
+from opprof_advisor.core.terminal import one_line
 
 _DEFAULT_FORMAT = warnings.formatwarning
 
@@ -34,7 +34,7 @@ class AdvisorError(Exception):
 
     def localized(self) -> str:
         """The one line of ``str(self)`` in the language in use (a Message message or hint from its template)."""
-        from opprof_advisor.i18n import localize
+        from opprof_advisor.core.i18n import localize
 
         return self._joined(localize(self.message), localize(self.hint) if self.hint else None)
 
@@ -93,7 +93,7 @@ class EntryNotFound(KnowledgeBaseError):
     def __init__(self, entry_id: str, suggestions: list[str] | None = None):
         self.entry_id = entry_id
         self.suggestions = suggestions or []
-        from opprof_advisor.i18n import M_, N_
+        from opprof_advisor.core.i18n import M_, N_
 
         hint = M_("did you mean {ids}?", ids=", ".join(self.suggestions)) if self.suggestions else \
             N_("see `advisor kb list`")
@@ -104,7 +104,7 @@ class EntryReadOnly(KnowledgeBaseError):
     """The entry is part of the shipped knowledge base, which `advisor remove` never writes."""
 
     def __init__(self, entry_id: str):
-        from opprof_advisor.i18n import M_, N_
+        from opprof_advisor.core.i18n import M_, N_
 
         self.entry_id = entry_id
         super().__init__(M_("{id} is part of the shipped knowledge base, which is read-only", id=repr(entry_id)),
@@ -245,7 +245,7 @@ def error_lines(exc: BaseException) -> list[str]:
 
     An exception that is not an AdvisorError is a bug: one "internal error" line asks for a report.
     """
-    from opprof_advisor.i18n import _
+    from opprof_advisor.core.i18n import _
 
     label = _("error:")
     if isinstance(exc, EntryValidationError):
