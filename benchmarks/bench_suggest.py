@@ -70,7 +70,7 @@ def write_big_profile(folder: Path, megabytes: int) -> Path:
 
 
 #: The console script `advisor` (pyproject [project.scripts]) as one -c program, run from a tree on PYTHONPATH.
-LAUNCHER = "import sys; sys.argv[0] = 'advisor'; from opprof_advisor.cli.fast_path import main; sys.exit(main())"
+LAUNCHER = "import sys; sys.argv[0] = 'advisor'; from opprof_advisor.cli.app import main; sys.exit(main())"
 EXAMPLE = "data/examples/yolov8_torch_npu"
 #: name -> (arguments, target wall seconds or None)
 STARTUP = {

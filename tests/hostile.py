@@ -37,8 +37,8 @@ class Run:
 
 def advisor(*args: object, env: dict | None = None, timeout: float = DEADLINE_S, cwd: Path = ROOT,
             user: int | None = None, stdin=subprocess.DEVNULL) -> Run:
-    """Run the `advisor` console entry (fast path included) in a subprocess, as ``user`` if given."""
-    command = [sys.executable, "-c", "from opprof_advisor.cli.fast_path import main; main()", *map(str, args)]
+    """Run the `advisor` console entry in a subprocess, as ``user`` if given."""
+    command = [sys.executable, "-c", "from opprof_advisor.cli.app import main; main()", *map(str, args)]
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
                           timeout=timeout, user=user, stdin=stdin, errors="replace")
     return Run(done.returncode, done.stdout, done.stderr)

@@ -1,4 +1,4 @@
-"""Both entry points (the Typer app and the Typer-free fast path) end every run with one line or quietly."""
+"""The entry point ends every run with one line or quietly."""
 
 from __future__ import annotations
 
@@ -8,28 +8,32 @@ import sys
 import pytest
 
 from conftest import ROOT
-from opprof_advisor.cli import fast_commands, fast_path
+from opprof_advisor import commands
+from opprof_advisor.cli.app import app
 
 EXAMPLE = ROOT / "data" / "examples" / "yolov8_torch_npu"
 
 
-def test_the_fast_path_turns_an_unexpected_exception_into_one_line(monkeypatch, capsys):
-    def broken(options):
+def test_an_unexpected_exception_is_one_line(monkeypatch, capsys):
+    def broken(*args, **kwargs):
         raise RuntimeError("something\nunexpected")
 
-    monkeypatch.setattr(fast_commands, "run_search", broken)
-    assert fast_path.run(["search", "nms"]) == 1
-    captured = capsys.readouterr()
-    assert captured.err == ("error: internal error (RuntimeError: something\\nunexpected) — rerun with --debug "
-                            "and report it\n")
+    monkeypatch.setattr(commands, "search", broken)
+    with pytest.raises(SystemExit) as exit_:
+        app(["search", "nms"])
+    assert exit_.value.code == 1
+    assert capsys.readouterr().err == ("error: internal error (RuntimeError: something\\nunexpected) — rerun with "
+                                       "--debug and report it\n")
 
 
-def test_the_fast_path_exits_130_on_ctrl_c(monkeypatch, capsys):
-    def interrupted(options):
+def test_ctrl_c_exits_130_quietly(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fast_commands, "run_search", interrupted)
-    assert fast_path.run(["search", "nms"]) == 130
+    monkeypatch.setattr(commands, "search", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        app(["search", "nms"])
+    assert exit_.value.code == 130
     assert capsys.readouterr().err == ""
 
 

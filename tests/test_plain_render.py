@@ -15,7 +15,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from opprof_advisor.cli import fast_path, output
+from opprof_advisor.cli import output
+from opprof_advisor.cli.app import app
 from opprof_advisor.cli.app import app
 from opprof_advisor.core.i18n import set_lang
 from opprof_advisor.render import render
@@ -94,7 +95,10 @@ def test_a_piped_command_prints_what_rich_would(args, columns, monkeypatch):
     def stdout_of() -> str:
         stream = io.StringIO()
         with contextlib.redirect_stdout(stream):
-            assert fast_path.run(list(args)) == 0
+            try:
+                app(list(args))
+            except SystemExit as exc:
+                assert not exc.code
         return stream.getvalue()
 
     plain = stdout_of()

@@ -1,8 +1,8 @@
 """Shared pieces of the Typer commands: options built from the option table, and the output helpers.
 
-Only the CLI package imports typer and prints; the core raises named errors. The options of the
-commands the fast path answers are declared once, in cli/options.py; ``typer_command`` turns one of
-those declarations into the Typer command, so the two parsers cannot drift apart.
+Only the CLI package imports typer and prints; the core raises named errors. The options of the commands people
+run most are declared once, in cli/options.py; ``typer_command`` turns one of those declarations into the Typer
+command.
 """
 
 from __future__ import annotations

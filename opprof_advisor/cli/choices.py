@@ -1,4 +1,4 @@
-"""The str Enums Typer converts the choice options to, one per ``options.Choice`` (the fast path needs none).
+"""The str Enums Typer converts the choice options to, one per ``options.Choice``.
 
 The command modules annotate their options with these (``fmt: TableOrJson = TableOrJson.table``) and
 compare with their members; cli/_common.py gives Typer the Enum of each choice of the option table.

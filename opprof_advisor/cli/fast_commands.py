@@ -1,8 +1,7 @@
 """The bodies of `suggest`, `profile`, `show`, `search`, `add` and `remove`: the option values in, the rendered document out.
 
-One body per command, called with the values of cli/options.py's table by both the Typer app
-(cli/_common.typer_command) and the Typer-free entry point (cli/fast_path.py), so the two print the
-same bytes. No Typer here; the core is imported inside each body so that a command pays only for
+One body per command, called by the Typer app (cli/_common.typer_command) with the values of cli/options.py's
+table; each calls ``opprof_advisor.commands`` and renders. No Typer here; the core is imported inside each body so that a command pays only for
 what it uses (tests/test_import_budget.py lists what a plain `suggest` may import).
 """
 

@@ -1,7 +1,7 @@
 """Knowledge-base commands: `advisor search`, `show`, `add`, `remove` and the `advisor kb` group.
 
-Parses options, calls opprof_advisor.kb / store / search (imported inside the commands so the
-fast path stays fast) and renders their documents. No logic that a test of the core would miss lives here.
+Parses options, calls opprof_advisor.kb / store / search (imported inside the commands, so that a
+command pays only for what it uses) and renders their documents. No logic that a test of the core would miss lives here.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def register(app: typer.Typer) -> None:
 # advisor search / show / add
 # ---------------------------------------------------------------------------------------------
 
-#: `advisor search` and `advisor show`: options from cli/options.py, bodies shared with the Typer-free entry point.
+#: `advisor search` and `advisor show`: options from cli/options.py, bodies in cli/fast_commands.py.
 search_command = typer_command("search", run_search)
 show_command = typer_command("show", run_show)
 
 
-#: `advisor add` and `advisor remove`: also read by the Typer-free entry point (a big KB's add is mostly start-up).
+#: `advisor add` and `advisor remove`: options from cli/options.py, bodies in cli/fast_commands.py.
 add_command = typer_command("add", run_add)
 remove_command = typer_command("remove", run_remove)
 

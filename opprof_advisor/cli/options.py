@@ -1,21 +1,10 @@
-"""The options of the commands people run most (`suggest`, `profile`, `show`, `search`), as one table.
-
-Both parsers are derived from ``COMMANDS``: the Typer app builds each command's signature from it
-(``cli/_common.typer_command``), and ``parse_args`` reads the plain forms of the same command line
-by hand, so that ``cli/fast_path.py`` can answer them without importing Typer (Typer 0.2x builds a
-pydantic TypeAdapter for every parameter it converts: ~90 ms of imports, plus ~25 ms to build the
-command tree). ``parse_args`` accepts only what it can read exactly as Typer does and returns None
-for anything else — ``--help``, an unknown or misspelt option, a bad value, a missing required
-option, an option value that looks like an option — so the Typer app prints its usage message.
-tests/test_fast_path.py checks, for every option, that both parsers hand the command the same values.
-
-No Typer here (nor anything slow): this module is imported on the fast path.
+"""The options of the commands people run most (`suggest`, `profile`, `show`, `search`, `add`, `remove`), as
+one table: the Typer app builds each command's signature from it (``cli/_common.typer_command``), and
+``usage_problem`` says which combinations a command refuses. tests/test_cli_options.py holds the app to it.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,7 +13,7 @@ from opprof_advisor.core.vocabulary import KINDS
 
 class Choice(NamedTuple):
     """An option taking one of ``values``. Typer is given the str Enum ``name`` of cli/choices.py, built from
-    this; the fast path needs only the values (seven Enum classes took ~2 ms of every start-up)."""
+    this."""
 
     name: str
     values: tuple[str, ...]
@@ -87,8 +76,6 @@ SCHEDULER = Param("scheduler", ("--scheduler",), str,
                   "folders at the same paths). Implies --executor dask.", metavar="ADDRESS", show_default=False)
 LANG = Param("lang", ("--lang",), str, "Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for "
                                       "a zh_* locale, else en).", metavar="zh|en", show_default=False)
-#: The --lang values the fast path reads itself (Typer also takes the spellings i18n.normalise_lang accepts).
-FAST_LANGS = ("zh", "en")
 TABLE_OR_JSON = Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table")
 PEAKS = Param("peaks", ("--peaks",), Path,
               "YAML with measured or known peaks (chip, aic, aiv, freq_mhz, hbm_gbps, cube_tflops: {bf16: ...}); "
@@ -169,88 +156,6 @@ REMOVE = Command("remove", "Remove an entry you added with `advisor add` from yo
 
 # add and remove are here because at 50,000 entries Typer's start-up (~0.3 s) was a third of an add.
 COMMANDS: dict[str, Command] = {command.name: command for command in (SUGGEST, PROFILE, SHOW, SEARCH, ADD, REMOVE)}
-
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def parse_args(name: str, argv: list[str]) -> dict[str, Any] | None:
-    """The values of command ``name`` for ``argv`` (the words after the command name), as Typer would pass
-    them (a choice as its string value), or None when only Typer can read ``argv`` exactly."""
-    command = COMMANDS[name]
-    by_flag = {flag: param for param in command.params for flag in param.flags}
-    arguments = [param for param in command.params if param.is_argument]
-    values: dict[str, Any] = {}
-    words: list[str] = []
-    position = 0
-    while position < len(argv):
-        arg = argv[position]
-        position += 1
-        if arg == "--":
-            words += argv[position:]
-            break
-        if not arg.startswith("-") or arg == "-":
-            words.append(arg)
-            continue
-        # Click reads "--top=3" as a value, but "-n=3" as the value "=3" and "-n3" as "3": only the long form here.
-        flag, has_value, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        param = by_flag.get(flag)
-        if param is None:
-            return None
-        if param.kind is bool:
-            if has_value:
-                return None
-            values[param.name] = True
-            continue
-        if not has_value:
-            if position >= len(argv) or argv[position].startswith("-"):
-                return None
-            value = argv[position]
-            position += 1
-        converted = _convert(param, value)
-        if converted is None:
-            return None
-        values[param.name] = converted
-    if not _take_arguments(arguments, words, values):
-        return None
-    for param in command.params:
-        if param.name not in values:
-            if param.required:
-                return None
-            values[param.name] = param.default
-    return values
-
-
-def _take_arguments(arguments: list[Param], words: list[str], values: dict[str, Any]) -> bool:
-    for param in arguments:
-        taken = words if param.many else words[:1]
-        words = words[len(taken):]
-        converted = [_convert(param, word) for word in taken]
-        if None in converted:
-            return False
-        if converted:
-            values[param.name] = converted if param.many else converted[0]
-    return not words  # an extra argument is Typer's usage error
-
-
-def _convert(param: Param, value: str) -> Any:
-    """``value`` as ``param``'s type, or None when Typer might read it otherwise (or refuse it)."""
-    kind = param.kind
-    if kind is int:
-        if not _DIGITS.fullmatch(value):
-            return None
-        number = int(value)
-        return number if param.min is None or number >= param.min else None
-    if isinstance(kind, Choice):
-        return value if value in kind.values else None
-    if param is LANG:
-        return value if value in FAST_LANGS else None
-    if kind is Path:
-        if not value or value == "-":
-            return None
-        if (param.exists and not os.path.exists(value)) or (not param.dir_okay and os.path.isdir(value)):
-            return None
-        return Path(value)
-    return value
 
 
 class UsageProblem(NamedTuple):

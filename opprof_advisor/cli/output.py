@@ -1,7 +1,6 @@
 """What the CLI prints through: the two consoles, JSON on stdout, rendered documents, the delayed progress bar.
 
-No Typer here: the fast path (cli/fast_path.py) prints through these too, so both paths print the
-same bytes. Rich is imported when a console first prints through Rich, not with this module; the
+No Typer here. Rich is imported when a console first prints through Rich, not with this module; the
 renderers' tables and lines go to a pipe or a file as the plain lines Rich would print
 (render/plain.py), so a piped `advisor suggest` or `search` never imports Rich at all.
 """

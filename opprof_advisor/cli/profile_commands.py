@@ -1,7 +1,6 @@
 """`advisor profile PATH`: read any supported profiler output and show its operator profile.
 
-The options are cli/options.py's, the body (read, --export, render) is cli/fast_commands.run_profile,
-which the Typer-free entry point runs too.
+The options are cli/options.py's, the body (read, --export, render) is cli/fast_commands.run_profile.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import typer
 from opprof_advisor.cli._common import typer_command
 from opprof_advisor.cli.fast_commands import run_profile
 
-#: `advisor profile`: options from cli/options.py, body shared with the Typer-free entry point.
+#: `advisor profile`: options from cli/options.py, body in cli/fast_commands.py.
 profile_command = typer_command("profile", run_profile)
 
 

@@ -20,7 +20,7 @@ def _open(db: Optional[Path], *, outcomes: bool = True):
     return advisor
 
 
-#: `advisor suggest`: options from cli/options.py, body shared with the Typer-free entry point.
+#: `advisor suggest`: options from cli/options.py, body in cli/fast_commands.py.
 suggest_command = typer_command("suggest", run_suggest)
 
 

@@ -1,7 +1,6 @@
 """The knowledge base in the terminal: search hits, one entry, the entry list, the coverage tables, kb check.
 
-Both `advisor search` paths (the Typer command and the Typer-free ``cli/fast_path.py``) print
-through ``search_table``, so their output is the same byte for byte.
+`advisor search` prints through ``search_table``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The Typer-free entry point: it reads exactly what the Typer commands read, and prints what they print.
-
-Both parsers come from cli/options.py's table; these tests hold them to each other option by option
-(the values a command body receives), on --help, and on the bytes printed.
-"""
+"""The commands built from cli/options.py's table: every option as the table says, the values a body receives,
+the usage errors Typer prints, and --help."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import ROOT
-from opprof_advisor.cli import fast_path, options
+from opprof_advisor.cli import options
 from opprof_advisor.cli._common import typer_command
 from opprof_advisor.cli.app import app
 
@@ -29,7 +26,7 @@ def _recording_app(name: str, received: list) -> typer.Typer:
     return recording
 
 
-#: Command lines the fast path reads itself, covering every option of the table in each of its spellings.
+#: Command lines covering every option of the table in each of its spellings.
 READ_BY_BOTH = [
     ["suggest", "--profile", EXAMPLE],
     ["suggest", "-p", EXAMPLE, "--top", "3", "--model", "yolov8", "--kind", "recipe", "--format", "json"],
@@ -70,44 +67,23 @@ USAGE_ERRORS = [
     ["add", "a.md", "b.md"], ["add", "a.md", "--replace=yes"], ["remove", "x", "--format", "html"], ["remove", "a", "b"],
 ]
 
-#: Command lines Typer reads whose reading the table does not copy: help, --debug, short options with a value
-#: attached, values that look like options or numbers Click and the table might read differently.
-READ_BY_TYPER_ONLY = [
-    [], ["--debug", "search", "nms"], ["kb", "list"], ["suggest"], ["suggest", "--help"], ["suggest", "-h"],
-    ["suggest", "-p", EXAMPLE, "-n5"], ["suggest", "-p", EXAMPLE, "--top", "+5"],
-    ["suggest", "-p", EXAMPLE, "--top", "\uff15"], ["suggest", "-p", EXAMPLE, "--model", "-x"],
-    ["suggest", "-p", ""], ["suggest", "-p", "-"], ["profile"], ["profile", "-"], ["show"],
-    ["search"], ["search", "--help"], ["search", "nms", "-h"], ["search", "nms", "--lang", "zh_CN"],
-    ["add"], ["add", "--help"], ["remove"], ["remove", "x", "-h"],
-]
-
-
 @pytest.mark.parametrize("argv", READ_BY_BOTH)
-def test_both_parsers_hand_the_command_the_same_values(argv):
-    parsed = fast_path.parse(argv)
-    assert parsed is not None
+def test_every_spelling_of_every_option_reaches_the_command(argv):
     received: list = []
     result = CliRunner().invoke(_recording_app(argv[0], received), argv)
     assert result.exit_code == 0, result.output
-    name, values = parsed
-    lang = values.pop("lang")  # Typer applies --lang in its callback and passes no value
-    assert (name, values) == (argv[0], received[0])
-    assert lang == (argv[argv.index("--lang") + 1] if "--lang" in argv else "en" if "--lang=en" in argv else None)
+    assert set(received[0]) == {row.name for row in options.COMMANDS[argv[0]].params} - {"lang"}
 
 
 def test_values_are_the_types_the_bodies_use():
-    _, values = fast_path.parse(READ_BY_BOTH[2])
-    assert values == {"profile": Path(EXAMPLE), "top": 7, "model": None, "kind": None, "fmt": "markdown",
-                      "explain": True, "output": None, "force": False, "db": Path("/tmp/x.db"), "executor": "auto",
-                      "scheduler": None, "lang": None}
-    assert fast_path.parse(READ_BY_BOTH[14])[1]["query"] == ["flash", "attention", "--literal"]
-
-
-@pytest.mark.parametrize("argv", USAGE_ERRORS + READ_BY_TYPER_ONLY)
-def test_anything_else_is_left_to_typer(argv, capsys):
-    assert fast_path.parse(argv) is None
-    assert fast_path.run(argv) is None
-    assert capsys.readouterr() == ("", "")
+    received: list = []
+    result = CliRunner().invoke(_recording_app("suggest", received), READ_BY_BOTH[2])
+    assert result.exit_code == 0, result.output
+    assert received[0] == {"profile": Path(EXAMPLE), "top": 7, "model": None, "kind": None, "fmt": "markdown",
+                           "explain": True, "output": None, "force": False, "db": Path("/tmp/x.db"),
+                           "executor": "auto", "scheduler": None}
+    CliRunner().invoke(_recording_app("search", received), READ_BY_BOTH[14])
+    assert received[-1]["query"] == ["flash", "attention", "--literal"]
 
 
 @pytest.mark.parametrize("argv", USAGE_ERRORS)
@@ -140,30 +116,3 @@ def test_help_lists_every_option_of_the_table(name, runner):
         for flag in row.flags:
             assert flag in result.stdout
     assert options.COMMANDS[name].help.splitlines()[0][:60] in result.stdout
-
-
-@pytest.mark.parametrize("argv", [
-    ["suggest", "--profile", EXAMPLE], ["suggest", "-p", EXAMPLE, "--format", "json", "--top", "2"],
-    ["suggest", "-p", EXAMPLE, "--format", "markdown", "--explain"], ["suggest", "-p", EXAMPLE, "--kind", "case"],
-    ["suggest", "-p", "/no/such/profile"],
-    ["profile", EXAMPLE], ["profile", EXAMPLE, "--format", "json", "--top", "3"], ["profile", "/no/such/profile"],
-    ["show", "nms-on-npu"], ["show", "nms-on-npu", "--format", "json"], ["show", "nms-on-nup"],
-    ["search", "nms", "--format", "json"], ["search", "nsm"], ["search", "flash", "attention", "--top", "3"],
-    ["search", 'AND ("'], ["search", "zebra", "--kind", "tip"], ["search", "x", "--operator", "Frobnicate"],
-    ["search", "matmul", "--operator", "bmm", "--format", "json"],
-    ["suggest", "-p", EXAMPLE, "--lang", "zh"], ["suggest", "-p", EXAMPLE, "--format", "csv"],
-    ["profile", EXAMPLE, "--format", "csv", "--top", "4"], ["profile", EXAMPLE, "--lang", "zh"],
-    ["show", "nms-on-npu", "--lang", "zh"], ["search", "nms", "--lang", "zh"], ["search", "非极大值抑制"],
-])
-def test_fast_path_prints_what_the_typer_command_prints(argv, runner, capsys):
-    typer_result = runner.invoke(app, argv)
-    assert typer_result.output  # something to compare
-    code = fast_path.run(argv)
-    fast_out, fast_err = capsys.readouterr()
-    assert (code, fast_out, fast_err) == (typer_result.exit_code, typer_result.stdout, typer_result.stderr)
-
-
-def test_debug_environment_leaves_the_command_to_typer(monkeypatch):
-    monkeypatch.setenv("ADVISOR_DEBUG", "1")
-    assert fast_path.run(["search", "nms"]) is None
-    assert fast_path.run(["suggest", "--profile", EXAMPLE]) is None
