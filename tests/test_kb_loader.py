@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -364,5 +365,6 @@ def test_the_index_columns_are_the_entry_fields():
     from opprof_advisor.kb import store
     from opprof_advisor.core.models import Entry
 
-    assert store._ENTRY_COLUMNS == Entry.FIELDS
-    assert store.BUILD_VERSION.endswith(",".join(Entry.FIELDS))
+    fields = tuple(item.name for item in dataclasses.fields(Entry))
+    assert store._ENTRY_COLUMNS == fields
+    assert store.BUILD_VERSION.endswith(",".join(fields))

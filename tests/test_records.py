@@ -1,4 +1,4 @@
-"""Record (opprof_advisor/core/records.py) keeps what the dataclasses it replaced gave: construction, ==, repr, asdict, replace, frozen."""
+"""The models (dataclasses with the Record mixin): construction, ==, to_dict, replace, frozen, checks on build."""
 
 from __future__ import annotations
 
@@ -8,14 +8,8 @@ import math
 import pytest
 
 from opprof_advisor.cluster.executors import ExecutorChoice
+from opprof_advisor.core.errors import ClusterError
 from opprof_advisor.core.models import Entry, Gain, OpTypeStat, Profile, Roofline, RooflineRow, StepSplit, Symptom
-from opprof_advisor.core.records import Record
-
-
-def _mirror(record: Record):
-    """A dataclass with the record's class name and fields, holding the same values."""
-    mirror = dataclasses.make_dataclass(type(record).__name__, list(type(record).FIELDS))
-    return mirror(**{name: getattr(record, name) for name in type(record).FIELDS})
 
 
 def _profile() -> Profile:
@@ -26,14 +20,13 @@ def _profile() -> Profile:
                    kernel={"pipes": [{"aic_cube": 0.5}], "bound": ("cube", 0.5)})
 
 
-def test_repr_and_asdict_are_those_of_the_dataclass_it_was():
+def test_to_dict_is_the_document_of_nested_models():
     profile = _profile()
-    assert repr(profile) == repr(_mirror(profile))
-    mirrored = dataclasses.asdict(_mirror(profile))
-    # asdict turns nested dataclasses into dicts: the mirror keeps our records inside, so compare field by field
-    assert profile.to_dict().keys() == mirrored.keys()
-    assert profile.to_dict()["op_types"] == [dataclasses.asdict(_mirror(row)) for row in profile.op_types]
-    assert profile.to_dict()["kernel"] == {"pipes": [{"aic_cube": 0.5}], "bound": ("cube", 0.5)}
+    document = profile.to_dict()
+    assert [name.name for name in dataclasses.fields(Profile)] == list(document)
+    assert document["op_types"][0] == {**dataclasses.asdict(profile.op_types[0]), "dtypes": ["FLOAT16"]}
+    assert document["roofline"]["rows"][0]["status"] == "judged"
+    assert document["kernel"] == {"pipes": [{"aic_cube": 0.5}], "bound": ("cube", 0.5)}
 
 
 def test_to_dict_copies_what_it_holds():
@@ -71,3 +64,10 @@ def test_frozen_records_refuse_assignment_and_hash_by_value():
     assert ExecutorChoice("serial") == ExecutorChoice("serial")
     assert hash(ExecutorChoice("serial")) == hash(ExecutorChoice("serial"))
     assert len({ExecutorChoice("serial"), ExecutorChoice("serial"), ExecutorChoice()}) == 2
+
+
+def test_an_executor_choice_is_checked_when_built():
+    with pytest.raises(ClusterError, match="unknown executor 'gpu'"):
+        ExecutorChoice("gpu")
+    with pytest.raises(ClusterError, match="--scheduler runs the map on Dask"):
+        ExecutorChoice("serial", scheduler="tcp://host:8786")

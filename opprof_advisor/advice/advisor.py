@@ -6,6 +6,7 @@ it with ``open_advisor(db)`` and passes the result's parts to ``recommend.sugges
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,22 +20,15 @@ if TYPE_CHECKING:
     from opprof_advisor.kb.store import Index
 
 
+@dataclass
 class Advisor(Record):
     """An opened knowledge base, ready to rank: ``outcomes`` maps entry ids to their recorded outcomes."""
 
     index: Index
     entries: list[Entry]
     matcher: EntryMatcher
-    outcomes: dict[str, list[Outcome]]
-    warnings: list[str]  # what could not be loaded, for the CLI to say
-
-    def __init__(self, index: Index, entries: list[Entry], matcher: EntryMatcher,
-                 outcomes: dict[str, list[Outcome]] | None = None, warnings: list[str] | None = None) -> None:
-        self.index = index
-        self.entries = entries
-        self.matcher = matcher
-        self.outcomes = {} if outcomes is None else outcomes
-        self.warnings = [] if warnings is None else warnings
+    outcomes: dict[str, list[Outcome]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # what could not be loaded, for the CLI to say
 
     def suggest(self, profile: Any, **options: Any):
         """``recommend.suggest`` on this knowledge base, calibrated by the recorded outcomes."""

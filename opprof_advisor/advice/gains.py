@@ -38,6 +38,7 @@ matched operators' time (the KB ``operators`` scope), positive = faster.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Protocol, Sequence
 
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
@@ -75,6 +76,7 @@ KERNEL_SYMPTOMS = frozenset({
 })
 
 
+@dataclass
 class ExpectedGain(Record):
     """A gain in percent of the profile's reference time (the step, else device time), with the time saved."""
 
@@ -83,18 +85,8 @@ class ExpectedGain(Record):
     saved_us_low: float
     saved_us_high: float
     basis: str
-    kind: str  # sourced | calibrated | model estimate
-    reference: str  # what the percentages are of: "step" or "device time"
-
-    def __init__(self, low_pct: float, high_pct: float, saved_us_low: float, saved_us_high: float, basis: str,
-                 kind: str = "sourced", reference: str = "device time") -> None:
-        self.low_pct = low_pct
-        self.high_pct = high_pct
-        self.saved_us_low = saved_us_low
-        self.saved_us_high = saved_us_high
-        self.basis = basis
-        self.kind = kind
-        self.reference = reference
+    kind: str = "sourced"  # sourced | calibrated | model estimate
+    reference: str = "device time"  # what the percentages are of: "step" or "device time"
 
     @property
     def mid_us(self) -> float:

@@ -34,6 +34,7 @@ How a suggestion is made (the README section "How suggestions are ranked" says t
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor.advice import gains as gainlib
@@ -98,6 +99,7 @@ class Evidence(NamedTuple):  # never changed once made; a NamedTuple is cheaper 
     why: str
 
 
+@dataclass
 class Suggestion(Record):
     """One ranked entry with its evidence, the parts of its score and its expected gain."""
 
@@ -115,50 +117,21 @@ class Suggestion(Record):
     matched_operators: list[str]
     evidence: list[Evidence]
     expected_gain: ExpectedGain | None
-    requirements: list[Check]
-    ceiling_us: float | None
-    first_step: str
-    hardware_note: str | None
-    rank: int
-    matched_terms: list[tuple[str, float]]
-    rows: list[OpTypeStat]  # every addressed row (evidence shows the largest)
-    observed: str  # "observed N times: median X % (range A–B %)" from recorded outcomes
-
-    def __init__(self, entry: Entry, score: float, relevance: float, stake_us: float, stake_share: float,
-                 value_us: float, evidence_kind: str, prior: float, hardware: float, specificity: float,
-                 matched_symptoms: list[str], matched_operators: list[str], evidence: list[Evidence],
-                 expected_gain: ExpectedGain | None, requirements: list[Check] | None = None,
-                 ceiling_us: float | None = None, first_step: str = "", hardware_note: str | None = None,
-                 rank: int = 0, matched_terms: list[tuple[str, float]] | None = None,
-                 rows: list[OpTypeStat] | None = None, observed: str = "") -> None:
-        self.entry = entry
-        self.score = score
-        self.relevance = relevance
-        self.stake_us = stake_us
-        self.stake_share = stake_share
-        self.value_us = value_us
-        self.evidence_kind = evidence_kind
-        self.prior = prior
-        self.hardware = hardware
-        self.specificity = specificity
-        self.matched_symptoms = matched_symptoms
-        self.matched_operators = matched_operators
-        self.evidence = evidence
-        self.expected_gain = expected_gain
-        self.requirements = [] if requirements is None else requirements
-        self.ceiling_us = ceiling_us
-        self.first_step = first_step
-        self.hardware_note = hardware_note
-        self.rank = rank
-        self.matched_terms = [] if matched_terms is None else matched_terms
-        self.rows = [] if rows is None else rows
-        self.observed = observed
+    requirements: list[Check] = field(default_factory=list)
+    ceiling_us: float | None = None
+    first_step: str = ""
+    hardware_note: str | None = None
+    rank: int = 0
+    matched_terms: list[tuple[str, float]] = field(default_factory=list)
+    rows: list[OpTypeStat] = field(default_factory=list)  # every addressed row (evidence shows the largest)
+    observed: str = ""  # "observed N times: median X % (range A–B %)" from recorded outcomes
 
     @property
     def gain_basis(self) -> str:
         return self.expected_gain.kind if self.expected_gain else "none"
 
 
+@dataclass
 class SuggestResult(Record):
     """What ``suggest`` returns: ranked suggestions, similar cases, notes."""
 
@@ -166,20 +139,9 @@ class SuggestResult(Record):
     suggestions: list[Suggestion]
     similar_cases: list[SimilarCase]
     notes: list[str]
-    query: str
-    refused: list[tuple[str, list[Check]]]  # entries whose requirements failed
-    explain: bool  # matched terms were looked up: renderers show the score breakdown
-
-    def __init__(self, profile: Profile, suggestions: list[Suggestion], similar_cases: list[SimilarCase],
-                 notes: list[str], query: str = "", refused: list[tuple[str, list[Check]]] | None = None,
-                 explain: bool = False) -> None:
-        self.profile = profile
-        self.suggestions = suggestions
-        self.similar_cases = similar_cases
-        self.notes = notes
-        self.query = query
-        self.refused = [] if refused is None else refused
-        self.explain = explain
+    query: str = ""
+    refused: list[tuple[str, list[Check]]] = field(default_factory=list)  # entries whose requirements failed
+    explain: bool = False  # matched terms were looked up: renderers show the score breakdown
 
 
 # --------------------------------------------------------------------------------------------

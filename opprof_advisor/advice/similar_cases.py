@@ -19,6 +19,7 @@ Every similar case carries the reasons it matched; the closest excluded one is n
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import math
 from typing import Any, Sequence
 
@@ -42,28 +43,18 @@ SYMPTOM_WEIGHT = 0.2
 _COMMUNICATION_SYMPTOMS = frozenset({"communication_exposed", "communication_wait", "slow_rank", "slow_link"})
 
 
+@dataclass
 class SimilarCase(Record):
     """A case study whose operator mix and workload resemble the profile's."""
 
     id: str
     title: str
     similarity: float
-    mix_cosine: float
-    symptom_overlap: float
-    why: list[str]  # what matched: the shared families, symptoms, workload
-    excluded: str  # why it is not shown, when it is not
-    zh: dict[str, str]  # the case's Chinese title (front matter zh:)
-
-    def __init__(self, id: str, title: str, similarity: float, mix_cosine: float = 0.0, symptom_overlap: float = 0.0,
-                 why: list[str] | None = None, excluded: str = "", zh: dict[str, str] | None = None) -> None:
-        self.id = id
-        self.title = title
-        self.similarity = similarity
-        self.mix_cosine = mix_cosine
-        self.symptom_overlap = symptom_overlap
-        self.why = [] if why is None else why
-        self.excluded = excluded
-        self.zh = {} if zh is None else zh
+    mix_cosine: float = 0.0
+    symptom_overlap: float = 0.0
+    why: list[str] = field(default_factory=list)  # what matched: the shared families, symptoms, workload
+    excluded: str = ""  # why it is not shown, when it is not
+    zh: dict[str, str] = field(default_factory=dict)  # the case's Chinese title (front matter zh:)
 
 
 def case_mix_weights(op_mix: Any) -> dict[str, float]:

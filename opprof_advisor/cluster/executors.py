@@ -13,11 +13,12 @@ runs on that cluster, whose workers must see the rank folders at the same paths 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import os
 from typing import Any, Callable, Sequence
 
 from opprof_advisor.core.errors import ClusterError
-from opprof_advisor.core.records import FrozenRecord
+from opprof_advisor.core.records import Record
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
 #: Below this many bytes of rank files in total, starting worker processes costs more than it saves.
@@ -29,20 +30,15 @@ CONNECT_TIMEOUT_S = 10.0
 INSTALL_HINT = "pip install 'opprof-advisor[cluster]'"
 
 
-class ExecutorChoice(FrozenRecord):
+@dataclass(frozen=True)
+class ExecutorChoice(Record):
     """``--executor`` and ``--scheduler``: how the per-rank map of a folder of ranks runs."""
 
-    name: str
-    scheduler: str | None
-    workers: int | None  # processes / LocalCluster workers (default MAX_WORKERS)
+    name: str = "auto"
+    scheduler: str | None = None
+    workers: int | None = None  # processes / LocalCluster workers (default MAX_WORKERS)
 
-    def __init__(self, name: str = "auto", scheduler: str | None = None, workers: int | None = None) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "scheduler", scheduler)
-        object.__setattr__(self, "workers", workers)
-        self._check()
-
-    def _check(self) -> None:
+    def __post_init__(self) -> None:
         if self.name not in EXECUTORS:
             raise ClusterError(f"unknown executor {self.name!r}", hint=f"use one of {', '.join(EXECUTORS)}")
         if self.scheduler and self.name not in ("auto", "dask"):

@@ -21,6 +21,7 @@ row, like a dict filled row by row, so ties in ``Counter.most_common`` break the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 from typing import Any, Callable, Iterable
 
@@ -32,19 +33,14 @@ Mask = Any  # numpy bool array, or a list of bools
 Values = Any  # numpy float64 array (NaN = not recorded), or a list of floats / None
 
 
+@dataclass
 class Tally(Record):
     """Rows tallied by key, one entry per key in order of its first row."""
 
     keys: list  # the key values
     counts: list[int]
     first: list[int]  # row index of each key's first row
-    sums: list[float] | None  # sequential sums of the weights
-
-    def __init__(self, keys: list, counts: list[int], first: list[int], sums: list[float] | None = None) -> None:
-        self.keys = keys
-        self.counts = counts
-        self.first = first
-        self.sums = sums
+    sums: list[float] | None = None  # sequential sums of the weights
 
     def sum_by_key(self) -> dict:
         return dict(zip(self.keys, self.sums or ()))

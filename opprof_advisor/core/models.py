@@ -1,15 +1,15 @@
 """Plain data models shared by the knowledge base, the profile readers and the recommender.
 
-No I/O and no third-party imports here: every other module may import this one. The classes are Records
-(opprof_advisor/core/records.py: written-out ``__init__``, dataclass semantics), which every command builds at
-start-up far more cheaply than dataclasses.
+No I/O and no third-party imports here: every other module may import this one. The classes are dataclasses
+with the Record mixin (opprof_advisor/core/records.py: ``to_dict`` and ``replace``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from opprof_advisor.core.records import FrozenRecord, Record
+from opprof_advisor.core.records import Record
 
 
 # --------------------------------------------------------------------------------------------
@@ -17,7 +17,8 @@ from opprof_advisor.core.records import FrozenRecord, Record
 # --------------------------------------------------------------------------------------------
 
 
-class Gain(FrozenRecord):
+@dataclass(frozen=True)
+class Gain(Record):
     """A sourced gain range of a KB entry.
 
     ``scope`` is ``operators`` (fraction of the matched operators' time the fix recovers; the
@@ -32,84 +33,44 @@ class Gain(FrozenRecord):
     source: str  # the source that states the figure
     #: operator families the source measured the figure on (default: the entry's own operators); an
     #: operators-scope figure is applied only to the time of these families' rows
-    measured_on: list[str]
+    measured_on: list[str] = field(default_factory=list)
     #: the source states the range as an estimate, not a measurement (shown as such, never as observed)
-    estimate: bool
-
-    def __init__(self, low_pct: float, high_pct: float, metric: str, scope: str, source: str,
-                 measured_on: list[str] | None = None, estimate: bool = False) -> None:
-        object.__setattr__(self, "low_pct", low_pct)
-        object.__setattr__(self, "high_pct", high_pct)
-        object.__setattr__(self, "metric", metric)
-        object.__setattr__(self, "scope", scope)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "measured_on", [] if measured_on is None else measured_on)
-        object.__setattr__(self, "estimate", estimate)
+    estimate: bool = False
 
 
+@dataclass
 class Entry(Record):
     """One knowledge-base entry (a markdown file under kb/ or the user KB folder)."""
 
     id: str
     kind: str  # case | recipe | pattern | tip
     title: str
-    summary: str
-    operators: list[str]  # canonical families (see operators.py)
-    symptoms: list[str]  # ids from vocabulary.SYMPTOMS
-    tags: list[str]
-    models: list[str]
-    hardware: list[str]  # e.g. ["Atlas A2", "Ascend910B"]; empty = any
-    cann: str | None  # e.g. ">=8.0"; None = any
-    gain: Gain | None
-    evidence: str  # A | B | C | D
-    sources: list[str]
-    related: list[str]
+    summary: str = ""
+    operators: list[str] = field(default_factory=list)  # canonical families (see operators.py)
+    symptoms: list[str] = field(default_factory=list)  # ids from vocabulary.SYMPTOMS
+    tags: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    hardware: list[str] = field(default_factory=list)  # e.g. ["Atlas A2", "Ascend910B"]; empty = any
+    cann: str | None = None  # e.g. ">=8.0"; None = any
+    gain: Gain | None = None
+    evidence: str = "D"  # A | B | C | D
+    sources: list[str] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
     # Preconditions (vocabulary.REQUIRE_KEYS): one {key: [values]} per item, all must hold;
     # ``min_share`` holds a one-item list with a float.
-    requires: list[dict[str, list[Any]]]
+    requires: list[dict[str, list[Any]]] = field(default_factory=list)
     # Where the advice applies (vocabulary.APPLIES_KEYS): key -> the workload values it fits; a key left out
     # means any. A remedy whose workload does not fit is never shown (advice/remedies.py).
-    applies_to: dict[str, list[str]]
+    applies_to: dict[str, list[str]] = field(default_factory=dict)
     # Ids of entries whose advice is the opposite for the same situation: never shown together.
-    contradicts: list[str]
+    contradicts: list[str] = field(default_factory=list)
     # Chinese texts for zh output: "title", "summary", "first_step" (front matter ``zh:``).
-    zh: dict[str, str]
+    zh: dict[str, str] = field(default_factory=dict)
     # cases: family -> weight from its place in the front matter list (1/rank, normalised: kb.op_mix_weights)
-    op_mix: dict[str, float]
-    body: str
-    path: str
-    origin: str  # builtin | user
-
-    def __init__(self, id: str, kind: str, title: str, summary: str = "", operators: list[str] | None = None,
-                 symptoms: list[str] | None = None, tags: list[str] | None = None, models: list[str] | None = None,
-                 hardware: list[str] | None = None, cann: str | None = None, gain: Gain | None = None,
-                 evidence: str = "D", sources: list[str] | None = None, related: list[str] | None = None,
-                 requires: list[dict[str, list[Any]]] | None = None,
-                 applies_to: dict[str, list[str]] | None = None, contradicts: list[str] | None = None,
-                 zh: dict[str, str] | None = None, op_mix: dict[str, float] | None = None, body: str = "",
-                 path: str = "", origin: str = "builtin") -> None:
-        self.id = id
-        self.kind = kind
-        self.title = title
-        self.summary = summary
-        self.operators = [] if operators is None else operators
-        self.symptoms = [] if symptoms is None else symptoms
-        self.tags = [] if tags is None else tags
-        self.models = [] if models is None else models
-        self.hardware = [] if hardware is None else hardware
-        self.cann = cann
-        self.gain = gain
-        self.evidence = evidence
-        self.sources = [] if sources is None else sources
-        self.related = [] if related is None else related
-        self.requires = [] if requires is None else requires
-        self.applies_to = {} if applies_to is None else applies_to
-        self.contradicts = [] if contradicts is None else contradicts
-        self.zh = {} if zh is None else zh
-        self.op_mix = {} if op_mix is None else op_mix
-        self.body = body
-        self.path = path
-        self.origin = origin
+    op_mix: dict[str, float] = field(default_factory=dict)
+    body: str = ""
+    path: str = ""
+    origin: str = "builtin"  # builtin | user
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,6 +78,7 @@ class Entry(Record):
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass
 class OpTypeStat(Record):
     """Time of one (op type, unit) pair in a profile."""
 
@@ -126,35 +88,17 @@ class OpTypeStat(Record):
     count: int
     time_us: float
     share: float  # of device_time_us, 0..1
-    bound: str  # see vocabulary.BOUND_CLASSES
-    dtypes: list[str]
-    formats: list[str]
-    block_dim: int | None  # the most common block dim of its launches
-    wait_us: float | None  # summed wait time before its launches, where recorded
-    busiest_pipe: str | None  # the pipe with the highest time-weighted ratio (readers.base.PIPE_KEYS)
-    busiest_ratio: float | None
-    bound_why: str  # why the bound class is unknown (every launch too short, no pipe counters ...)
-
-    def __init__(self, op_type: str, family: str, unit: str, count: int, time_us: float, share: float,
-                 bound: str = "unknown", dtypes: list[str] | None = None, formats: list[str] | None = None,
-                 block_dim: int | None = None, wait_us: float | None = None, busiest_pipe: str | None = None,
-                 busiest_ratio: float | None = None, bound_why: str = "") -> None:
-        self.op_type = op_type
-        self.family = family
-        self.unit = unit
-        self.count = count
-        self.time_us = time_us
-        self.share = share
-        self.bound = bound
-        self.dtypes = [] if dtypes is None else dtypes
-        self.formats = [] if formats is None else formats
-        self.block_dim = block_dim
-        self.wait_us = wait_us
-        self.busiest_pipe = busiest_pipe
-        self.busiest_ratio = busiest_ratio
-        self.bound_why = bound_why
+    bound: str = "unknown"  # see vocabulary.BOUND_CLASSES
+    dtypes: list[str] = field(default_factory=list)
+    formats: list[str] = field(default_factory=list)
+    block_dim: int | None = None  # the most common block dim of its launches
+    wait_us: float | None = None  # summed wait time before its launches, where recorded
+    busiest_pipe: str | None = None  # the pipe with the highest time-weighted ratio (readers.base.PIPE_KEYS)
+    busiest_ratio: float | None = None
+    bound_why: str = ""  # why the bound class is unknown (every launch too short, no pipe counters ...)
 
 
+@dataclass
 class Symptom(Record):
     """A deterministic finding about a profile, from vocabulary.SYMPTOMS."""
 
@@ -162,74 +106,41 @@ class Symptom(Record):
     op_types: list[str]
     share: float  # share of device time of the op types concerned (of the step for step-split findings), 0..1
     detail: str
-    time_us: float  # time of what the symptom concerns
-    ceiling_us: float | None  # the most fixing it can save, where the profile bounds it
-
-    def __init__(self, id: str, op_types: list[str], share: float, detail: str, time_us: float = 0.0,
-                 ceiling_us: float | None = None) -> None:
-        self.id = id
-        self.op_types = op_types
-        self.share = share
-        self.detail = detail
-        self.time_us = time_us
-        self.ceiling_us = ceiling_us
+    time_us: float = 0.0  # time of what the symptom concerns
+    ceiling_us: float | None = None  # the most fixing it can save, where the profile bounds it
 
 
+@dataclass
 class StepSplit(Record):
     """Where one step's wall time went (µs); ``step`` None for a whole window or a total."""
 
     step: str | None
-    computing_us: float
-    communication_us: float
-    exposed_us: float  # communication not overlapped by computing
-    overlapped_us: float
-    free_us: float  # the device busy with neither (host-bound, idle)
-    stage_us: float  # the step's wall time: first task start to last task end
-    bubble_us: float | None  # pipeline-parallel receive wait, where the producer records it
-    preparing_us: float | None  # step start to its first device task, where recorded
-    largest_gap_us: float | None  # longest idle gap between tasks (splits computed from task intervals)
-
-    def __init__(self, step: str | None, computing_us: float = 0.0, communication_us: float = 0.0,
-                 exposed_us: float = 0.0, overlapped_us: float = 0.0, free_us: float = 0.0, stage_us: float = 0.0,
-                 bubble_us: float | None = None, preparing_us: float | None = None,
-                 largest_gap_us: float | None = None) -> None:
-        self.step = step
-        self.computing_us = computing_us
-        self.communication_us = communication_us
-        self.exposed_us = exposed_us
-        self.overlapped_us = overlapped_us
-        self.free_us = free_us
-        self.stage_us = stage_us
-        self.bubble_us = bubble_us
-        self.preparing_us = preparing_us
-        self.largest_gap_us = largest_gap_us
+    computing_us: float = 0.0
+    communication_us: float = 0.0
+    exposed_us: float = 0.0  # communication not overlapped by computing
+    overlapped_us: float = 0.0
+    free_us: float = 0.0  # the device busy with neither (host-bound, idle)
+    stage_us: float = 0.0  # the step's wall time: first task start to last task end
+    bubble_us: float | None = None  # pipeline-parallel receive wait, where the producer records it
+    preparing_us: float | None = None  # step start to its first device task, where recorded
+    largest_gap_us: float | None = None  # longest idle gap between tasks (splits computed from task intervals)
 
 
+@dataclass
 class RankSummary(Record):
     """One rank of a multi-rank folder."""
 
     rank: str  # "rank<rank_id>" where the profile records its rank id, else the folder name
     path: str
     device_time_us: float | None
-    error: str | None
-    computing_us: float | None  # from the rank's step split (or its compute kernels)
-    exposed_us: float | None  # communication not overlapped
-    free_us: float | None
-    stage_us: float | None
-
-    def __init__(self, rank: str, path: str, device_time_us: float | None, error: str | None = None,
-                 computing_us: float | None = None, exposed_us: float | None = None, free_us: float | None = None,
-                 stage_us: float | None = None) -> None:
-        self.rank = rank
-        self.path = path
-        self.device_time_us = device_time_us
-        self.error = error
-        self.computing_us = computing_us
-        self.exposed_us = exposed_us
-        self.free_us = free_us
-        self.stage_us = stage_us
+    error: str | None = None
+    computing_us: float | None = None  # from the rank's step split (or its compute kernels)
+    exposed_us: float | None = None  # communication not overlapped
+    free_us: float | None = None
+    stage_us: float | None = None
 
 
+@dataclass
 class RooflineRow(Record):
     """One op type against the chip's roofs (see opprof_advisor/profile/roofline.py for every rule).
 
@@ -243,128 +154,65 @@ class RooflineRow(Record):
     time_us: float
     share: float  # of device time
     status: str
-    reason: str
-    work_source: str  # "shapes" (formula over Input Shapes) or "measured" (msOpProf counters)
-    dtype: str  # dtype class the compute roof is for: fp16, bf16, int8, fp32 ...
-    roof: str  # limiting roof: "compute" or "bandwidth"
-    judged_time_us: float  # time of the launches whose work could be computed
-    flops: float | None
-    bytes: float | None
-    achieved_tflops: float | None
-    achieved_gbps: float | None
-    intensity: float | None  # flop per byte
-    attainable_tflops: float | None
-    efficiency: float | None  # achieved / attainable
-    headroom_us: float | None  # judged time x (1 - efficiency)
-    model_gain_low: float | None  # model estimate, fraction of the op type's time
-    model_gain_high: float | None
-    basis: str  # how the work was counted; for a gain: "model estimate: ..."
-
-    def __init__(self, op_type: str, unit: str, time_us: float, share: float, status: str, reason: str = "",
-                 work_source: str = "", dtype: str = "", roof: str = "", judged_time_us: float = 0.0,
-                 flops: float | None = None, bytes: float | None = None, achieved_tflops: float | None = None,
-                 achieved_gbps: float | None = None, intensity: float | None = None,
-                 attainable_tflops: float | None = None, efficiency: float | None = None,
-                 headroom_us: float | None = None, model_gain_low: float | None = None,
-                 model_gain_high: float | None = None, basis: str = "") -> None:
-        self.op_type = op_type
-        self.unit = unit
-        self.time_us = time_us
-        self.share = share
-        self.status = status
-        self.reason = reason
-        self.work_source = work_source
-        self.dtype = dtype
-        self.roof = roof
-        self.judged_time_us = judged_time_us
-        self.flops = flops
-        self.bytes = bytes
-        self.achieved_tflops = achieved_tflops
-        self.achieved_gbps = achieved_gbps
-        self.intensity = intensity
-        self.attainable_tflops = attainable_tflops
-        self.efficiency = efficiency
-        self.headroom_us = headroom_us
-        self.model_gain_low = model_gain_low
-        self.model_gain_high = model_gain_high
-        self.basis = basis
+    reason: str = ""
+    work_source: str = ""  # "shapes" (formula over Input Shapes) or "measured" (msOpProf counters)
+    dtype: str = ""  # dtype class the compute roof is for: fp16, bf16, int8, fp32 ...
+    roof: str = ""  # limiting roof: "compute" or "bandwidth"
+    judged_time_us: float = 0.0  # time of the launches whose work could be computed
+    flops: float | None = None
+    bytes: float | None = None
+    achieved_tflops: float | None = None
+    achieved_gbps: float | None = None
+    intensity: float | None = None  # flop per byte
+    attainable_tflops: float | None = None
+    efficiency: float | None = None  # achieved / attainable
+    headroom_us: float | None = None  # judged time x (1 - efficiency)
+    model_gain_low: float | None = None  # model estimate, fraction of the op type's time
+    model_gain_high: float | None = None
+    basis: str = ""  # how the work was counted; for a gain: "model estimate: ..."
 
 
+@dataclass
 class Roofline(Record):
     """The chip's roofs as used (``peaks``: figure -> value, ``peak_sources``: figure -> where from) and one row per op type."""
 
-    peaks: dict[str, Any]
-    peak_sources: dict[str, str]
-    rows: list[RooflineRow]
-    notes: list[str]
+    peaks: dict[str, Any] = field(default_factory=dict)
+    peak_sources: dict[str, str] = field(default_factory=dict)
+    rows: list[RooflineRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     #: when the profile names no chip whose roofs are known: the rows on each plausible part (roofline.PLAUSIBLE)
-    by_chip: dict[str, list[RooflineRow]]
-
-    def __init__(self, peaks: dict[str, Any] | None = None, peak_sources: dict[str, str] | None = None,
-                 rows: list[RooflineRow] | None = None, notes: list[str] | None = None,
-                 by_chip: dict[str, list[RooflineRow]] | None = None) -> None:
-        self.peaks = {} if peaks is None else peaks
-        self.peak_sources = {} if peak_sources is None else peak_sources
-        self.rows = [] if rows is None else rows
-        self.notes = [] if notes is None else notes
-        self.by_chip = {} if by_chip is None else by_chip
+    by_chip: dict[str, list[RooflineRow]] = field(default_factory=dict)
 
     def row(self, op_type: str, unit: str | None = None) -> RooflineRow | None:
         """The row of an op type (and unit), or None."""
         return next((r for r in self.rows if r.op_type == op_type and unit in (None, r.unit)), None)
 
 
+@dataclass
 class Profile(Record):
     """The normalised operator profile every reader returns."""
 
     path: str
     format: str  # e.g. "msopprof-device", "msopprof-simulator", "msprof-text", "msprof-db", "torch-npu-text", "torch-npu-db", "multi-rank"
-    versions: dict[str, str]  # cann, torch_npu, profiler_level, ...
-    producer: str  # vocabulary.PRODUCERS: msopprof, msprof, torch_npu, cluster
-    workload: str | None  # "training" (backward kernels ran), "inference", None when it cannot be told
-    chip: str | None
+    versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, ...
+    producer: str = ""  # vocabulary.PRODUCERS: msopprof, msprof, torch_npu, cluster
+    workload: str | None = None  # "training" (backward kernels ran), "inference", None when it cannot be told
+    chip: str | None = None
     # What the profile says about the device: "chip", "aic" / "aiv" (core counts), "freq_mhz" (AI Core clock)
-    device: dict[str, Any]
-    device_time_us: float
-    compute_time_us: float
-    communication_time_us: float
-    op_types: list[OpTypeStat]  # sorted by time, descending
-    symptoms: list[Symptom]
-    notes: list[str]  # "cannot judge <what>: <why> (collect with <switch>)"
-    ranks: list[RankSummary]
-    steps: list[StepSplit]  # per step, in step order
-    step_source: str  # which table or method the step split came from
-    kernel: dict[str, Any] | None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
-    roofline: Roofline | None  # op types against the chip's roofs (opprof_advisor/profile/roofline.py)
+    device: dict[str, Any] = field(default_factory=dict)
+    device_time_us: float = 0.0
+    compute_time_us: float = 0.0
+    communication_time_us: float = 0.0
+    op_types: list[OpTypeStat] = field(default_factory=list)  # sorted by time, descending
+    symptoms: list[Symptom] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # "cannot judge <what>: <why> (collect with <switch>)"
+    ranks: list[RankSummary] = field(default_factory=list)
+    steps: list[StepSplit] = field(default_factory=list)  # per step, in step order
+    step_source: str = ""  # which table or method the step split came from
+    kernel: dict[str, Any] | None = None  # msopprof single-kernel detail: pipe ratios, block imbalance ...
+    roofline: Roofline | None = None  # op types against the chip's roofs (opprof_advisor/profile/roofline.py)
     # A folder of ranks: slow / fast rank, per-op-type dispersion, links (opprof_advisor/cluster/reduce.py)
-    cluster: dict[str, Any] | None
-
-    def __init__(self, path: str, format: str, versions: dict[str, str] | None = None, producer: str = "",
-                 workload: str | None = None, chip: str | None = None, device: dict[str, Any] | None = None,
-                 device_time_us: float = 0.0, compute_time_us: float = 0.0, communication_time_us: float = 0.0,
-                 op_types: list[OpTypeStat] | None = None, symptoms: list[Symptom] | None = None,
-                 notes: list[str] | None = None, ranks: list[RankSummary] | None = None,
-                 steps: list[StepSplit] | None = None, step_source: str = "", kernel: dict[str, Any] | None = None,
-                 roofline: Roofline | None = None, cluster: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.format = format
-        self.versions = {} if versions is None else versions
-        self.producer = producer
-        self.workload = workload
-        self.chip = chip
-        self.device = {} if device is None else device
-        self.device_time_us = device_time_us
-        self.compute_time_us = compute_time_us
-        self.communication_time_us = communication_time_us
-        self.op_types = [] if op_types is None else op_types
-        self.symptoms = [] if symptoms is None else symptoms
-        self.notes = [] if notes is None else notes
-        self.ranks = [] if ranks is None else ranks
-        self.steps = [] if steps is None else steps
-        self.step_source = step_source
-        self.kernel = kernel
-        self.roofline = roofline
-        self.cluster = cluster
+    cluster: dict[str, Any] | None = None
 
     def symptom_ids(self) -> set[str]:
         return {s.id for s in self.symptoms}

@@ -7,6 +7,7 @@ none is swallowed: a file with problems never becomes an ``Entry``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
@@ -28,27 +29,17 @@ _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _FRONT_MATTER_FENCE = re.compile(r"^-{3,}\s*$")
 
 
+@dataclass
 class ParsedFile(Record):
     """The raw pieces of one KB file: front-matter data with key lines, and the body."""
 
     path: Path
-    data: dict[str, Any]
-    lines: dict[Any, int]  # key or (key, index|subkey) -> line
-    body: str
-    body_line: int  # line of the file where the body starts
-    headings: list[tuple[str, int]]  # (## heading, line)
-    problems: list[Problem]
-
-    def __init__(self, path: Path, data: dict[str, Any] | None = None, lines: dict[Any, int] | None = None,
-                 body: str = "", body_line: int = 1, headings: list[tuple[str, int]] | None = None,
-                 problems: list[Problem] | None = None) -> None:
-        self.path = path
-        self.data = {} if data is None else data
-        self.lines = {} if lines is None else lines
-        self.body = body
-        self.body_line = body_line
-        self.headings = [] if headings is None else headings
-        self.problems = [] if problems is None else problems
+    data: dict[str, Any] = field(default_factory=dict)
+    lines: dict[Any, int] = field(default_factory=dict)  # key or (key, index|subkey) -> line
+    body: str = ""
+    body_line: int = 1  # line of the file where the body starts
+    headings: list[tuple[str, int]] = field(default_factory=list)  # (## heading, line)
+    problems: list[Problem] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ most of its time; its *bound* is that of its rows with a known bound class holdi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from opprof_advisor.core.models import OpTypeStat
@@ -16,27 +17,17 @@ from opprof_advisor.core.records import Record
 from opprof_advisor.core.vocabulary import UNIT_CLASS
 
 
+@dataclass
 class FamilyTotal(Record):
     """One operator family summed over its op-type rows."""
 
     family: str
-    time_us: float
-    share: float  # of device time, 0..1
-    count: int
-    unit_times: dict[str, float]  # unit id -> µs
-    bound_times: dict[str, float]  # known bound class -> µs
-    class_shares: dict[str, float]  # vocabulary.UNIT_CLASS value -> share
-
-    def __init__(self, family: str, time_us: float = 0.0, share: float = 0.0, count: int = 0,
-                 unit_times: dict[str, float] | None = None, bound_times: dict[str, float] | None = None,
-                 class_shares: dict[str, float] | None = None) -> None:
-        self.family = family
-        self.time_us = time_us
-        self.share = share
-        self.count = count
-        self.unit_times = {} if unit_times is None else unit_times
-        self.bound_times = {} if bound_times is None else bound_times
-        self.class_shares = {} if class_shares is None else class_shares
+    time_us: float = 0.0
+    share: float = 0.0  # of device time, 0..1
+    count: int = 0
+    unit_times: dict[str, float] = field(default_factory=dict)  # unit id -> µs
+    bound_times: dict[str, float] = field(default_factory=dict)  # known bound class -> µs
+    class_shares: dict[str, float] = field(default_factory=dict)  # vocabulary.UNIT_CLASS value -> share
 
     @property
     def unit(self) -> str | None:

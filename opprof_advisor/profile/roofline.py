@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -63,29 +64,18 @@ _SKIPPED_UNITS = frozenset({"communication", "ai_cpu", "dsa", "other"})
 _PEAK_KEYS = {"chip", "aic", "aiv", "freq_mhz", "hbm_gbps", "cube_tflops"}
 
 
+@dataclass
 class Peaks(Record):
     """The roofs used for one profile, each with where it came from (``sources``)."""
 
-    chip: str | None
-    aic: int | None
-    aiv: int | None
-    freq_mhz: float | None
-    hbm_gbps: float | None
-    l2_mb: float | None
-    cube_tflops: dict[str, float]  # dtype class -> TFLOP/s (TOPS for int8)
-    sources: dict[str, str]
-
-    def __init__(self, chip: str | None = None, aic: int | None = None, aiv: int | None = None,
-                 freq_mhz: float | None = None, hbm_gbps: float | None = None, l2_mb: float | None = None,
-                 cube_tflops: dict[str, float] | None = None, sources: dict[str, str] | None = None) -> None:
-        self.chip = chip
-        self.aic = aic
-        self.aiv = aiv
-        self.freq_mhz = freq_mhz
-        self.hbm_gbps = hbm_gbps
-        self.l2_mb = l2_mb
-        self.cube_tflops = {} if cube_tflops is None else cube_tflops
-        self.sources = {} if sources is None else sources
+    chip: str | None = None
+    aic: int | None = None
+    aiv: int | None = None
+    freq_mhz: float | None = None
+    hbm_gbps: float | None = None
+    l2_mb: float | None = None
+    cube_tflops: dict[str, float] = field(default_factory=dict)  # dtype class -> TFLOP/s (TOPS for int8)
+    sources: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.to_dict().items() if k != "sources" and v not in (None, {})}
@@ -237,38 +227,22 @@ def _missing_peak_note(peaks: Peaks, fmt: str) -> str | None:
 # ------------------------------------------------------------------------------------------------
 
 
+@dataclass
 class _Tally(Record):
     """Sums over the judged launches of one (op type, unit)."""
 
-    time: float
-    flops: float
-    bytes: float
-    t_compute: float  # time the work needs on the compute roof
-    t_bound: float  # sum over groups of max(compute time, bandwidth time)
-    t_by_roof: Counter
-    kinds: Counter
-    dtypes: Counter
-    bases: Counter
-    reasons: Counter  # reason -> time not judged
-    source: str
-    has_flops: bool
-
-    def __init__(self, time: float = 0.0, flops: float = 0.0, bytes: float = 0.0, t_compute: float = 0.0,
-                 t_bound: float = 0.0, t_by_roof: Counter | None = None, kinds: Counter | None = None,
-                 dtypes: Counter | None = None, bases: Counter | None = None, reasons: Counter | None = None,
-                 source: str = "shapes", has_flops: bool = True) -> None:
-        self.time = time
-        self.flops = flops
-        self.bytes = bytes
-        self.t_compute = t_compute
-        self.t_bound = t_bound
-        self.t_by_roof = Counter() if t_by_roof is None else t_by_roof
-        self.kinds = Counter() if kinds is None else kinds
-        self.dtypes = Counter() if dtypes is None else dtypes
-        self.bases = Counter() if bases is None else bases
-        self.reasons = Counter() if reasons is None else reasons
-        self.source = source
-        self.has_flops = has_flops
+    time: float = 0.0
+    flops: float = 0.0
+    bytes: float = 0.0
+    t_compute: float = 0.0  # time the work needs on the compute roof
+    t_bound: float = 0.0  # sum over groups of max(compute time, bandwidth time)
+    t_by_roof: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)
+    dtypes: Counter = field(default_factory=Counter)
+    bases: Counter = field(default_factory=Counter)
+    reasons: Counter = field(default_factory=Counter)  # reason -> time not judged
+    source: str = "shapes"
+    has_flops: bool = True
 
 
 def compute(raw: RawProfile, profile: Profile, peaks_file: str | Path | None = None) -> Roofline:

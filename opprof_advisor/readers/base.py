@@ -9,6 +9,7 @@ per row), which keeps multi-million-row inputs within the memory target.
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -32,15 +33,12 @@ COLUMNAR_FROM_ROWS = 10_000
 Progress = Callable[[int, int], None]
 
 
+@dataclass
 class Coded(Record):
     """A dictionary-encoded column: row ``i`` holds ``values[codes[i]]``; ``values`` are distinct."""
 
     codes: Any  # numpy int array (or a list of ints)
     values: list
-
-    def __init__(self, codes: Any, values: list) -> None:
-        self.codes = codes
-        self.values = values
 
 
 #: What each KernelTable column holds: "text" (str, "" when not recorded), "optional" (str or None),
@@ -317,17 +315,18 @@ def encode(values) -> Coded:
     return Coded(codes, list(index))
 
 
+@dataclass
 class RawProfile(Record):
     """What a reader found under one path, before normalisation."""
 
     path: str
     format: str
     kernels: KernelTable
-    versions: dict[str, str]  # cann, torch_npu, profiler_level, aic_metrics ...
-    chip: str | None
-    core_counts: dict[str, int]  # {"aic": 24, "aiv": 48} where known
-    freq_mhz: float | None  # AI Core clock the run used (info.json aic_frequency, msOpProf Current Freq, DB AICORE_FREQ)
-    notes: list[str]  # reader-level "cannot judge ..." notes
+    versions: dict[str, str] = field(default_factory=dict)  # cann, torch_npu, profiler_level, aic_metrics ...
+    chip: str | None = None
+    core_counts: dict[str, int] = field(default_factory=dict)  # {"aic": 24, "aiv": 48} where known
+    freq_mhz: float | None = None  # AI Core clock the run used (info.json aic_frequency, msOpProf Current Freq, DB AICORE_FREQ)
+    notes: list[str] = field(default_factory=list)  # reader-level "cannot judge ..." notes
     # msOpProf / simulator per-kernel detail. Keys the builder reads (all optional):
     #   "block_time_us": {"cube": [...], "vector": [...]}  busy time per (block, sub-core) row:
     #       aic_time(us) of the cube rows / aiv_time(us) of the vector rows, in block_id order;
@@ -342,26 +341,11 @@ class RawProfile(Record):
     #   "mix_block_dim", "chip", "launches" (every launch's dict when an OPPROF holds several; the top
     #   level is then the longest); simulator: "kernel_time_us", "cores", "hot_instructions", "block_dim".
     # Anything else (chip, frequency, instruction hot spots ...) is passed through to Profile.kernel.
-    kernel_detail: dict[str, Any] | None
+    kernel_detail: dict[str, Any] | None = None
     # Known keys: "step_trace" {column: µs summed over steps, e.g. "Communication(Not Overlapped)"},
     # "op_statistic" [rows as dicts], "op_type_derived" True when op types were guessed from names.
     # "communication" {communication.json "Elapse/Transit/Wait/Synchronization/Idle Time(ms)": summed, "ops"}.
-    extra: dict[str, Any]
-
-    def __init__(self, path: str, format: str, kernels: KernelTable, versions: dict[str, str] | None = None,
-                 chip: str | None = None, core_counts: dict[str, int] | None = None, freq_mhz: float | None = None,
-                 notes: list[str] | None = None, kernel_detail: dict[str, Any] | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.format = format
-        self.kernels = kernels
-        self.versions = {} if versions is None else versions
-        self.chip = chip
-        self.core_counts = {} if core_counts is None else core_counts
-        self.freq_mhz = freq_mhz
-        self.notes = [] if notes is None else notes
-        self.kernel_detail = kernel_detail
-        self.extra = {} if extra is None else extra
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Reader(Protocol):

@@ -33,7 +33,9 @@ Sources (each figure below names one of these):
 
 from __future__ import annotations
 
-from opprof_advisor.core.records import FrozenRecord
+from dataclasses import dataclass, field
+
+from opprof_advisor.core.records import Record
 
 #: Cube flop (or int op) per cycle per AI Core (Cube core), by dtype class [CUBE_OPS]. FP32 / HF32
 #: are absent on purpose: no source we have states their cube rate (msprof-analyze measures FLOAT
@@ -43,27 +45,17 @@ CUBE_OPS_SOURCE = ("Ascend/msprof-analyze@5f927748:msprof_analyze/cluster_analys
                    "operator_mfu/chip_peak_flops.py (OPS_PER_CYCLE)")
 
 
-class SocSpec(FrozenRecord):
+@dataclass(frozen=True)
+class SocSpec(Record):
     """What the sources say about one exact SoC name; None = no source states it."""
 
     name: str
-    aic: int | None  # AI Cube cores (AI Cores)
-    aiv: int | None  # AI Vector cores
-    freq_mhz: float | None  # nominal (rated) AI Core clock
-    hbm_gbps: float | None  # nominal HBM (GM) bandwidth, GB/s
-    l2_mb: float | None  # L2 cache size, MB (an above-HBM-roof result may come from L2)
-    sources: dict[str, str]  # figure -> source key (see module docstring)
-
-    def __init__(self, name: str, aic: int | None = None, aiv: int | None = None, freq_mhz: float | None = None,
-                 hbm_gbps: float | None = None, l2_mb: float | None = None,
-                 sources: dict[str, str] | None = None) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "aic", aic)
-        object.__setattr__(self, "aiv", aiv)
-        object.__setattr__(self, "freq_mhz", freq_mhz)
-        object.__setattr__(self, "hbm_gbps", hbm_gbps)
-        object.__setattr__(self, "l2_mb", l2_mb)
-        object.__setattr__(self, "sources", {} if sources is None else sources)
+    aic: int | None = None  # AI Cube cores (AI Cores)
+    aiv: int | None = None  # AI Vector cores
+    freq_mhz: float | None = None  # nominal (rated) AI Core clock
+    hbm_gbps: float | None = None  # nominal HBM (GM) bandwidth, GB/s
+    l2_mb: float | None = None  # L2 cache size, MB (an above-HBM-roof result may come from L2)
+    sources: dict[str, str] = field(default_factory=dict)  # figure -> source key (see module docstring)
 
 
 _CATLASS = "hicann/catlass include/acot/arch/arch.hpp (AscendC910B3); catlass msOpProf sample (Rated Freq 1800)"
