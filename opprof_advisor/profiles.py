@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from opprof_advisor.core.errors import ProfileError
+from opprof_advisor.profile import builder as profile_builder
+from opprof_advisor.readers import archive, read_raw
 
 if TYPE_CHECKING:
     from opprof_advisor.cluster.executors import ExecutorChoice
@@ -24,9 +27,6 @@ def load_profile(path: str | Path, progress: Progress | None = None, peaks: str 
     gives a RawProfile without kernels (its ranks are summarised; see opprof_advisor/cluster);
     ``executor`` says where their map runs.
     """
-    from opprof_advisor.profile import builder as profile_builder
-    from opprof_advisor.readers import archive, read_raw
-
     path = Path(path)
     if archive.is_archive(path):
         with archive.extracted(path) as root:
@@ -44,8 +44,6 @@ def read_profile(path: str | Path, progress: Progress | None = None,
 
 def read_side(path: Path, role: str):
     """Read one side (``BEFORE`` / ``AFTER``) of a comparison; a failure says which side it was."""
-    from opprof_advisor.core.errors import ProfileError
-
     try:
         return read_profile(path)
     except ProfileError as exc:

@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from opprof_advisor.core.errors import OutcomesError
 from opprof_advisor.core.records import Record
+from opprof_advisor.advice import outcomes_store
+from opprof_advisor.advice.matcher import load_matcher
+from opprof_advisor.advice.outcomes import Outcome, outcomes_by_entry
+from opprof_advisor.advice.recommend import suggest
+from opprof_advisor.advice.suggest import advise
+from opprof_advisor.kb import store
 
 if TYPE_CHECKING:
     from opprof_advisor.advice.matcher import EntryMatcher
@@ -32,16 +38,12 @@ class Advisor(Record):
 
     def suggest(self, profile: Any, **options: Any):
         """``recommend.suggest`` on this knowledge base, calibrated by the recorded outcomes."""
-        from opprof_advisor.advice.recommend import suggest
-
         options.setdefault("outcomes", self.outcomes)
         return suggest(profile, self.entries, matcher=self.matcher, **options)
 
 
     def advise(self, profile: Any, **options: Any) -> dict[str, Any]:
         """The ``suggest/2`` document (advice/suggest.py) on this knowledge base, with the recorded outcomes."""
-        from opprof_advisor.advice.suggest import advise
-
         options.setdefault("outcomes", self.outcomes)
         return advise(profile, self.entries, matcher=self.matcher, **options)
 
@@ -52,10 +54,7 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
     Outcomes that cannot be read do not stop the advice: the advisor opens without them and says why
     in ``warnings`` (the gains are then the KB ranges alone).
     """
-    from opprof_advisor.advice.matcher import load_matcher
-    from opprof_advisor.kb.store import open_index
-
-    index = open_index(db)
+    index = store.open_index(db)
     advisor = Advisor(index, index.entries(), load_matcher(index))
     if outcomes:
         _read_outcomes(advisor)
@@ -63,15 +62,11 @@ def open_advisor(db: Path | str | None = None, *, outcomes: bool = True) -> Advi
 
 
 def _read_outcomes(advisor: Advisor) -> None:
-    from opprof_advisor.advice import outcomes_store
-
     try:
         rows = outcomes_store.list_outcomes(path=advisor.index.db_path)
     except OutcomesError as exc:
         where = f"{exc.location()}: " if exc.location() else ""
         advisor.warnings.append(f"{where}{exc.message}; the gains below are not calibrated by recorded outcomes")
         return
-    if rows:  # most users record none: then outcomes.py (and compare.py under it) is not imported at all
-        from opprof_advisor.advice.outcomes import Outcome, outcomes_by_entry
-
+    if rows:  # most users record none
         advisor.outcomes = outcomes_by_entry(Outcome.from_dict(row) for row in rows)

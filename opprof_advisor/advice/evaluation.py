@@ -20,6 +20,8 @@ from typing import Any, Callable, Sequence
 
 from opprof_advisor.core.errors import AdvisorError, ProfileError
 from opprof_advisor.core.models import Entry
+from opprof_advisor.advice.suggest import advise
+from opprof_advisor.profiles import read_profile
 
 BENCH_SCHEMA = "opprof-advisor/bench/1"
 EVAL_SCHEMA = "opprof-advisor/eval/1"
@@ -112,9 +114,6 @@ def load_scenarios(bench_dir: Path | str) -> list[Scenario]:
 
 def evaluate_scenario(scenario: Scenario, entries: list[Entry], matcher: Any) -> ScenarioResult:
     """Read one scenario's profile, suggest, and find the rank of the expected entry."""
-    from opprof_advisor.advice.suggest import advise
-    from opprof_advisor.profiles import read_profile
-
     try:
         profile = read_profile(scenario.path)
     except AdvisorError as exc:

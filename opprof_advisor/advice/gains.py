@@ -45,6 +45,7 @@ from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.records import Record
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.profile.roofline import model_gain_for
 
 
 class RecordedOutcome(Protocol):
@@ -120,8 +121,6 @@ def sourced_gain(entry: Entry, fixed_us: float, profile: Profile, operators: Seq
 
 def model_gain(profile: Profile, op_types: Sequence[str], ceiling_us: float | None) -> ExpectedGain | None:
     """The roofline's model-estimate band over ``op_types``; None where the roofline has none."""
-    from opprof_advisor.profile.roofline import model_gain_for
-
     band = model_gain_for(profile, op_types)
     if band is None or band.high <= 0:
         return None

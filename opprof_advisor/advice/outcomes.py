@@ -20,6 +20,8 @@ from opprof_advisor.loop.compare import Comparison, not_like_for_like, profile_f
 from opprof_advisor.core.errors import OutcomeRefused
 from opprof_advisor.advice.gains import observed_text
 from opprof_advisor.core.models import Entry, Profile
+from opprof_advisor.advice import outcomes_store
+from opprof_advisor.advice.recommend import fixed_rows, match_entry
 
 OUTCOMES_SCHEMA = "opprof-advisor/outcomes/1"
 
@@ -64,8 +66,6 @@ class Outcome:
 
 def matched_families(entry: Entry, profile: Profile) -> list[str]:
     """The families of the rows the recommender addresses for ``entry`` on ``profile`` (what its gain is about)."""
-    from opprof_advisor.advice.recommend import fixed_rows, match_entry
-
     families: list[str] = []
     for row in fixed_rows(entry, match_entry(entry, profile)):
         if row.family not in families:
@@ -137,23 +137,17 @@ def record_outcome(outcome: Outcome, db_path: Path | None = None, *, force: bool
     A pair of profiles is recorded once (errors.DuplicateOutcome); ``force`` only lets another
     entry record a pair that is already recorded.
     """
-    from opprof_advisor.advice import outcomes_store
-
     outcome.id = outcomes_store.record_outcome(_to_row(outcome), path=db_path, force=force)
     return outcome
 
 
 def remove_outcomes(ids: Iterable[int], db_path: Path | None = None) -> list[Outcome]:
     """Delete recorded outcomes by id and return them (an unknown id removes nothing: OutcomesError)."""
-    from opprof_advisor.advice import outcomes_store
-
     return [Outcome.from_dict(row) for row in outcomes_store.remove_outcomes(list(ids), path=db_path)]
 
 
 def list_outcomes(entry_id: str | None = None, db_path: Path | None = None) -> list[Outcome]:
     """Recorded outcomes, oldest first (of one entry when ``entry_id`` is given)."""
-    from opprof_advisor.advice import outcomes_store
-
     return [Outcome.from_dict(row) for row in outcomes_store.list_outcomes(entry_id, path=db_path)]
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from opprof_advisor.core.errors import AdvisorError, ProfileError
+from opprof_advisor.advice.suggest import advise
+from opprof_advisor.profiles import read_profile
 
 LABELS_SCHEMA = "opprof-advisor/real-labels/1"
 TOP = 5
@@ -140,9 +142,6 @@ def load_labels(path: Path | str) -> tuple[dict[str, Topic], list[Labelled]]:
 
 def evaluate_label(label: Labelled, root: Path, topics: dict[str, Topic], entries: list, matcher: Any) -> RealResult:
     """Read one labelled profile and score the advice against its labels."""
-    from opprof_advisor.advice.suggest import advise
-    from opprof_advisor.profiles import read_profile
-
     try:
         profile = read_profile(root / label.path)
     except AdvisorError as exc:

@@ -52,6 +52,8 @@ from opprof_advisor.advice.similar_cases import (  # noqa: F401  (re-exported: t
     similar_cases,
 )
 from opprof_advisor.core.vocabulary import BOUND_SYMPTOM, KINDS
+from opprof_advisor.advice.matcher import fit_matcher
+from opprof_advisor.profile.builder import profile_to_json
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 
@@ -396,8 +398,6 @@ def suggest(
     if kind is not None and kind not in KINDS:
         raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
     if matcher is None:
-        from opprof_advisor.advice.matcher import fit_matcher
-
         matcher = fit_matcher(entries)
     query = build_query(profile, model)
     relevance = dict(zip(matcher.entry_ids_, matcher.score(query)))
@@ -543,8 +543,6 @@ def _score_formula(suggestion: Suggestion) -> dict[str, Any]:
 
 def suggestions_to_json(result: SuggestResult) -> dict[str, Any]:
     """The whole ``opprof-advisor/suggest/1`` document for a result (with the profile's own document)."""
-    from opprof_advisor.profile.builder import profile_to_json
-
     profile = result.profile
     return {
         "schema": SUGGEST_SCHEMA,

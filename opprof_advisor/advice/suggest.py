@@ -32,6 +32,8 @@ from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
 from opprof_advisor.core.vocabulary import KINDS
+from opprof_advisor.advice.gains import calibrated_gain
+from opprof_advisor.advice.matcher import fit_matcher
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/2"
 #: Rows whose gain (or, without a model, whose stake) stays under this share of the reference time are not
@@ -69,8 +71,6 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     if kind is not None and kind not in KINDS:
         raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
     if matcher is None:
-        from opprof_advisor.advice.matcher import fit_matcher
-
         matcher = fit_matcher(entries)
     context = workload_context(profile)
     ref_us, ref_name = reference(profile, context)
@@ -158,8 +158,6 @@ def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcom
     rows = [r for r in profile.op_types if r.op_type in set(finding.op_types)]
     recorded = outcomes.get(lead.id)
     if recorded:
-        from opprof_advisor.advice.gains import calibrated_gain
-
         fixed = sum(r.time_us for r in rows) or finding.stake_us
         calibrated, observed = calibrated_gain(lead, recorded, fixed, profile, finding.op_types, None)
         if calibrated is not None:

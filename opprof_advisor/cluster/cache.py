@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.cluster.summary import OP_COLUMNS, SCHEMA
+from opprof_advisor import __version__
+from opprof_advisor.core.errors import AdvisorWarning
+from opprof_advisor.core.paths import home_dir
+from opprof_advisor.readers.archive import EXTRACT_PREFIX
 
 CACHE_DIR = "rank-summaries"
 _META_KEY = b"opprof_advisor.summary"
@@ -31,15 +35,11 @@ DEFAULT_LIMIT_MB = 256
 
 def cache_dir() -> Path:
     """``<advisor home>/rank-summaries``."""
-    from opprof_advisor.core.paths import home_dir
-
     return home_dir() / CACHE_DIR
 
 
 def fingerprint(rank: Path) -> tuple[str, int]:
     """(cache key, bytes of the rank's files) from path, size and mtime_ns of every file under ``rank``."""
-    from opprof_advisor import __version__
-
     files, total = [], 0
     for folder, dirs, names in os.walk(rank):
         dirs.sort()
@@ -57,8 +57,6 @@ def fingerprint(rank: Path) -> tuple[str, int]:
 
 def cacheable(rank: Path) -> bool:
     """False for a rank inside an extracted archive (a fresh temporary folder on every run)."""
-    from opprof_advisor.readers.archive import EXTRACT_PREFIX
-
     return not any(part.startswith(EXTRACT_PREFIX) for part in Path(os.path.abspath(rank)).parts)
 
 
@@ -151,8 +149,6 @@ _warned: set[str] = set()
 
 
 def _warn_once(message: str) -> None:
-    from opprof_advisor.core.errors import AdvisorWarning
-
     if message not in _warned:
         _warned.add(message)
         warnings.warn(message, AdvisorWarning, stacklevel=3)

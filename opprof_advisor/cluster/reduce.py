@@ -32,6 +32,10 @@ from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.profile import roofline
+from opprof_advisor.profile.builder import build_profile, Kernels, profile_from_context
+from opprof_advisor.readers import read_raw
+from opprof_advisor.readers.multirank import check_windows
 
 #: The checks that judge the job as a whole (they read the ranks, the mean split and the links).
 JOB_CHECKS = tuple(check for check in symptoms.CHECKS if check in (
@@ -47,8 +51,6 @@ _REDONE_NOTES = ("bound class not judged for ",)
 
 def job_raw(path: Path, summaries: list[dict[str, Any]]) -> RawProfile:
     """The job of ``summaries`` (one per rank folder, in folder order) as a RawProfile without kernels."""
-    from opprof_advisor.readers.multirank import check_windows
-
     readable = [s for s in summaries if s["error"] is None]
     notes = [f"rank {s['label']} not read: {s['error']}" for s in summaries if s["error"] is not None]
     if not readable:
@@ -142,8 +144,6 @@ def _links(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, 
 
 def build_job_profile(raw: RawProfile, peaks=None) -> Profile:
     """The profile of a job whose RawProfile came from ``job_raw``."""
-    from opprof_advisor.profile.builder import Kernels, profile_from_context
-
     job = raw.extra["job"]
     ctx = Kernels(raw)
     ctx.device_time = float(sum(s["device_time_us"] for s in job))
@@ -385,10 +385,6 @@ def matrix_summary(job: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 def _outlier_roofline(raw: RawProfile, profile: Profile, peaks):
     """The roofline needs launches (shapes, dtypes): that of the slowest rank, re-read in detail."""
-    from opprof_advisor.profile import roofline
-    from opprof_advisor.profile.builder import build_profile
-    from opprof_advisor.readers import read_raw
-
     slow = (profile.cluster or {}).get("slow_rank")
     labels = raw.extra["labels"]
     path = next((p for p, label in labels.items() if label == slow), None) or raw.extra["job"][0]["path"]

@@ -27,6 +27,9 @@ from typing import Any
 
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.profile.builder import Kernels, profile_from_context
+from opprof_advisor.readers import multirank, read_raw
+from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
 
 SCHEMA = "opprof-advisor/rank-summary/1"
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
@@ -40,8 +43,6 @@ OP_COLUMNS = ("op_type", "family", "unit", "bound", "busiest_pipe", "busiest_rat
 
 def summarize_rank(path: str) -> dict[str, Any]:
     """The summary of the rank folder at ``path``; a rank that cannot be read gets ``error`` and no figures."""
-    from opprof_advisor.readers import multirank
-
     try:
         return _summarize(path)
     except AdvisorError as exc:
@@ -53,9 +54,6 @@ def summarize_rank(path: str) -> dict[str, Any]:
 
 
 def _summarize(path: str) -> dict[str, Any]:
-    from opprof_advisor.profile.builder import Kernels, profile_from_context
-    from opprof_advisor.readers import multirank, read_raw
-
     raw = read_raw(path)
     label = multirank.rank_label(Path(path), raw)
     split = steps.total(multirank.rank_steps(raw))
@@ -149,8 +147,6 @@ def _number(value: Any) -> float:
 
 
 def _transports(document: Any) -> dict[str, list[float]]:
-    from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
-
     totals: dict[str, list[float]] = {}
     for name, op in _ops(document):
         if name == TOTAL_OP_INFO:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from opprof_advisor.core.terminal import one_line
+from opprof_advisor.core.i18n import _, localize, M_, N_
 
 _DEFAULT_FORMAT = warnings.formatwarning
 
@@ -34,8 +35,6 @@ class AdvisorError(Exception):
 
     def localized(self) -> str:
         """The one line of ``str(self)`` in the language in use (a Message message or hint from its template)."""
-        from opprof_advisor.core.i18n import localize
-
         return self._joined(localize(self.message), localize(self.hint) if self.hint else None)
 
     def _joined(self, message: str, hint: str | None) -> str:
@@ -93,7 +92,6 @@ class EntryNotFound(KnowledgeBaseError):
     def __init__(self, entry_id: str, suggestions: list[str] | None = None):
         self.entry_id = entry_id
         self.suggestions = suggestions or []
-        from opprof_advisor.core.i18n import M_, N_
 
         hint = M_("did you mean {ids}?", ids=", ".join(self.suggestions)) if self.suggestions else \
             N_("see `advisor kb list`")
@@ -104,8 +102,6 @@ class EntryReadOnly(KnowledgeBaseError):
     """The entry is part of the shipped knowledge base, which `advisor remove` never writes."""
 
     def __init__(self, entry_id: str):
-        from opprof_advisor.core.i18n import M_, N_
-
         self.entry_id = entry_id
         super().__init__(M_("{id} is part of the shipped knowledge base, which is read-only", id=repr(entry_id)),
                          hint=N_("only entries you added with `advisor add` (in your KB folder) can be removed"))
@@ -245,8 +241,6 @@ def error_lines(exc: BaseException) -> list[str]:
 
     An exception that is not an AdvisorError is a bug: one "internal error" line asks for a report.
     """
-    from opprof_advisor.core.i18n import _
-
     label = _("error:")
     if isinstance(exc, EntryValidationError):
         return [f"{label} {one_line(problem)}" for problem in exc.problems]

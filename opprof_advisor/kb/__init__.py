@@ -17,6 +17,8 @@ from opprof_advisor.core.errors import EntryValidationError, Problem
 from opprof_advisor.core.models import Entry, Gain
 from opprof_advisor.core.records import Record
 from opprof_advisor.core.vocabulary import canonical_dtype
+from opprof_advisor.core.operators import canonical_family
+from opprof_advisor.core.plain_yaml import first_anchor
 
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
@@ -271,8 +273,6 @@ def entry_too_big(path: Path, size: int) -> Problem | None:
 def _parse_yaml(parsed: ParsedFile, source: str, *, first_line: int, file_size: int) -> None:
     import yaml
 
-    from opprof_advisor.core.plain_yaml import first_anchor
-
     too_big = entry_too_big(parsed.path, file_size)
     if too_big:
         parsed.problems.append(too_big)
@@ -349,8 +349,6 @@ def _duplicate_keys(path: Path, node, first_line: int) -> list[Problem]:
 
 def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
     """Turn a validated parsed file into an Entry (operators and op_mix as canonical families)."""
-    from opprof_advisor.core.operators import canonical_family
-
     data = parsed.data
     gain = data.get("gain")
     return Entry(
@@ -381,8 +379,6 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
 
 
 def _build_gain(gain: dict[str, Any]) -> Gain:
-    from opprof_advisor.core.operators import canonical_family
-
     measured_on = _unique(canonical_family(name, fuzzy=False) for name in gain.get("measured_on") or [])
     return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"],
                 measured_on, gain.get("estimate") is True)
@@ -390,8 +386,6 @@ def _build_gain(gain: dict[str, Any]) -> Gain:
 
 def build_requires(value: Any) -> list[dict[str, list[Any]]]:
     """Validated ``requires:`` front matter as ``[{key: [canonical values]}]``."""
-    from opprof_advisor.core.operators import canonical_family
-
     built = []
     for item in value or []:
         (key, values), = item.items()

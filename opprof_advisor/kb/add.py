@@ -15,6 +15,11 @@ from opprof_advisor.core import paths
 from opprof_advisor.core.errors import EntryExists, EntryValidationError
 from opprof_advisor.core.sqlite_files import file_lock, make_parent
 from opprof_advisor.kb.store import STALE, Index, _freshness, _open_snapshot, build_index, folders_unchanged, kb_sources, scan_files
+from opprof_advisor.kb import check_related, entry_too_big, load_entry
+from opprof_advisor.kb.index_build import check_index_target
+from opprof_advisor.kb.user_files import (
+    _copy_atomically, _read_copies, _remove_other_copies, _restore_copies, check_entry_file,
+)
 
 if TYPE_CHECKING:
     from opprof_advisor.core.models import Entry
@@ -34,11 +39,6 @@ def add_entry_file(path: Path | str, replace: bool = False, *, db_path: Path | s
 def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | None = None,
               kb_dirs: Sequence[Path | str] | None = None, user_dir: Path | None = None) -> tuple[Entry, Index]:
     """``add_entry_file``, also returning the index as the add left it (close it when done)."""
-    from opprof_advisor.kb import check_related, entry_too_big, load_entry
-    from opprof_advisor.kb.user_files import (
-        _copy_atomically, _read_copies, _remove_other_copies, _restore_copies, check_entry_file,
-    )
-
     source = Path(path)
     check_entry_file(source)
     too_big = entry_too_big(source, source.stat().st_size if source.is_file() else 0)
@@ -48,7 +48,6 @@ def add_entry(path: Path | str, replace: bool = False, *, db_path: Path | str | 
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
     target = user_root / f"{entry.kind}s" / f"{entry.id}.md"
-    from opprof_advisor.kb.index_build import check_index_target
 
     check_index_target(db)
     make_parent(db)

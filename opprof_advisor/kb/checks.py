@@ -19,6 +19,11 @@ from opprof_advisor.kb import KEYS, _FENCE_OPEN, ParsedFile, find_kb_files, pars
 from opprof_advisor.core.vocabulary import (
     APPLIES_KEYS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
 )
+from opprof_advisor.core import paths as kb_paths
+from opprof_advisor.core.operators import canonical_family
+from opprof_advisor.core.paths import builtin_kb_dir
+from opprof_advisor.kb import check_paths
+from opprof_advisor.kb.stats import check_to_json
 
 #: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
 ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
@@ -174,8 +179,6 @@ def _string_items(parsed: ParsedFile, key: str) -> list[tuple[int, str]]:
 
 
 def _check_operators(parsed: ParsedFile) -> list[Problem]:
-    from opprof_advisor.core.operators import canonical_family
-
     problems = []
     for index, name in _string_items(parsed, "operators"):
         if canonical_family(name, fuzzy=False) is None:
@@ -243,8 +246,6 @@ def unpinned_source(source: str) -> bool:
 
 def sources_page_anchors() -> frozenset[str]:
     """The anchors (GitHub heading slugs) of the KB sources page, empty when the page is missing."""
-    from opprof_advisor.core.paths import builtin_kb_dir
-
     return _page_anchors(builtin_kb_dir() / SOURCES_PAGE.removeprefix("kb/"))
 
 
@@ -329,8 +330,6 @@ def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
 
 def _check_measured_on(parsed: ParsedFile, gain: dict) -> list[Problem]:
     """``measured_on``: a list of the entry's own operator families (the ones the figure was measured on)."""
-    from opprof_advisor.core.operators import canonical_family
-
     if "measured_on" not in gain:
         return []
     measured = gain["measured_on"]
@@ -430,8 +429,6 @@ def _requirement_problems(key: str, values: Any) -> list[str]:
 
 
 def _requirement_value_problem(key: str, item: str) -> str | None:
-    from opprof_advisor.core.operators import canonical_family
-
     allowed = {"symptom": SYMPTOMS, "unit": UNITS, "producer": PRODUCERS, "workload": WORKLOADS}.get(key)
     if allowed is not None:
         if item in allowed:
@@ -464,8 +461,6 @@ def _check_zh(parsed: ParsedFile) -> list[Problem]:
 
 
 def _check_op_mix(parsed: ParsedFile) -> list[Problem]:
-    from opprof_advisor.core.operators import canonical_family
-
     if "op_mix" not in parsed.data:
         return []
     if parsed.data.get("kind") != "case":
@@ -557,10 +552,6 @@ def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
     user folders are checked for duplicate ids each on its own (the user KB may override a built-in
     id on purpose, with `advisor add --replace`), and ``related`` may point from one into the other.
     """
-    from opprof_advisor.core import paths as kb_paths
-    from opprof_advisor.kb import check_paths
-    from opprof_advisor.kb.stats import check_to_json
-
     roots = [root for root in (kb_paths.builtin_kb_dir(), kb_paths.user_kb_dir()) if root.is_dir()]
     if paths:
         files = find_kb_files(paths)

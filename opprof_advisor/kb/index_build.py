@@ -25,6 +25,8 @@ from opprof_advisor.core.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
 )
 from opprof_advisor.kb.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files
+from opprof_advisor.kb.index_fts_side import SideIndex
+from opprof_advisor.kb.index_sync import discard_fts_later, finish_fts, sync_moved_folders, sync_rows
 
 def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
@@ -75,16 +77,12 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     ``_roll_back_journal``); readers keep the snapshot they opened (their read transaction) and the
     commit waits for them up to IN_PLACE_WAIT_S, after which the caller writes a new file as any build.
     """
-    from opprof_advisor.kb.index_sync import sync_rows
-
     return _in_transaction(db, lambda conn: (True, sync_rows(conn, sources, files, scanned_at, folders)))
 
 
 def _update_moved_folders(db: Path, sources) -> Index | None:
     """An add's or a remove's update of a big KB, in place, listing only the folders that moved
     (index_sync.sync_moved_folders); None when the manifest cannot be trusted or readers keep the file busy."""
-    from opprof_advisor.kb.index_sync import sync_moved_folders
-
     snapshot = _open_snapshot(db)  # a valid index of this version (else a build starts from the KB files)
     if snapshot is None:
         return None
@@ -243,9 +241,6 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
 
 def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, folders: list[list]) -> None:
     import sqlite_utils
-
-    from opprof_advisor.kb.index_fts_side import SideIndex
-    from opprof_advisor.kb.index_sync import discard_fts_later, finish_fts, sync_rows
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone

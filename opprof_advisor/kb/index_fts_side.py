@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+from opprof_advisor.core.sqlite_files import connect_readonly, remove_with_journals
 
 #: Below this many rows the helper's start (~0.1 s) costs more than the rebuild it takes off the build.
 SIDE_MIN_ROWS = 5_000
@@ -51,8 +52,6 @@ class SideIndex:
         """Replace the rows of ``conn``'s FTS5 shadow tables by the side's; False (``conn`` as it was) when the
         helper failed. Only plain tables are written: ``conn`` must not have used entries_fts in this transaction
         (its FTS5 module would keep what it read), which a build's bulk insert does not."""
-        from opprof_advisor.core.sqlite_files import connect_readonly
-
         try:
             if self._wait() != 0:
                 return False
@@ -71,8 +70,6 @@ class SideIndex:
 
     def discard(self) -> None:
         """Stop the helper if it still runs and remove its file."""
-        from opprof_advisor.core.sqlite_files import remove_with_journals
-
         if self.process.poll() is None:
             self.process.kill()
         self._wait()

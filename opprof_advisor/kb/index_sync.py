@@ -28,6 +28,8 @@ from opprof_advisor.kb.store import (
     _mtime, _scan_folder, _sources_json, content_hash, content_record, file_digests, moved_hash, racy_window,
     stat_record, stat_signature, stored_digests,
 )
+from opprof_advisor import kb
+from opprof_advisor.kb import entry_too_big, related_problems, store
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
 _ROW_COLUMNS = (*_ENTRY_COLUMNS, "row_hash")
@@ -107,8 +109,6 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
     the KB meanwhile is seen by the next open as by a full scan. Returns (False, None) when the manifest cannot
     be trusted (a small KB, other sources, an index without one): the caller then compares every file.
     """
-    from opprof_advisor.kb import store
-
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     if int(meta.get("file_count", "0")) <= store.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
         return False, None
@@ -287,14 +287,12 @@ def _serve_worker() -> None:
 
 def parse_one(item: tuple[str, int, str]) -> Parsed:
     """One file's entry or problems (a worker's task: plain strings and tuples travel back cheaply)."""
-    from opprof_advisor.kb import entry_too_big, validate_file
-
     name, size, origin = item
     path = Path(name)
     too_big = entry_too_big(path, size)  # not even parsed
     data = None if too_big else _read_or_none(name, size)
     digest = hashlib.sha256(data).hexdigest() if data is not None else None
-    entry, problems = (None, [too_big]) if too_big else validate_file(path, origin=origin, data=data)
+    entry, problems = (None, [too_big]) if too_big else kb.validate_file(path, origin=origin, data=data)
     if entry is None:
         return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, digest)
     return Parsed(entry.id, None, _row_values(_entry_to_row(entry)), digest)
@@ -446,8 +444,6 @@ def _related_problems(conn: sqlite3.Connection, winners: dict[str, str]) -> list
 
     The dangling ids are found by SQLite (json_each) without decoding every entry's list in Python.
     """
-    from opprof_advisor.kb import related_problems
-
     dangling = conn.execute(
         "select entries.id, entries.path, item.key, item.value from entries, json_each(entries.related) as item "
         "where entries.related is not null and item.value not in (select id from entries)").fetchall()

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from opprof_advisor.core.models import Entry
+from opprof_advisor.kb.search_index import open_tables
 
 if TYPE_CHECKING:
     from opprof_advisor.kb.store import EntryText
@@ -49,8 +50,6 @@ def closest_entry(entry: Entry, others: Iterable[Entry | EntryText], *, threshol
 def closest_in_index(entry: Entry, index, *, threshold: float = NEAR_DUPLICATE) -> tuple[EntryText, float] | None:
     """``closest_entry`` against every entry of ``index``: their texts read from the search candidate tables
     when it has them (a few values, where the entries' rows cost ~0.5 s at 50,000 entries)."""
-    from opprof_advisor.kb.search_index import open_tables
-
     tables = open_tables(index)
     if tables is None:
         return closest_entry(entry, index.texts(), threshold=threshold)

@@ -16,6 +16,10 @@ from typing import Any, Sequence
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import EntryReadOnly
 from opprof_advisor.core.sqlite_files import file_lock, make_parent
+from opprof_advisor.kb.add import served_index
+from opprof_advisor.kb.index_build import check_index_target
+from opprof_advisor.kb import store
+from opprof_advisor.kb.user_files import _read_copies, _restore_copies
 
 #: The JSON document of `advisor remove --format json`.
 REMOVED_SCHEMA = "opprof-advisor/kb-remove/1"
@@ -38,11 +42,6 @@ class Removed:
 def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: Sequence[Path | str] | None = None,
                  user_dir: Path | None = None) -> Removed:
     """Remove the user entry ``entry_id``; raise EntryNotFound (with close ids) or EntryReadOnly (a shipped one)."""
-    from opprof_advisor.kb.index_build import check_index_target
-    from opprof_advisor.kb.add import served_index
-    from opprof_advisor.kb.store import build_index
-    from opprof_advisor.kb.user_files import _read_copies, _restore_copies
-
     db = Path(db_path) if db_path else paths.default_db_path()
     user_root = user_dir or paths.user_kb_dir()
     check_index_target(db)
@@ -60,7 +59,7 @@ def remove_entry(entry_id: str, *, db_path: Path | str | None = None, kb_dirs: S
         try:
             for path in copies:
                 path.unlink()
-            rebuilt = build_index(db, kb_dirs=kb_dirs, in_place=True)
+            rebuilt = store.build_index(db, kb_dirs=kb_dirs, in_place=True)
             back = bool(rebuilt.existing([entry_id]))
             rebuilt.close()
         except BaseException:

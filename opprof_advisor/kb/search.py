@@ -16,6 +16,11 @@ from typing import Any, NamedTuple
 
 from opprof_advisor.core.errors import KnowledgeBaseError
 from opprof_advisor.kb.store import EntrySummary, Index
+from opprof_advisor.core.operators import canonical_family, FAMILIES, normalise_name
+from opprof_advisor.core.vocabulary import SYMPTOMS
+from opprof_advisor.kb.search_index import open_tables
+from opprof_advisor.kb.search_zh import has_han, rank_chinese, rank_chinese_candidates
+from opprof_advisor.kb.store import suggest_ids
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
@@ -102,9 +107,6 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
     With the index's candidate tables (kb_search_index) only the entries that can be hits are
     scored; without them (an index they do not describe) every entry is, with the same result.
     """
-    from opprof_advisor.kb.search_index import open_tables
-    from opprof_advisor.kb.search_zh import has_han
-
     family = resolve_operator(operator)
     tables = open_tables(index)
     if has_han(query):  # FTS5 cannot split Chinese: matched on character n-grams instead
@@ -123,8 +125,6 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
 def rank_chinese_query(index: Index, tables, query: str, *, kind: str | None, family: str | None,
                        top: int) -> list[SearchHit]:
     """The hits of a Chinese query (kb_search_zh): through the candidate tables when there are some."""
-    from opprof_advisor.kb.search_zh import rank_chinese, rank_chinese_candidates
-
     if tables is None:
         candidates = filter_entries(index.summaries(), kind=kind, family=family)
         return rank_chinese(index, [c.id for c in candidates], query, top)
@@ -147,14 +147,10 @@ def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str 
 
 def resolve_operator(operator: str | None) -> str | None:
     """The family named by an ``--operator`` value; raise KnowledgeBaseError when there is none."""
-    from opprof_advisor.core.operators import FAMILIES, canonical_family
-
     if not operator:
         return None
     family = canonical_family(operator)
     if family is None:
-        from opprof_advisor.kb.store import suggest_ids
-
         close = suggest_ids(operator, FAMILIES)
         hint = f"did you mean {', '.join(close)}?" if close else "use a family such as MatMul, Conv2D, NMS"
         raise KnowledgeBaseError(f"unknown operator {operator!r}", hint=hint)
@@ -183,8 +179,6 @@ def correct_words(index: Index, words: list[str], tables=None) -> tuple[list[str
     The known words are read from the candidate tables (only those of a length that can be
     close) when the index has them, else gathered from every entry.
     """
-    from opprof_advisor.core.operators import canonical_family
-
     vocabulary: dict[str, int] | None = None
     terms, corrected = [], False
     for word in words:
@@ -213,8 +207,6 @@ def known_words(index: Index) -> dict[str, int]:
 
 def with_aliases(counts: dict[str, int]) -> dict[str, int]:
     """``counts`` plus every operator alias (count 1 unless the entries use it)."""
-    from opprof_advisor.core.operators import FAMILIES, normalise_name
-
     for family, aliases in FAMILIES.items():
         for alias in (family, *aliases):
             counts.setdefault(normalise_name(alias), 1)
@@ -243,8 +235,6 @@ def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
 
 def did_you_mean(index: Index, tables, query: str, terms: list[str], *, filtered: bool) -> list[str]:
     """Up to three suggestions for a query without hits: ids, or hits without the filters."""
-    from opprof_advisor.kb.store import suggest_ids
-
     if filtered:
         unfiltered = rank_query(index, tables, query, terms, kind=None, family=None, top=3)[:3]
         if unfiltered:
@@ -264,8 +254,6 @@ def fts_term(word: str) -> str:
 
 def query_families(query: str, terms: list[str]) -> dict[str, float]:
     """Operator families the query names, with the confidence of each (whole phrase 1.0, one word 0.7)."""
-    from opprof_advisor.core.operators import canonical_family
-
     families: dict[str, float] = {}
     raw_words = _WORD.findall(query.lower())
     phrases = [(query, 1.0), (" ".join(terms), 1.0)]
@@ -342,8 +330,6 @@ def hit_order(hit: SearchHit) -> tuple:
 
 def query_symptoms(terms: list[str]) -> dict[str, float]:
     """Symptoms the query names: all words of the symptom id present (``launch bound``), or the id itself."""
-    from opprof_advisor.core.vocabulary import SYMPTOMS
-
     words = set(terms)
     joined = "_".join(terms)
     found = {}

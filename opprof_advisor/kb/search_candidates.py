@@ -49,6 +49,10 @@ from opprof_advisor.kb.search_index import (
     FAMILY, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, SYMPTOM, TITLE_SET_LENGTH, SearchTables,
     token_set_length,
 )
+from opprof_advisor.kb import search as kb_search
+from opprof_advisor.kb.search import (
+    focus, fts_value, id_scores, label_scores, SearchHit, title_scores, WEIGHT_FTS, WEIGHT_OPERATOR,
+)
 
 if TYPE_CHECKING:
     from opprof_advisor.kb.search import SearchHit
@@ -65,8 +69,6 @@ MOST_AT_ONCE = 2000
 def rank_candidates(index: "Index", tables: SearchTables, query: str, terms: list[str], *, kind: str | None,
                     family: str | None, top: int) -> list["SearchHit"]:
     """The first ``top`` hits of kb_search.rank_entries over the entries of ``kind`` about ``family``."""
-    from opprof_advisor.kb import search as kb_search
-
     allowed = allowed_rowids(tables, kind, family)
     size = tables.count() if allowed is None else len(allowed)
     if top <= 0 or not size or not terms:
@@ -108,8 +110,6 @@ def rank_candidates(index: "Index", tables: SearchTables, query: str, terms: lis
 
 def intent_values(tables: SearchTables, families: dict[str, float], symptoms: dict[str, float]) -> dict[int, float]:
     """The intent signal of every entry about a named family or symptom, read from the postings alone."""
-    from opprof_advisor.kb.search import focus
-
     intents: dict[int, float] = {}
     for kind, named in ((FAMILY, families), (SYMPTOM, symptoms)):
         for item, weight in named.items():
@@ -126,8 +126,6 @@ def best_placed(matches: dict[int, float], best_bm25: float, intents: dict[int, 
     """(weighted sum of the known signals, rowid, full-text signal, intent signal) of every full-text match
     and every entry about a named family or symptom, the highest sum first (the matches lazily, in the
     order of their bm25: most of a long list is never looked at)."""
-    from opprof_advisor.kb.search import WEIGHT_FTS, WEIGHT_OPERATOR, fts_value
-
     def known(rowid: int, intent: float) -> tuple[float, int, float, float]:
         fts = fts_value(matches[rowid], best_bm25) if rowid in matches else 0.0
         return WEIGHT_FTS * fts + WEIGHT_OPERATOR * intent, rowid, fts, intent
@@ -145,8 +143,6 @@ class _Scorer:
 
     def __init__(self, tables: SearchTables, terms: list[str], matches: dict[int, float], best_bm25: float,
                  intents: dict[int, float], allowed: set[int] | None):
-        from opprof_advisor.kb.search import label_scores
-
         self.tables, self.terms, self.matches, self.best_bm25 = tables, terms, matches, best_bm25
         self.intents, self.allowed = intents, allowed
         self.seen: set[int] = set()
@@ -160,9 +156,6 @@ class _Scorer:
             self.label_best.update(dict.fromkeys(tables.postings(LABEL, [labels[position]]), score))
 
     def add(self, rowids) -> None:
-        from opprof_advisor.kb import search as kb_search
-        from opprof_advisor.kb.search import SearchHit
-
         new = [rowid for rowid in rowids if rowid not in self.seen and (self.allowed is None or rowid in self.allowed)]
         if not new:
             return
@@ -186,9 +179,6 @@ class _Scorer:
     def add_fuzzy_hits(self, found: dict[int, float]) -> None:
         """Score the fuzzy hits (``found``: fuzzy_hits). Those without full-text or intent evidence score by
         their known similarity alone; the others as ``add`` scores them."""
-        from opprof_advisor.kb import search as kb_search
-        from opprof_advisor.kb.search import SearchHit
-
         plain = {rowid for rowid in found if rowid not in self.seen and rowid not in self.matches
                  and rowid not in self.intents and (self.allowed is None or rowid in self.allowed)}
         self.add([rowid for rowid in found if rowid not in plain])
@@ -207,8 +197,6 @@ class _Scorer:
 
     def finish(self, top: int) -> list:
         """The first ``top`` hits, completed from their summaries (title, operators, tags)."""
-        from opprof_advisor.kb.search import SearchHit
-
         best = self.hits[:top]
         summaries = {summary[0]: summary for _, summary in self.tables.summaries(self.rowid_of[hit.id] for hit in best)}
         for place, hit in enumerate(best):
@@ -241,8 +229,6 @@ def fuzzy_hits(tables: SearchTables, terms: list[str], label_best: dict[int, flo
     """The entries whose fuzzy similarity to ``terms`` reaches HIT_SCORE (no other entry does), each with that
     similarity (kb_search.fuzzy_scores' value: the best of its title, id and tag scores, all computed where
     one may reach HIT_SCORE). ``label_best``: the best tag or model score of each entry (_Scorer's)."""
-    from opprof_advisor.kb.search import id_scores, title_scores
-
     found = {rowid: score for rowid, score in label_best.items() if score >= HIT_SCORE}
     for candidates, column, scores in ((title_candidates(tables, terms), "title", title_scores),
                                        (id_candidates(tables, terms), "id", id_scores)):

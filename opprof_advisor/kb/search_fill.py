@@ -22,6 +22,7 @@ from opprof_advisor.kb.search_index import (
     COMPARED_TEXT, FAMILY, HAN, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, ROWID_CODE, SCHEMA,
     STAMP_KEY, SYMPTOM, TITLE_SET_LENGTH, TRIGRAMS, WORD, ZH_WORD, listed_keys, pack, stamp, vocabulary_rows, zh_text,
 )
+from opprof_advisor.kb.search_zh import HAN_RANGES
 
 
 def fill_search_tables(conn: sqlite3.Connection, *, alongside: Callable[[], None] | None = None) -> None:
@@ -195,8 +196,6 @@ def han_postings(parts: list[str]) -> dict[str, bytes]:
     point and its line, a part at a time; then one stable sort by offset (a radix sort of 16-bit numbers), which
     keeps each character's lines rising, so that a line's repeats of a character lie side by side."""
     import numpy as np
-
-    from opprof_advisor.kb.search_zh import HAN_RANGES
 
     base = min(low for low, _ in HAN_RANGES)
     span = max(high for _, high in HAN_RANGES) - base

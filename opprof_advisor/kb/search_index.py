@@ -37,6 +37,8 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
+from opprof_advisor.kb import migrations
+from opprof_advisor.kb.search_zh import han_runs, LATIN
 
 STAMP_KEY = "search_tables"
 #: Bump when the tables' layout changes: tables of another layout are then not read (every entry is
@@ -118,15 +120,11 @@ def zh_text(zh: dict[str, str], title: str, operators: list[str], tags: list[str
 
 def han_characters(line: str) -> set[str]:
     """The HAN posting keys of one ``zh_texts`` line: the distinct characters of its Han runs (kb_search_zh.grams')."""
-    from opprof_advisor.kb.search_zh import han_runs
-
     return set("".join(han_runs(line)))
 
 
 def zh_words(line: str) -> set[str]:
     """The ZH_WORD posting keys of one (lower-case) ``zh_texts`` line: its words as kb_search_zh.grams finds them."""
-    from opprof_advisor.kb.search_zh import LATIN
-
     return set(LATIN.findall(line))
 
 
@@ -471,8 +469,6 @@ class SearchTables:
     def fts_matches(self, match: str) -> dict[int, float]:
         """bm25 of every entry matching an FTS5 query, keyed by rowid, best first (the weights of
         Index.fts_scores)."""
-        from opprof_advisor.kb import migrations
-
         weights = ", ".join(str(weight) for _, weight in migrations.FTS_COLUMNS)
         return dict(self._rows(f"select rowid, bm25(entries_fts, {weights}) as score from entries_fts "
                                "where entries_fts match ? order by score", (match,)))

@@ -8,6 +8,7 @@ from typing import Any
 from opprof_advisor.core.errors import Problem
 from opprof_advisor.core.models import Entry
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES, KINDS, SYMPTOMS
+from opprof_advisor.core.operators import FAMILIES
 
 #: Every vocabulary symptom needs at least this many entries that answer it (`kb stats`, tests).
 MIN_ANSWERS = 2
@@ -31,8 +32,6 @@ def summarize_entries(entries: Sequence[Entry]) -> dict[str, Any]:
     symptoms with fewer than ``MIN_ANSWERS`` of them; ``families``: operator family -> ids of the entries
     about it; ``symptoms``: symptom -> entries listing it, by kind.
     """
-    from opprof_advisor.core.operators import FAMILIES
-
     def count(values: Iterable[str], order: Iterable[str] = ()) -> dict[str, int]:
         counts = {name: 0 for name in order}
         for value in values:

@@ -31,6 +31,8 @@ from opprof_advisor.core import paths
 from opprof_advisor.core.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
 from opprof_advisor.kb import migrations
 from opprof_advisor.core.sqlite_files import connect_readonly, file_lock
+from opprof_advisor.core.errors import AdvisorWarning
+from opprof_advisor.core.models import Entry, Gain
 
 if TYPE_CHECKING:
     from opprof_advisor.core.models import Entry
@@ -498,8 +500,6 @@ _ENTRY_SELECT = ", ".join(_ENTRY_COLUMNS)
 
 
 def _row_to_entry(row: tuple) -> Entry:
-    from opprof_advisor.core.models import Entry, Gain
-
     values = dict(zip(_ENTRY_COLUMNS, row))
     for column in _LIST_COLUMNS:
         values[column] = json.loads(values[column] or "[]")
@@ -513,7 +513,7 @@ def _row_to_entry(row: tuple) -> Entry:
 def entry_dict(entry: Entry) -> dict[str, Any]:
     """``entry.to_dict()`` without its deep copies (the same JSON, a tenth of the time): for serialising only."""
     data = {name: getattr(entry, name) for name in _ENTRY_COLUMNS}
-    if entry.gain is not None:  # the Gain's own fields (models are imported only where entries are built)
+    if entry.gain is not None:  # the Gain's own fields
         data["gain"] = entry.gain.to_dict()
     return data
 
@@ -528,8 +528,6 @@ _GAIN = _ENTRY_COLUMNS.index("gain")
 def _rows_to_entries(rows: Sequence[tuple]) -> list[Entry]:
     """``_row_to_entry`` of every row, their JSON cells decoded by one json.loads (ten per entry were ~10 ms of a
     suggest's start-up); ValueError / TypeError when a cell is not what the build writes (decode row by row then)."""
-    from opprof_advisor.core.models import Entry, Gain
-
     at = [(_ENTRY_COLUMNS.index(column), column) for column in _JSON_DEFAULTS]
     cells = [row[index] or _JSON_DEFAULTS[column] for row in rows for index, column in at]
     decoded = json.loads("[" + ",".join(cells) + "]")
@@ -644,7 +642,5 @@ def build_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | s
 
 def _warn(message: str) -> None:
     import warnings
-
-    from opprof_advisor.core.errors import AdvisorWarning
 
     warnings.warn(message, AdvisorWarning, stacklevel=3)

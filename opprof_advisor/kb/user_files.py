@@ -10,12 +10,11 @@ import os
 from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.kb.checks import is_regular
 
 
 def check_entry_file(path: Path) -> None:
     """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
-    from opprof_advisor.kb.checks import is_regular
-
     if path.is_dir():
         raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")
     if path.exists() and not is_regular(path):

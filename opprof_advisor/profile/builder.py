@@ -27,6 +27,8 @@ from opprof_advisor.readers.base import RawProfile, as_list
 from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.core.vocabulary import UNITS
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.profile import roofline as roofs
+from opprof_advisor.profile.roofline import roofline_to_json
 
 SCHEMA = "opprof-advisor/profile/1"
 
@@ -198,8 +200,6 @@ def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=s
     profile.symptoms = ctx.symptoms
     profile.notes = list(dict.fromkeys(ctx.notes))
     if roofline:
-        from opprof_advisor.profile import roofline as roofs
-
         profile.roofline = roofs.compute(raw, profile, peaks)
     return profile
 
@@ -450,8 +450,6 @@ def steps_to_json(profile: Profile) -> dict[str, Any] | None:
 
 def profile_to_json(profile: Profile) -> dict[str, Any]:
     """The ``opprof-advisor/profile/1`` JSON document of a profile (shared by CLI, suggest and reports)."""
-    from opprof_advisor.profile.roofline import roofline_to_json
-
     source: dict[str, Any] = {"path": profile.path, "format": profile.format, "producer": profile.producer,
                               "workload": profile.workload, **profile.versions}
     if profile.chip:

@@ -18,6 +18,8 @@ from typing import Sequence
 from opprof_advisor.core.errors import OutputError
 from opprof_advisor.core.models import Profile
 from opprof_advisor.readers.base import RawProfile
+from opprof_advisor.core.outputs import check_target, replacing
+from opprof_advisor.profile.builder import kernel_rows, profile_to_json
 
 #: ``PRAGMA application_id`` of an export: the bytes "OPAX" (SQLite's magic-number registry is free-form).
 APPLICATION_ID = int.from_bytes(b"OPAX", "big")
@@ -28,8 +30,6 @@ EXPORT_TABLES = ("kernels", "op_types", "symptoms", "notes", "ranks", "source")
 def export_profile(target: str | Path, raw: RawProfile, profile: Profile, *, force: bool = False,
                    inputs: Sequence[Path | str] = ()) -> tuple[Path, dict[str, int]]:
     """Write the profile's tables into ``target``; return the path written and the row count per table."""
-    from opprof_advisor.core.outputs import check_target, replacing
-
     target = check_target(target, what="an SQLite export", is_ours=_is_export, force=force,
                           inputs=inputs, option="--export")
     new = not target.is_file() or target.stat().st_size == 0
@@ -92,8 +92,6 @@ def _copy_database(source: Path, target: Path) -> None:
 
 def _write(path: Path, raw: RawProfile, profile: Profile) -> dict[str, int]:
     import sqlite_utils
-
-    from opprof_advisor.profile.builder import kernel_rows, profile_to_json
 
     db = sqlite_utils.Database(path)
     try:

@@ -44,6 +44,10 @@ from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
 # MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
 from opprof_advisor.core.thresholds import HOT_SHARE, MIN_TASK_DURATION_US
+from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.core.paths import home_dir
+from opprof_advisor.core.plain_yaml import load_file
+from opprof_advisor.readers.msopprof_metrics import launch_work
 
 #: Above this fraction of attainable a result is a data problem, not a fast kernel (issue 12).
 PLAUSIBLE_MAX = 1.10
@@ -85,8 +89,6 @@ class Peaks(Record):
 
 def load_peaks_file(path: str | Path) -> dict[str, Any]:
     """Read and check a peaks YAML file; raise PeaksError naming the file and the bad key."""
-    from opprof_advisor.core.plain_yaml import load_file
-
     path = Path(path)
     # without anchors and aliases, from a regular file: a 'billion laughs' file must not hang every profile
     data = load_file(path, PeaksError, hint="see the README section on advisor roofline for the format")
@@ -121,8 +123,6 @@ def _positive(value: Any, key: str, path: Path) -> float:
 
 def user_peaks_path() -> Path:
     """``$ADVISOR_HOME/peaks.yaml``: measured peaks applied to every profile (documented in README)."""
-    from opprof_advisor.core.paths import home_dir
-
     return home_dir() / USER_PEAKS_FILE
 
 
@@ -298,8 +298,6 @@ def _unit_index(profile: Profile) -> dict[str, list[tuple[str, float]]]:
 
 def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
     """Group launches by (op type, task type, shapes, dtypes, formats); compute each group's work once."""
-    from opprof_advisor.core.kernel_frame import Frame
-
     frame = Frame.of(raw.kernels)
     keys = frame.combine(frame.op_types(), *(frame.coded(name) for name in (
         "task_type", "input_shapes", "input_dtypes", "input_formats", "output_dtypes")))
@@ -377,8 +375,6 @@ def _add(tally: _Tally, kind: str, flops_each: float | None, bytes_total: float,
 
 def _measured_tallies(raw: RawProfile, peaks: Peaks) -> dict[tuple[str, str], _Tally]:
     """msOpProf: the launches' measured fops and main-memory volumes (ArithmeticUtilization, Memory)."""
-    from opprof_advisor.readers.msopprof_metrics import launch_work
-
     detail = raw.kernel_detail or {}
     launches = detail.get("launches") or [detail]
     tallies: dict[tuple[str, str], _Tally] = {}

@@ -27,6 +27,7 @@ from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
 from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.readers import arrowcsv
 
 #: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
 SNIFF_BYTES = 64 * 1024
@@ -214,8 +215,6 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
 def _read_with_arrow(path: Path, head: bytes, progress: Progress | None,
                      required: tuple[str, ...]) -> KernelTable | None:
     """The pyarrow fast path for large clean UTF-8 files (see arrowcsv), or None."""
-    from opprof_advisor.readers import arrowcsv
-
     if _estimated_rows(path.stat().st_size, head) < arrowcsv.ARROW_FROM_ROWS or not arrowcsv.available():
         return None
     encoding = _encoding_of(head)

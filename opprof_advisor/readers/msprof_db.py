@@ -36,6 +36,7 @@ from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.readers.msprof_text import is_compile_api
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
@@ -535,8 +536,6 @@ def _analysis_communication(db: Path) -> dict[str, float]:
 
 def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str], strings: "_Strings") -> None:
     """Online compilation on the host from CANN_API (names interned in STRING_IDS), like api_statistic."""
-    from opprof_advisor.readers.msprof_text import is_compile_api
-
     if "CANN_API" not in tables or not {"name", "startNs", "endNs"} <= set(_columns(con, "CANN_API")):
         return
     compile_ids = [sid for sid, value in strings.raw.items() if isinstance(value, str) and is_compile_api(value)]

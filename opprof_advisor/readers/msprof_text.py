@@ -16,6 +16,7 @@ from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.core.kernel_frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
+from opprof_advisor.readers.multirank import merge_ranks, rank_summary
 
 _SUMMARY = re.compile(r"^op_summary(?:_slice_(\d+))?(?:_[\d_]+)?\.csv$")
 _PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
@@ -219,8 +220,6 @@ def add_compile_time(raw: RawProfile, files: list[Path]) -> None:
 
 def split_devices(raw: RawProfile) -> RawProfile:
     """A profile holding several Device_id values becomes one rank per device (never merged silently)."""
-    from opprof_advisor.readers.multirank import merge_ranks, rank_summary
-
     frame = Frame.of(raw.kernels)
     devices = frame.coded("device_id") if frame.has("device_id") else None
     distinct = sorted(d for d in frame.occurring(devices) if d is not None) if devices is not None else []

@@ -26,6 +26,7 @@ from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.readers.layouts import is_multi_rank, rank_dirs
+from opprof_advisor.readers import read_raw
 
 #: Two ranks whose task windows are further apart than this belong to different runs (hosts of one
 #: job agree on the time to far better than a minute; separate runs are hours or days apart).
@@ -53,8 +54,6 @@ class MultiRankReader:
         """The job's ranks mapped and reduced; ``executor`` is a ``cluster.executors.ExecutorChoice``."""
         ranks = rank_dirs(path)
         if len(ranks) == 1:  # one rank under several names (links): read once, as itself
-            from opprof_advisor.readers import read_raw
-
             return read_raw(ranks[0], progress)
         from opprof_advisor.cluster.job import read_job
 

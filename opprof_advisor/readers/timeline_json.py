@@ -54,6 +54,7 @@ from opprof_advisor.readers.layouts import MSPROF_TIMELINE, OUTPUT_DIR, TORCH_TI
 from opprof_advisor.readers.msprof_text import read_device_info
 from opprof_advisor.readers.sidefile import FINITE_JSON_NUMBERS, MAX_DURATION_US, SideFileError, dig
 from opprof_advisor.readers.torch_npu_text import read_profiler_info  # versions read one way only
+from opprof_advisor.readers.columns import op_type_from_name
 
 #: Largest timeline read. Measured here: a 100 MB trace_view.json (455k events) in 1.4 s wall and
 #: 77 MB peak RSS (json.load alone needs 463 MB), so 1 GiB is ~15 s; anything larger (or a 2 GB
@@ -292,8 +293,6 @@ def _table(compute: list[_Event], comm: list[_Event], path: Path) -> KernelTable
 
 def torch_op_type(name: str) -> str:
     """Op type of a kernel name (the builder's rule: ``aclnnMm_MatMulCommon_MatMulV2`` -> MatMulV2)."""
-    from opprof_advisor.readers.columns import op_type_from_name
-
     return op_type_from_name(name)
 
 

@@ -13,6 +13,7 @@ from opprof_advisor.render.phrases import (
 )
 from opprof_advisor.render.text.scan import findings_by_category
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.outputs import head_contains, tail_contains
 
 #: Last line of the outcomes export (invisible once rendered): how an earlier export is recognised.
 OUTCOMES_MARKER = "<!-- written by opprof-advisor: advisor outcomes export -->"
@@ -20,8 +21,6 @@ OUTCOMES_MARKER = "<!-- written by opprof-advisor: advisor outcomes export -->"
 
 def is_outcomes_export(path: Path) -> bool:
     """True when ``path`` is a markdown or JSON export of ``advisor outcomes export`` (replaceable without --force)."""
-    from opprof_advisor.core.outputs import head_contains, tail_contains
-
     return tail_contains(path, OUTCOMES_MARKER.encode()) or head_contains(
         path, b'"schema": "opprof-advisor/outcomes/', size=256)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.units import TEXT, Units, as_float
+from opprof_advisor.core.i18n import current_lang
 
 NO_FIGURE = N_("no sourced figure")
 #: What a share is of: the documents' ``reference`` value -> its words.
@@ -93,8 +94,6 @@ CONFIDENCE_WORDS = (N_("high"), N_("medium"), N_("low"))
 
 def finding_title(suggestion: dict) -> str:
     """A finding's diagnosis sentence in the language in use (its ``zh`` title, or its Message said in Chinese)."""
-    from opprof_advisor.core.i18n import current_lang
-
     if current_lang() == "zh":
         chinese = (suggestion.get("zh") or {}).get("title")
         if chinese:
@@ -165,8 +164,6 @@ def entry_gain_line(gain: dict | None, units: Units = TEXT) -> str:
 
 def entry_text(item: dict, key: str) -> str:
     """An entry's ``title`` / ``summary`` / ``first_step`` in the language in use (its ``zh`` texts for Chinese)."""
-    from opprof_advisor.core.i18n import current_lang
-
     if current_lang() == "zh":
         chinese = (item.get("zh") or {}).get(key)
         if chinese:
@@ -176,8 +173,6 @@ def entry_text(item: dict, key: str) -> str:
 
 def localized(items) -> list[str]:
     """Each note / reason of a document in the language in use."""
-    from opprof_advisor.core.i18n import localize
-
     return [localize(item) for item in items or []]
 
 

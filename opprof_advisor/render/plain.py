@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from opprof_advisor.core.terminal import CONTROLS
+from opprof_advisor.render.text.styled import Table, Text
 
 #: rich.box.HEAVY_HEAD, the default box of rich.table.Table, one row of four characters per line.
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├─┼┤", "├─┼┤", "│ ││", "└─┴┘")
@@ -120,8 +121,6 @@ def cell_len(text: str) -> int:
 
 def plain_lines(item: Any, width: int) -> list[str] | None:
     """The lines Rich prints for ``item`` (a styled Text or Table) on a console ``width`` wide, or None."""
-    from opprof_advisor.render.text.styled import Table, Text
-
     if width < 1:
         return None
     if isinstance(item, Text):

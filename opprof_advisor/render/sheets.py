@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from opprof_advisor.core.errors import OutputError
+from opprof_advisor.commands.documents import document_kind
+from opprof_advisor.core.outputs import check_target, replacing
+from opprof_advisor.render.phrases import gain_model, gain_us
 
 Table = tuple[str, list[str], list[list[Any]]]  # (sheet name, columns, rows)
 
@@ -51,8 +54,6 @@ def _notes(doc: dict[str, Any]) -> Table:
 def suggest_tables(doc: dict[str, Any]) -> list[Table]:
     """Findings (each with its expected gain spread into columns), their remedies, evidence rows, similar cases,
     the entries left out, notes."""
-    from opprof_advisor.render.phrases import gain_model, gain_us
-
     flat, remedies = [], []
     for s in doc.get("suggestions") or []:
         gain = s.get("expected_gain") or {}
@@ -102,8 +103,6 @@ TABLES = {"suggest": suggest_tables, "profile": profile_tables, "compare": compa
 
 def tables_of(doc: dict[str, Any]) -> list[Table]:
     """The tables of a suggest, profile or compare document."""
-    from opprof_advisor.commands.documents import document_kind
-
     return TABLES[document_kind(doc)](doc)
 
 
@@ -128,8 +127,6 @@ def is_workbook(path: Path) -> bool:
 
 def write_xlsx(doc: dict[str, Any], output: Path | None, *, force: bool = False, inputs: Sequence[Path] = ()) -> Path:
     """Write every table of ``doc`` into one workbook, a sheet each (atomically, never into an input)."""
-    from opprof_advisor.core.outputs import check_target, replacing
-
     if output is None:
         raise OutputError("--format xlsx needs --output FILE.xlsx", hint="add --output advice.xlsx")
     try:

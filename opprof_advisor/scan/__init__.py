@@ -28,6 +28,8 @@ from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.scan.jobs import FileOutcome, analyse_source, analyse_sources
 from opprof_advisor.scan.source import Finding, make_finding
 from opprof_advisor.scan.walk import CUDA_SUFFIXES, Walk, collect_files
+from opprof_advisor.advice.advisor import open_advisor
+from opprof_advisor.advice.recommend import suggestion_to_json
 
 SCHEMA = "opprof-advisor/scan/1"
 
@@ -415,9 +417,6 @@ def rank_advice(result: ScanResult, *, top: int = 5, db_path: str | os.PathLike 
     Only entries backed by a symptom the scan found are kept: entries matched on operator families
     alone are about runtime behaviour (pipe bounds, tiling, formats) that source code cannot show.
     """
-    from opprof_advisor.advice.advisor import open_advisor
-    from opprof_advisor.advice.recommend import suggestion_to_json
-
     profile = scan_profile(result)
     if not profile.op_types and not profile.symptoms:
         return [], ["no ranked advice: the scan found no operators to rank the knowledge base against"]

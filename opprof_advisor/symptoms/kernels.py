@@ -14,6 +14,8 @@ from opprof_advisor.core.thresholds import (
 )
 from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers.base import Coded, KernelTable
 
 if TYPE_CHECKING:
     from opprof_advisor.profile.builder import Kernels
@@ -239,9 +241,6 @@ def check_norm(ctx: Kernels) -> None:
 
 def _compute_names(ctx: Kernels, compute: list[int]):
     """A Frame over the compute kernels alone, its ``name`` column the base name of each one's op type."""
-    from opprof_advisor.core.kernel_frame import Frame
-    from opprof_advisor.readers.base import Coded, KernelTable
-
     frame = ctx.frame
     base = frame.mapped(ctx.ops, _base_name)
     codes = base.codes[compute] if frame.vector else [base.codes[i] for i in compute]

@@ -24,6 +24,8 @@ from opprof_advisor.render.phrases import reference_name
 from opprof_advisor.render.units import HTML as U
 from opprof_advisor.render.units import as_float
 from opprof_advisor.core.vocabulary import UNIT_CLASS, UNITS
+from opprof_advisor.core.outputs import head_contains, write_text
+from opprof_advisor.core.terminal import printable
 
 
 MAX_TABLE_ROWS = 200
@@ -357,8 +359,6 @@ GENERATOR_MARKER = b'<meta name="generator" content="opprof-advisor'
 
 def is_report(path: Path) -> bool:
     """True when ``path`` is an HTML report written by this tool."""
-    from opprof_advisor.core.outputs import head_contains
-
     return head_contains(path, GENERATOR_MARKER)
 
 
@@ -369,9 +369,6 @@ def write_report(html_text: str, output: Path | None = None, *, force: bool = Fa
     An existing ``output`` is replaced only when it is an earlier report or with ``force``; a path
     inside one of ``inputs`` (the profiles read) is refused.
     """
-    from opprof_advisor.core.outputs import write_text
-    from opprof_advisor.core.terminal import printable
-
     target = Path(output) if output is not None else default_report_path(Path.cwd())
     # Control characters from profile text are harmless in a browser, but `cat report.html` replays them.
     return write_text(target.absolute(), printable(html_text), what="an HTML report", is_ours=is_report,

@@ -11,6 +11,8 @@ from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
+from opprof_advisor.core.terminal import one_line
+from opprof_advisor.render.text.styled import Text
 
 #: The hit and entry tables: ids and scores whole; the operators give way first, then the kind.
 SEARCH_COLUMNS = (Column("#", "right", whole=True), Column(N_("id"), whole=True), Column(N_("kind"), whole=True, drop=2),
@@ -54,8 +56,6 @@ def problems_warning(problems: list[Any]) -> str | None:
 
 def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The ranked hits (rank, id, kind, score, title, and operators when ``width`` allows), or why none."""
-    from opprof_advisor.render.text.styled import Text
-
     hits = doc.get("results") or []
     if not hits:
         return [Text(no_hits_line(doc))]
@@ -69,8 +69,6 @@ def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> li
 
 def list_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """Entries as a table (id, kind, evidence, title, and operators when ``width`` allows) and their count."""
-    from opprof_advisor.render.text.styled import Text
-
     entries = doc.get("entries") or []
     rows = [(entry["id"], word(entry["kind"]), entry["evidence"], Text(entry_text(entry, "title")),  # text, not markup
              ", ".join(entry.get("operators") or [])) for entry in entries]
@@ -180,8 +178,6 @@ def entry_facts(entry: dict[str, Any]):
 
 def check_table(doc: dict[str, Any], **_options: Any) -> list:
     """`advisor kb check`: one line per problem (``path:line: message``), whatever the file name holds."""
-    from opprof_advisor.core.terminal import one_line
-
     return [one_line(problem_line(p)) for p in doc.get("problems") or []]  # plain lines: never wrapped
 
 

@@ -8,12 +8,11 @@ from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.core.vocabulary import UNIT_CLASS
+from opprof_advisor.render.text.styled import Text
 
 
 def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
-    from opprof_advisor.render.text.styled import Text
-
     before, after, total = doc.get("before") or {}, doc.get("after") or {}, doc.get("total") or {}
     out: list = [Text(_("BEFORE {path} ({format})").format(path=before.get("path"), format=before.get("format"))),
                  Text(_("AFTER  {path} ({format})").format(path=after.get("path"), format=after.get("format"))),
@@ -35,8 +34,6 @@ FAMILY_COLUMNS = (Column(N_("op family")), Column(N_("before"), "right", whole=T
 
 
 def _family_table(families: list[dict[str, Any]], width: int) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     rows = [
         (
             str(row.get("op_type")),

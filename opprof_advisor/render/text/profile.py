@@ -8,6 +8,7 @@ from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import symptom_label
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.render.text.styled import Text
 
 BAR_WIDTH = 10
 #: Source keys of the profile document that are not producer versions.
@@ -16,8 +17,6 @@ SOURCE_FACTS = frozenset({"path", "format", "producer", "workload", "chip", "ran
 
 def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_options: Any) -> list:
     """The header lines, the op-type table (``top`` rows), ranks, symptoms and notes of a profile document."""
-    from opprof_advisor.render.text.styled import Text
-
     out = _profile_head(doc)
     op_types = doc.get("op_types") or []
     if op_types:
@@ -39,8 +38,6 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_opt
 
 
 def _profile_head(doc: dict[str, Any]) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     source = doc.get("source") or {}
     versions = ", ".join(f"{k} {v}" for k, v in source.items() if k not in SOURCE_FACTS and v is not None)
     chip = source.get("chip")
@@ -91,8 +88,6 @@ OP_TYPE_COLUMNS = (Column(N_("op type")), Column(N_("family"), drop=4), Column(N
 
 
 def _op_type_table(doc: dict[str, Any], rows: list[dict[str, Any]], width: int) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     cells = [(Text(str(row.get("op_type"))), Text(str(row.get("family"))), str(row.get("unit")),
               U.count(row.get("count")), U.time(row.get("time_us")), U.share(row.get("share")),
               bar(float(row.get("share") or 0.0)), bound_text(row),
@@ -150,8 +145,6 @@ ROOFLINE_COLUMNS = (Column(N_("op type")), Column(N_("time"), "right", whole=Tru
 
 def roofline_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The chip's peaks, one row per op type against the roofs, why rows are not judged, the notes."""
-    from opprof_advisor.render.text.styled import Text
-
     peaks = doc.get("peaks") or {}
     cube = ", ".join(f"{k} {v:.1f}" for k, v in (peaks.get("cube_tflops") or {}).items())
     out: list = [Text(f"{(doc.get('source') or {}).get('path')}  " + _(

@@ -8,6 +8,7 @@ from opprof_advisor.core.cann_support import CATEGORY_TITLES
 from opprof_advisor.render.phrases import entry_text, word
 from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
+from opprof_advisor.render.text.styled import Text
 
 SUPPORT_STYLE = {"native": "green", "cpu_fallback_risk": "yellow", "needs_replacement": "red"}
 
@@ -29,8 +30,6 @@ ADVICE_COLUMNS = (Column("#", whole=True), Column(N_("Advice"), least=24), Colum
 
 def scan_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The counts, one table per category, the files that failed, the ranked advice and the notes."""
-    from opprof_advisor.render.text.styled import Text
-
     failed = doc.get("files_failed") or []
     out: list = [Text.assemble((str(doc.get("root")), "bold"),
                                "  " + _("{scanned} Python file(s) scanned, {failed} failed, {findings} finding(s)").format(
@@ -51,8 +50,6 @@ def scan_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list
 
 
 def _advice_table(suggestions: list[dict], width: int) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     rows = []
     for s in suggestions:
         evidence = "\n".join(e["op_type"] or e["why"] for e in s["evidence"][:4])

@@ -12,6 +12,8 @@ from opprof_advisor.render.phrases import (
 )
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.render.text.profile import rank_table
+from opprof_advisor.render.text.styled import Text
 
 
 #: The findings table's columns; a narrow terminal drops the evidence first.
@@ -21,8 +23,6 @@ FINDING_COLUMNS = (Column("#", whole=True), Column(N_("Finding and first step"),
 
 def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: int = 80, **_options: Any) -> list:
     """The profile and workload lines, one row per finding, what else there is, ``--explain`` details, cases, notes."""
-    from opprof_advisor.render.text.styled import Text
-
     explain = bool(doc.get("explain")) if explain is None else explain
     profile = doc.get("profile") or {}
     reference = reference_name(profile.get("reference"))
@@ -52,8 +52,6 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
         out += [Text(line) for line in left_out_lines(doc)]
     ranks = ((doc.get("profile_document") or {}).get("source") or {}).get("ranks")
     if ranks:
-        from opprof_advisor.render.text.profile import rank_table
-
         out.append(rank_table(ranks))
     out += [Text(similar_case_line(case, explain=explain)) for case in doc.get("similar_cases") or []]
     out += [Text.assemble((_("note:"), "yellow"), f" {note}") for note in localized(doc.get("notes"))]
@@ -62,8 +60,6 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
 
 def _finding_cell(s: dict[str, Any]):
     """The diagnosis, the lead remedy and its first step, the alternatives, where the rest is."""
-    from opprof_advisor.render.text.styled import Text
-
     cell = Text(finding_title(s))
     remedies = remedies_of(s)
     if remedies and remedies[0] is not s:
@@ -84,8 +80,6 @@ def _finding_cell(s: dict[str, Any]):
 
 def _gain_cell(s: dict[str, Any]):
     """The range in %, the time it saves and how it was obtained, one a line; else what the row says instead."""
-    from opprof_advisor.render.text.styled import Text
-
     gain = s.get("expected_gain")
     pct, saved = gain_parts(gain, U)
     if not pct and not saved:
@@ -98,8 +92,6 @@ def _gain_cell(s: dict[str, Any]):
 
 
 def _evidence_cell(s: dict[str, Any]):
-    from opprof_advisor.render.text.styled import Text
-
     lines = [evidence_line(e) for e in (s.get("evidence") or [])[:3]]
     symptoms = ", ".join(symptom_label(i) for i in s.get("matched_symptoms") or [])
     lines.append(_("symptoms: {ids}").format(ids=symptoms) if symptoms else _("no matching symptom (loosely related)"))
@@ -136,8 +128,6 @@ def left_out_lines(doc: dict[str, Any]) -> list[str]:
 
 def eval_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """The synthetic scenarios and, where they were scored, the real profiles."""
-    from opprof_advisor.render.text.styled import Text
-
     out = _scenario_tables(doc, width) if doc.get("scenarios") is not None else []
     real = doc.get("real_profiles")
     if real is not None:
@@ -160,8 +150,6 @@ REAL_COLUMNS = (Column(N_("profile")), Column("hit@1", whole=True, drop=3), Colu
 
 
 def _scenario_tables(doc: dict[str, Any], width: int) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     rows = []
     for r in doc.get("scenarios") or []:
         expected = r.get("expect") or _("no gain > {limit} %").format(limit=f"{r.get('gain_limit_pct') or 10:g}")
@@ -180,8 +168,6 @@ def _scenario_tables(doc: dict[str, Any], width: int) -> list:
 
 
 def _real_tables(real: dict[str, Any], width: int) -> list:
-    from opprof_advisor.render.text.styled import Text
-
     rows = []
     for r in real.get("profiles") or []:
         problems = r.get("error") or ", ".join([_("missing {topic}").format(topic=m) for m in r.get("missing") or []] +
