@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
 from opprof_advisor.core.errors import ProfileError
 from opprof_advisor.profile import builder as profile_builder
 from opprof_advisor.readers import archive, read_raw

@@ -22,7 +22,6 @@ from opprof_advisor.kb import store
 if TYPE_CHECKING:
     from opprof_advisor.advice.matcher import EntryMatcher
     from opprof_advisor.core.models import Entry
-    from opprof_advisor.advice.outcomes import Outcome
     from opprof_advisor.kb.store import Index
 
 

@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+
 from opprof_advisor.core.sqlite_files import connect_readonly, remove_with_journals
 
 #: Below this many rows the helper's start (~0.1 s) costs more than the rebuild it takes off the build.

@@ -47,7 +47,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
-class SearchHit(NamedTuple):  # a NamedTuple, SearchResult a slotted class: search never imports dataclasses
+class SearchHit(NamedTuple):
     """One ranked entry."""
 
     id: str

@@ -44,18 +44,16 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from opprof_advisor.kb.search import FUZZY_ONLY_MIN
 from opprof_advisor.kb.search_index import (
     FAMILY, ID_BIGRAM, ID_LENGTH, JOINED_LENGTH, KIND, LABEL, SYMPTOM, TITLE_SET_LENGTH, SearchTables,
     token_set_length,
 )
 from opprof_advisor.kb import search as kb_search
 from opprof_advisor.kb.search import (
-    focus, fts_value, id_scores, label_scores, SearchHit, title_scores, WEIGHT_FTS, WEIGHT_OPERATOR,
+    FUZZY_ONLY_MIN, focus, fts_value, id_scores, label_scores, SearchHit, title_scores, WEIGHT_FTS, WEIGHT_OPERATOR,
 )
 
 if TYPE_CHECKING:
-    from opprof_advisor.kb.search import SearchHit
     from opprof_advisor.kb.store import Index
 
 #: The fuzzy score an entry needs to be a hit without full-text or intent evidence.
@@ -67,7 +65,7 @@ MOST_AT_ONCE = 2000
 
 
 def rank_candidates(index: "Index", tables: SearchTables, query: str, terms: list[str], *, kind: str | None,
-                    family: str | None, top: int) -> list["SearchHit"]:
+                    family: str | None, top: int) -> list[SearchHit]:
     """The first ``top`` hits of kb_search.rank_entries over the entries of ``kind`` about ``family``."""
     allowed = allowed_rowids(tables, kind, family)
     size = tables.count() if allowed is None else len(allowed)

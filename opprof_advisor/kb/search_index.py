@@ -37,6 +37,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
+
 from opprof_advisor.kb import migrations
 from opprof_advisor.kb.search_zh import han_runs, LATIN
 

@@ -25,7 +25,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import EntryNotFound, KnowledgeBaseError, Problem, StoreNotWritable
@@ -34,11 +34,8 @@ from opprof_advisor.core.sqlite_files import connect_readonly, file_lock
 from opprof_advisor.core.errors import AdvisorWarning
 from opprof_advisor.core.models import Entry, Gain
 
-if TYPE_CHECKING:
-    from opprof_advisor.core.models import Entry
-
 #: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
-#: Entry's). Listed here so that `advisor search`, which reads no Entry, need not build the models.
+#: Entry's).
 _ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
                   "gain", "evidence", "sources", "related", "requires", "applies_to", "contradicts", "zh", "op_mix",
                   "body", "path", "origin")
@@ -67,7 +64,7 @@ _LIST_COLUMNS = ("operators", "symptoms", "tags", "models", "hardware", "sources
 # ---------------------------------------------------------------------------------------------
 
 
-class KbSource(NamedTuple):  # NamedTuples: a search's start-up then never imports dataclasses (~15 ms with inspect)
+class KbSource(NamedTuple):
     """A folder of KB markdown. Later sources override earlier ones for the same id."""
 
     root: Path
