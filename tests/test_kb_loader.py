@@ -361,7 +361,7 @@ def test_zh_texts_are_kept_and_unknown_keys_refused(tmp_path):
 
 def test_the_index_columns_are_the_entry_fields():
     # the index stores one column per Entry field, and its build version names them: a field added to
-    # models.Entry must be added to store._ENTRY_COLUMNS (which forces every index to be rebuilt)
+    # models.Entry forces every index to be rebuilt
     from opprof_advisor.kb import store
     from opprof_advisor.core.models import Entry
 

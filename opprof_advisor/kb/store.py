@@ -18,6 +18,7 @@ only the folders that moved: index_sync.sync_moved_folders).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,11 +35,8 @@ from opprof_advisor.core.sqlite_files import connect_readonly, file_lock
 from opprof_advisor.core.errors import AdvisorWarning
 from opprof_advisor.core.models import Entry, Gain
 
-#: models.Entry's fields, in order: the entries table's columns (tests/test_kb_loader.py holds them to
-#: Entry's).
-_ENTRY_COLUMNS = ("id", "kind", "title", "summary", "operators", "symptoms", "tags", "models", "hardware", "cann",
-                  "gain", "evidence", "sources", "related", "requires", "applies_to", "contradicts", "zh", "op_mix",
-                  "body", "path", "origin")
+#: The entries table's columns: models.Entry's fields, in order.
+_ENTRY_COLUMNS = tuple(item.name for item in dataclasses.fields(Entry))
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
