@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 
 from opprof_advisor.core.errors import MatcherError
 from opprof_advisor.core.models import Entry
+from opprof_advisor.core.vocabulary import KINDS
 
 #: Bump when the analyzer or the document layout changes: cached states with another version are refitted.
 STATE_VERSION = 2
@@ -331,3 +332,12 @@ def clear_memo() -> None:
 def fit_matcher(entries: Iterable[Entry]) -> EntryMatcher:
     """Fit a fresh matcher on ``entries`` (no cache)."""
     return EntryMatcher().fit(list(entries))
+
+
+def ready_matcher(entries: Sequence[Entry], kind: str | None, matcher: Any = None) -> Any:
+    """``matcher``, or one fitted on ``entries``; MatcherError when there are no entries or ``kind`` is unknown."""
+    if not entries:
+        raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
+    if kind is not None and kind not in KINDS:
+        raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
+    return fit_matcher(entries) if matcher is None else matcher

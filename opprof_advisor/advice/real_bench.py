@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
+from opprof_advisor.advice.evaluation import BenchReport
 from opprof_advisor.core.errors import AdvisorError, ProfileError
 from opprof_advisor.advice.suggest import advise
 from opprof_advisor.profiles import read_profile
@@ -93,25 +94,10 @@ class RealResult:
 
 
 @dataclass
-class RealReport:
-    """Per-profile results and the overall figures."""
+class RealReport(BenchReport):
+    """Per-profile results and the overall figures (hit@1, hit@3, MRR as for the synthetic bench)."""
 
-    results: list[RealResult] = field(default_factory=list)
-
-    def _mean(self, values: Sequence[float]) -> float:
-        return sum(values) / len(values) if values else 0.0
-
-    @property
-    def hit1(self) -> float:
-        return self._mean([float(r.hit1) for r in self.results])
-
-    @property
-    def hit3(self) -> float:
-        return self._mean([float(r.hit3) for r in self.results])
-
-    @property
-    def mrr(self) -> float:
-        return self._mean([r.reciprocal_rank for r in self.results])
+    results: list[RealResult] = field(default_factory=list)  # type: ignore[assignment]
 
 
 def load_labels(path: Path | str) -> tuple[dict[str, Topic], list[Labelled]]:

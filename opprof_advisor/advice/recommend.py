@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 from opprof_advisor.advice import gains as gainlib
-from opprof_advisor.core.errors import MatcherError
 from opprof_advisor.advice.gains import ExpectedGain
 from opprof_advisor.core.i18n import M_, join_messages
 from opprof_advisor.kb import first_step
@@ -51,8 +50,8 @@ from opprof_advisor.advice.similar_cases import (  # noqa: F401  (re-exported: t
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
     similar_cases,
 )
-from opprof_advisor.core.vocabulary import BOUND_SYMPTOM, KINDS
-from opprof_advisor.advice.matcher import fit_matcher
+from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.advice.matcher import ready_matcher
 from opprof_advisor.profile.builder import profile_to_json
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
@@ -393,12 +392,7 @@ def suggest(
     (pseudo-profiles without real device time). ``outcomes`` maps entry ids to their recorded
     ``outcomes.Outcome`` list: those entries' ranges are calibrated.
     """
-    if not entries:
-        raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
-    if kind is not None and kind not in KINDS:
-        raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
-    if matcher is None:
-        matcher = fit_matcher(entries)
+    matcher = ready_matcher(entries, kind, matcher)
     query = build_query(profile, model)
     relevance = dict(zip(matcher.entry_ids_, matcher.score(query)))
     kinds = (kind,) if kind else DEFAULT_KINDS

@@ -25,15 +25,13 @@ from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
 from opprof_advisor.advice.rules_kernel import kernels
 from opprof_advisor.advice.rules_run import RUN_RULES
-from opprof_advisor.core.errors import MatcherError
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
-from opprof_advisor.core.vocabulary import KINDS
 from opprof_advisor.advice.gains import calibrated_gain
-from opprof_advisor.advice.matcher import fit_matcher
+from opprof_advisor.advice.matcher import ready_matcher
 
 SUGGEST_SCHEMA = "opprof-advisor/suggest/2"
 #: Rows whose gain (or, without a model, whose stake) stays under this share of the reference time are not
@@ -66,12 +64,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
            explain: bool = False, outcomes: dict[str, list[Any]] | None = None, model: str | None = None
            ) -> dict[str, Any]:
     """The ``opprof-advisor/suggest/2`` document for ``profile``."""
-    if not entries:
-        raise MatcherError("the knowledge base has no entries", hint="check `advisor kb list`")
-    if kind is not None and kind not in KINDS:
-        raise MatcherError(f"unknown kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
-    if matcher is None:
-        matcher = fit_matcher(entries)
+    matcher = ready_matcher(entries, kind, matcher)
     context = workload_context(profile)
     ref_us, ref_name = reference(profile, context)
     context["reference"] = ref_name
