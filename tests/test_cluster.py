@@ -219,3 +219,17 @@ def test_exporting_a_job_writes_its_ranks_and_says_it_keeps_no_kernel_rows(tmp_p
     with sqlite3.connect(target) as conn:
         ranks = dict(conn.execute("select rank, computing_us from ranks").fetchall())
     assert sorted(ranks) == ["rank0", "rank1", "rank2"] and ranks["rank1"] == pytest.approx(1.5 * ranks["rank0"])
+
+
+def test_a_folder_of_ranks_read_raw_lists_its_ranks_and_a_nested_job_is_named(tmp_path):
+    path, folders = _job(tmp_path, 2, slow=None)
+    raw = read_raw(path)  # the reader parses only: mapping the ranks is the cluster's job
+    assert raw.format == "multi-rank" and len(raw.kernels) == 0
+    assert [p.name for p in raw.extra["rank_dirs"]] == sorted(f.name for f in folders)
+    # a job inside a rank's folder is named as such in the rank table, not read as one empty rank
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / "a_ascend_pt").symlink_to(path, target_is_directory=True)
+    (outer / "b_ascend_pt").symlink_to(folders[0], target_is_directory=True)
+    summary = summarize_rank(str(outer / "a_ascend_pt"))
+    assert "a folder of ranks inside a folder of ranks" in summary["error"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from opprof_advisor.profile.builder import build_profile, profile_to_json
+from opprof_advisor.profile.builder import profile_to_json
+from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, RawProfile

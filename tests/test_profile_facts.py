@@ -9,7 +9,7 @@ import pytest
 
 from opprof_advisor.core import steps
 from opprof_advisor.core.models import StepSplit
-from opprof_advisor.profile.builder import build_profile
+from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers import read_raw
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.readers.base import KernelTable, RawProfile

@@ -12,7 +12,7 @@ import pytest
 
 from opprof_advisor import testing
 from opprof_advisor.core.errors import MalformedProfile
-from opprof_advisor.profile.builder import build_profile
+from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
 from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,
                                                        read_summary_logs)

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from opprof_advisor.cli.app import app
 from opprof_advisor.core.errors import PeaksError
-from opprof_advisor.profile.builder import build_profile, profile_to_json
+from opprof_advisor.profile.builder import profile_to_json
+from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.profile.roofline import load_peaks_file, model_gain_for, resolve_peaks
 from opprof_advisor.profile.roofline_work import NotJudged, pair_matmul_dims, work_of

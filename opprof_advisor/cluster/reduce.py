@@ -3,7 +3,7 @@
 * ``job_raw`` checks the ranks belong to one job (their task windows overlap, ``SAME_JOB_GAP_S``),
   names unreadable ranks, and returns a RawProfile without kernels that carries the rank table, the
   mean rank's step split, the mean communication.json totals, each rank's bandwidth per transport and
-  (in ``extra["job"]``) the summaries. ``profile_builder.build_profile`` hands it to ``build_job_profile``.
+  (in ``extra["job"]``) the summaries. ``profiles.build_profile`` hands it to ``build_job_profile``.
 * ``build_job_profile``: op types summed over ranks (count, time, share of the job's device time;
   the bound class and busiest pipe that carry the most time), the job-level checks of
   ``symptoms.CHECKS`` on the job (step split, waiting, slow rank, slow link), the ranks' kernel-level
@@ -33,7 +33,7 @@ from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.profile import roofline
-from opprof_advisor.profile.builder import build_profile, Kernels, profile_from_context
+from opprof_advisor.profile.builder import Kernels
 from opprof_advisor.readers import read_raw
 from opprof_advisor.readers.multirank import check_windows
 
@@ -150,7 +150,7 @@ def build_job_profile(raw: RawProfile, peaks=None) -> Profile:
     ctx.comm_time = float(sum(s["communication_time_us"] for s in job))
     ctx.compute_time = ctx.device_time - ctx.comm_time
     ctx.rows = op_type_rows(job, ctx.device_time)
-    profile = profile_from_context(ctx, peaks=None, checks=JOB_CHECKS + (lambda c: merge_symptoms(c, job),),
+    profile = symptoms.profile_of(ctx, peaks=None, checks=JOB_CHECKS + (lambda c: merge_symptoms(c, job),),
                                    roofline=False)
     profile.workload = _workload(job)
     profile.cluster = cluster_block(raw, profile)
@@ -393,7 +393,7 @@ def _outlier_roofline(raw: RawProfile, profile: Profile, peaks):
         result = roofline.compute(raw, profile.replace(format=raw.extra["rank_format"], notes=[]), peaks)
         profile.notes.extend(note for note in result.notes if note not in profile.notes)
         return result
-    rank = build_profile(read_raw(path), peaks)
+    rank = symptoms.profile_of(Kernels(read_raw(path)), peaks)
     note = f"the roofline is that of {labels.get(path, path)} (the slowest rank by computation), re-read in detail"
     profile.notes.append(note)
     for extra in rank.roofline.notes if rank.roofline else []:

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core import steps
-from opprof_advisor.core.errors import AdvisorError
-from opprof_advisor.profile.builder import Kernels, profile_from_context
+from opprof_advisor.core.errors import AdvisorError, ProfileError
+from opprof_advisor.profile.builder import Kernels
+from opprof_advisor.symptoms import profile_of
 from opprof_advisor.readers import multirank, read_raw
 from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
 
@@ -55,10 +56,13 @@ def summarize_rank(path: str) -> dict[str, Any]:
 
 def _summarize(path: str) -> dict[str, Any]:
     raw = read_raw(path)
+    if raw.extra.get("rank_dirs") is not None:
+        raise ProfileError("a folder of ranks inside a folder of ranks", path=path,
+                           hint="point advisor at the folder that holds the ranks themselves")
     label = multirank.rank_label(Path(path), raw)
     split = steps.total(multirank.rank_steps(raw))
     ctx = Kernels(raw)
-    profile = profile_from_context(ctx)
+    profile = profile_of(ctx)
     figures = multirank.rank_summary(label, path, raw)
     return {
         "schema": SCHEMA, "path": path, "label": label, "error": None, "figures": figures,

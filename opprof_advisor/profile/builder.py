@@ -9,11 +9,8 @@ explained: where the data cannot support a judgement the profile gets a note ``c
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from pathlib import Path
+from collections import Counter
 from typing import Any, Iterable
-
-from opprof_advisor import symptoms
 
 from opprof_advisor.core import steps
 
@@ -27,7 +24,6 @@ from opprof_advisor.readers.base import RawProfile, as_list
 from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.core.vocabulary import UNITS
 from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.profile import roofline as roofs
 from opprof_advisor.profile.roofline import roofline_to_json
 
 SCHEMA = "opprof-advisor/profile/1"
@@ -158,25 +154,11 @@ class Kernels:
                                      time_us=round(time_us, 3), ceiling_us=ceiling))
 
 
-def build_profile(raw: RawProfile, peaks: str | Path | None = None) -> Profile:
-    """Normalise a RawProfile: op-type rows, totals, the step split, device facts, symptoms, notes, roofline.
+def profile_facts(ctx: Kernels) -> Profile:
+    """The Profile's facts from derived kernels: op-type rows, totals, step split, device, ranks.
 
-    ``peaks``: a --peaks YAML file over the profile's own device facts (opprof_advisor/profile/roofline.py).
-    A folder of ranks is read as per-rank summaries (opprof_advisor/cluster): its profile is their reduction.
-    """
-    if raw.extra.get("job") is not None:
-        from opprof_advisor.cluster.reduce import build_job_profile
-
-        return build_job_profile(raw, peaks)
-    return profile_from_context(Kernels(raw), peaks)
-
-
-def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=symptoms.CHECKS,
-                         roofline: bool = True) -> Profile:
-    """The Profile of derived kernels (``build_profile`` without deriving them again).
-
-    Op-type rows already set on ``ctx`` are kept (a job's, summed over its ranks); ``checks`` are the
-    symptom checks to run, in order.
+    Never judges: ``opprof_advisor.symptoms.profile_of`` adds the symptoms, the notes and the roofline.
+    Op-type rows already set on ``ctx`` are kept (a job's, summed over its ranks).
     """
     raw = ctx.raw
     ctx.rows = ctx.rows or _op_type_rows(ctx)
@@ -194,13 +176,6 @@ def profile_from_context(ctx: Kernels, peaks: str | Path | None = None, checks=s
     if ctx.derived and len(raw.kernels) and not ctx.timeline and not ctx.single_kernel:
         ctx.notes.append(M_("op types were derived from kernel names: the Type column is not recorded ({remedy})",
                             remedy=ctx.remedy("level1")))
-    for check in checks:
-        check(ctx)
-    _note_unjudged(ctx)
-    profile.symptoms = ctx.symptoms
-    profile.notes = list(dict.fromkeys(ctx.notes))
-    if roofline:
-        profile.roofline = roofs.compute(raw, profile, peaks)
     return profile
 
 
@@ -391,18 +366,6 @@ def _working_sides(frame) -> dict[str, Any]:
         cube.append(a >= share * busiest)
         vector.append(v >= share * busiest)
     return {"aic": cube, "aiv": vector}
-
-
-def _note_unjudged(ctx: Kernels) -> None:
-    """Every op type is judged or explained: one note per reason, naming the op types."""
-    reasons: dict[str, list[str]] = defaultdict(list)
-    for row in ctx.rows:
-        if row.bound == "unknown" and row.bound_why and row.unit != "communication":
-            reasons[row.bound_why].append(row.op_type)
-    for why, ops in reasons.items():
-        if why.startswith("the profile has no pipe"):
-            continue  # the bound-class note already says so, with what to collect
-        ctx.notes.append(M_("bound class not judged for {ops}: {why}", ops=symptoms.unjudged(ops), why=why))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from opprof_advisor.core.errors import ProfileError, UnknownFormat
 
 if TYPE_CHECKING:
-    from opprof_advisor.cluster.executors import ExecutorChoice
     from opprof_advisor.readers.base import Progress, RawProfile, Reader
 
 #: Tried in order; the first reader whose ``detect(path)`` is true reads the path. Specific layouts
@@ -128,16 +127,14 @@ def _unknown(path: Path) -> UnknownFormat:
     return UnknownFormat("not a profiler output file", path=path, hint=hint)
 
 
-def read_raw(path: str | Path, progress: Progress | None = None, executor: ExecutorChoice | None = None) -> RawProfile:
+def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
     """Detect the format of ``path`` and parse it, without normalising (used per rank).
 
-    ``executor`` says where a folder of ranks is mapped (opprof_advisor/cluster); other formats ignore it.
+    A folder of ranks reads as its rank folders (``extra["rank_dirs"]``), for ``opprof_advisor.cluster``.
     """
     from opprof_advisor.readers.sidefile import check_durations
 
     reader, where = _detect(Path(path))
-    if executor is not None and reader.name == "multi-rank":
-        return reader.read(where, progress, executor=executor)
     raw = reader.read(where, progress)
     table = raw.kernels  # whatever the reader, no inf device time
     check_durations(table.stored("duration_us"), lambda: table.name, raw.path)

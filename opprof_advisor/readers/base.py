@@ -1,6 +1,6 @@
 """What every profile reader returns: a columnar kernel table plus what the files say about the run.
 
-Readers only parse; ``opprof_advisor.profile.builder.build_profile`` turns a RawProfile into the
+Readers only parse; ``opprof_advisor.profiles.build_profile`` turns a RawProfile into the
 normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). The table is columnar: one
 list per column for small inputs, dictionary codes and numpy arrays for large ones (no Python object
 per row), which keeps multi-million-row inputs within the memory target.

@@ -13,6 +13,11 @@ import re
 from opprof_advisor.core.operators import COMMUNICATION_FAMILIES
 from opprof_advisor.readers.base import PIPE_KEYS
 
+#: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
+SNIFF_BYTES = 64 * 1024
+#: Fields a kernel table cannot do without.
+REQUIRED_FIELDS: tuple[str, ...] = ("name", "duration_us")
+
 #: KernelTable field -> header spellings (FORMATS.md §3.2, §4.3, §5.1). Compared after ``normalise_header``.
 FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("Op Name", "Name", "kernel_name", "Kernel Name"),

@@ -29,8 +29,7 @@ from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.readers import arrowcsv
 
-#: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
-SNIFF_BYTES = 64 * 1024
+SNIFF_BYTES = columns.SNIFF_BYTES
 #: Longest physical line accepted; a longer one means a corrupt file and must not be read whole.
 MAX_LINE_CHARS = 16 * 1024 * 1024
 #: Rows converted to columns at a time (bounds the transient memory of raw strings).
@@ -185,8 +184,7 @@ def _strip_trailing(header: list[str]) -> list[str]:
 # Kernel tables
 # ----------------------------------------------------------------------------------------------
 
-#: Fields a kernel table cannot do without.
-REQUIRED_FIELDS: tuple[str, ...] = ("name", "duration_us")
+REQUIRED_FIELDS = columns.REQUIRED_FIELDS
 
 _TEXT_FIELDS = ("name", "op_type", "task_type", "input_shapes", "input_dtypes", "input_formats",
                 "output_formats", "output_dtypes")

@@ -4,8 +4,8 @@ Detection tries the readers in order (readers/__init__.py) until one recognises 
 live here, on the standard library, so that telling a torch_npu folder from an OPPROF_* one, a PROF_*
 tree or a folder of ranks does not import the msOpProf, SQLite and timeline parsers: only the module
 of the format that matches is loaded. The readers find their files with the same functions, so
-detection and reading cannot disagree. (msprof_text, the op_summary reader, keeps its own test: it
-looks for kernel-table headers, with the column map the text readers share.)
+detection and reading cannot disagree. An op_summary CSV is also found by its header (a kernel name and
+a duration column, through the column map the text readers share).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Iterator
+
+from opprof_advisor.readers import columns
 
 # --- msprof op (msOpProf) device output (FORMATS.md §1.1) -----------------------------------------
 
@@ -187,8 +189,6 @@ def timeline_files(path: Path) -> tuple[str, list[Path]] | None:
     for candidate in (path / OUTPUT_DIR / TRACE_FILE, path / TRACE_FILE):
         if candidate.is_file():
             return TORCH_TIMELINE, [candidate]
-    from opprof_advisor.readers.msprof_text import summary_files  # op_summary found by its header too
-
     if summary_files(path):
         return None
     files = _msprof_json_files(path)
@@ -196,11 +196,11 @@ def timeline_files(path: Path) -> tuple[str, list[Path]] | None:
 
 
 def _msprof_json_files(path: Path) -> list[Path]:
-    roots = [path] + sorted(p for p in _subdirs(path) if p.name.startswith("PROF_"))
+    roots = [path] + sorted(p for p in subdirs(path) if p.name.startswith("PROF_"))
     folders = [path]
     for root in roots:
         folders.append(root / "mindstudio_profiler_output")
-        folders.extend(sorted(d / "timeline" for d in _subdirs(root) if d.name.startswith("device_")))
+        folders.extend(sorted(d / "timeline" for d in subdirs(root) if d.name.startswith("device_")))
     found: list[Path] = []
     for folder in folders:
         if folder.is_dir():
@@ -208,7 +208,7 @@ def _msprof_json_files(path: Path) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _subdirs(path: Path) -> list[Path]:
+def subdirs(path: Path) -> list[Path]:
     try:
         return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
     except OSError:
@@ -272,3 +272,78 @@ def summary_dir(path: Path) -> Path | None:
         if candidate.is_dir() and any((candidate / name).is_file() for name in CLUSTER_FILES):
             return candidate
     return None
+
+
+# --- msprof text export: op_summary CSVs, found by name or by a kernel-table header (FORMATS.md §3) ----
+
+_SUMMARY = re.compile(r"^op_summary(?:_slice_(\d+))?(?:_[\d_]+)?\.csv$")
+PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
+
+
+def summary_files(path: Path) -> list[Path]:
+    """op_summary CSVs of a PROF_* tree, a folder of PROF_* trees or a mindstudio_profiler_output folder.
+
+    Found by name first; where no file has an op_summary name, any CSV whose header is a kernel table
+    (a kernel name and a duration column) is taken, whatever it is called (``a003-op_summary.csv``).
+    """
+    if not path.is_dir():
+        return []
+    folders = summary_folders(path)
+    found: list[Path] = []
+    for folder in folders:
+        found.extend(p for p in _files(folder) if _SUMMARY.match(p.name))
+    if not found:
+        for folder in folders:
+            found.extend(p for p in _files(folder) if p.suffix.lower() == ".csv" and _is_kernel_table(p))
+    return sorted(found, key=_slice_order)
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(columns.SNIFF_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return []
+    if b"\x00" in first:
+        return []
+    return first.decode("utf-8", "replace").strip().split(",")
+
+
+#: Columns only msOpProf's OpBasicInfo has: such a file is one launch's basic info, not a kernel table.
+_OPBASICINFO_ONLY = frozenset({"current freq", "rated freq"})
+
+
+def _is_kernel_table(path: Path) -> bool:
+    header = _header(path)
+    if _OPBASICINFO_ONLY & {columns.normalise_header(cell) for cell in header}:
+        return False
+    mapping = columns.map_header(header)
+    return all(field in mapping for field in columns.REQUIRED_FIELDS)
+
+
+def summary_folders(path: Path) -> list[Path]:
+    folders = [path]
+    roots = [path] + sorted(p for p in subdirs(path) if PROF_DIR.match(p.name))
+    for root in roots:
+        folders.append(root / "mindstudio_profiler_output")
+        folders.extend(sorted(d / "summary" for d in subdirs(root) if d.name.startswith("device_")))
+    return [f for f in folders if f.is_dir()]
+
+
+def _slice_order(path: Path) -> tuple[str, int, str]:
+    match = _SUMMARY.match(path.name)
+    return (str(path.parent), int(match.group(1) or 0) if match else 0, path.name)
+
+
+def is_kernel_csv(path: Path) -> bool:
+    """True when ``path`` is a CSV whose header has a kernel name and a duration column."""
+    if not path.is_file() or path.suffix.lower() != ".csv":
+        return False
+    return _is_kernel_table(path) or path.name.startswith("op_summary")

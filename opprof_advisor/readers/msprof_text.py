@@ -16,86 +16,9 @@ from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.core.kernel_frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.sidefile import dig, read_json, small_int
+from opprof_advisor.readers.layouts import PROF_DIR, is_kernel_csv, subdirs, summary_files, summary_folders
 from opprof_advisor.readers.multirank import merge_ranks, rank_summary
 
-_SUMMARY = re.compile(r"^op_summary(?:_slice_(\d+))?(?:_[\d_]+)?\.csv$")
-_PROF_DIR = re.compile(r"^PROF_\d+_\d+_\w+$")
-
-
-def summary_files(path: Path) -> list[Path]:
-    """op_summary CSVs of a PROF_* tree, a folder of PROF_* trees or a mindstudio_profiler_output folder.
-
-    Found by name first; where no file has an op_summary name, any CSV whose header is a kernel table
-    (a kernel name and a duration column) is taken, whatever it is called (``a003-op_summary.csv``).
-    """
-    if not path.is_dir():
-        return []
-    folders = _summary_folders(path)
-    found: list[Path] = []
-    for folder in folders:
-        found.extend(p for p in _files(folder) if _SUMMARY.match(p.name))
-    if not found:
-        for folder in folders:
-            found.extend(p for p in _files(folder) if p.suffix.lower() == ".csv" and _is_kernel_table(p))
-    return sorted(found, key=_slice_order)
-
-
-def _files(folder: Path) -> list[Path]:
-    try:
-        return [p for p in folder.iterdir() if p.is_file()]
-    except OSError:
-        return []
-
-
-def _header(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(csvfile.SNIFF_BYTES).split(b"\n", 1)[0]
-    except OSError:
-        return []
-    if b"\x00" in first:
-        return []
-    return first.decode("utf-8", "replace").strip().split(",")
-
-
-#: Columns only msOpProf's OpBasicInfo has: such a file is one launch's basic info, not a kernel table.
-_OPBASICINFO_ONLY = frozenset({"current freq", "rated freq"})
-
-
-def _is_kernel_table(path: Path) -> bool:
-    header = _header(path)
-    if _OPBASICINFO_ONLY & {columns.normalise_header(cell) for cell in header}:
-        return False
-    mapping = columns.map_header(header)
-    return all(field in mapping for field in csvfile.REQUIRED_FIELDS)
-
-
-def _summary_folders(path: Path) -> list[Path]:
-    folders = [path]
-    roots = [path] + sorted(p for p in _subdirs(path) if _PROF_DIR.match(p.name))
-    for root in roots:
-        folders.append(root / "mindstudio_profiler_output")
-        folders.extend(sorted(d / "summary" for d in _subdirs(root) if d.name.startswith("device_")))
-    return [f for f in folders if f.is_dir()]
-
-
-def _subdirs(path: Path) -> list[Path]:
-    try:
-        return [p for p in path.iterdir() if p.is_dir() and not p.is_symlink()]
-    except OSError:
-        return []
-
-
-def _slice_order(path: Path) -> tuple[str, int, str]:
-    match = _SUMMARY.match(path.name)
-    return (str(path.parent), int(match.group(1) or 0) if match else 0, path.name)
-
-
-def is_kernel_csv(path: Path) -> bool:
-    """True when ``path`` is a CSV whose header has a kernel name and a duration column."""
-    if not path.is_file() or path.suffix.lower() != ".csv":
-        return False
-    return _is_kernel_table(path) or path.name.startswith("op_summary")
 
 
 def read_core_counts(root: Path) -> dict[str, int]:
@@ -168,16 +91,16 @@ def read_compile_time(path: Path, notes: list[str]) -> tuple[float, int] | None:
 def api_statistic_files(path: Path) -> list[Path]:
     """api_statistic_*.csv beside op_summary in a PROF tree (mindstudio_profiler_output) or the folder itself."""
     found: list[Path] = []
-    for folder in _summary_folders(path) if path.is_dir() else [path.parent]:
+    for folder in summary_folders(path) if path.is_dir() else [path.parent]:
         found.extend(p for p in folder.glob("api_statistic*.csv") if p.is_file())
     return sorted(set(found))
 
 
 def _info_files(root: Path) -> list[Path]:
     candidates: list[Path] = []
-    prof_roots = [root] + sorted(p for p in _subdirs(root) if _PROF_DIR.match(p.name)) if root.is_dir() else []
+    prof_roots = [root] + sorted(p for p in subdirs(root) if PROF_DIR.match(p.name)) if root.is_dir() else []
     for prof in prof_roots:
-        for device in sorted(d for d in _subdirs(prof) if d.name.startswith("device")):
+        for device in sorted(d for d in subdirs(prof) if d.name.startswith("device")):
             candidates.extend(sorted(p for p in device.glob("info.json.*") if not p.name.endswith(".done")))
     return candidates
 
@@ -190,7 +113,7 @@ class MsprofTextReader:
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return is_kernel_csv(path)
-        return bool(summary_files(path)) or bool(_PROF_DIR.match(path.name))
+        return bool(summary_files(path)) or bool(PROF_DIR.match(path.name))
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         files = [path] if path.is_file() else summary_files(path)

@@ -1,7 +1,7 @@
 """A parent folder of several ranks (``*_ascend_pt`` children, or several profiles).
 
-Each rank is mapped to a compact summary and the summaries are reduced to the job's profile
-(``opprof_advisor.cluster``): memory stays that of one rank per worker however many ranks the job
+The reader only lists the rank folders; each rank is mapped to a compact summary and the summaries are
+reduced to the job's profile by ``opprof_advisor.cluster``: memory stays that of one rank per worker however many ranks the job
 has, and summaries are cached. Every rank keeps its own summary: device time and its step split
 (computing, exposed communication, free), so the slow rank can be named by what it *computes* — in
 a data-parallel job the fast ranks wait inside AllReduce, so device time is nearly equal everywhere.
@@ -26,7 +26,6 @@ from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.readers.layouts import is_multi_rank, rank_dirs
-from opprof_advisor.readers import read_raw
 
 #: Two ranks whose task windows are further apart than this belong to different runs (hosts of one
 #: job agree on the time to far better than a minute; separate runs are hours or days apart).
@@ -50,14 +49,12 @@ class MultiRankReader:
     def detect(self, path: Path) -> bool:
         return is_multi_rank(path)
 
-    def read(self, path: Path, progress: Progress | None = None, executor=None) -> RawProfile:
-        """The job's ranks mapped and reduced; ``executor`` is a ``cluster.executors.ExecutorChoice``."""
-        ranks = rank_dirs(path)
-        if len(ranks) == 1:  # one rank under several names (links): read once, as itself
-            return read_raw(ranks[0], progress)
-        from opprof_advisor.cluster.job import read_job
-
-        return read_job(path, ranks, progress, executor)
+    def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
+        """The rank folders only (``extra["rank_dirs"]``): mapping and reducing them is the cluster's job
+        (``opprof_advisor.cluster.job``), which ``profiles.load_profile`` hands them to."""
+        raw = RawProfile(path=str(path), format="multi-rank", kernels=KernelTable())
+        raw.extra["rank_dirs"] = rank_dirs(path)
+        return raw
 
 
 def merge_ranks(path: Path, raws: list[RawProfile], summaries: list[dict], notes: list[str]) -> RawProfile:

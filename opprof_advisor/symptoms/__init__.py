@@ -15,8 +15,9 @@ exposed part of communication …). The recommender never promises more than tha
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import TYPE_CHECKING, Iterable
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Iterable
 
 from opprof_advisor.core.thresholds import (
     AICPU_MIN_SHARE, CANN_WAIT_RATIO, COMM_EXPOSED_SHARE, COMM_WAIT_SHARE, COMPILE_SHARE, FLOAT64_DTYPE,
@@ -25,13 +26,13 @@ from opprof_advisor.core.thresholds import (
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
 from opprof_advisor.core.i18n import M_, N_, join_messages
+from opprof_advisor.core.models import Profile
+from opprof_advisor.profile import roofline as roofs
+from opprof_advisor.profile.builder import Kernels, profile_facts
 from opprof_advisor.render.units import TEXT as U
 from opprof_advisor.symptoms.kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )
-
-if TYPE_CHECKING:
-    from opprof_advisor.profile.builder import Kernels
 
 # ----------------------------------------------------------------------------------------------
 # Step split: exposed communication, free (idle) time, communication waits
@@ -389,3 +390,29 @@ def unjudged(items: Iterable[str]) -> str:
     if len(items) <= 5:
         return ", ".join(items)
     return M_("{items} and {n} more", items=", ".join(items[:5]), n=len(items) - 5)
+
+
+def note_unjudged(ctx: Kernels) -> None:
+    """Every op type is judged or explained: one note per reason, naming the op types."""
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for row in ctx.rows:
+        if row.bound == "unknown" and row.bound_why and row.unit != "communication":
+            reasons[row.bound_why].append(row.op_type)
+    for why, ops in reasons.items():
+        if why.startswith("the profile has no pipe"):
+            continue  # the bound-class note already says so, with what to collect
+        ctx.notes.append(M_("bound class not judged for {ops}: {why}", ops=unjudged(ops), why=why))
+
+
+def profile_of(ctx: Kernels, peaks: str | Path | None = None, checks=CHECKS, roofline: bool = True) -> Profile:
+    """The judged Profile of derived kernels: its facts (``profile.builder``), then ``checks`` in order,
+    then the roofline (``peaks``: a --peaks YAML file), whose "cannot judge" notes come after the checks'."""
+    profile = profile_facts(ctx)
+    for check in checks:
+        check(ctx)
+    note_unjudged(ctx)
+    profile.symptoms = ctx.symptoms
+    profile.notes = list(dict.fromkeys(ctx.notes))
+    if roofline:
+        profile.roofline = roofs.compute(ctx.raw, profile, peaks)
+    return profile
