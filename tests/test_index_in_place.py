@@ -15,9 +15,8 @@ from kb_helpers import body_for, write_entry
 from opprof_advisor.kb import add as kb_add
 from opprof_advisor.kb import index_build
 from opprof_advisor.kb import store
+from opprof_advisor.kb import manifest
 from opprof_advisor.kb.search import search
-from opprof_advisor.kb import search_index as kb_search_index
-from opprof_advisor.kb.search_index import LINE_BLOBS, open_tables, unpack
 from opprof_advisor.kb.remove import remove_entry
 
 QUERIES = ("nms", "matmul float32", "host", "fused attention", "cast transdata")
@@ -32,34 +31,15 @@ def contents(db) -> dict:
         meta = dict(conn.execute("select key, value from meta where key not in ('signed_at_ns', 'stat_signature', "
                                  "'folders')").fetchall())
         fts_rows = conn.execute("select count(*) from entries_fts").fetchone()
-        # search's candidate tables, by entry id (rowids differ): an add must leave search on its fast path
-        search_entries = conn.execute("select id, kind, title from search_entries order by id").fetchall()
-        words = conn.execute("select length, words, counts from search_words order by length").fetchall()
-        candidates = candidate_tables(conn)
+        # the Chinese grams' table, by entry id (rowids differ)
+        zh = {gram: sorted(row[0] for row in conn.execute(
+            "select entries.id from entries_zh join entries on entries.rowid = entries_zh.rowid "
+            "where entries_zh match ?", (f'"{gram}"',))) for gram in ("算子", "融合", "nms", "ai_cpu")}
+        for table in ("entries_fts", "entries_zh"):
+            conn.execute(f"insert into {table} ({table}) values ('integrity-check')")  # raises when damaged
     finally:
         conn.close()
-    return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows, "search_entries": search_entries,
-            "search_words": words, **candidates}
-
-
-def candidate_tables(conn) -> dict:
-    """The postings, blobs and title trigrams of the candidate tables, rowids replaced by entry ids."""
-    id_of = dict(conn.execute("select rowid, id from entries"))
-    postings = {(kind, key): sorted(id_of[rowid] for rowid in unpack(blob))
-                for kind, key, blob in conn.execute("select kind, key, rowids from search_postings")}
-    assert all(list(unpack(blob)) == sorted(unpack(blob)) for (blob,) in conn.execute("select rowids from search_postings"))
-    parts = conn.execute("select name, part, value from search_blobs order by name, part").fetchall()
-    per_part = kb_search_index.LINES_PER_PART
-    assert all(len(value.split("\n")) == per_part for name, part, value in parts
-               if name in LINE_BLOBS and part < max(id_of) // per_part)
-    blobs = {name: "\n".join(value for other, _, value in parts if other == name) for name, _, _ in parts}
-    assert all(len(blobs[name].split("\n")) == max(id_of) + 1 for name in LINE_BLOBS)
-    by_id = {name: sorted((id_of[rowid], line) for rowid, line in enumerate(blobs.pop(name).split("\n")) if rowid in id_of)
-             for name in LINE_BLOBS}
-    trigrams = {gram: sorted(id_of[rowid] for (rowid,) in conn.execute(
-        "select rowid from search_title_trigrams where search_title_trigrams match ?", (f'"{gram}"',)))
-        for gram in ("nms", "hos", "ost", "mat", "ion", "zzz")}
-    return {"postings": postings, "blobs": blobs, "lines": by_id, "trigrams": trigrams}
+    return {"entries": entries, "files": files, "meta": meta, "fts_rows": fts_rows, "zh": zh}
 
 
 def rankings(db) -> dict:
@@ -103,7 +83,6 @@ def test_an_add_leaves_the_index_a_rebuild_writes(tmp_path, advisor_home, user_k
     assert contents(db) == contents(rebuilt)
     assert store.open_index(db).problems == []  # the add resolved the dangling id, as a rebuild does
     assert rankings(db) == rankings(rebuilt)
-    assert open_tables(store.open_index(db)) is not None  # the stamp matches: candidates, not every entry
     assert "fresh-nms-case" in [hit.id for hit in search(store.open_index(db), "nms")]
     assert suggested(db) == suggested(rebuilt) != []
 
@@ -121,28 +100,10 @@ def test_a_replace_and_a_remove_leave_the_index_a_rebuild_writes(tmp_path, advis
     assert rankings(db) == rankings(tmp_path / "b.db")
 
 
-def test_adds_and_removes_across_the_parts_of_the_line_blobs_leave_the_tables_a_rebuild_writes(
-        tmp_path, advisor_home, user_kb, monkeypatch):
-    monkeypatch.setattr(kb_search_index, "LINES_PER_PART", 16)  # the shipped KB fills ten parts and more
-    db = advisor_home / "advisor.db"
-    store.build_index(db)
-    last = sqlite3.connect(db).execute("select max(rowid) from entries").fetchone()[0]
-    added = []
-    for number in range(16 - last % 16 + 1):  # the last part fills up, one more is started
-        added.append(f"part-case-{number}")
-        kb_add.add_entry_file(write_entry(tmp_path / "drafts", added[-1], kind="case", title=f"NMS part {number}",
-                                         operators=["NMS"], body=body_for("case")))
-    assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
-    for entry_id in (added[-1], added[0], "host-nms-tip"):  # the last rowid (its part goes), the first, one in between
-        remove_entry(entry_id)
-        assert contents(db) == contents(store.build_index(tmp_path / f"{entry_id}.db", rebuild=True).db_path)
-    assert rankings(db) == rankings(tmp_path / "host-nms-tip.db")
-
-
 @pytest.fixture
 def big_kb(monkeypatch):
     """The shipped KB and the user's count as big: an add lists only the folders whose mtime moved."""
-    monkeypatch.setattr(store, "FULL_STAT_LIMIT", 10)
+    monkeypatch.setattr(manifest, "FULL_STAT_LIMIT", 10)
 
     def every_file(*args, **kwargs):
         raise AssertionError("an add on a big KB with a trusted manifest lists every file")
@@ -178,18 +139,18 @@ def test_on_a_big_kb_add_replace_and_remove_list_only_the_folders_that_moved(tmp
     assert store.open_index(db).get("host-nms-tip").title == "Run NMS on the CPU"
     assert [p.message for p in store.open_index(db).problems] == [
         f"duplicate id 'nms-on-npu' (also {user_kb / 'cases' / 'nms-on-npu.md'}); not indexed"]
-    monkeypatch.setattr(index_build, "scan_files", store.scan_files)  # the rebuilds list every file
+    monkeypatch.setattr(index_build, "scan_files", manifest.scan_files)  # the rebuilds list every file
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
     assert rankings(db) == rankings(tmp_path / "a.db")
     monkeypatch.setattr(index_build, "scan_files", big_kb)
     remove_entry("nms-on-npu")  # the shipped entry wins again
     remove_entry("fresh-nms-case")
-    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    monkeypatch.setattr(index_build, "scan_files", manifest.scan_files)
     assert contents(db) == contents(store.build_index(tmp_path / "b.db", rebuild=True).db_path)
     assert rankings(db) == rankings(tmp_path / "b.db")
-    meta = store.read_meta(db)
-    assert meta["stat_signature"] == store.stat_signature(store.kb_sources(), store.scan_files(store.kb_sources()))
-    assert store.folders_unchanged(meta, store.kb_sources())  # the next search trusts the manifest the add left
+    meta = manifest.read_meta(db)
+    assert meta["stat_signature"] == manifest.stat_signature(manifest.kb_sources(), manifest.scan_files(manifest.kb_sources()))
+    assert manifest.folders_unchanged(meta, manifest.kb_sources())  # the next search trusts the manifest the add left
 
 
 def test_on_a_big_kb_a_removal_leaves_the_related_ids_it_left_dangling_in_the_problems(tmp_path, advisor_home, user_kb,
@@ -203,7 +164,7 @@ def test_on_a_big_kb_a_removal_leaves_the_related_ids_it_left_dangling_in_the_pr
     remove_entry("host-nms-tip")  # fresh-nms-case now names no entry
     assert [p.message for p in store.open_index(db).problems] == [
         "related id 'host-nms-tip' names no entry; did you mean 'host-os-tuning'?"]
-    monkeypatch.setattr(index_build, "scan_files", store.scan_files)
+    monkeypatch.setattr(index_build, "scan_files", manifest.scan_files)
     assert contents(db) == contents(store.build_index(tmp_path / "a.db", rebuild=True).db_path)
 
 
@@ -219,14 +180,14 @@ def test_an_add_waits_for_a_reader_s_snapshot_then_writes_a_new_file(tmp_path, a
     reader.close()
 
 
-@pytest.mark.parametrize("limit", [store.FULL_STAT_LIMIT, 10], ids=["every-file", "moved-folders"])
+@pytest.mark.parametrize("limit", [manifest.FULL_STAT_LIMIT, 10], ids=["every-file", "moved-folders"])
 def test_kill_9_inside_the_add_s_transaction_keeps_the_index_whole(tmp_path, advisor_home, limit):
     db = advisor_home / "advisor.db"
     store.build_index(db).close()
     source = write_entry(tmp_path / "drafts", "killed-add", kind="tip", title="Killed mid add", body=body_for("tip"))
     code = ("import os, sys\n"
-            "from opprof_advisor.kb import add as kb_add, index_sync, store\n"
-            f"store.FULL_STAT_LIMIT = {limit}\n"
+            "from opprof_advisor.kb import add as kb_add, index_sync, manifest\n"
+            f"manifest.FULL_STAT_LIMIT = {limit}\n"
             + ("from opprof_advisor.kb import index_build\nindex_build.scan_files = None\n" if limit == 10 else "") +
             "original = index_sync._write_meta\n"
             "def killed(conn, *args):\n"

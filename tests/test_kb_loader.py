@@ -9,6 +9,8 @@ import pytest
 from kb_helpers import body_for, write_entry, write_text
 
 from opprof_advisor import kb
+from opprof_advisor.kb import entry as kb_entry
+from opprof_advisor.kb import manifest, rows
 
 from opprof_advisor.kb import stats as kb_stats
 from opprof_advisor.core.errors import EntryValidationError, Problem
@@ -275,7 +277,7 @@ def test_close_suggestion_over_many_ids_is_difflibs():
     rng = random.Random(18)
     parts = ["nms", "matmul", "softmax", "cast", "topk", "bf16", "tiling", "cube", "vector", "bank", "host", "aicpu"]
     ids = [f"{rng.choice(['case', 'tip', 'recipe'])}-{'-'.join(rng.sample(parts, 3))}-{number}"
-           for number in range(3 * kb._PREFILTER_CHOICES)]
+           for number in range(3 * kb_entry._PREFILTER_CHOICES)]
     words = [rng.choice(ids)[:-1] + "x" for _ in range(60)] + ["-".join(rng.sample(parts, 2)) for _ in range(60)]
     words += ["unrelated", "q", rng.choice(ids) * 9]  # no match; too short to match; long enough for autojunk
     hints = []
@@ -362,9 +364,8 @@ def test_zh_texts_are_kept_and_unknown_keys_refused(tmp_path):
 def test_the_index_columns_are_the_entry_fields():
     # the index stores one column per Entry field, and its build version names them: a field added to
     # models.Entry forces every index to be rebuilt
-    from opprof_advisor.kb import store
     from opprof_advisor.core.models import Entry
 
     fields = tuple(item.name for item in dataclasses.fields(Entry))
-    assert store._ENTRY_COLUMNS == fields
-    assert store.BUILD_VERSION.endswith(",".join(fields))
+    assert rows._ENTRY_COLUMNS == fields
+    assert manifest.BUILD_VERSION.endswith(",".join(fields))

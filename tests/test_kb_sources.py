@@ -48,7 +48,7 @@ def test_a_link_to_the_sources_page_needs_an_existing_anchor(tmp_path):
 
 def test_the_sources_page_is_neither_loaded_nor_indexed():
     from opprof_advisor.core.paths import builtin_kb_dir
-    from opprof_advisor.kb.store import KbSource, scan_files
+    from opprof_advisor.kb.manifest import KbSource, scan_files
 
     page = builtin_kb_dir() / "sources" / "README.md"
     assert page.is_file()

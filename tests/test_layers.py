@@ -33,14 +33,10 @@ ALLOWED_UPWARD = {
 }
 
 #: Import cycles today (each a set of modules): may only shrink.
-ALLOWED_CYCLES = [
-    {"kb.index_build", "kb.index_sync", "kb.search", "kb.search_candidates", "kb.search_fill", "kb.search_index",
-     "kb.search_zh", "kb.store"},
-    {"kb", "kb.checks"},
-]
+ALLOWED_CYCLES: list[set[str]] = []
 
 #: Imports inside functions today (the target is under 60, each for an optional or heavy dependency).
-FUNCTION_LEVEL_IMPORTS = 227
+FUNCTION_LEVEL_IMPORTS = 206
 
 
 def modules() -> dict[str, Path]:

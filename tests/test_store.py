@@ -24,6 +24,8 @@ from opprof_advisor.kb import index_sync
 from opprof_advisor.kb import migrations
 
 from opprof_advisor.kb import store
+from opprof_advisor.kb import manifest
+from opprof_advisor.kb import rows as kb_rows
 
 from opprof_advisor.advice import outcomes_store
 from opprof_advisor.core.errors import EntryExists, EntryNotFound, EntryValidationError, KnowledgeBaseError
@@ -62,13 +64,14 @@ def test_migrations_end_state(tmp_path):
     migrations.index_migrations().apply(db)
     assert [m.name for m in migrations.index_migrations().applied(db)] == ["m001_create_tables", "m002_full_text_search",
                                                                "m003_entry_requires", "m004_entry_zh", "m005_file_stats",
-                                                               "m006_entry_applies_to"]
-    assert "requires" in db["entries"].columns_dict
+                                                               "m006_entry_applies_to", "m007_chinese_grams"]
+    assert {"requires", "zh_grams"} <= set(db["entries"].columns_dict)
     assert {"size", "mtime_ns"} <= set(db["files"].columns_dict)
-    assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "_sqlite_migrations"}
+    assert set(db.table_names()) >= {"meta", "files", "entries", "entries_fts", "entries_zh", "_sqlite_migrations"}
     assert db["entries"].pks == ["id"]
     assert db["entries_fts"].columns_dict.keys() == {name for name, _ in migrations.FTS_COLUMNS}
-    assert {t.name for t in db["entries"].triggers} == {"entries_ai", "entries_ad", "entries_au"}
+    assert {t.name for t in db["entries"].triggers} == {"entries_ai", "entries_ad", "entries_au", "entries_zh_ai",
+                                                        "entries_zh_ad", "entries_zh_au"}
     assert migrations.index_migrations().pending(db) == []
 
 
@@ -127,9 +130,9 @@ def test_unchanged_kb_is_not_rebuilt_and_touching_a_file_is_not_a_change(tmp_pat
         os.utime(path, (old, old))
     first = store.build_index(db, kb_dirs=[kb_dir])
     parsed, hashed = [], []
-    original_validate, original_digests = kb.validate_file, store.file_digests
+    original_validate, original_digests = kb.validate_file, manifest.file_digests
     monkeypatch.setattr(kb, "validate_file", lambda path, **kw: parsed.append(path.name) or original_validate(path, **kw))
-    monkeypatch.setattr(store, "file_digests", lambda files, *known: hashed.append(len(files)) or original_digests(files, *known))
+    monkeypatch.setattr(manifest, "file_digests", lambda files, *known: hashed.append(len(files)) or original_digests(files, *known))
     os.utime(kb_dir / "recipes" / "alpha.md", (old + 30, old + 30))
     assert store.open_index(db, kb_dirs=[kb_dir]).content_hash == first.content_hash
     assert parsed == [] and len(hashed) >= 1  # stats moved: the files were hashed, none parsed again
@@ -208,7 +211,7 @@ def test_index_with_an_older_schema_is_rebuilt(tmp_path, kb_dir, monkeypatch):
     db = tmp_path / "i.db"
     store.build_index(db, kb_dirs=[kb_dir])
     monkeypatch.setattr(migrations, "INDEX_NAMES", (*migrations.INDEX_NAMES, "m003_future"))
-    assert store.read_meta(db) is None  # an index missing a migration is not trusted
+    assert manifest.read_meta(db) is None  # an index missing a migration is not trusted
 
 
 def test_interrupted_build_leaves_the_previous_index_usable(tmp_path, kb_dir, monkeypatch):
@@ -391,9 +394,9 @@ def test_outcomes_schema_is_migrated(tmp_path):
 @pytest.fixture
 def big_kb(kb_dir, tmp_path, monkeypatch):
     """The three-entry KB treated as a big one (more than FULL_STAT_LIMIT files), built and signed."""
-    monkeypatch.setattr(store, "FULL_STAT_LIMIT", 1)
-    monkeypatch.setattr(store, "RACY_WINDOW_NS", 0)  # the files were written before the build signed them
-    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(manifest, "FULL_STAT_LIMIT", 1)
+    monkeypatch.setattr(manifest, "RACY_WINDOW_NS", 0)  # the files were written before the build signed them
+    monkeypatch.setattr(manifest, "FINE_RACY_WINDOW_NS", 0)
     db = tmp_path / "index.db"
     store.build_index(db, kb_dirs=[kb_dir])
     return db, kb_dir
@@ -435,17 +438,17 @@ def test_a_small_kb_sees_a_file_rewritten_in_place_at_once(kb_dir, tmp_path):
 
 
 def test_the_racy_window_follows_the_file_system_s_time_resolution():
-    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_000_000_000]) == store.RACY_WINDOW_NS
-    assert store.racy_window([1_700_000_000_000_000_000, 1_700_000_002_123_456_789]) == store.FINE_RACY_WINDOW_NS
-    assert store.racy_window([-1]) == store.RACY_WINDOW_NS  # a missing folder tells nothing
+    assert manifest.racy_window([1_700_000_000_000_000_000, 1_700_000_002_000_000_000]) == manifest.RACY_WINDOW_NS
+    assert manifest.racy_window([1_700_000_000_000_000_000, 1_700_000_002_123_456_789]) == manifest.FINE_RACY_WINDOW_NS
+    assert manifest.racy_window([-1]) == manifest.RACY_WINDOW_NS  # a missing folder tells nothing
 
 
 def test_a_big_kb_folder_changed_just_before_the_signature_is_listed_again(big_kb, monkeypatch):
     db, kb_dir = big_kb
-    monkeypatch.setattr(store, "RACY_WINDOW_NS", 10**18)  # every folder looks modified within the window
-    monkeypatch.setattr(store, "FINE_RACY_WINDOW_NS", 10**18)
+    monkeypatch.setattr(manifest, "RACY_WINDOW_NS", 10**18)  # every folder looks modified within the window
+    monkeypatch.setattr(manifest, "FINE_RACY_WINDOW_NS", 10**18)
     listed = []
-    real_scan = store.scan_files
+    real_scan = manifest.scan_files
     monkeypatch.setattr(store, "scan_files", lambda *args: listed.append(1) or real_scan(*args))
     assert store.open_index(db, kb_dirs=[kb_dir]).ids() == ["alpha", "beta", "gamma"]
     assert listed
@@ -459,14 +462,14 @@ def test_entry_rows_hold_the_json_that_json_dumps_writes():
     entries, _ = kb.validate_paths([paths.builtin_kb_dir()])
     assert len(entries) > 100
     for entry in entries:
-        row = store._entry_to_row(entry)
-        for column in store._ROW_JSON_COLUMNS:
-            value = store.entry_dict(entry)[column]
+        row = kb_rows._entry_to_row(entry)
+        for column in kb_rows._ROW_JSON_COLUMNS:
+            value = kb_rows.entry_dict(entry)[column]
             assert row[column] == (json.dumps(value, ensure_ascii=False) if value else None), (entry.id, column)
     for value in (["中文", "tab\t", 'quote"', "\x00\u2028"], {"x": 1.5, "y": [2**70, True, None, -0.0, 1e300]}):
-        assert store._json_text(value) == json.dumps(value, ensure_ascii=False)
+        assert kb_rows._json_text(value) == json.dumps(value, ensure_ascii=False)
     with pytest.raises(TypeError, match="not JSON serializable"):
-        store._json_text([object()])
+        kb_rows._json_text([object()])
 
 
 def test_a_kb_file_is_read_to_its_end_whatever_its_listed_size(tmp_path):

@@ -22,7 +22,7 @@ from opprof_advisor.kb import store
 if TYPE_CHECKING:
     from opprof_advisor.advice.matcher import EntryMatcher
     from opprof_advisor.core.models import Entry
-    from opprof_advisor.kb.store import Index
+    from opprof_advisor.kb.rows import Index
 
 
 @dataclass

@@ -72,7 +72,7 @@ def check_command(
     user can open (an http(s) URL, owner/repo@COMMIT:PATH, package==version:PATH, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
-    from opprof_advisor.kb.checks import check_installed
+    from opprof_advisor.kb.load import check_installed
 
     if dirs:
         missing = [path for path in dirs if not path.exists()]

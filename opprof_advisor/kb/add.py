@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import EntryExists, EntryValidationError
 from opprof_advisor.core.sqlite_files import file_lock, make_parent
-from opprof_advisor.kb.store import STALE, Index, _freshness, _open_snapshot, build_index, folders_unchanged, kb_sources, scan_files
+from opprof_advisor.kb.manifest import STALE, _freshness, _open_snapshot, folders_unchanged, kb_sources, scan_files
+from opprof_advisor.kb.rows import Index
+from opprof_advisor.kb.store import build_index
 from opprof_advisor.kb import check_related, entry_too_big, load_entry
 from opprof_advisor.kb.index_build import check_index_target
 from opprof_advisor.kb.user_files import (

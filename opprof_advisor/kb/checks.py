@@ -15,15 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import Problem
-from opprof_advisor.kb import KEYS, _FENCE_OPEN, ParsedFile, find_kb_files, parse_file, suggest_close
+from opprof_advisor.kb.entry import KEYS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, parse_file, suggest_close
 from opprof_advisor.core.vocabulary import (
     APPLIES_KEYS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
 )
-from opprof_advisor.core import paths as kb_paths
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.core.paths import builtin_kb_dir
-from opprof_advisor.kb import check_paths
-from opprof_advisor.kb.stats import check_to_json
 
 #: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
 ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
@@ -167,15 +164,6 @@ def _check_list_fields(parsed: ParsedFile) -> list[Problem]:
             elif key in ("tags", "models") and item != item.lower():
                 problems.append(_problem(parsed, (key, index), f"{key} are lower case: write {item.lower()!r}"))
     return problems
-
-
-def _string_items(parsed: ParsedFile, key: str) -> list[tuple[int, str]]:
-    value = parsed.data.get(key)
-    if not isinstance(value, list):
-        return []
-    if set(map(type, value)) <= _ONLY_STR and all(map(str.strip, value)):  # the usual list: every item kept
-        return list(enumerate(value))
-    return [(index, item) for index, item in enumerate(value) if isinstance(item, str) and item.strip()]
 
 
 def _check_operators(parsed: ParsedFile) -> list[Problem]:
@@ -528,42 +516,3 @@ def _prose_lines(body: str, first_line: int) -> Iterable[tuple[int, str]]:
                 fence = None
             continue
         yield first_line + offset, _INLINE_CODE.sub("", line)
-
-
-# ---------------------------------------------------------------------------------------------
-# The installed knowledge base (`advisor kb check`)
-# ---------------------------------------------------------------------------------------------
-
-
-def is_regular(path: Path) -> bool:
-    """False for a FIFO, device or socket (reading one would block for good); True when missing or unreadable."""
-    import stat
-
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return True  # missing or unreadable: the loader names the problem
-
-
-def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
-    """The ``kb-check/1`` document of ``paths`` (files or folders), by default of the built-in and user KB.
-
-    Given paths may name ids of the installed KB in ``related``. Without paths, the built-in and
-    user folders are checked for duplicate ids each on its own (the user KB may override a built-in
-    id on purpose, with `advisor add --replace`), and ``related`` may point from one into the other.
-    """
-    roots = [root for root in (kb_paths.builtin_kb_dir(), kb_paths.user_kb_dir()) if root.is_dir()]
-    if paths:
-        files = find_kb_files(paths)
-        odd = [path for path in files if not is_regular(path)]
-        files = [path for path in files if path not in odd]
-        problems = [Problem(path, 1, "not a regular file (a FIFO, device or socket)") for path in odd]
-        checked = {path.resolve() for path in files}
-        installed = {path.stem for path in find_kb_files(roots) if path.resolve() not in checked}
-        problems += check_paths(files, known_ids=installed)
-        return check_to_json(len(files) + len(odd), problems, check_warnings(files))
-    per_root = [find_kb_files([root]) for root in roots]
-    files = [path for group in per_root for path in group]
-    all_ids = {path.stem for path in files}
-    problems = [problem for group in per_root for problem in check_paths(group, known_ids=all_ids)]
-    return check_to_json(len(files), problems, check_warnings(files))

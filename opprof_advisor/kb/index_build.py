@@ -5,7 +5,7 @@ An interrupted build leaves the previous index usable; an add killed inside its 
 leaves a hot journal that the next build rolls back under the lock (a journal that cannot be
 trusted means a build from the KB files); a damaged file at the index path is kept aside, another
 program's database is never written. Parsing happens only for new and changed KB files
-(``index_sync``); FTS5 is kept in sync by the triggers of ``migrations.m002_full_text_search``.
+(``index_sync``); the FTS5 tables are kept in sync by the triggers of ``migrations`` m002 and m007.
 """
 
 from __future__ import annotations
@@ -14,19 +14,18 @@ import os
 import sqlite3
 import time
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb.search_fill import fill_search_tables
-from opprof_advisor.kb.search_index import update_search_tables
 from opprof_advisor.kb.migrations import index_migrations
 from opprof_advisor.core.sqlite_files import (
     SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
 )
-from opprof_advisor.kb.store import APP_ID, FRESH, Index, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files
-from opprof_advisor.kb.index_fts_side import SideIndex
-from opprof_advisor.kb.index_sync import discard_fts_later, finish_fts, sync_moved_folders, sync_rows
+from opprof_advisor.kb.manifest import (
+    APP_ID, FRESH, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files,
+)
+from opprof_advisor.kb.rows import Index
+from opprof_advisor.kb.index_sync import sync_moved_folders, sync_rows
 
 def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
@@ -77,7 +76,7 @@ def _write_in_place(db: Path, sources, files, scanned_at: int, folders: list[lis
     ``_roll_back_journal``); readers keep the snapshot they opened (their read transaction) and the
     commit waits for them up to IN_PLACE_WAIT_S, after which the caller writes a new file as any build.
     """
-    return _in_transaction(db, lambda conn: (True, sync_rows(conn, sources, files, scanned_at, folders)))
+    return _in_transaction(db, lambda conn: sync_rows(conn, sources, files, scanned_at, folders) or True)
 
 
 def _update_moved_folders(db: Path, sources) -> Index | None:
@@ -92,27 +91,18 @@ def _update_moved_folders(db: Path, sources) -> Index | None:
 
 
 def _in_transaction(db: Path, sync) -> bool:
-    """Run ``sync(conn)`` (-> (done, what the search tables held of the changed entries)) in one transaction of
-    the live file, then bring the search tables up to date; False when readers kept it busy past IN_PLACE_WAIT_S
-    or ``sync`` declined (nothing changed)."""
+    """Run ``sync(conn)`` (-> done) in one transaction of the live file; False when readers kept it busy past
+    IN_PLACE_WAIT_S or ``sync`` declined (nothing changed)."""
     try:
-        # check_same_thread=False: a refill of the search tables runs its SQLite work in a thread (and nothing else)
-        conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(db, timeout=IN_PLACE_WAIT_S, isolation_level=None)
     except sqlite3.Error as exc:
         raise _not_writable(db, str(exc)) from exc
     try:
         conn.execute("begin immediate")
         try:
-            done, before = sync(conn)
-            if not done:
+            if not sync(conn):
                 conn.execute("rollback")
                 return False
-            # The same candidate tables as a build (search stays on its fast path): a few entries' rows
-            # changed where that suffices (an add), refilled otherwise.
-            if before is None:
-                fill_search_tables(conn)
-            else:
-                update_search_tables(conn, before)
             conn.execute("commit")
         except BaseException:
             if conn.in_transaction:
@@ -244,10 +234,7 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
 
     if base is not None and not _copy_database(base, tmp):
         tmp.write_bytes(b"")  # the old index could not be copied: build from the KB files alone
-    # check_same_thread=False: the FTS5 fill and the search tables' SQLite work run in a thread while their rows
-    # are computed (and only then: fill_search_tables, where nothing else uses the connection meanwhile).
-    db = sqlite_utils.Database(sqlite3.connect(tmp, check_same_thread=False))
-    fts_later: list = []  # what a bulk insert leaves for FTS5 (index_sync.finish_fts)
+    db = sqlite_utils.Database(sqlite3.connect(tmp))
     try:
         # A temporary file that is thrown away on any failure needs no journal; it is synced once, below.
         db.execute("pragma journal_mode = off")
@@ -255,16 +242,8 @@ def _fill_index(tmp: Path, sources, files, scanned_at: int, base: Path | None, f
         db.execute("pragma cache_size = -131072")  # 128 MiB: a big KB's rows are written without rereading pages
         index_migrations().apply(db)
         with db.atomic():
-            sync_rows(db.conn, sources, files, scanned_at, folders, fts_later)
-            # FTS5 filled by a helper process (index_fts_side) is copied in once the search tables are done;
-            # else its one-pass fill runs in a thread while they are computed.
-            side = any(isinstance(statement, SideIndex) for statement in fts_later)
-            fill_search_tables(db.conn, alongside=partial(finish_fts, db.conn, fts_later)
-                               if fts_later and not side else None)
-            if side:
-                finish_fts(db.conn, fts_later)
+            sync_rows(db.conn, sources, files, scanned_at, folders)
     finally:
-        discard_fts_later(fts_later)  # a helper still running when the build failed
         db.close()
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())  # on disk before it replaces the index

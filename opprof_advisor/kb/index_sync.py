@@ -4,9 +4,9 @@ Used on a temporary copy by ``index_build`` (a build) and inside one transaction
 by ``index_add`` (an add). The work grows with the files that changed, plus a few light passes over
 every file's stats and every entry's id: a file whose size and mtime match its row, and that was not
 modified within the racy window of the last signature, keeps its stored digest unread. Rows are
-written with ``executemany`` (FTS5 follows through the triggers of ``migrations.m002``); the search
-list of problems is recomputed from the ``entries`` table and the search candidate tables are edited
-for the entries that changed, so an add leaves exactly the rows a full rebuild writes.
+written with ``executemany`` (both FTS5 tables follow through the triggers of ``migrations.m002`` and
+``m007``); the list of problems is recomputed from the ``entries`` table, so an add leaves exactly the
+rows a full rebuild writes.
 """
 
 from __future__ import annotations
@@ -21,18 +21,17 @@ from pathlib import Path
 from typing import NamedTuple
 
 from opprof_advisor.core.errors import Problem
-from opprof_advisor.kb.index_fts_side import REBUILD, SideIndex, start_side_index
-from opprof_advisor.kb.search_index import FEW_CHANGES, EntrySearchRow, entry_search_rows, tables_current
-from opprof_advisor.kb.store import (
-    APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _ENTRY_COLUMNS, _entry_to_row,
-    _mtime, _scan_folder, _sources_json, content_hash, content_record, file_digests, moved_hash, racy_window,
-    stat_record, stat_signature, stored_digests,
+from opprof_advisor.kb.migrations import INSERT_TRIGGERS
+from opprof_advisor.kb.manifest import (
+    APP_ID, BUILD_VERSION, FINE_RACY_WINDOW_NS, KbSource, SourceFile, _mtime, _scan_folder, _sources_json, content_hash,
+    content_record, file_digests, moved_hash, racy_window, stat_record, stat_signature, stored_digests,
 )
+from opprof_advisor.kb.rows import _ENTRY_COLUMNS, _entry_to_row
 from opprof_advisor import kb
-from opprof_advisor.kb import entry_too_big, related_problems, store
+from opprof_advisor.kb import entry_too_big, manifest, related_problems
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
-_ROW_COLUMNS = (*_ENTRY_COLUMNS, "row_hash")
+_ROW_COLUMNS = (*_ENTRY_COLUMNS, "zh_grams", "row_hash")
 #: Below this many files to parse, worker processes cost more (their start-up) than they save.
 POOL_MIN_FILES = 2_000
 #: Above this many new rows (and more than the index holds) FTS5 is filled in one pass, not per row.
@@ -50,16 +49,8 @@ class Parsed(NamedTuple):
 
 
 def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequence[SourceFile], scanned_at: int,
-              folders: list[list], fts_later: list | None = None) -> dict[str, EntrySearchRow] | None:
-    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction.
-
-    With ``fts_later`` a bulk insert leaves FTS5 to the caller: the statements that fill it are appended
-    there, for ``finish_fts`` (a build runs them alongside other work); FTS5 is then stale until they ran.
-
-    Returns what the search candidate tables held of the entries that changed, before the change (for
-    kb_search_index.update_search_tables), or None when the tables must be filled again (not current, or
-    too many changes).
-    """
+              folders: list[list]) -> None:
+    """Update ``files``, ``entries`` (and so FTS) and ``meta`` for ``files``; the caller holds the transaction."""
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
     known = stored_digests(conn)
     # A file the index has no row of is parsed whatever its digest: the parse reads it once and hashes
@@ -69,10 +60,9 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
                or known[f.path][3:] != (f.source, f.origin)]
     removed = sorted(set(known) - {f.path for f in files})
     parsed = _write_files(conn, files, changed, removed, known, digests)
-    problems, before = _sync_entries(conn, parsed, bool(changed or removed), fts_later)
+    problems = _sync_entries(conn, parsed, bool(changed or removed))
     _write_meta(conn, _meta_values(sources, len(files), folders, scanned_at, problems,
                                    stat_signature(sources, files), content_hash(files, digests)))
-    return before
 
 
 def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
@@ -99,19 +89,19 @@ def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed:
 # ---------------------------------------------------------------------------------------------
 
 
-def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) -> tuple[bool, dict | None]:
+def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) -> bool:
     """``sync_rows`` for a KB of more than FULL_STAT_LIMIT files, reading only what the manifest of folders says moved.
 
     Adding, removing, renaming or saving a file by replacement changes its folder's mtime (what `advisor add`
     and editors do): the folders whose mtime moved, or was within the racy window of the last signature, are
     listed again and their files' stats compared with their rows; every other file keeps its row unread, and
-    the signatures move by the terms of the files listed (see store.moved_hash). So a user's edit elsewhere in
-    the KB meanwhile is seen by the next open as by a full scan. Returns (False, None) when the manifest cannot
+    the signatures move by the terms of the files listed (see manifest.moved_hash). So a user's edit elsewhere in
+    the KB meanwhile is seen by the next open as by a full scan. Returns False when the manifest cannot
     be trusted (a small KB, other sources, an index without one): the caller then compares every file.
     """
     meta = dict(conn.execute("select key, value from meta where key != 'summaries'").fetchall())
-    if int(meta.get("file_count", "0")) <= store.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
-        return False, None
+    if int(meta.get("file_count", "0")) <= manifest.FULL_STAT_LIMIT or meta.get("sources") != _sources_json(sources):
+        return False
     try:
         recorded = [(int(number), str(rel), int(mtime)) for number, rel, mtime in json.loads(meta["folders"])]
         signed_at = int(meta["signed_at_ns"])
@@ -121,9 +111,9 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
         for number, _, _ in recorded:
             roots[number]
     except (KeyError, ValueError, TypeError, IndexError):
-        return False, None
+        return False
     if not recorded:
-        return False, None
+        return False
     window = racy_window([mtime for _, _, mtime in recorded])
     scanned_at = _settle(recorded, roots, window)
     kept, moved = [], []
@@ -149,7 +139,7 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
     affected = {entry_id for f, _, entry_id in old if entry_id and f.path in gone_or_changed}
     affected |= {p.entry_id for p in parsed.values() if p.entry_id}
     old_problems = json.loads(meta.get("problems", "[]"))
-    problems, before = _sync_affected(conn, parsed, affected, old_problems)
+    problems = _sync_affected(conn, parsed, affected, old_problems)
     # Only the files whose stats or digest moved move the signatures (the same term leaves and comes back).
     stored = {(f, sha) for f, sha, _ in old}
     same = {f.path for f in files if (f, digests[f.path]) in stored}
@@ -161,7 +151,7 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
                      key=lambda folder: (folder[0], folder[1].split("/")))
     _write_meta(conn, _meta_values(sources, file_count - len(old) + len(files), folders, scanned_at, problems,
                                    signature, content))
-    return True, before
+    return True
 
 
 def _settle(recorded: list[tuple[int, str, int]], roots: list[str], window: int) -> int:
@@ -191,7 +181,7 @@ def _rows_in(conn: sqlite3.Connection, sources: Sequence[KbSource], folders: lis
 
 
 def _sync_affected(conn: sqlite3.Connection, parsed: dict[str, Parsed], affected: set[str], old_problems: list
-                   ) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+                   ) -> list[Problem]:
     """``_sync_entries`` for the ids of the files that changed only (their winners, rows and the problems)."""
     ids = json.dumps(sorted(affected))
     chosen = conn.execute("select path, source, entry_id from files where entry_id in (select value from json_each(?)) "
@@ -199,12 +189,12 @@ def _sync_affected(conn: sqlite3.Connection, parsed: dict[str, Parsed], affected
     winners, _ = _pick_winners(chosen)
     have = {row[0]: row[1:] for row in conn.execute(
         "select id, path, row_hash from entries where id in (select value from json_each(?))", (ids,))}
-    before = _write_entries(conn, parsed, winners, have, {} if tables_current(conn) else None)
+    _write_entries(conn, parsed, winners, have)
     problems = _duplicates(conn, _pick_winners(chosen)[1], affected, old_problems)
     if _related_unchanged(conn, old_problems, set(have) - set(winners), affected & set(winners)):
-        return problems, before
+        return problems
     all_winners, _ = _winners(conn)
-    return problems + _related_problems(conn, all_winners), before
+    return problems + _related_problems(conn, all_winners)
 
 
 def _duplicates(conn: sqlite3.Connection, found: list[Problem], affected: set[str], old_problems: list) -> list[Problem]:
@@ -325,91 +315,48 @@ def _read_or_none(path: str, size: int) -> bytes | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool,
-                  fts_later: list | None = None) -> tuple[list[Problem], dict[str, EntrySearchRow] | None]:
+def _sync_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], files_changed: bool) -> list[Problem]:
     winners, problems = _winners(conn)
-    before: dict[str, EntrySearchRow] | None = {} if tables_current(conn) else None
     if files_changed:
         have = {row[0]: row[1:] for row in conn.execute("select id, path, row_hash from entries")}
-        before = _write_entries(conn, parsed, winners, have, before, fts_later)
-    return problems + _related_problems(conn, winners), before
+        _write_entries(conn, parsed, winners, have)
+    return problems + _related_problems(conn, winners)
 
 
 def _write_entries(conn: sqlite3.Connection, parsed: dict[str, Parsed], winners: dict[str, str],
-                   have: dict[str, tuple], before: dict | None, fts_later: list | None = None
-                   ) -> dict[str, EntrySearchRow] | None:
+                   have: dict[str, tuple]) -> None:
     """Write the ``entries`` rows of ``winners`` (id -> winning path) against ``have`` (id -> path, row_hash of the
-    rows of those ids and of ids now gone); returns what the search tables held of the changed entries (``before``:
-    {} when they are current, else None)."""
+    rows of those ids and of ids now gone)."""
     gone = sorted(set(have) - set(winners))
     rows = {entry_id: _winner_row(conn, path, parsed) for entry_id, path in winners.items()
             if path in parsed or have.get(entry_id, (None,))[0] != path}
     rows = {entry_id: row for entry_id, row in rows.items() if have.get(entry_id, (None, None))[1] != row[-1]}
-    if before is not None and len(gone) + len(rows) <= FEW_CHANGES:
-        before = dict.fromkeys([*gone, *rows])
-        before.update(entry_search_rows(conn, before))  # ids not yet in the index stay None
-    elif gone or rows:
-        before = None
     conn.executemany("delete from entries where id = ?", [(entry_id,) for entry_id in gone])
     updates = [(*row[1:], row[0]) for entry_id, row in sorted(rows.items()) if entry_id in have]
     inserts = [row for entry_id, row in sorted(rows.items()) if entry_id not in have]
     assignments = ", ".join(f"{column} = ?" for column in _ROW_COLUMNS[1:])
     conn.executemany(f"update entries set {assignments} where id = ?", updates)
-    # (FTS5 by a helper only when this transaction deleted or changed no entry: FTS5 has then seen none of it)
-    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have),
-                    fts_later=fts_later, side=not (gone or updates))
+    _insert_entries(conn, inserts, bulk=len(inserts) > BULK_FTS_ROWS and len(inserts) > len(have))
     # Search summaries are read from the entries rows (Index.summaries): an index of an earlier
     # version kept them in one JSON document, which an add had to decode and write again (~1 s at 50,000).
     conn.execute("delete from meta where key = 'summaries'")
-    return before
 
 
-def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool, fts_later: list | None,
-                    side: bool = False) -> None:
-    """Insert ``entries`` rows; ``bulk`` fills FTS5 in one pass afterwards instead of row by row in its trigger
-    (then, or later by ``finish_fts`` when ``fts_later`` takes the statements: by a helper process when ``side``,
-    which the caller allows only when its transaction wrote nothing to FTS5 before)."""
+def _insert_entries(conn: sqlite3.Connection, rows: list[tuple], *, bulk: bool) -> None:
+    """Insert ``entries`` rows; ``bulk`` fills the FTS5 tables in one pass each afterwards ('rebuild') instead of
+    row by row in their triggers."""
     insert = f"insert into entries ({', '.join(_ROW_COLUMNS)}) values ({_marks(_ROW_COLUMNS)})"
-    trigger = conn.execute("select sql from sqlite_master where type = 'trigger' and name = 'entries_ai'").fetchone()
-    if not bulk or trigger is None:
+    triggers = dict(conn.execute("select name, sql from sqlite_master where type = 'trigger' and name in "
+                                 "(select value from json_each(?))", (json.dumps(list(INSERT_TRIGGERS.values())),)))
+    if not bulk or len(triggers) != len(INSERT_TRIGGERS):
         conn.executemany(insert, rows)
         return
-    conn.execute("drop trigger entries_ai")  # inside the caller's transaction: all or nothing
-    # A build (fts_later) has FTS5 filled by a helper process meanwhile, when the rows are many (index_fts_side).
-    side_index = start_side_index(conn, rows, _ROW_COLUMNS) if side and fts_later is not None else None
-    try:
-        conn.executemany(insert, rows)
-    except BaseException:
-        if side_index is not None:
-            side_index.discard()  # (the build fails: its helper must not run on, nor leave its file)
-        raise
-    statements = [side_index or REBUILD, trigger[0]]
-    if fts_later is None:
-        finish_fts(conn, statements)
-    else:
-        fts_later.extend(statements)
-
-
-def finish_fts(conn: sqlite3.Connection, statements: list) -> None:
-    """Run what a bulk insert left for FTS5 (its one-pass fill, or the copy of a helper's, and the insert trigger
-    back in place)."""
-    for statement in statements:
-        if isinstance(statement, SideIndex):
-            try:
-                copied = statement.copy_into(conn)
-            finally:
-                statement.discard()
-            if not copied:
-                conn.execute(REBUILD)  # the helper failed: the one-pass fill here, as without it
-        else:
-            conn.execute(statement)
-
-
-def discard_fts_later(statements: list) -> None:
-    """Stop the helpers of ``statements`` that finish_fts did not run (the build failed before) and remove their files."""
-    for statement in statements:
-        if isinstance(statement, SideIndex):
-            statement.discard()
+    for name in triggers:
+        conn.execute(f"drop trigger {name}")  # inside the caller's transaction: all or nothing
+    conn.executemany(insert, rows)
+    for table, trigger in INSERT_TRIGGERS.items():
+        conn.execute(f"insert into {table} ({table}) values ('rebuild')")
+        conn.execute(triggers[trigger])
 
 
 def _winners(conn: sqlite3.Connection) -> tuple[dict[str, str], list[Problem]]:
@@ -474,6 +421,7 @@ def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
 
 
 if __name__ == "__main__":
-    from opprof_advisor.kb.index_fts_side import run_quietly
-
-    run_quietly(_serve_worker)
+    try:
+        _serve_worker()
+    except BaseException:  # noqa: BLE001 - a killed parent, Ctrl-C: the parent parses the share itself, or stops
+        os._exit(1)

@@ -69,8 +69,35 @@ def m006_entry_applies_to(db) -> None:
     db["entries"].add_column("contradicts", str)
 
 
+#: The tables of the search candidates and Chinese postings of earlier versions (hand-made postings beside FTS5).
+_CANDIDATE_TABLES = ("search_entries", "search_postings", "search_words", "search_blobs", "search_title_trigrams")
+#: The FTS5 table of the entries' Chinese grams (kb.zh): one token per gram, ``_`` kept inside Latin words.
+ZH_FTS = "entries_zh"
+#: What a build's bulk insert drops and puts back: each FTS5 table's insert trigger (migrations m002, m007).
+INSERT_TRIGGERS = {"entries_fts": "entries_ai", ZH_FTS: "entries_zh_ai"}
+
+
+def m007_chinese_grams(db) -> None:
+    """Chinese search on FTS5: each entry's character grams (kb.zh) in ``zh_grams``, indexed token by token by
+    ``entries_zh`` and kept in sync by triggers; the candidate tables and postings of earlier versions go."""
+    for name in _CANDIDATE_TABLES:
+        db.execute(f"drop table if exists {name}")
+    db.execute("delete from meta where key = 'search_tables'")
+    db["entries"].add_column("zh_grams", str)
+    db.execute(f"create virtual table {ZH_FTS} using fts5(zh_grams, content='entries', content_rowid='rowid', "
+               "tokenize=\"unicode61 tokenchars '_'\")")
+    db.execute(f"insert into {ZH_FTS} ({ZH_FTS}) values ('rebuild')")  # consistent with the rows already there
+    db.execute(f"create trigger {INSERT_TRIGGERS[ZH_FTS]} after insert on entries begin "
+               f"insert into {ZH_FTS} (rowid, zh_grams) values (new.rowid, new.zh_grams); end")
+    db.execute(f"create trigger entries_zh_ad after delete on entries begin "
+               f"insert into {ZH_FTS} ({ZH_FTS}, rowid, zh_grams) values ('delete', old.rowid, old.zh_grams); end")
+    db.execute(f"create trigger entries_zh_au after update on entries begin "
+               f"insert into {ZH_FTS} ({ZH_FTS}, rowid, zh_grams) values ('delete', old.rowid, old.zh_grams); "
+               f"insert into {ZH_FTS} (rowid, zh_grams) values (new.rowid, new.zh_grams); end")
+
+
 INDEX_STEPS = (m001_create_tables, m002_full_text_search, m003_entry_requires, m004_entry_zh, m005_file_stats,
-               m006_entry_applies_to)
+               m006_entry_applies_to, m007_chinese_grams)
 
 
 INDEX_NAMES = tuple(step.__name__ for step in INDEX_STEPS)

@@ -21,10 +21,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from opprof_advisor.core.models import Entry
-from opprof_advisor.kb.search_index import open_tables
 
 if TYPE_CHECKING:
-    from opprof_advisor.kb.store import EntryText
+    from opprof_advisor.kb.rows import EntryText
 
 #: token_set_ratio of title + summary at or above which an added entry is reported as a near-duplicate.
 NEAR_DUPLICATE = 75.0
@@ -48,18 +47,5 @@ def closest_entry(entry: Entry, others: Iterable[Entry | EntryText], *, threshol
 
 
 def closest_in_index(entry: Entry, index, *, threshold: float = NEAR_DUPLICATE) -> tuple[EntryText, float] | None:
-    """``closest_entry`` against every entry of ``index``: their texts read from the search candidate tables
-    when it has them (a few values, where the entries' rows cost ~0.5 s at 50,000 entries)."""
-    tables = open_tables(index)
-    if tables is None:
-        return closest_entry(entry, index.texts(), threshold=threshold)
-    from rapidfuzz import fuzz, process
-
-    # sorted by id as Index.texts: of two equally close entries, the first by id is named
-    texts = sorted(pair for pair in tables.compared_texts() if pair[0] != entry.id)
-    best = process.extractOne(compared_text(entry), [text for _, text in texts], scorer=fuzz.token_set_ratio,
-                              score_cutoff=threshold)
-    if best is None:
-        return None
-    found = index.texts_of([texts[best[2]][0]])
-    return (found[0], best[1]) if found else None
+    """``closest_entry`` against every entry of ``index`` (sorted by id: of two equally close, the first is named)."""
+    return closest_entry(entry, index.texts(), threshold=threshold)

@@ -11,16 +11,15 @@ reaches FTS5 as quoted alphanumeric terms, so quotes, ``*``, ``AND`` or parenthe
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, NamedTuple
 
 from opprof_advisor.core.errors import KnowledgeBaseError
-from opprof_advisor.kb.store import EntrySummary, Index
+from opprof_advisor.kb.rows import EntrySummary, Index, suggest_ids
 from opprof_advisor.core.operators import canonical_family, FAMILIES, normalise_name
 from opprof_advisor.core.vocabulary import SYMPTOMS
-from opprof_advisor.kb.search_index import open_tables
-from opprof_advisor.kb.search_zh import has_han, rank_chinese, rank_chinese_candidates
-from opprof_advisor.kb.store import suggest_ids
+from opprof_advisor.kb.zh import grams, has_han
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
@@ -102,47 +101,20 @@ def search(index: Index, query: str, kind: str | None = None, operator: str | No
 
 def run_search(index: Index, query: str, *, kind: str | None = None, operator: str | None = None,
                top: int = 10) -> SearchResult:
-    """Like ``search`` but also return the corrected query and suggestions for zero hits.
-
-    With the index's candidate tables (kb_search_index) only the entries that can be hits are
-    scored; without them (an index they do not describe) every entry is, with the same result.
-    """
+    """Like ``search`` but also return the corrected query and suggestions for zero hits."""
     family = resolve_operator(operator)
-    tables = open_tables(index)
-    if has_han(query):  # FTS5 cannot split Chinese: matched on character n-grams instead
-        return SearchResult(query, rank_chinese_query(index, tables, query, kind=kind, family=family, top=top))
+    candidates = filter_entries(index.summaries(), kind=kind, family=family)
+    if has_han(query):  # FTS5 cannot split Chinese words: matched on character grams instead (kb.zh)
+        return SearchResult(query, rank_chinese(index, candidates, query, top))
     words = query_words(query)
     if not words:
         return SearchResult(query, [])
-    terms, corrected = correct_words(index, words, tables)
-    hits = rank_query(index, tables, query, terms, kind=kind, family=family, top=top)[:max(top, 0)]
+    terms, corrected = correct_words(index, words)
+    hits = rank_entries(index, candidates, query, terms)[:max(top, 0)]
     result = SearchResult(query, hits, " ".join(terms) if corrected else None)
     if not hits:
-        result.suggestions = did_you_mean(index, tables, query, terms, filtered=bool(kind or operator))
+        result.suggestions = did_you_mean(index, query, terms, filtered=bool(kind or operator))
     return result
-
-
-def rank_chinese_query(index: Index, tables, query: str, *, kind: str | None, family: str | None,
-                       top: int) -> list[SearchHit]:
-    """The hits of a Chinese query (kb_search_zh): through the candidate tables when there are some."""
-    if tables is None:
-        candidates = filter_entries(index.summaries(), kind=kind, family=family)
-        return rank_chinese(index, [c.id for c in candidates], query, top)
-    from opprof_advisor.kb.search_candidates import allowed_rowids
-
-    allowed = allowed_rowids(tables, kind, family)
-    return rank_chinese_candidates(tables, allowed, tables.count() if allowed is None else len(allowed), query, top)
-
-
-def rank_query(index: Index, tables, query: str, terms: list[str], *, kind: str | None, family: str | None,
-               top: int) -> list[SearchHit]:
-    """The best ``top`` hits (or more) of ``terms`` among the entries of ``kind`` about ``family``:
-    through the candidate tables when there are some, else by scoring every entry."""
-    if tables is None:
-        return rank_entries(index, filter_entries(index.summaries(), kind=kind, family=family), query, terms)
-    from opprof_advisor.kb.search_candidates import rank_candidates
-
-    return rank_candidates(index, tables, query, terms, kind=kind, family=family, top=top)
 
 
 def resolve_operator(operator: str | None) -> str | None:
@@ -173,21 +145,15 @@ def query_words(query: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def correct_words(index: Index, words: list[str], tables=None) -> tuple[list[str], bool]:
-    """Replace words that match nothing by the closest known word; return (terms, corrected?).
-
-    The known words are read from the candidate tables (only those of a length that can be
-    close) when the index has them, else gathered from every entry.
-    """
+def correct_words(index: Index, words: list[str]) -> tuple[list[str], bool]:
+    """Replace words that match nothing by the closest known word (of every entry's); return (terms, corrected?)."""
     vocabulary: dict[str, int] | None = None
     terms, corrected = [], False
     for word in words:
         if canonical_family(word, fuzzy=False) or index.term_exists(fts_term(word)):
             terms.append(word)
             continue
-        if tables is not None:
-            vocabulary = with_aliases(tables.words(len(word) - 2, len(word) + 2))
-        elif vocabulary is None:
+        if vocabulary is None:
             vocabulary = known_words(index)
         replacement = closest_word(word, vocabulary)
         terms.append(replacement or word)
@@ -233,10 +199,10 @@ def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
     return best[3] if best else None
 
 
-def did_you_mean(index: Index, tables, query: str, terms: list[str], *, filtered: bool) -> list[str]:
+def did_you_mean(index: Index, query: str, terms: list[str], *, filtered: bool) -> list[str]:
     """Up to three suggestions for a query without hits: ids, or hits without the filters."""
     if filtered:
-        unfiltered = rank_query(index, tables, query, terms, kind=None, family=None, top=3)[:3]
+        unfiltered = rank_entries(index, index.summaries(), query, terms)[:3]
         if unfiltered:
             return [hit.id for hit in unfiltered]
     return suggest_ids("-".join(terms) or query, index.ids())
@@ -421,3 +387,54 @@ def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
         if score > best.get(position, 0.0):
             best[position] = score
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Chinese queries
+# ---------------------------------------------------------------------------------------------
+
+#: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
+UNIGRAM_WEIGHT = 0.25
+#: Below this share of the query's weight an entry is not a hit.
+ZH_MIN_SCORE = 0.34
+#: Of the score, the part the query earns in the zh title alone (orders entries that all hold the query).
+TITLE_SHARE = 0.2
+
+
+def rank_chinese(index: Index, candidates: list[EntrySummary], query: str, top: int) -> list[SearchHit]:
+    """The ``candidates`` that hold the query's Chinese, best first (kb.zh says how it is indexed).
+
+    Each query gram weighs its inverse document frequency over the candidates; an entry scores the share of the
+    query's weight it holds (0–1), 80 % for holding it anywhere in its texts and 20 % for its Chinese title. Latin
+    words in the query (``NMS 回退``) are matched as whole lower-case words. Only the entries holding a query gram
+    are looked at (their ids from the ``entries_zh`` FTS5 table), only the hits' zh texts read.
+    """
+    if not candidates:
+        return []
+    by_id = {entry.id: entry for entry in candidates}
+    query_grams = grams(query)
+    holders = {gram: ids & by_id.keys() for gram, ids in index.zh_holders(query_grams).items()}
+    weights = {g: _gram_weight(g) * math.log(1 + len(candidates) / (1 + len(holders[g]))) for g in query_grams}
+    total = sum(weights.values()) or 1.0
+    held: dict[str, float] = {}
+    for gram, weight in weights.items():  # summed in the order of the query's grams, for every entry alike
+        for entry_id in holders[gram]:
+            held[entry_id] = held.get(entry_id, 0.0) + weight
+    shares = {entry_id: weight / total for entry_id, weight in held.items() if weight / total >= ZH_MIN_SCORE}
+    zh = index.zh_texts(shares)
+    scored = []
+    for entry_id, share in shares.items():
+        title = grams(zh.get(entry_id, {}).get("title", ""))
+        in_title = sum(w for g, w in weights.items() if g in title) / total
+        scored.append((round((1 - TITLE_SHARE) * share + TITLE_SHARE * in_title, 4), entry_id))
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    hits = []
+    for score, entry_id in scored[:max(top, 0)]:
+        entry, title = by_id[entry_id], zh.get(entry_id, {}).get("title")
+        hits.append(SearchHit(entry.id, entry.kind, entry.title, score, list(entry.operators), list(entry.tags),
+                              zh={"title": title} if title else {}))
+    return hits
+
+
+def _gram_weight(gram: str) -> float:
+    return UNIGRAM_WEIGHT if len(gram) == 1 and has_han(gram) else 1.0

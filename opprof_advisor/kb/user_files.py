@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb.checks import is_regular
+from opprof_advisor.kb.load import is_regular
 
 
 def check_entry_file(path: Path) -> None:
