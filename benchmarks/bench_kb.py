@@ -1,12 +1,13 @@
 """Benchmark the knowledge base at scale against its floors: interpreter start and one FTS5 query.
 
-    python benchmarks/bench_kb.py [--entries 50000] [--runs 7]
+    python benchmarks/bench_kb.py [--entries 5000] [--runs 7]
 
 1. `advisor search nms` on the shipped KB (index built; target ≤ 0.3 s), next to `python -c pass`.
 2. A KB of N entries generated from the real ones (each a copy of a real entry with its own id, a
    varied title and an added paragraph of words drawn from the real entries, so texts differ) in a
-   temporary user KB folder: `advisor kb build --rebuild` (target ≤ 20 s at 50,000), `advisor search`
-   for a selective query (one entry's own title word) and for `nms` (target ≤ 0.5 s), one
+   temporary user KB folder: `advisor kb build --rebuild` (shown against its floor), `advisor search`
+   for a selective query (one entry's own title word), for `nms` and two Chinese queries (target ≤ 0.5 s at
+   5,000 entries, ARCHITECTURE.md), one
    `advisor add` and one `advisor remove` (target ≤ 1 s each, against interpreter start). The build is shown against its floor, a
    fresh interpreter reading every file into an FTS5 table in one transaction. Each search is shown against its floor, a fresh interpreter
    running the same FTS5 query on the built index with the stdlib sqlite3, as a ratio.
@@ -103,7 +104,7 @@ def line(name: str, seconds: list[float], target: float | None = None, floor: li
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entries", type=int, default=50_000, help="size of the generated KB")
+    parser.add_argument("--entries", type=int, default=5_000, help="size of the generated KB")
     parser.add_argument("--runs", type=int, default=7, help="calls per timed command")
     options = parser.parse_args()
     ok = True
@@ -127,10 +128,8 @@ def main() -> int:
         started = time.perf_counter()
         timed([*ADVISOR, "kb", "build", "--rebuild"], env)
         build = time.perf_counter() - started
-        ok &= build <= 20
         print(f"{'build floor: read every file into FTS5':<44} {floor:7.2f} s")
-        print(f"{f'kb build --rebuild, {options.entries} entries':<44} {build:7.2f} s  {build / floor:5.1f} × floor  "
-              f"target ≤ 20 s {'ok' if build <= 20 else 'SLOW'}")
+        print(f"{f'kb build --rebuild, {options.entries} entries':<44} {build:7.2f} s  {build / floor:5.1f} × floor")
         rare = letters(options.entries // 2)
         big = interleaved({"selective": [*ADVISOR, "search", rare], "nms": [*ADVISOR, "search", "nms"],
                            "floor": [sys.executable, "-c", FTS_FLOOR, db, rare],
@@ -140,8 +139,8 @@ def main() -> int:
         ok &= line(f"search {rare} (selective), {options.entries} entries", big["selective"], 0.5, big["floor"])
         ok &= line(f"search nms, {options.entries} entries", big["nms"], 0.5, big["floor"])
         # Chinese: each generated entry copies a real one's zh texts, so no Chinese query is selective here
-        line("search 降频 (Chinese, 1 in 160 entries)", big["zh"], floor=big["floor"])
-        line("search NMS 回退 (Chinese and a word)", big["zh latin"], floor=big["floor"])
+        ok &= line("search 降频 (Chinese, 1 in 160 entries)", big["zh"], 0.5, big["floor"])
+        ok &= line("search NMS 回退 (Chinese and a word)", big["zh latin"], 0.5, big["floor"])
         adds = []
         for number in range(3):
             extra = Path(scratch) / f"extra-{number}.md"
