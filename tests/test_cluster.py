@@ -19,7 +19,7 @@ from opprof_advisor.profiles import read_profile
 from opprof_advisor.readers import read_raw
 from opprof_advisor.readers.multirank import rank_summary
 from opprof_advisor.testing import KernelSpec, write_torch_npu_job
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 
 LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 LEVEL2 = "msinsight-torch-npu/text/level2/rank0_ascend_pt"

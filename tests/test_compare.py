@@ -16,8 +16,8 @@ from opprof_advisor.loop.compare import (
     profile_fingerprint,
 )
 from opprof_advisor.core.models import OpTypeStat, Profile
-from opprof_advisor.render.units import TEXT
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT
+from opprof_advisor.core.units import TEXT as U
 
 
 def make_profile(rows, *, path="p", fmt="torch-npu-text", chip=None, kernel=None, versions=None) -> Profile:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from opprof_advisor.core import kernel_frame
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers import frame as kernel_frame
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.readers.base import Coded, KernelTable

@@ -26,11 +26,7 @@ PACKAGES = {"core": "core", "readers": "readers", "kb": "kb", "render": "render"
 ROOT_MODULES = {"profiles": "profiles", "__init__": "api", "__main__": "api"}
 
 #: Imports against the order today (importer, imported): may only shrink.
-ALLOWED_UPWARD = {
-    ("core.kernel_frame", "readers.base"), ("core.kernel_frame", "readers.columns"),  # the Frame goes (issue 27)
-    ("core.steps", "readers.base"), ("core.plain_yaml", "readers.sidefile"),
-    ("render", "commands.documents"), ("render.sheets", "commands.documents"),  # reading a saved document
-}
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 
 #: Import cycles today (each a set of modules): may only shrink.
 ALLOWED_CYCLES: list[set[str]] = []
@@ -72,8 +68,7 @@ def imports() -> tuple[dict[str, set[str]], int]:
                     parts = ["opprof_advisor", *package.split(".")] if package else ["opprof_advisor"]
                     parts = parts[:len(parts) - node.level + 1]
                     base = ".".join(parts + ([base] if base else []))
-                # ``from pkg import sub`` depends on the module ``pkg.sub`` only (Python runs ``pkg/__init__``
-                # before any of its modules, however they are imported); ``from pkg import name`` on ``pkg``
+                # ``from pkg import sub`` imports the module ``pkg.sub``; ``from pkg import name`` reads ``pkg``
                 subs = [f"{base}.{alias.name}" for alias in node.names]
                 in_package = [s for s in subs if s.startswith("opprof_advisor.") and s[len("opprof_advisor."):] in known]
                 wanted = in_package + ([base] if len(in_package) < len(subs) else [])
@@ -84,12 +79,22 @@ def imports() -> tuple[dict[str, set[str]], int]:
                     found = _resolve(target[len("opprof_advisor."):], known)
                     if found and found != name:
                         targets.add(found)
+                        targets.update(_packages_run_first(found, name, known))
         graph[name] = targets
         for function in ast.walk(tree):
             if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 in_functions += sum(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(function)
                                     if n is not function)
     return graph, in_functions
+
+
+def _packages_run_first(target: str, importer: str, known: dict[str, Path]) -> list[str]:
+    """The packages whose ``__init__`` Python runs to import ``target`` from ``importer``: every package above
+    ``target`` that is not also above (or equal to) ``importer``, whose own package is initialised already."""
+    parts = target.split(".")
+    mine = importer.split(".")
+    return [package for size in range(1, len(parts)) if (package := ".".join(parts[:size])) in known
+            and mine[:size] != parts[:size]]
 
 
 def layer_of(module: str) -> str:

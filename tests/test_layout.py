@@ -54,7 +54,7 @@ def test_no_module_is_longer_than_a_newcomer_can_hold_in_mind():
 #: What a renderer may import besides render/ itself: words, the safe-output rules, errors, the schema ids.
 RENDER_MAY_IMPORT = {"opprof_advisor", "opprof_advisor.core.vocabulary", "opprof_advisor.core.cann_support",
                      "opprof_advisor.core.errors", "opprof_advisor.core.terminal", "opprof_advisor.core.outputs",
-                     "opprof_advisor.commands.documents", "opprof_advisor.core.i18n"}
+                     "opprof_advisor.core.documents", "opprof_advisor.core.units", "opprof_advisor.core.i18n"}
 
 
 def test_the_renderers_compute_nothing_they_import_no_core_logic():

@@ -9,7 +9,7 @@ from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import KernelTable, RawProfile
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.core.vocabulary import SYMPTOMS, UNITS
 
 

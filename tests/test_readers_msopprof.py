@@ -16,7 +16,7 @@ from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.msopprof_device import MsopprofDeviceReader, read_msopprof_device
 from opprof_advisor.readers.msopprof_simulator import (MsopprofSimulatorReader, read_msopprof_simulator,
                                                        read_summary_logs)
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 
 CATLASS_CM = "catlass-msprof-op/device/02_fp32_cm_gemv_aiv/prof/OPPROF_20250304172135_UZXJVIHHTTNZFAJD"
 CATLASS_RM = "catlass-msprof-op/device/02_fp32_rm_gemv_aiv/prof/OPPROF_20250304222326_WHJPXTHYGIMBZNZI"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from opprof_advisor.render.units import HTML, NBSP, TEXT
+from opprof_advisor.core.units import HTML, NBSP, TEXT
 
 
 @pytest.mark.parametrize("us, text", [

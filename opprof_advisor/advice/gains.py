@@ -44,7 +44,7 @@ from typing import Any, Iterable, NamedTuple, Protocol, Sequence
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.records import Record
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.roofline import model_gain_for
 
 

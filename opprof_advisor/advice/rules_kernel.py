@@ -27,7 +27,7 @@ from opprof_advisor.advice.finding import Finding, Gain, band
 from opprof_advisor.advice.rules_run import evidence_row, share_text, symptoms_of
 from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.core.models import OpTypeStat, Profile, RooflineRow
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.roofline import MODEL_TARGET_SOURCE, MODEL_TARGETS
 from opprof_advisor.core.thresholds import BOUND_THRESHOLDS, IDLE_SLOT_SHARE
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from opprof_advisor.advice.finding import Finding, band
 from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.core.thresholds import FREE_SHARE
 
 #: The GAIN-MODELS band for remedies whose removable part the profile cannot measure (graph capture of

@@ -28,7 +28,7 @@ from opprof_advisor.advice.rules_run import RUN_RULES
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.profile.builder import profile_to_json
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
 from opprof_advisor.advice.gains import calibrated_gain
 from opprof_advisor.advice.matcher import ready_matcher

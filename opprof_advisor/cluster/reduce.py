@@ -31,7 +31,7 @@ from opprof_advisor.core import steps
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile import roofline
 from opprof_advisor.profile.builder import Kernels
 from opprof_advisor.readers import read_raw

@@ -18,19 +18,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from opprof_advisor.core.documents import document_kind
 from opprof_advisor.core.errors import DocumentError
 
 #: A saved document larger than this is not one of ours (a 100 MB profile's suggest JSON is ~1 MB).
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
-SCHEMA_PREFIX = "opprof-advisor/"
-
-
-def document_kind(document: Any) -> str:
-    """``suggest`` for an ``opprof-advisor/suggest/1`` document, ``""`` for anything else."""
-    schema = document.get("schema") if isinstance(document, dict) else None
-    if not isinstance(schema, str) or not schema.startswith(SCHEMA_PREFIX) or schema.count("/") < 2:
-        return ""
-    return schema.split("/")[1]
 
 
 def read_document(path: Path | str) -> dict[str, Any]:

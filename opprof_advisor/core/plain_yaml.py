@@ -40,7 +40,7 @@ def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
     """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
     import yaml
 
-    from opprof_advisor.readers.sidefile import read_text
+    from opprof_advisor.core.sidefile import read_text
 
     try:
         text = read_text(path, MAX_YAML_BYTES, encoding="utf-8")

@@ -29,7 +29,7 @@ from itertools import accumulate
 from typing import Any
 
 from opprof_advisor.core.models import StepSplit
-from opprof_advisor.readers.base import Coded, as_list
+from opprof_advisor.core.encoded import Coded, as_list
 
 #: step_trace_time.csv column -> StepSplit field (FORMATS.md §4.4).
 TRACE_COLUMNS: dict[str, str] = {
@@ -96,7 +96,7 @@ def from_intervals(starts: Sequence[float], durations: Sequence[float], is_comm:
     """Step splits computed from task intervals (µs); ``steps`` names each task's step, or ``windows``
     (step id, start, end) assign tasks by their start; neither → one step for the whole window.
 
-    With ``frame`` (a kernel_frame.Frame in numpy mode) the columns are numpy arrays, ``steps`` a Coded
+    With ``frame`` (a readers.frame.Frame in numpy mode) the columns are numpy arrays, ``steps`` a Coded
     column, and tasks are assigned to steps without a Python loop over them."""
     if frame is not None and frame.vector:
         groups = _vector_groups(frame, starts, steps, windows)

@@ -17,7 +17,7 @@ from opprof_advisor.profile.families import family_totals
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.core.models import Profile
 from opprof_advisor.core.vocabulary import UNIT_CLASS
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 
 SCHEMA = "opprof-advisor/compare/1"
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from opprof_advisor import commands
 from opprof_advisor.core.errors import AdvisorError, error_lines
 from opprof_advisor.core.i18n import _
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 
 SERVER_NAME = "opprof-advisor"
 INSTRUCTIONS = (
@@ -89,7 +89,7 @@ def scan_document(path: str, top: int = 5, exclude: list[str] | None = None, db:
 
 def summarize(document: dict[str, Any]) -> str:
     """A one-paragraph summary of any document a tool returns."""
-    from opprof_advisor.commands.documents import document_kind
+    from opprof_advisor.core.documents import document_kind
 
     summary = _SUMMARIES.get(document_kind(document))
     return summary(document) if summary else f"{document.get('schema')} document."

@@ -17,13 +17,13 @@ from opprof_advisor.core import steps
 from opprof_advisor.core import thresholds
 from opprof_advisor.profile.families import families_to_json
 from opprof_advisor.core.i18n import M_, N_
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.core.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile, as_list
 from opprof_advisor.readers.columns import unit_of
 from opprof_advisor.core.vocabulary import UNITS
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.roofline import roofline_to_json
 
 SCHEMA = "opprof-advisor/profile/1"
@@ -49,7 +49,7 @@ def producer_of(raw: RawProfile) -> str:
 class Kernels:
     """Per-kernel derived columns, the op-type rows and the step split, shared by the symptom checks.
 
-    Columns live in ``frame`` (opprof_advisor/core/kernel_frame.py), encoded: ``ops`` (op type, derived
+    Columns live in ``frame`` (opprof_advisor/readers/frame.py), encoded: ``ops`` (op type, derived
     from the kernel name at level0), ``units`` (the vocabulary unit), ``names``, and the float
     columns ``duration`` and ``pipe``. The checks ask the frame for masks and tallies over them.
     """

@@ -44,7 +44,7 @@ from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
 # MIN_TASK_DURATION_US are not judged -- the thresholds the symptom checks use, with their sources.
 from opprof_advisor.core.thresholds import HOT_SHARE, MIN_TASK_DURATION_US
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.core.paths import home_dir
 from opprof_advisor.core.plain_yaml import load_file
 from opprof_advisor.readers.msopprof_metrics import launch_work

@@ -132,7 +132,7 @@ def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
 
     A folder of ranks reads as its rank folders (``extra["rank_dirs"]``), for ``opprof_advisor.cluster``.
     """
-    from opprof_advisor.readers.sidefile import check_durations
+    from opprof_advisor.core.sidefile import check_durations
 
     reader, where = _detect(Path(path))
     raw = reader.read(where, progress)

@@ -4,7 +4,7 @@ columnar KernelTable (no Python object per row).
 Used by ``csvfile.read_kernel_csv`` for every file of ARROW_FROM_ROWS rows and more when pyarrow is
 installed. Text and integer columns are dictionary-encoded batch by batch (``readers.base.Coded``:
 each distinct cell is cleaned once, with the stdlib reader's own ``clean_text`` / ``int``), numbers
-kept as float64 arrays; ``kernel_frame.Frame`` builds the profile from them with numpy. Small
+kept as float64 arrays; ``readers.frame.Frame`` builds the profile from them with numpy. Small
 blocks (1 MB) keep pyarrow's buffers small.
 
 It only handles clean files: any row that does not fit the header, a missing or non-numeric
@@ -20,7 +20,7 @@ from typing import Callable
 
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, Progress
-from opprof_advisor.readers.sidefile import MAX_DURATION_US
+from opprof_advisor.core.sidefile import MAX_DURATION_US
 
 #: Files of fewer rows (estimated from the first 64 KB) are read by the stdlib reader: importing pyarrow
 #: and numpy (~0.15 s) costs more than it saves below about this many rows (bench_profile.py --sweep).

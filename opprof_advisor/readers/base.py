@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from opprof_advisor.core.encoded import Coded, as_list, encode
 from opprof_advisor.core.records import Record
 
 #: Canonical pipe-ratio keys of ``KernelTable.pipe``. Readers map every header spelling onto these:
@@ -25,20 +26,12 @@ PIPE_KEYS: tuple[str, ...] = (
 )
 
 #: From this many kernel rows the columnar engine (pyarrow's CSV reader, numpy group-bys in
-#: ``kernel_frame``) is used; below it importing pyarrow and numpy (~0.15 s) costs more than the
+#: ``readers.frame``) is used; below it importing pyarrow and numpy (~0.15 s) costs more than the
 #: per-row Python it saves (benchmarks/bench_profile.py --sweep measures both around this point).
 COLUMNAR_FROM_ROWS = 10_000
 
 #: Called by readers on long inputs: ``progress(done, total)`` in bytes or rows.
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class Coded(Record):
-    """A dictionary-encoded column: row ``i`` holds ``values[codes[i]]``; ``values`` are distinct."""
-
-    codes: Any  # numpy int array (or a list of ints)
-    values: list
 
 
 #: What each KernelTable column holds: "text" (str, "" when not recorded), "optional" (str or None),
@@ -78,7 +71,7 @@ class KernelTable:
 
     Columns are stored either as Python lists (readers of small or irregular sources append to them)
     or columnar: dictionary-encoded (``Coded``) and numpy float64 arrays, as the pyarrow CSV reader
-    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.core.kernel_frame``
+    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.readers.frame``
     without making a Python object per row; reading an attribute (``table.name``) gives the list.
     """
 
@@ -113,7 +106,7 @@ class KernelTable:
         # from a column named here; a column that is not present may be left empty.
         self.present: set[str] = set(present or ())
         self.pipe = pipe or {}
-        self.cached_frame = None  # the kernel_frame.Frame of this table, once made
+        self.cached_frame = None  # the readers.frame.Frame of this table, once made
 
     def is_columnar(self) -> bool:
         """True when some column is stored encoded or as an array (read by the columnar reader)."""
@@ -243,21 +236,6 @@ def _length(values) -> int:
     return len(values.codes) if isinstance(values, Coded) else len(values)
 
 
-def as_list(values) -> list:
-    """A stored column (list, Coded or numpy float array with NaN for None) as a Python list."""
-    if isinstance(values, list):
-        return values
-    if isinstance(values, Coded):
-        codes = values.codes.tolist() if hasattr(values.codes, "tolist") else values.codes
-        return list(map(values.values.__getitem__, codes))
-    import numpy as np
-
-    found = values.tolist()
-    if np.isnan(values).any():
-        found = [None if v != v else v for v in found]
-    return found
-
-
 def _padded(values, empty, n: int) -> list:
     # a column the source lacked (or filled only in part) padded with empty values, as a list
     return as_list(values) + [empty] * (n - _length(values))
@@ -304,15 +282,6 @@ def _float_array(values):
     if isinstance(values, list):
         return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     return values
-
-
-def encode(values) -> Coded:
-    """A column (list or Coded) dictionary-encoded, values in order of first appearance."""
-    if isinstance(values, Coded):
-        return values
-    index: dict = {}
-    codes = [index.setdefault(value, len(index)) for value in values]
-    return Coded(codes, list(index))
 
 
 @dataclass

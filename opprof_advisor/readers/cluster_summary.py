@@ -27,7 +27,7 @@ from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import COMM_FILE, STEP_FILE, is_cluster_summary, summary_dir
-from opprof_advisor.readers.sidefile import read_json
+from opprof_advisor.core.sidefile import read_json
 
 FORMAT = "cluster-summary"
 #: communication.json time fields summed over groups, steps, ops and ranks (ms).

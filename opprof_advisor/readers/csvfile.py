@@ -25,8 +25,8 @@ from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
-from opprof_advisor.readers.sidefile import MAX_DURATION_US, SideFileError, open_regular
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.sidefile import MAX_DURATION_US, SideFileError, open_regular
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.readers import arrowcsv
 
 SNIFF_BYTES = columns.SNIFF_BYTES

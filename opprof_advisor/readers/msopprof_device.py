@@ -49,7 +49,7 @@ from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import find_launch_dirs, is_basic_info, is_msopprof_device
-from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_bytes, read_text
+from opprof_advisor.core.sidefile import SideFileError, open_regular, read_bytes, read_text
 
 FORMAT = "msopprof-device"
 

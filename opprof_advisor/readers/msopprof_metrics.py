@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from opprof_advisor.readers.sidefile import read_text
+from opprof_advisor.core.sidefile import read_text
 
 _MISSING = frozenset({"", "N/A", "NA", "nan", "NaN"})
 _FOPS = ("aic_cube_fops", "aiv_vec_fops", "aic_cube_fp16_ratio", "aic_cube_int8_ratio")

@@ -71,8 +71,8 @@ from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import CORE_DIR, core_dirs, find_simulator_dir, is_msopprof_simulator
-from opprof_advisor.readers.sidefile import SideFileError, open_regular, read_json, read_text
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.sidefile import SideFileError, open_regular, read_json, read_text
+from opprof_advisor.core.units import TEXT as U
 
 #: trace.json and *_instr_exe.csv above this are refused (json.load needs several times the size in memory).
 MAX_TRACE_BYTES = 1024 ** 3

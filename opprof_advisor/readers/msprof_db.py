@@ -34,8 +34,8 @@ from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
-from opprof_advisor.readers.sidefile import dig, read_json, small_int
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.sidefile import dig, read_json, small_int
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.readers.msprof_text import is_compile_api
 
 FORMAT_MSPROF = "msprof-db"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
-from opprof_advisor.readers.sidefile import dig, read_json, small_int
+from opprof_advisor.core.sidefile import dig, read_json, small_int
 from opprof_advisor.readers.layouts import PROF_DIR, is_kernel_csv, subdirs, summary_files, summary_folders
 from opprof_advisor.readers.multirank import merge_ranks, rank_summary
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import ProfileError
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.columns import op_type_from_name, unit_of

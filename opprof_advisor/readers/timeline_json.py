@@ -52,7 +52,7 @@ from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
 from opprof_advisor.readers.layouts import MSPROF_TIMELINE, OUTPUT_DIR, TORCH_TIMELINE, is_timeline, timeline_files
 from opprof_advisor.readers.msprof_text import read_device_info
-from opprof_advisor.readers.sidefile import FINITE_JSON_NUMBERS, MAX_DURATION_US, SideFileError, dig
+from opprof_advisor.core.sidefile import FINITE_JSON_NUMBERS, MAX_DURATION_US, SideFileError, dig
 from opprof_advisor.readers.torch_npu_text import read_profiler_info  # versions read one way only
 from opprof_advisor.readers.columns import op_type_from_name
 

@@ -17,7 +17,7 @@ from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
-from opprof_advisor.readers.sidefile import dig, read_json
+from opprof_advisor.core.sidefile import dig, read_json
 
 #: profiler_info.json experimental_config keys -> RawProfile.versions keys.
 _CONFIG_KEYS = {"_profiler_level": "profiler_level", "_aic_metrics": "aic_metrics", "_export_type": "export_type"}

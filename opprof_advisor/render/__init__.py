@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
-from opprof_advisor.commands.documents import document_kind
+from opprof_advisor.core.documents import document_kind
 from opprof_advisor.core.errors import DocumentError
 
 #: The formats renderers are registered for (``json`` is the document itself), with what each returns.

@@ -12,7 +12,7 @@ from opprof_advisor.render.phrases import (
     localized, remedies_of, show_command, similar_case_line, stake_line, word,
 )
 from opprof_advisor.render.text.scan import findings_by_category
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.core.outputs import head_contains, tail_contains
 
 #: Last line of the outcomes export (invisible once rendered): how an earlier export is recognised.

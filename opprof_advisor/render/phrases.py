@@ -8,7 +8,7 @@ dicts (``opprof-advisor/suggest/2`` findings and their remedies, a KB entry's ``
 from __future__ import annotations
 
 from opprof_advisor.core.i18n import N_, _, localize
-from opprof_advisor.render.units import TEXT, Units, as_float
+from opprof_advisor.core.units import TEXT, Units, as_float
 from opprof_advisor.core.i18n import current_lang
 
 NO_FIGURE = N_("no sourced figure")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from opprof_advisor.core.errors import OutputError
-from opprof_advisor.commands.documents import document_kind
+from opprof_advisor.core.documents import document_kind
 from opprof_advisor.core.outputs import check_target, replacing
 from opprof_advisor.render.phrases import gain_model, gain_us
 

@@ -29,7 +29,7 @@ from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.core.models import Profile
 from opprof_advisor.profile import roofline as roofs
 from opprof_advisor.profile.builder import Kernels, profile_facts
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.symptoms.kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )

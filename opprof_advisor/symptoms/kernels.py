@@ -13,8 +13,8 @@ from opprof_advisor.core.thresholds import (
     FP32_DTYPE, HOT_SHARE, IDLE_SLOT_SHARE, IMBALANCE_RATIO, L2_HIT_RATE, NO_PIPE_UNITS, WORKING_SIDE_SHARE,
 )
 from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
-from opprof_advisor.render.units import TEXT as U
-from opprof_advisor.core.kernel_frame import Frame
+from opprof_advisor.core.units import TEXT as U
+from opprof_advisor.readers.frame import Frame
 from opprof_advisor.readers.base import Coded, KernelTable
 
 if TYPE_CHECKING:

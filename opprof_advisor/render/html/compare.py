@@ -10,8 +10,8 @@ from opprof_advisor.render.html.page import (
     CLASS_CSS, check_schema, class_name, esc, fact_label, headings, is_scalar, muted, render_legend, render_notes_section,
     render_page, render_table, section, unique, unit_class, unit_legend,
 )
-from opprof_advisor.render.units import HTML as U
-from opprof_advisor.render.units import as_float
+from opprof_advisor.core.units import HTML as U
+from opprof_advisor.core.units import as_float
 
 
 TOP_COMPARE = 12

@@ -21,8 +21,8 @@ from opprof_advisor import __version__
 from opprof_advisor.core.errors import DocumentError
 from opprof_advisor.core.i18n import N_, _, html_lang, localize
 from opprof_advisor.render.phrases import reference_name
-from opprof_advisor.render.units import HTML as U
-from opprof_advisor.render.units import as_float
+from opprof_advisor.core.units import HTML as U
+from opprof_advisor.core.units import as_float
 from opprof_advisor.core.vocabulary import UNIT_CLASS, UNITS
 from opprof_advisor.core.outputs import head_contains, write_text
 from opprof_advisor.core.terminal import printable

@@ -10,8 +10,8 @@ from opprof_advisor.render.html.page import (
     unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
-from opprof_advisor.render.units import HTML as U
-from opprof_advisor.render.units import as_float
+from opprof_advisor.core.units import HTML as U
+from opprof_advisor.core.units import as_float
 from opprof_advisor.core.vocabulary import SYMPTOMS
 
 

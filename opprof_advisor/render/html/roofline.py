@@ -10,8 +10,8 @@ from opprof_advisor.render.html.page import (
     MAX_TABLE_ROWS, check_schema, esc, esc_text, file_name, headings, merged_source, render_notes_section, render_page,
     render_table, section, shorten, subtitle_of,
 )
-from opprof_advisor.render.units import HTML as U
-from opprof_advisor.render.units import as_float
+from opprof_advisor.core.units import HTML as U
+from opprof_advisor.core.units import as_float
 
 
 ROOF_W, ROOF_H, ROOF_LEFT, ROOF_RIGHT, ROOF_TOP, ROOF_BOTTOM = 960, 440, 70, 200, 20, 46

@@ -13,7 +13,7 @@ from opprof_advisor.render.html.page import (
 )
 from opprof_advisor.render.html.suggest import render_cards
 from opprof_advisor.render.phrases import entry_text
-from opprof_advisor.render.units import HTML as U
+from opprof_advisor.core.units import HTML as U
 
 
 def support_css(support: Any) -> str:

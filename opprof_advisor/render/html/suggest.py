@@ -19,8 +19,8 @@ from opprof_advisor.render.html.page import (
 from opprof_advisor.render.html.profile import family_chart, profile_summary_section
 from opprof_advisor.render.html.roofline import roofline_section
 from opprof_advisor.render.phrases import gain_parts, gain_us
-from opprof_advisor.render.units import HTML as U
-from opprof_advisor.render.units import as_float
+from opprof_advisor.core.units import HTML as U
+from opprof_advisor.core.units import as_float
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import symptom_label
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.render.text.styled import Text
 
 BAR_WIDTH = 10

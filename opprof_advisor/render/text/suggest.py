@@ -11,7 +11,7 @@ from opprof_advisor.render.phrases import (
     symptom_label, word,
 )
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.render.text.profile import rank_table
 from opprof_advisor.render.text.styled import Text
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import MalformedProfile
-from opprof_advisor.render.units import TEXT as U
+from opprof_advisor.core.units import TEXT as U
 
 #: Side files above this are refused (real ones are a few KB; communication.json of a big job a few MB).
 MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024
