@@ -75,9 +75,3 @@ def test_without_advisor_home_the_folder_is_found_without_platformdirs(tmp_path)
     modules = imported(COMMANDS["search"], tmp_path, as_home=True)
     assert (tmp_path / ".local" / "share" / "opprof-advisor" / "advisor.db").is_file()
     assert "platformdirs" not in {module.split(".")[0] for module in modules}
-
-
-def test_a_plain_search_builds_no_model_and_no_profile_code(warm_home):
-    # search reads the summaries the build wrote: the readers, the recommender and the matcher are not its business
-    modules = imported(COMMANDS["search"], warm_home)
-    assert not {"opprof_advisor.advice.recommend", "opprof_advisor.readers", "opprof_advisor.advice.matcher"} & modules

@@ -23,11 +23,12 @@ from opprof_advisor.cli.output import (  # noqa: F401  (re-exported for the comm
     DelayedProgress, console, echo, emit_json, err_console, executor_choice, print_items, render, show, write_html,
     write_sheet_formats,
 )
+from opprof_advisor.core.i18n import LANGS
+from opprof_advisor.core.i18n import normalise_lang
+from opprof_advisor.core.i18n import set_lang
 
 
 def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
-    from opprof_advisor.core.i18n import LANGS, normalise_lang, set_lang
-
     if value is not None:
         if normalise_lang(value) is None:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(LANGS)}", param_hint="--lang")

@@ -14,6 +14,8 @@ from opprof_advisor.cli._common import LangOption
 from opprof_advisor.cli.help_types import use_plain_types
 from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
 from opprof_advisor.core.terminal import detach_closed_stdout
+import warnings
+import importlib
 
 _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 
@@ -78,7 +80,6 @@ def _main(
 ) -> None:
     """Ranked, evidence-backed tuning advice for Ascend NPU profiles."""
     _state["debug"] = debug or bool(os.environ.get("ADVISOR_DEBUG"))
-    import warnings
 
     warnings.formatwarning = format_warning  # an AdvisorWarning prints as one "warning: ..." line
 
@@ -89,8 +90,6 @@ COMMAND_MODULES = ("kb_commands", "profile_commands", "roofline_commands", "sugg
 
 
 def _register_commands() -> None:
-    import importlib
-
     for name in COMMAND_MODULES:
         importlib.import_module(f"opprof_advisor.cli.{name}").register(app)
 

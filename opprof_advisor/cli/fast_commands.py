@@ -14,12 +14,23 @@ from opprof_advisor.cli.output import (
     DelayedProgress, console, emit_json, err_console, executor_choice, print_items, show, write_html,
     write_sheet_formats,
 )
+from opprof_advisor import commands
+from opprof_advisor.core.terminal import one_line
+from opprof_advisor.profile.builder import profile_to_json
+from opprof_advisor.profiles import load_profile
+from opprof_advisor.kb.store import open_index as open_store_index
+from opprof_advisor.render.text.kb import problems_warning
+from opprof_advisor.render.text.kb import no_hits_line
+from opprof_advisor.render.text.kb import search_table
+from opprof_advisor.kb.add import add_entry
+from opprof_advisor.kb.near_duplicates import closest_in_index
+from opprof_advisor.render.text.kb import near_duplicate_line
+from opprof_advisor.kb.remove import remove_entry
+from opprof_advisor.render.text.kb import removed_line
 
 
 def run_suggest(values: dict[str, Any]) -> None:
     """Make the findings of a profile, with their gains and remedies, and print them."""
-    from opprof_advisor import commands
-
     profile: Path = values["profile"]
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {profile.name}") as progress:
@@ -36,16 +47,12 @@ def run_suggest(values: dict[str, Any]) -> None:
 
 def warn(warnings: list[str]) -> None:
     """Print each warning as one `warning: ...` line on stderr."""
-    from opprof_advisor.core.terminal import one_line
-
     for warning in warnings:
         err_console.print(f"warning: {one_line(warning)}", markup=False)
 
 
 def run_profile(values: dict[str, Any]) -> None:
     """Read a profile and print its operator profile (and write the --export database)."""
-    from opprof_advisor.profile.builder import profile_to_json
-    from opprof_advisor.profiles import load_profile
 
     path: Path = values["path"]
     choice = executor_choice(values["executor"], values["scheduler"])
@@ -77,8 +84,6 @@ def run_profile(values: dict[str, Any]) -> None:
 
 def open_index(db: Path | None):
     """The KB index (built or refreshed when needed), its problems printed as one warning."""
-    from opprof_advisor.kb.store import open_index as open_store_index
-
     index = open_store_index(db)
     warn_problems(index)
     return index
@@ -91,8 +96,6 @@ def _say(message: str) -> None:
 
 def warn_problems(index) -> None:
     """Print the index's problems (files not indexed) as one warning line on stderr."""
-    from opprof_advisor.render.text.kb import problems_warning
-
     warning = problems_warning(index.problems)
     if warning:
         err_console.print(warning, markup=False)
@@ -100,15 +103,11 @@ def warn_problems(index) -> None:
 
 def run_show(values: dict[str, Any]) -> None:
     """Print one entry."""
-    from opprof_advisor import commands
-
     show(commands.show(values["entry_id"], db=values["db"], warn=_say), values["fmt"])
 
 
 def run_search(values: dict[str, Any]) -> None:
     """Search the knowledge base and print the hits (a line on stderr when there is none, with JSON)."""
-    from opprof_advisor import commands
-    from opprof_advisor.render.text.kb import no_hits_line, search_table
 
     document = commands.search(" ".join(values["query"]), kind=values["kind"], operator=values["operator"],
                                top=values["top"], db=values["db"], warn=_say)
@@ -122,9 +121,6 @@ def run_search(values: dict[str, Any]) -> None:
 
 def run_add(values: dict[str, Any]) -> None:
     """Add a markdown entry to the user's KB and the index (a warning when it nearly copies an entry)."""
-    from opprof_advisor.kb.add import add_entry
-    from opprof_advisor.kb.near_duplicates import closest_in_index
-    from opprof_advisor.render.text.kb import near_duplicate_line
 
     entry, index = add_entry(values["file"], replace=values["replace"], db_path=values["db"])
     console.print(f"added {entry.id} ({entry.kind}) → {entry.path}", markup=False)
@@ -136,8 +132,6 @@ def run_add(values: dict[str, Any]) -> None:
 
 def run_remove(values: dict[str, Any]) -> None:
     """Remove an entry the user added, from their KB folder and the index."""
-    from opprof_advisor.kb.remove import remove_entry
-    from opprof_advisor.render.text.kb import removed_line
 
     document = remove_entry(values["entry_id"].strip(), db_path=values["db"]).to_json()
     if values["fmt"] == "json":

@@ -16,6 +16,11 @@ from opprof_advisor.cli._common import (
 )
 from opprof_advisor.cli.fast_commands import open_index, run_add, run_remove, run_search, run_show, warn_problems
 from opprof_advisor.core.terminal import one_line
+from opprof_advisor.kb.load import check_installed
+import time
+from opprof_advisor.kb.store import build_index
+from opprof_advisor.kb.stats import entries_to_json
+from opprof_advisor.kb.stats import stats_to_json
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -72,8 +77,6 @@ def check_command(
     user can open (an http(s) URL, owner/repo@COMMIT:PATH, package==version:PATH, or the KB sources
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
-    from opprof_advisor.kb.load import check_installed
-
     if dirs:
         missing = [path for path in dirs if not path.exists()]
         for path in missing:
@@ -104,9 +107,6 @@ def build_command(
     lang: LangOption = None,
 ) -> None:
     """Build or update the index from the built-in and your own KB (done automatically when needed)."""
-    import time
-
-    from opprof_advisor.kb.store import build_index
 
     started = time.perf_counter()
     index = build_index(db, rebuild=rebuild)
@@ -124,8 +124,6 @@ def list_command(
     lang: LangOption = None,
 ) -> None:
     """List the entries of the knowledge base."""
-    from opprof_advisor.kb.stats import entries_to_json
-
     show(entries_to_json(open_index(db).entries(kind.value if kind else None)), fmt.value)
 
 
@@ -140,6 +138,4 @@ def stats_command(
     A symptom is answered by a recipe, pattern or tip that lists it and whose `requires:` can hold when it
     fires; every symptom needs at least two.
     """
-    from opprof_advisor.kb.stats import stats_to_json
-
     show(stats_to_json(open_index(db).entries()), fmt.value)

@@ -18,6 +18,15 @@ from opprof_advisor.cli._common import (
     write_sheets,
 )
 from opprof_advisor.core.terminal import dumps_json, printable
+from opprof_advisor.loop import collect
+from opprof_advisor.loop import compare
+from opprof_advisor.advice import outcomes
+from opprof_advisor.profiles import read_side
+from opprof_advisor.kb import store
+from opprof_advisor.render.text.loop import removed_line
+from opprof_advisor.core.outputs import write_text
+from opprof_advisor.render.markdown import is_outcomes_export
+from opprof_advisor.render.markdown import outcomes_markdown
 
 
 class Mode(str, Enum):
@@ -101,8 +110,6 @@ def collect_command(
 
     Example: advisor collect --aic-metrics=PipeUtilization -- ./my_operator 1024
     """
-    from opprof_advisor.loop import collect
-
     try:
         result = collect.collect(
             application,
@@ -197,8 +204,6 @@ def compare_command(
 
     Example: advisor compare before/ after/ --applied nms-on-npu --note "torchvision batched_nms"
     """
-    from opprof_advisor.loop import compare
-    from opprof_advisor.advice import outcomes
 
     if output is not None and fmt not in (TableJsonHtmlSheets.html, TableJsonHtmlSheets.xlsx, TableJsonHtmlSheets.csv):
         raise typer.BadParameter("--output is only used with --format html or xlsx", param_hint="--output")
@@ -221,14 +226,10 @@ def compare_command(
 
 
 def _read(path: Path, role: str):
-    from opprof_advisor.profiles import read_side
-
     return read_side(path, role)
 
 
 def _load_entry(entry_id: str, db: Path | None):
-    from opprof_advisor.kb import store
-
     return store.open_index(db).get(entry_id)
 
 
@@ -245,8 +246,6 @@ def list_command(
     lang: LangOption = None,
 ) -> None:
     """List recorded outcomes, oldest first."""
-    from opprof_advisor.advice import outcomes
-
     rows = outcomes.list_outcomes(entry, db_path=db)
     if fmt is TableOrJson.table and not rows:
         err_console.print("no outcome recorded yet (advisor compare BEFORE AFTER --applied ID)", markup=False)
@@ -265,9 +264,6 @@ def remove_command(
 
     Example: advisor outcomes remove 3 4
     """
-    from opprof_advisor.advice import outcomes
-
-    from opprof_advisor.render.text.loop import removed_line
 
     for removed in outcomes.remove_outcomes(ids, db_path=db):
         console.print(removed_line(removed.to_dict()), markup=False)
@@ -289,9 +285,6 @@ def export_command(
 
     An existing --output file is replaced only when it is an earlier export (or with --force).
     """
-    from opprof_advisor.advice import outcomes
-    from opprof_advisor.core.outputs import write_text
-    from opprof_advisor.render.markdown import is_outcomes_export, outcomes_markdown
 
     rows = outcomes.list_outcomes(None, db_path=db)
     document = outcomes.outcomes_to_json(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from opprof_advisor.cli._common import LangOption
+from opprof_advisor.mcp.server import serve
 
 
 def register(app: typer.Typer) -> None:
@@ -19,6 +20,4 @@ def mcp_command(lang: LangOption = None) -> None:
     Each tool returns the command's JSON document as structured content plus a one-paragraph summary;
     errors are tool errors with the command's one-line message. Needs: pip install 'opprof-advisor\\[mcp]'.
     """
-    from opprof_advisor.mcp.server import serve
-
     serve()

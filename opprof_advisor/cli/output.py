@@ -17,6 +17,9 @@ from opprof_advisor.render.console import safe_console
 from opprof_advisor.render.plain import columns_at_start, console_width, plain_lines, prints_plain
 from opprof_advisor.render.text.styled import rich_item
 from opprof_advisor.core.terminal import dumps_json, printable
+from opprof_advisor.cluster.executors import ExecutorChoice
+from opprof_advisor.render import render as render_document
+from opprof_advisor.render.html.page import write_report
 
 
 class LazyConsole:
@@ -97,8 +100,6 @@ def _can_show_progress() -> bool:
 
 def executor_choice(executor: str, scheduler: Optional[str]):
     """The core's ExecutorChoice for --executor / --scheduler (their conflict is options.usage_problem's)."""
-    from opprof_advisor.cluster.executors import ExecutorChoice
-
     return ExecutorChoice(name=executor, scheduler=scheduler or None)
 
 
@@ -168,14 +169,11 @@ def write_sheet_formats(document: dict[str, Any], fmt: str, output: Optional[Pat
 
 def render(document: dict[str, Any], fmt: str, **options: Any) -> Any:
     """``document`` rendered as ``fmt`` (opprof_advisor.render, imported when first needed)."""
-    from opprof_advisor.render import render as render_document
-
     return render_document(document, fmt, **options)
 
 
 def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:
     """Render ``document`` as an HTML report, write it (default: advisor-report-<time>.html here), say where."""
     from opprof_advisor.render import render
-    from opprof_advisor.render.html.page import write_report
 
     echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=inputs)}")

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import LangOption, ForceOption, ReportFormat, show, write_html
+from opprof_advisor.commands.documents import read_document
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +37,6 @@ def report_command(
     """
     if output is not None and fmt is not ReportFormat.html:
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
-    from opprof_advisor.commands.documents import read_document
 
     loaded = read_document(document)
     if fmt is ReportFormat.html:

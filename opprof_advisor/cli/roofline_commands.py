@@ -15,6 +15,7 @@ from opprof_advisor.cli._common import (
     DelayedProgress, ForceOption, LangOption, PeaksOption, TableJsonHtml, echo, show, write_html,
 )
 from opprof_advisor.core.terminal import dumps_json
+from opprof_advisor import commands
 
 def register(app: typer.Typer) -> None:
     """Add `advisor roofline` to the app."""
@@ -40,7 +41,6 @@ def roofline_command(
     """
     if output is not None and fmt is TableJsonHtml.table:
         raise typer.BadParameter("--output needs --format json or html", param_hint="--output")
-    from opprof_advisor import commands
 
     with DelayedProgress(f"reading {path.name}") as progress:
         document = commands.roofline(path, peaks=peaks, progress=progress)

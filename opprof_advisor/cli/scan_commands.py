@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor.cli._common import LangOption, DbOption, ForceOption, ReportFormat, show, write_html
+from opprof_advisor import commands
 
 
 def register(app: typer.Typer) -> None:
@@ -42,8 +43,6 @@ def scan_command(
 
     Example: advisor scan ./my-model --exclude 'tests/*' --format markdown
     """
-    from opprof_advisor import commands
-
     document = commands.scan(path, top=top, exclude=exclude, db=db)
     if fmt is ReportFormat.html:
         write_html(document, output, force=force)

@@ -9,11 +9,18 @@ import typer
 
 from opprof_advisor.cli._common import DbOption, LangOption, TableOrJson, err_console, show, typer_command
 from opprof_advisor.cli.fast_commands import run_suggest, warn
+from opprof_advisor.advice.advisor import open_advisor
+from opprof_advisor.core import paths
+from opprof_advisor.core.errors import ProfileError
+from opprof_advisor.advice.evaluation import EVAL_SCHEMA
+from opprof_advisor.advice.evaluation import evaluate_bench
+from opprof_advisor.advice.evaluation import report_to_json
+from opprof_advisor.advice.real_bench import evaluate_real
+from opprof_advisor.advice.real_bench import real_report_to_json
 
 
 def _open(db: Optional[Path], *, outcomes: bool = True):
     # Imported here: the store pulls in sqlite-utils, which `advisor --help` should not pay for.
-    from opprof_advisor.advice.advisor import open_advisor
 
     advisor = open_advisor(db, outcomes=outcomes)
     warn(advisor.warnings)
@@ -40,10 +47,6 @@ def eval_command(
 ) -> None:
     """Score the advice: hit@1, hit@3 and MRR on the labelled synthetic scenarios, and on the real profiles the
     checks of an expert's reading (first right, gains, inapplicable remedies, repeats, contradictions)."""
-    from opprof_advisor.core import paths
-    from opprof_advisor.core.errors import ProfileError
-    from opprof_advisor.advice.evaluation import EVAL_SCHEMA, evaluate_bench, report_to_json
-    from opprof_advisor.advice.real_bench import evaluate_real, real_report_to_json
 
     folder = bench_dir or paths.bench_dir()
     advisor = _open(db, outcomes=False)  # the bench scores the KB as shipped, not as calibrated here

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 from opprof_advisor.core.errors import ClusterError
 from opprof_advisor.core.records import Record
+import logging
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
 #: Below this many bytes of rank files in total, starting worker processes costs more than it saves.
@@ -92,7 +93,6 @@ def _dask_map(func, items: Sequence[str], choice: ExecutorChoice, tick) -> list[
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise ClusterError("--executor dask needs Dask, which is not installed", hint=INSTALL_HINT) from None
-    import logging
 
     cluster = None
     try:

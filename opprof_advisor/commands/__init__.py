@@ -10,6 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable
+from opprof_advisor.profile.builder import profile_to_json
+from opprof_advisor.profiles import load_profile
+from opprof_advisor.advice.advisor import open_advisor
+from opprof_advisor.profiles import read_profile
+from opprof_advisor.kb.search import run_search
+from opprof_advisor.kb.search import search_to_json
+from opprof_advisor.kb.stats import entry_to_json
+from opprof_advisor.loop.compare import compare_profiles
+from opprof_advisor.loop.compare import comparison_to_json
+from opprof_advisor.profiles import read_side
+from opprof_advisor.profile.roofline import roofline_document
+from opprof_advisor.scan import rank_advice
+from opprof_advisor.scan import scan_path
+from opprof_advisor.scan import scan_to_json
+from opprof_advisor.render.text.kb import problems_warning
+from opprof_advisor.kb.store import open_index
 
 Warn = Callable[[str], None]
 
@@ -21,8 +37,6 @@ def _ignore(_message: str) -> None:
 def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None, progress: Any = None,
             executor: Any = None) -> dict[str, Any]:
     """The ``profile/1`` document of ``advisor profile PATH --format json`` (``top`` op types)."""
-    from opprof_advisor.profile.builder import profile_to_json
-    from opprof_advisor.profiles import load_profile
 
     _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None, executor=executor)
     document = profile_to_json(loaded)
@@ -34,8 +48,6 @@ def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind
             explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
             warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
-    from opprof_advisor.advice.advisor import open_advisor
-    from opprof_advisor.profiles import read_profile
 
     parsed = read_profile(Path(profile), progress, executor=executor)
     advisor = open_advisor(Path(db) if db else None)
@@ -47,31 +59,23 @@ def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind
 def search(query: str, *, top: int = 10, kind: str | None = None, operator: str | None = None,
            db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``search/1`` document of ``advisor search QUERY --format json``."""
-    from opprof_advisor.kb.search import run_search, search_to_json
-
     index = _index(db, warn)
     return search_to_json(run_search(index, query, kind=kind, operator=operator, top=max(top, 1)))
 
 
 def show(entry_id: str, *, db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``entry/1`` document of ``advisor show ID --format json``."""
-    from opprof_advisor.kb.stats import entry_to_json
-
     return entry_to_json(_index(db, warn).get(entry_id.strip()))
 
 
 def compare(before: str | Path, after: str | Path) -> dict[str, Any]:
     """The ``compare/1`` document of ``advisor compare BEFORE AFTER --format json`` (records no outcome)."""
-    from opprof_advisor.loop.compare import compare_profiles, comparison_to_json
-    from opprof_advisor.profiles import read_side
 
     return comparison_to_json(compare_profiles(read_side(Path(before), "BEFORE"), read_side(Path(after), "AFTER")))
 
 
 def roofline(path: str | Path, *, peaks: str | Path | None = None, progress: Any = None) -> dict[str, Any]:
     """The ``roofline/1`` document of ``advisor roofline PATH --format json``."""
-    from opprof_advisor.profiles import load_profile
-    from opprof_advisor.profile.roofline import roofline_document
 
     _raw, loaded = load_profile(Path(path), progress, peaks=Path(peaks) if peaks else None)
     return roofline_document(loaded)
@@ -80,8 +84,6 @@ def roofline(path: str | Path, *, peaks: str | Path | None = None, progress: Any
 def scan(path: str | Path, *, top: int = 5, exclude: list[str] | tuple[str, ...] | None = None,
          db: str | Path | None = None) -> dict[str, Any]:
     """The ``scan/1`` document of ``advisor scan PATH --format json``."""
-    from opprof_advisor.scan import rank_advice, scan_path, scan_to_json
-
     result = scan_path(Path(path), tuple(exclude or ()))
     suggestions, notes = rank_advice(result, top=top, db_path=Path(db) if db else None) if top else ([], [])
     result.notes.extend(notes)
@@ -90,8 +92,6 @@ def scan(path: str | Path, *, top: int = 5, exclude: list[str] | tuple[str, ...]
 
 def _index(db: str | Path | None, warn: Warn):
     """The KB index (built or refreshed when needed); the files it could not index said through ``warn``."""
-    from opprof_advisor.render.text.kb import problems_warning
-    from opprof_advisor.kb.store import open_index
 
     index = open_index(Path(db) if db else None)
     warning = problems_warning(index.problems)

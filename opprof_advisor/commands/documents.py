@@ -20,6 +20,8 @@ from typing import Any
 
 from opprof_advisor.core.documents import document_kind
 from opprof_advisor.core.errors import DocumentError
+from opprof_advisor.profile.families import families_to_json
+from opprof_advisor.profile.families import rows_from_json
 
 #: A saved document larger than this is not one of ours (a 100 MB profile's suggest JSON is ~1 MB).
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -72,8 +74,6 @@ def upgrade(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upgrade_profile(document: dict[str, Any]) -> None:
-    from opprof_advisor.profile.families import families_to_json, rows_from_json
-
     rows = _dicts(document.get("op_types"))
     if not isinstance(document.get("families"), list):
         document["families"] = families_to_json(rows_from_json(rows))

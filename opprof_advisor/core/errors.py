@@ -8,6 +8,7 @@ from pathlib import Path
 
 from opprof_advisor.core.terminal import one_line
 from opprof_advisor.core.i18n import _, localize, M_, N_
+import signal
 
 _DEFAULT_FORMAT = warnings.formatwarning
 
@@ -205,8 +206,6 @@ class ProfilerTimedOut(ProfilerFailed):
     """The profiler ran longer than the timeout and was stopped (with everything it started)."""
 
     def __init__(self, command: Sequence[str], timeout: float, tail: Sequence[str]):
-        import signal
-
         super().__init__(command, -int(signal.SIGTERM), tail)
         name = Path(self.command[0]).name if self.command else "the profiler"
         self.timeout = timeout
@@ -219,7 +218,6 @@ class ProfilerInterrupted(CollectError):
 
     def __init__(self, signum: int):
         self.signum = signum
-        import signal  # only for a command killed by a signal: the module builds its enums at import
 
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
         super().__init__(f"stopped by {name}; the profiler and what it started were stopped too")

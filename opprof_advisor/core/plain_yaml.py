@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.sidefile import read_text
 
 #: A YAML file of user settings larger than this is refused (peaks files are a few lines).
 MAX_YAML_BYTES = 1024 * 1024
@@ -40,7 +41,6 @@ def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
     """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
     import yaml
 
-    from opprof_advisor.core.sidefile import read_text
 
     try:
         text = read_text(path, MAX_YAML_BYTES, encoding="utf-8")

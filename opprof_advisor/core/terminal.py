@@ -19,6 +19,8 @@ import json
 import re
 from functools import cache
 from typing import Any
+import os
+import sys
 
 #: C0 controls except TAB (0x09) and LF (0x0a), DEL, and the C1 controls.
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -80,8 +82,6 @@ def detach_closed_stdout() -> None:
     ignored ... BrokenPipeError" and exit code 120. Pointing the descriptor at /dev/null makes the
     exit quiet, as the reader has what it wanted.
     """
-    import os
-    import sys
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

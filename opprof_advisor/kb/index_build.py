@@ -26,6 +26,7 @@ from opprof_advisor.kb.manifest import (
 )
 from opprof_advisor.kb.rows import Index
 from opprof_advisor.kb.index_sync import sync_moved_folders, sync_rows
+import tempfile
 
 def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_place: bool = False) -> Index:
     """Bring the index at ``db`` up to date with ``sources``; ``rebuild`` starts from an empty file.
@@ -210,8 +211,6 @@ def write_index(db_path: Path, sources: Sequence[KbSource], files: Sequence[Sour
                 base: Path | None, folders: list[list] | None = None) -> None:
     """Write the index for ``files`` into a temporary copy of ``base`` (or an empty file), then replace
     ``db_path`` with it. ``folders`` is the manifest scan_files listed (none: the index keeps none)."""
-    import tempfile
-
     try:
         handle, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
     except OSError as exc:

@@ -29,6 +29,9 @@ from opprof_advisor.kb.manifest import (
 from opprof_advisor.kb.rows import _ENTRY_COLUMNS, _entry_to_row
 from opprof_advisor import kb
 from opprof_advisor.kb import entry_too_big, manifest, related_problems
+import time
+import pickle
+import sys
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
 _ROW_COLUMNS = (*_ENTRY_COLUMNS, "zh_grams", "row_hash")
@@ -157,8 +160,6 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
 def _settle(recorded: list[tuple[int, str, int]], roots: list[str], window: int) -> int:
     """The time of the new signature, after waiting (up to a fine window, 50 ms) for folders just changed to age
     past the racy window: the next open then trusts their mtime instead of comparing every file."""
-    import time
-
     newest = max(_mtime(os.path.join(roots[number], rel)) for number, rel, _ in recorded)
     wait = newest + window - time.time_ns()
     if 0 < wait <= FINE_RACY_WINDOW_NS:
@@ -245,9 +246,7 @@ def _start_worker(items: list[tuple]):
     # A plain child interpreter, not multiprocessing: it needs no `if __name__ == "__main__"` guard in the
     # caller's script, inherits no file descriptor (the index lock), and exits on a broken pipe when this
     # process is killed.
-    import pickle
     import subprocess
-    import sys
 
     process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.kb.index_sync"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE)
@@ -258,8 +257,6 @@ def _start_worker(items: list[tuple]):
 
 def _worker_results(process, items: list[tuple]) -> list[Parsed]:
     """The worker's results; its share parsed here when it failed (killed, out of memory ...)."""
-    import pickle
-
     data = process.stdout.read()
     if process.wait() != 0 or not data:
         return [parse_one(item) for item in items]
@@ -267,8 +264,6 @@ def _worker_results(process, items: list[tuple]) -> list[Parsed]:
 
 
 def _serve_worker() -> None:
-    import pickle
-    import sys
 
     items = pickle.loads(sys.stdin.buffer.read())
     sys.stdout.buffer.write(pickle.dumps([tuple(parse_one(item)) for item in items], protocol=pickle.HIGHEST_PROTOCOL))

@@ -15,6 +15,7 @@ from opprof_advisor.core.models import Entry
 from opprof_advisor.kb.checks import check_warnings, validate_parsed
 from opprof_advisor.kb.entry import build_entry, check_duplicates, check_related, find_kb_files, parse_file
 from opprof_advisor.kb.stats import check_to_json
+import stat
 
 
 def load_entry(path: Path | str, *, origin: str = "builtin", require_stem_id: bool = True) -> Entry:
@@ -82,8 +83,6 @@ def validate_file(
 
 def is_regular(path: Path) -> bool:
     """False for a FIFO, device or socket (reading one would block for good); True when missing or unreadable."""
-    import stat
-
     try:
         return stat.S_ISREG(path.stat().st_mode)
     except OSError:

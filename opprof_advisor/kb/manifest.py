@@ -26,6 +26,7 @@ from opprof_advisor.core.errors import AdvisorWarning
 from opprof_advisor.core.sqlite_files import connect_readonly
 from opprof_advisor.kb import migrations
 from opprof_advisor.kb.rows import _ENTRY_COLUMNS
+import warnings
 
 #: Bump when the loader's output for the same markdown changes: every index is then rebuilt. The
 #: Entry fields are part of it, so a field added to models.Entry also forces a rebuild (the index
@@ -190,7 +191,6 @@ def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = N
     when the file's size and mtime match and it was modified before the racy window of the last
     signature ``signed_at``, so an open or an add reads only the files that may have changed.
     """
-    import hashlib
     trusted_before = signed_at - RACY_WINDOW_NS
     digests = {}
     for f in files:
@@ -288,6 +288,4 @@ def _sources_json(sources: Sequence[KbSource]) -> str:
 
 
 def _warn(message: str) -> None:
-    import warnings
-
     warnings.warn(message, AdvisorWarning, stacklevel=3)

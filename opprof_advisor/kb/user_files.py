@@ -11,6 +11,7 @@ from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
 from opprof_advisor.kb.load import is_regular
+import tempfile
 
 
 def check_entry_file(path: Path) -> None:
@@ -58,8 +59,6 @@ def _copy_atomically(source: Path, target: Path) -> Path:
 
 
 def _write_atomically(target: Path, data: bytes) -> None:
-    import tempfile
-
     tmp_name = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
 from opprof_advisor.core.errors import CollectError, ProfilerFailed, ProfilerInterrupted, ProfilerTimedOut, ToolNotFound
+import threading
 
 MODES = ("device", "simulator")
 
@@ -335,8 +336,6 @@ def _signal_group(pgid: int, signum: int) -> None:
 @contextmanager
 def _signals_raise_interrupted() -> Iterator[None]:
     """While the profiler runs, Ctrl-C, SIGTERM and SIGHUP raise ProfilerInterrupted (so it gets stopped)."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return

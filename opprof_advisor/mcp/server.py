@@ -21,6 +21,23 @@ from opprof_advisor import commands
 from opprof_advisor.core.errors import AdvisorError, error_lines
 from opprof_advisor.core.i18n import _
 from opprof_advisor.core.units import TEXT as U
+from opprof_advisor.core.documents import document_kind
+from opprof_advisor.core.i18n import localize
+from opprof_advisor.render.phrases import NO_FINDING
+from opprof_advisor.render.phrases import entry_text
+from opprof_advisor.render.phrases import finding_title
+from opprof_advisor.render.phrases import gain_line
+from opprof_advisor.render.phrases import lead_first_step
+from opprof_advisor.render.phrases import reference_name
+from opprof_advisor.render.phrases import remedies_of
+from opprof_advisor.render.phrases import show_command
+from opprof_advisor.core.i18n import LANGS
+from opprof_advisor.core.i18n import current_lang
+from opprof_advisor.core.i18n import normalise_lang
+from opprof_advisor.core.i18n import set_lang
+from opprof_advisor import __version__
+import inspect
+import typing
 
 SERVER_NAME = "opprof-advisor"
 INSTRUCTIONS = (
@@ -89,8 +106,6 @@ def scan_document(path: str, top: int = 5, exclude: list[str] | None = None, db:
 
 def summarize(document: dict[str, Any]) -> str:
     """A one-paragraph summary of any document a tool returns."""
-    from opprof_advisor.core.documents import document_kind
-
     summary = _SUMMARIES.get(document_kind(document))
     return summary(document) if summary else f"{document.get('schema')} document."
 
@@ -105,10 +120,6 @@ def _none(text: str) -> str:
 
 
 def _summarize_suggest(doc: dict[str, Any]) -> str:
-    from opprof_advisor.core.i18n import localize
-    from opprof_advisor.render.phrases import (
-        NO_FINDING, entry_text, finding_title, gain_line, lead_first_step, reference_name, remedies_of, show_command,
-    )
 
     profile = doc.get("profile") or {}
     reference = reference_name(profile.get("reference"))
@@ -171,8 +182,6 @@ def _summarize_profile(doc: dict[str, Any]) -> str:
 
 
 def _summarize_search(doc: dict[str, Any]) -> str:
-    from opprof_advisor.render.phrases import entry_text
-
     hits = doc.get("results") or []
     if not hits:
         from opprof_advisor.render.text.kb import no_hits_line
@@ -184,8 +193,6 @@ def _summarize_search(doc: dict[str, Any]) -> str:
 
 
 def _summarize_entry(doc: dict[str, Any]) -> str:
-    from opprof_advisor.render.phrases import entry_text
-
     entry = doc.get("entry") or {}
     return _("{id} ({kind}, evidence grade {grade}): {title}. {summary}").format(
         id=entry.get("id"), kind=entry.get("kind"), grade=entry.get("evidence"), title=entry_text(entry, "title"),
@@ -217,8 +224,6 @@ def _summarize_roofline(doc: dict[str, Any]) -> str:
 
 
 def _summarize_scan(doc: dict[str, Any]) -> str:
-    from opprof_advisor.render.phrases import entry_text
-
     advice = [f"{s.get('id')} ({entry_text(s, 'title')})" for s in doc.get("suggestions") or []]
     return _("{root}: {scanned} Python file(s) scanned, {failed} failed, {findings} finding(s). Advice (static, no "
              "expected gain): {advice}.").format(
@@ -270,8 +275,6 @@ class UnknownLanguage(AdvisorError):
 
 def use_language(lang: str | None) -> str:
     """Speak ``lang`` (zh / en; None: the server's own, from its environment) until the next call; the previous one."""
-    from opprof_advisor.core.i18n import LANGS, current_lang, normalise_lang, set_lang
-
     previous = current_lang()
     if lang is not None and normalise_lang(lang) is None:
         raise UnknownLanguage(f"lang {lang!r} is not one of {', '.join(LANGS)}")
@@ -294,7 +297,6 @@ def build_server():
         raise MissingSDK(f"the MCP server needs the mcp SDK 2.x ({exc.name or exc} is missing)",
                          hint="pip install 'opprof-advisor[mcp]'") from None
 
-    from opprof_advisor import __version__
 
     # WARNING: a tool error is an answer the agent reads, not something to log on every call.
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
@@ -302,7 +304,6 @@ def build_server():
     def register(name: str, function: Callable[..., dict[str, Any]], description: str) -> None:
         def call(lang: str | None = None, **arguments: Any) -> CallToolResult:
             # `lang` changes the summary, the entries' titles and the error line, never the JSON document
-            from opprof_advisor.core.i18n import set_lang
 
             previous = None
             try:
@@ -325,8 +326,6 @@ def build_server():
 
 
 def _signature_of(function: Callable[..., Any]):
-    import inspect
-    import typing
 
     signature = inspect.signature(function)
     hints = typing.get_type_hints(function)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opprof_advisor.core.errors import ProfileError, UnknownFormat
+from opprof_advisor.core.sidefile import check_durations
 
 if TYPE_CHECKING:
     from opprof_advisor.readers.base import Progress, RawProfile, Reader
@@ -132,8 +133,6 @@ def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
 
     A folder of ranks reads as its rank folders (``extra["rank_dirs"]``), for ``opprof_advisor.cluster``.
     """
-    from opprof_advisor.core.sidefile import check_durations
-
     reader, where = _detect(Path(path))
     raw = reader.read(where, progress)
     table = raw.kernels  # whatever the reader, no inf device time

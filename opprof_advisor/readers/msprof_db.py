@@ -37,6 +37,8 @@ from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_mspro
 from opprof_advisor.core.sidefile import dig, read_json, small_int
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.readers.msprof_text import is_compile_api
+import shutil
+import tempfile
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
@@ -126,8 +128,6 @@ def _with_journal_applied(path: Path):
     if not journals:
         yield None, None
         return
-    import shutil
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="advisor-db-") as folder:
         copy = Path(folder) / path.name

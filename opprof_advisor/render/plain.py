@@ -22,6 +22,7 @@ from typing import Any
 
 from opprof_advisor.core.terminal import CONTROLS
 from opprof_advisor.render.text.styled import Table, Text
+import builtins
 
 #: rich.box.HEAVY_HEAD, the default box of rich.table.Table, one row of four characters per line.
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├─┼┤", "├─┼┤", "│ ││", "└─┴┘")
@@ -54,8 +55,6 @@ def prints_plain(stream: Any) -> bool:
 
 
 def _in_ipython() -> bool:
-    import builtins
-
     return hasattr(builtins, "get_ipython")  # Rich asks IPython which shell it is: leave it to Rich
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from opprof_advisor.core.cann_support import SupportTable
 from opprof_advisor.scan.source import FileScan, Finding
+import threading
 
 #: Below this many bytes of source to parse, forking costs more than it saves (~3 MB/s per CPU).
 PARALLEL_FROM_BYTES = 1_000_000
@@ -90,8 +91,6 @@ def _can_fork() -> bool:
 
 
 def _other_threads_running() -> bool:
-    import threading
-
     return threading.active_count() > 1
 
 
