@@ -46,6 +46,10 @@ def producer_of(raw: RawProfile) -> str:
     return PRODUCER_OF_FORMAT.get(fmt or "", "torch_npu")
 
 
+#: The "collect with" needs a light export's own note covers: they all come with the per-launch table.
+LIGHT_SAYS = frozenset({"level1", "pipe", "shapes", "op_state", "per_block"})
+
+
 class Kernels:
     """Per-kernel derived columns, the op-type rows and the step split, shared by the symptom checks.
 
@@ -83,6 +87,21 @@ class Kernels:
         self.ranks: list[RankSummary] = []
         self.steps, self.step_source = step_split(self)
         self.step_total = steps.total(self.steps)
+        self.light = False  # op types from an op_statistic table, no launches (readers/light.py)
+        statistic = raw.extra.get("op_statistic") if not len(table) else None
+        if statistic:  # a light export: the op types are all there is (readers/light.py)
+            self.rows = statistic_rows(statistic, self.family)
+            self.light = True
+            self.compute_time = sum(row.time_us for row in self.rows if row.unit != "communication")
+            self.comm_time = sum(row.time_us for row in self.rows if row.unit == "communication")
+            if not self.comm_time and self.step_total and self.step_total.communication_us:
+                # torch_npu's op_statistic lists no collectives: their time is the step split's
+                self.comm_time = self.step_total.communication_us
+                self.notes.append(M_("communication time is that of {file} (the op_statistic table lists no "
+                                     "collectives)", file=raw.extra.get("step_source") or "step_trace_time.csv"))
+            self.device_time = self.compute_time + self.comm_time
+            for row in self.rows:
+                row.share = round(self.share(row.time_us), 6)
 
     def _units(self, tasks, families: dict[str, str | None]):
         """The unit of each row, decided once per (op type, task type); for an empty op type the first
@@ -129,7 +148,11 @@ class Kernels:
         return next((s for s in self.symptoms if s.id == symptom_id), None)
 
     def note(self, what: str, why: str, need: str) -> None:
-        """Add ``cannot judge <what>: <why> (collect with <remedy>)``; ``need`` is a thresholds.REMEDIES key."""
+        """Add ``cannot judge <what>: <why> (collect with <remedy>)``; ``need`` is a thresholds.REMEDIES key.
+
+        On a light export the per-launch ones are left to its own note, which says what to keep instead."""
+        if self.light and need in LIGHT_SAYS:
+            return
         note = M_("cannot judge {what}: {why} ({remedy})", what=what, why=why, remedy=self.remedy(need))
         if note not in self.notes:
             self.notes.append(note)
@@ -186,7 +209,10 @@ def workload_of(ctx: Kernels) -> str | None:
     """"training" when backward or optimizer kernels ran, "inference" when compute ran without them."""
     if ctx.single_kernel or ctx.producer == "cluster" or not ctx.compute_time:
         return None
-    ops = ctx.frame.distinct(ctx.ops, ctx.frame.negate(ctx.communication))
+    if ctx.light:
+        ops = [row.op_type for row in ctx.rows if row.unit != "communication"]
+    else:
+        ops = ctx.frame.distinct(ctx.ops, ctx.frame.negate(ctx.communication))
     return "training" if any(_BACKWARD.search(op) for op in ops) else "inference"
 
 
@@ -251,6 +277,25 @@ def _op_type_rows(ctx: Kernels) -> list[OpTypeStat]:
             wait_us=round(waits.get((op_type, unit), 0.0), 3) if waits is not None else None,
             busiest_pipe=pipe, busiest_ratio=None if ratio is None else round(ratio, 4), bound_why=why,
         ))
+    rows.sort(key=lambda r: (-r.time_us, r.op_type, r.unit))
+    return rows
+
+
+def statistic_rows(statistic: list[dict[str, Any]], families: dict[str, str]) -> list[OpTypeStat]:
+    """Op-type rows of an op_statistic table (readers/light.py): count and time per (op type, unit), nothing per
+    launch, so no bound class; shares are set by the caller once the device time is known."""
+    merged: dict[tuple[str, str], OpTypeStat] = {}
+    for item in statistic:
+        op_type = str(item["op_type"])
+        family = canonical_family(op_type)
+        unit = unit_of(str(item["core_type"]), family, op_type)
+        families.setdefault(op_type, family or op_type)
+        row = merged.setdefault((op_type, unit), OpTypeStat(
+            op_type=op_type, family=family or op_type, unit=unit, count=0, time_us=0.0, share=0.0,
+            bound_why=N_("an op_statistic table has no launches to judge")))
+        row.count += int(item["count"])
+        row.time_us = round(row.time_us + float(item["total_us"]), 3)
+    rows = list(merged.values())
     rows.sort(key=lambda r: (-r.time_us, r.op_type, r.unit))
     return rows
 

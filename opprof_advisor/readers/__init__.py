@@ -29,6 +29,7 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.msprof_text:MsprofTextReader",
     "opprof_advisor.readers.multirank:MultiRankReader",
     "opprof_advisor.readers.cluster_summary:ClusterSummaryReader",  # msprof-analyze cluster_analysis_output/
+    "opprof_advisor.readers.light:LightExportReader",  # op_statistic / step_trace_time alone: last, by header
 )
 
 #: The test of each reader's ``detect``, by file and folder names and headers (readers/layouts.py): a reader
@@ -42,6 +43,7 @@ LAYOUT_TESTS: dict[str, str] = {
     "opprof_advisor.readers.timeline_json:TimelineReader": "is_timeline",
     "opprof_advisor.readers.multirank:MultiRankReader": "is_multi_rank",
     "opprof_advisor.readers.cluster_summary:ClusterSummaryReader": "is_cluster_summary",
+    "opprof_advisor.readers.light:LightExportReader": "is_light_export",
 }
 
 #: How many single-subfolder levels detection descends through (``out/`` -> ``run/`` -> ``x_ascend_pt/``).

@@ -291,7 +291,7 @@ def summary_files(path: Path) -> list[Path]:
     folders = summary_folders(path)
     found: list[Path] = []
     for folder in folders:
-        found.extend(p for p in _files(folder) if _SUMMARY.match(p.name))
+        found.extend(p for p in _files(folder) if _SUMMARY.match(p.name) and csv_kind(p) is None)
     if not found:
         for folder in folders:
             found.extend(p for p in _files(folder) if p.suffix.lower() == ".csv" and _is_kernel_table(p))
@@ -343,7 +343,47 @@ def _slice_order(path: Path) -> tuple[str, int, str]:
 
 
 def is_kernel_csv(path: Path) -> bool:
-    """True when ``path`` is a CSV whose header has a kernel name and a duration column."""
+    """True when ``path`` is a CSV whose header has a kernel name and a duration column (or an op_summary name,
+    unless its header says it is another table)."""
     if not path.is_file() or path.suffix.lower() != ".csv":
         return False
-    return _is_kernel_table(path) or path.name.startswith("op_summary")
+    return _is_kernel_table(path) or (path.name.startswith("op_summary") and csv_kind(path) is None)
+
+
+# --- light exports: summary tables without the per-launch one (FORMATS.md §12) -------------------------
+
+#: Header fingerprints (FORMATS.md §12): a file is what its header says, whatever its name.
+FINGERPRINTS: dict[str, frozenset[str]] = {
+    "op_statistic": frozenset({"op type", "core type", "count", "total time(us)"}),
+    "step_trace": frozenset({"computing", "communication(not overlapped)", "free"}),
+}
+#: Where a light export keeps its tables: the folder itself, a torch_npu output folder, an msprof one.
+LIGHT_FOLDERS = (OUTPUT_DIR, "mindstudio_profiler_output")
+
+
+def csv_kind(path: Path) -> str | None:
+    """"op_statistic" or "step_trace" when the CSV's header is that table's, else None."""
+    header = {columns.normalise_header(cell) for cell in _header(path)}
+    return next((kind for kind, needed in FINGERPRINTS.items() if needed <= header), None)
+
+
+def light_files(path: Path) -> dict[str, Path]:
+    """The op_statistic and step_trace_time tables of a light export at ``path`` (a CSV file, or a folder holding
+    them directly or in its ASCEND_PROFILER_OUTPUT / mindstudio_profiler_output), found by their headers."""
+    if path.is_file():
+        kind = csv_kind(path) if path.suffix.lower() == ".csv" else None
+        return {kind: path} if kind else {}
+    found: dict[str, Path] = {}
+    for folder in [path, *(path / name for name in LIGHT_FOLDERS)]:
+        for file in sorted(_files(folder)) if folder.is_dir() else []:
+            if file.suffix.lower() == ".csv" and not _is_kernel_table(file):
+                kind = csv_kind(file)
+                if kind:
+                    found.setdefault(kind, file)
+    return found
+
+
+def is_light_export(path: Path) -> bool:
+    """True for an op_statistic table (any name), or a folder with op_statistic / step_trace_time tables and no
+    per-launch table (readers of fuller formats are tried first)."""
+    return bool(light_files(path))

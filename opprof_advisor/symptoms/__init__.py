@@ -399,8 +399,8 @@ def note_unjudged(ctx: Kernels) -> None:
         if row.bound == "unknown" and row.bound_why and row.unit != "communication":
             reasons[row.bound_why].append(row.op_type)
     for why, ops in reasons.items():
-        if why.startswith("the profile has no pipe"):
-            continue  # the bound-class note already says so, with what to collect
+        if why.startswith("the profile has no pipe") or ctx.light:
+            continue  # the bound-class note (a light export's own note) already says so, with what to collect
         ctx.notes.append(M_("bound class not judged for {ops}: {why}", ops=unjudged(ops), why=why))
 
 
