@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opprof_advisor.core.errors import ProfileError, UnknownFormat
+from opprof_advisor.readers.collectives import count_collectives_once
 from opprof_advisor.core.sidefile import check_durations
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
     """
     reader, where = _detect(Path(path))
     raw = reader.read(where, progress)
+    raw.kernels = count_collectives_once(raw.kernels, raw.notes)
     table = raw.kernels  # whatever the reader, no inf device time
     check_durations(table.stored("duration_us"), lambda: table.name, raw.path)
     return raw

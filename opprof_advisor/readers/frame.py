@@ -49,6 +49,10 @@ class Tally(Record):
         return dict(zip(self.keys, self.counts))
 
 
+#: Op type cells that mean "not recorded".
+_NOT_RECORDED = frozenset({"", "N/A"})
+
+
 class Frame:
     """The columns of one KernelTable, encoded once, with masks, tallies and sums over them."""
 
@@ -165,8 +169,12 @@ class Frame:
         found = self._coded.get("op_type:derived")
         if found is None:
             ops = self.coded("op_type")
-            if not any(self.occurring(ops)):
+            occurring = self.occurring(ops)
+            if not any(occurring):
                 ops = self.mapped(self.coded("name"), op_type_from_name)
+            elif set(occurring) & _NOT_RECORDED:  # some rows say N/A (collectives at Level1): from their names
+                ops = self.mapped(self.pair(ops, self.coded("name")),
+                                  lambda pair: op_type_from_name(pair[1]) if pair[0] in _NOT_RECORDED else pair[0])
             found = self._coded["op_type:derived"] = ops
         return found
 
