@@ -137,14 +137,16 @@ def test_catlass_msprof_op_uses_the_measured_volumes(real_profiles, monkeypatch,
     assert row.efficiency == pytest.approx(0.3598, abs=1e-4)
 
 
-def test_tilelang_msprof_op_core_count_unknown(real_profiles, monkeypatch, tmp_path):
+def test_tilelang_msprof_op_on_a_9362_has_its_cores_but_no_bandwidth_roof(real_profiles, monkeypatch, tmp_path):
+    # Run Soc Version=Ascend910_9362: 20 AIC / 40 AIV from the CANN platform config; the run's own clock (Rated
+    # Freq 1650) wins over the config's 1500; no HBM figure is sourced for A3 parts, so only the compute roof
     monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
     path = (real_profiles / "tilelang-ascend" / "custom" / "sigmoid" / "perf_tuning" / "msprof_output_iter1_after"
             / "OPPROF_20260803154619_ETRNHYWCPRERQANJ")
     _, profile = load_profile(path)
-    note = profile.roofline.notes[0]
-    assert "AI Core count is not in the profile and Ascend910_9362 has no sourced figure" in note
-    assert "dump/op_basic_info.txt" in note
+    assert profile.device == {"chip": "Ascend910_9362", "aic": 20, "aiv": 40, "freq_mhz": 1650.0}
+    assert profile.roofline.notes[0].startswith("cannot judge the bandwidth roof: no sourced HBM bandwidth for "
+                                                "Ascend910_9362 (give hbm_gbps in --peaks FILE.yaml)")
 
 
 SHAPED = [

@@ -24,6 +24,10 @@ Sources (each figure below names one of these):
   parts with that 192 MB L2 (B1, B2, B3); Ascend910B4 has a smaller L2 and HBM, so no figure.
 * ``TILELANG`` -- the tilelang msOpProf sample (../shared/real-profiles/tilelang-ascend,
   tile-ai/tilelang-ascend@77f5caf3): ``Run Soc Version=Ascend910_9362``, ``Rated Freq=1650``.
+* ``CANN_CONFIG`` -- the CANN 8.1.RC1 platform configs, leideng/CANN-8.1.RC1@4332a013:Ascend/ascend-toolkit/
+  8.1.RC1/aarch64-linux/data/platform_config/<SoC>.ini: ``ai_core_cnt`` / ``vector_core_cnt`` (cores),
+  ``cube_freq`` (MHz), ``l2_size`` (bytes), and ``Short_SoC_version``, the family name profiles often give
+  instead of the part (``Ascend910B``: B1–B4, 20 or 24 AI Cores; ``Ascend910_93``: 9362 and 9391).
 * ``CUBE_OPS`` -- Ascend/msprof-analyze@5f927748:msprof_analyze/cluster_analyse/cluster_kernels_analysis/
   operator_mfu/chip_peak_flops.py: ``OPS_PER_CYCLE`` FLOAT16 = 16*16*16*2, INT8 = 16*32*16*2 per AI
   Core per cycle, peak = ai_core_num x aic_frequency x ops per cycle; its operator_flops.py maps BF16
@@ -62,19 +66,31 @@ _CATLASS = "hicann/catlass include/acot/arch/arch.hpp (AscendC910B3); catlass ms
 _A2_CONFIG = "KB-SOURCES #43 (A2 platform_config: 24 Cube / 48 Vector cores)"
 _GM_BW = "hiascend canncommercial 800 atlas_ascendc_best_practices_10_0035 (GM about 1.6 TB/s, L2 192 MB)"
 _TILELANG = "tile-ai/tilelang-ascend@77f5caf3 msOpProf sample (Run Soc Version=Ascend910_9362, Rated Freq=1650)"
+_CANN = ("leideng/CANN-8.1.RC1@4332a013:Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/data/platform_config/{soc}.ini "
+         "(ai_core_cnt, vector_core_cnt, cube_freq, l2_size)")
+
+
+def _cann(soc: str) -> str:
+    return _CANN.format(soc=soc)
+
 
 #: Exact SoC name -> spec. Add a part only with a source for each figure.
 SOCS: dict[str, SocSpec] = {
     spec.name: spec
     for spec in (
-        SocSpec("Ascend910B1", aic=24, aiv=48, hbm_gbps=1600.0, l2_mb=192.0,
-                sources={"cores": _A2_CONFIG, "hbm_gbps": _GM_BW}),
-        SocSpec("Ascend910B2", aic=24, aiv=48, hbm_gbps=1600.0, l2_mb=192.0,
-                sources={"cores": _A2_CONFIG, "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B1", aic=24, aiv=48, freq_mhz=1850.0, hbm_gbps=1600.0, l2_mb=192.0,
+                sources={"cores": _cann("Ascend910B1"), "freq_mhz": _cann("Ascend910B1"), "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B2", aic=24, aiv=48, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0,
+                sources={"cores": _cann("Ascend910B2"), "freq_mhz": _cann("Ascend910B2"), "hbm_gbps": _GM_BW}),
         SocSpec("Ascend910B3", aic=20, aiv=40, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0,
                 sources={"cores": _CATLASS, "freq_mhz": _CATLASS, "hbm_gbps": _GM_BW}),
-        SocSpec("Ascend910B4", aic=20, aiv=40, sources={"cores": _A2_CONFIG}),
-        SocSpec("Ascend910_9362", freq_mhz=1650.0, sources={"freq_mhz": _TILELANG}),
+        SocSpec("Ascend910B4", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=96.0,
+                sources={"cores": _cann("Ascend910B4"), "freq_mhz": _cann("Ascend910B4")}),
+        # A3: no HBM figure is sourced for these parts (the 1.6 TB/s page is about Atlas A2)
+        SocSpec("Ascend910_9391", aic=24, aiv=48, freq_mhz=1850.0, l2_mb=192.0,
+                sources={"cores": _cann("Ascend910_9391"), "freq_mhz": _cann("Ascend910_9391")}),
+        SocSpec("Ascend910_9362", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=168.0,
+                sources={"cores": _cann("Ascend910_9362"), "freq_mhz": _cann("Ascend910_9362")}),
     )
 }
 
@@ -93,3 +109,24 @@ def core_counts_for(chip: str | None) -> dict[str, int]:
     """``{"aic": n, "aiv": m}`` for a known SoC name, else ``{}``."""
     cores = CHIP_CORES.get((chip or "").strip())
     return {"aic": cores[0], "aiv": cores[1]} if cores else {}
+
+
+#: Family names (the platform configs' ``Short_SoC_version``) -> the parts they cover [CANN_CONFIG].
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "Ascend910B": ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"),
+    "Ascend910_93": ("Ascend910_9362", "Ascend910_9391"),
+}
+#: The fewest AI Cores of the parts a Mix launch (``Mix Block Dim``) can run on: A2 / A3 parts [CANN_CONFIG]
+#: ("cube_vector_combine=split": one AIC paired with two AIV, the only parts with Mix kernels).
+MIX_PARTS = FAMILIES["Ascend910B"] + FAMILIES["Ascend910_93"]
+
+
+def fewest_cores(parts: tuple[str, ...]) -> dict[str, int]:
+    """``{"aic": n, "aiv": m}``: the fewest cores among ``parts`` (a lower bound for whichever of them ran)."""
+    counts = [CHIP_CORES[part] for part in parts if part in CHIP_CORES]
+    return {"aic": min(aic for aic, _ in counts), "aiv": min(aiv for _, aiv in counts)} if counts else {}
+
+
+def family_parts(chip: str | None) -> tuple[str, ...]:
+    """The parts a family name covers (``Ascend910B`` -> B1–B4), else ()."""
+    return FAMILIES.get((chip or "").strip(), ())

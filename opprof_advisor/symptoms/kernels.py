@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
+from opprof_advisor.readers.chips import family_parts, fewest_cores
 from opprof_advisor.core.models import OpTypeStat
 from opprof_advisor.core.thresholds import (
     AIC_UNITS, AIV_UNITS, ATTENTION_WINDOW, BANK_CONFLICT_RATIO, CUBE_FAMILIES, FEW_BLOCKS, FEW_BLOCKS_MIN_CORES,
@@ -32,12 +33,18 @@ def check_block_dim(ctx: Kernels) -> None:
         if ctx.compute_time:
             ctx.note(N_("block dim"), N_("Block Dim / Block Num is not recorded"), "level1")
         return
-    cores = ctx.raw.core_counts
+    cores, lower = ctx.raw.core_counts, False
     if not cores.get("aic"):
-        chip = M_("the chip ({chip}) is not one whose core count is known", chip=ctx.raw.chip) if ctx.raw.chip else \
-            N_("the chip's AI Core count is not in the profile")
-        ctx.note(N_("block dim against the core count"), chip, "cores")
-        return
+        parts, why = _parts_that_ran(ctx)
+        if not parts:
+            chip = M_("the chip ({chip}) is not one whose core count is known", chip=ctx.raw.chip) if ctx.raw.chip \
+                else N_("the chip's AI Core count is not in the profile")
+            ctx.note(N_("block dim against the core count"), chip, "cores")
+            return
+        # the fewest cores of the parts it can be: one or two blocks leave most of them idle whichever it is; the
+        # last wave's idle share needs the exact part
+        cores, lower = fewest_cores(parts), True
+        ctx.note(N_("the idle cores of each launch's last wave"), why, "cores")
     aic, aiv = cores["aic"], cores.get("aiv") or cores["aic"]
     # waves, idle share and bucket once per distinct (unit, block dim)
     pairs = frame.pair(ctx.units, blocks)
@@ -52,7 +59,7 @@ def check_block_dim(ctx: Kernels) -> None:
             bucket_of.append("")
         elif block <= FEW_BLOCKS and need >= FEW_BLOCKS_MIN_CORES:
             bucket_of.append("few")
-        elif idle >= IDLE_SLOT_SHARE:
+        elif idle >= IDLE_SLOT_SHARE and not lower:
             bucket_of.append("tail")
         else:
             bucket_of.append("")
@@ -84,11 +91,24 @@ def check_block_dim(ctx: Kernels) -> None:
             continue
         time_us = sum(bucket[op][0] for op in hot)
         ceiling = sum(bucket[op][1] for op in hot)
+        template = (N_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip at least "
+                       "{aic} AIC / {aiv} AIV); using every core would save at least {ceiling}") if lower else
+                    N_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip {aic} AIC / "
+                       "{aiv} AIV); using every core would save at most {ceiling}"))
         ctx.add(symptom_id, hot, time_us,
-                M_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip {aic} AIC / "
-                   "{aiv} AIV); using every core would save at most {ceiling}",
-                   examples=join_messages([examples[op] for op in hot[:3]], "; "), what=what, time=U.time(time_us),
-                   share=ctx.compute_share(time_us), aic=aic, aiv=aiv, ceiling=U.time(ceiling)), ceiling_us=ceiling)
+                Message(template, examples=join_messages([examples[op] for op in hot[:3]], "; "), what=what,
+                        time=U.time(time_us), share=ctx.compute_share(time_us), aic=aic, aiv=aiv,
+                        ceiling=U.time(ceiling)), ceiling_us=ceiling)
+
+
+def _parts_that_ran(ctx: Kernels) -> tuple[tuple[str, ...], str]:
+    """The parts a family name covers (``Ascend910B``: B1–B4) when the profile records no core count, and why, for
+    the note. (A Mix launch on an unnamed chip is judged by the advice over the 20- and 24-core parts.)"""
+    chip = ctx.raw.chip
+    if family_parts(chip):
+        return family_parts(chip), M_("{chip} names a family ({parts}) of parts with different core counts",
+                                      chip=chip, parts=", ".join(family_parts(chip)))
+    return (), ""
 
 
 def check_bound(ctx: Kernels) -> None:
