@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from opprof_advisor.core.errors import ProfileError
+
 from opprof_advisor import testing
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.profiles import build_profile
@@ -135,12 +137,17 @@ def test_tilelang_basic_info_only_notes_what_is_missing(real_profiles):
     assert any("Run Soc Version" in n for n in profile.notes)
 
 
-def test_parent_of_two_runs_reads_both_and_says_so(real_profiles):
-    raw = read_msopprof_device(real_profiles / TILELANG)
-    assert sorted(raw.kernels.duration_us) == [pytest.approx(53.618927), pytest.approx(71.918564)]
-    assert any("2 separate msprof op runs" in n for n in raw.notes)
-    assert raw.kernel_detail["task_duration_us"] == pytest.approx(71.918564)  # the longest launch
-    assert len(raw.kernel_detail["launches"]) == 2
+def test_a_parent_of_two_runs_is_refused_naming_each_run_and_the_compare_command(real_profiles):
+    # a "before" and an "after" of one kernel: never summed into one profile
+    with pytest.raises(ProfileError) as caught:
+        read_msopprof_device(real_profiles / TILELANG)
+    message, hint = caught.value.message, caught.value.hint
+    assert message == ("2 msprof op runs in one folder: msprof_output_iter1/OPPROF_20260803153518_MNJZZROZPPYUQFTT "
+                       "(main_kernel, 71.9 µs); msprof_output_iter1_after/OPPROF_20260803154619_ETRNHYWCPRERQANJ "
+                       "(main_kernel, 53.6 µs)")
+    assert hint.endswith(f"advisor compare {real_profiles / TILELANG_512} {real_profiles / TILELANG_AFTER}")
+    # one run, even with several launch folders below it, is one profile
+    assert read_msopprof_device(real_profiles / TILELANG_AFTER).format == "msopprof-device"
 
 
 def test_detection_tells_device_from_simulator(real_profiles):

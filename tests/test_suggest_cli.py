@@ -169,7 +169,7 @@ REAL_ROOTS = [
     "msinsight-torch-npu/text/level2",
     "msprof-analyze-ut/pt_llm_pmu_2025_ascend_pt",
     "msprof-analyze-ut/pt_train_2023_ascend_pt",
-    "tilelang-ascend/custom/sigmoid",
+    "tilelang-ascend/custom/sigmoid/Sigmoid",
 ]
 
 

@@ -8,12 +8,14 @@ pay for formats it never sees.
 from __future__ import annotations
 
 import importlib
+import re
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opprof_advisor.core.errors import ProfileError, UnknownFormat
 from opprof_advisor.readers.collectives import count_collectives_once
+from opprof_advisor.readers.layouts import is_multi_rank
 from opprof_advisor.core.sidefile import check_durations
 
 if TYPE_CHECKING:
@@ -91,8 +93,10 @@ def detect_format(path: str | Path) -> Reader:
     return _detect(Path(path))[0]
 
 
-def _detect(path: Path) -> tuple[Reader, Path]:
+def _detect(path: Path, refuse: bool = True) -> tuple[Reader, Path]:
     check_path(path)
+    if refuse:
+        _refuse_separate_profiles(path)
     current = path
     for _ in range(DESCEND_DEPTH + 1):
         for entry in READERS:
@@ -102,7 +106,54 @@ def _detect(path: Path) -> tuple[Reader, Path]:
         if child is None:
             break
         current = child
-    raise _unknown(path)
+    raise _unknown(path, name_profiles=refuse)
+
+
+#: Child folders looked at to name the profiles of a folder that is none itself (detection must stay cheap).
+MAX_CHILDREN = 64
+
+
+#: Child folders that are parts of one profile, never a profile beside it: the producers' own sub-folders and
+#: msprof op runs (the msOpProf reader names several). The ranks of a job are the multi-rank reader's.
+_PARTS_OF_ONE = re.compile(r"^(?:ASCEND_PROFILER_OUTPUT|FRAMEWORK|PROF_.*|OPPROF_.*|mindstudio_profiler_\w+|device_?\d*|"
+                           r"host|sqlite|timeline|summary|dump|simulator|logs?|cluster_analysis_output)$")
+
+
+def _refuse_separate_profiles(path: Path) -> None:
+    """A folder holding two or more separate profiles (runs of different producers, a before and an after ...)
+    is not one profile: refuse, naming them, rather than read the first that a reader's walk reaches. A folder
+    that is itself part of a profile by its name (an OPPROF_* run, a PROF_* tree ...) holds parts, not profiles."""
+    if path.is_dir() and not _PARTS_OF_ONE.match(path.name) and not is_multi_rank(path):
+        found = _profiles_below(path)
+        if len(found) >= 2:
+            raise _several(path, found)
+
+
+def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
+    named = ", ".join(f"{child.name} ({what})" for child, what in found[:8])
+    more = f" and {len(found) - 8} more" if len(found) > 8 else ""
+    if len(found) == 1:
+        return UnknownFormat(f"no profile here, one a folder further down: {named}", path=path,
+                             hint=f"give that folder: advisor suggest --profile {found[0][0]}")
+    return UnknownFormat(f"{len(found)} separate profiles in this folder, not one: {named}{more}", path=path,
+                         hint=f"give one of them (advisor suggest --profile {found[0][0]}), or compare two with "
+                              "advisor compare BEFORE AFTER")
+
+
+def _profiles_below(path: Path) -> list[tuple[Path, str]]:
+    """The child folders of ``path`` that are profiles themselves (not parts of one), each with its format."""
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")
+                          and not _PARTS_OF_ONE.match(p.name))[:MAX_CHILDREN]
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        try:
+            found.append((child, _detect(child, refuse=False)[0].name))  # one level down: detection stays cheap
+        except ProfileError:
+            continue
+    return found
 
 
 def _single_child_dir(path: Path) -> Path | None:
@@ -117,7 +168,7 @@ def _single_child_dir(path: Path) -> Path | None:
     return dirs[0] if len(dirs) == 1 else None
 
 
-def _unknown(path: Path) -> UnknownFormat:
+def _unknown(path: Path, name_profiles: bool = True) -> UnknownFormat:
     hint = ("expected a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an op_summary / "
             "kernel_details CSV, an msprof / ascend_pytorch_profiler DB, or a .zip / .tar.gz of one")
     if path.is_dir():
@@ -127,6 +178,9 @@ def _unknown(path: Path) -> UnknownFormat:
             raise ProfileError(f"cannot list folder: {exc.strerror}", path=path) from None
         if entries == 0:
             return UnknownFormat("empty folder", path=path, hint=hint)
+        found = _profiles_below(path) if name_profiles else []
+        if found:
+            return _several(path, found)
         return UnknownFormat(f"no profiler output found among {entries} entries", path=path, hint=hint)
     return UnknownFormat("not a profiler output file", path=path, hint=hint)
 

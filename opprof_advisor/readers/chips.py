@@ -116,9 +116,6 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Ascend910B": ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"),
     "Ascend910_93": ("Ascend910_9362", "Ascend910_9391"),
 }
-#: The fewest AI Cores of the parts a Mix launch (``Mix Block Dim``) can run on: A2 / A3 parts [CANN_CONFIG]
-#: ("cube_vector_combine=split": one AIC paired with two AIV, the only parts with Mix kernels).
-MIX_PARTS = FAMILIES["Ascend910B"] + FAMILIES["Ascend910_93"]
 
 
 def fewest_cores(parts: tuple[str, ...]) -> dict[str, int]:

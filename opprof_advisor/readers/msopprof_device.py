@@ -44,8 +44,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
-from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.errors import MalformedProfile, ProfileError, UnknownFormat
+from opprof_advisor.core.units import TEXT as U
+from opprof_advisor.core.i18n import N_
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import find_launch_dirs, is_basic_info, is_msopprof_device
@@ -84,6 +85,8 @@ def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawPro
     if not dirs:
         raise UnknownFormat("no OpBasicInfo*.csv found", path=path,
                             hint="point at the OPPROF_* folder written by `msprof op`")
+    if path.is_dir():
+        _refuse_several_runs(path, dirs)
     details: list[dict[str, Any]] = []
     for i, folder in enumerate(dirs):
         basics = [path] if path.is_file() else sorted(p for p in folder.iterdir() if is_basic_info(p.name))
@@ -92,6 +95,32 @@ def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawPro
         if progress is not None:
             progress(i + 1, len(dirs))
     return _raw_profile(path, details)
+
+
+def _refuse_several_runs(path: Path, dirs: list[Path]) -> None:
+    """Launches of two or more ``msprof op`` runs (OPPROF_* folders) under ``path`` are not one profile: a "before"
+    and an "after" of one kernel would be summed. Refuse, naming each run with its longest kernel."""
+    runs: dict[Path, list[Path]] = {}
+    for folder in dirs:
+        parts = folder.relative_to(path).parts if folder != path else ()
+        top = next((index for index, part in enumerate(parts) if _OPPROF.match(part)), None)
+        runs.setdefault(path.joinpath(*parts[:top + 1]) if top is not None else path, []).append(folder)
+    if len(runs) < 2:
+        return
+    named = []
+    for run, folders in sorted(runs.items()):
+        try:
+            launches = [launch for folder in folders for basic in sorted(folder.iterdir()) if is_basic_info(basic.name)
+                        for launch in read_launch(basic)]
+            longest = max(launches, key=lambda launch: launch.get("task_duration_us") or 0.0)
+            what = f"{longest.get('kernel') or longest.get('op_type')}, {U.time(longest.get('task_duration_us') or 0.0)}"
+        except (ProfileError, OSError, ValueError):
+            what = "not readable"
+        named.append(f"{run.relative_to(path)} ({what})")
+    first, second = (str(run) for run in sorted(runs)[:2])
+    raise ProfileError(f"{len(runs)} msprof op runs in one folder: {'; '.join(named)}", path=path,
+                       hint=f"give one run (advisor suggest --profile {first}), or compare two: advisor compare "
+                            f"{first} {second}")
 
 
 def read_launch(basic: Path) -> list[dict[str, Any]]:
@@ -419,10 +448,6 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
         detail["launches"] = details
     chips = sorted({d["chip"] for d in details if d["chip"]})
     notes = _notes(details)
-    runs = sorted({_opprof_root(Path(d["source"])) for d in details})
-    if len(runs) > 1:
-        notes.append(M_("{count} separate msprof op runs (OPPROF_* folders) were read as one profile; point at one "
-                        "OPPROF_* folder to see a single run", count=len(runs)))
     return RawProfile(
         path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
         core_counts=core_counts_for(chips[0]) if len(chips) == 1 else {},
@@ -430,13 +455,6 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
         versions={"pipe_utilization_header": longest["pipe_header"]} if longest["pipe_header"] else {},
         notes=notes, kernel_detail=detail, extra={"op_type_derived": True},
     )
-
-
-def _opprof_root(source: Path) -> str:
-    for parent in source.parents:
-        if _OPPROF.match(parent.name):
-            return str(parent)
-    return str(source.parent)
 
 
 def _notes(details: list[dict[str, Any]]) -> list[str]:

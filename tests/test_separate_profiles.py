@@ -1,0 +1,49 @@
+"""A folder of several separate profiles is never read as one (issue: a before and an after summed into one)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from opprof_advisor.cli.app import app
+from opprof_advisor.core.errors import UnknownFormat
+from opprof_advisor.profiles import read_profile
+
+RUN = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
+KERNEL = "tilelang-ascend/custom/sigmoid/perf_tuning/msprof_output_iter1"
+
+
+def test_two_profiles_of_different_producers_are_named_not_merged(tmp_path, real_profiles):
+    shutil.copytree(real_profiles / RUN, tmp_path / "runA")
+    shutil.copytree(real_profiles / KERNEL, tmp_path / "kernelB")
+    (tmp_path / "notes.txt").write_text("what I ran", encoding="utf-8")
+    with pytest.raises(UnknownFormat) as caught:
+        read_profile(tmp_path)
+    assert caught.value.message == ("2 separate profiles in this folder, not one: kernelB (msopprof-device), "
+                                    "runA (torch-npu-text)")
+    assert caught.value.hint == (f"give one of them (advisor suggest --profile {tmp_path / 'kernelB'}), or compare "
+                                 "two with advisor compare BEFORE AFTER")
+
+
+def test_a_before_and_an_after_run_of_one_kernel_are_refused_in_one_line(runner, real_profiles):
+    folder = real_profiles / "tilelang-ascend/custom/sigmoid/perf_tuning"
+    result = runner.invoke(app, ["profile", str(folder)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"error: {folder}: 2 separate profiles in this folder, not one: msprof_output_iter1 "
+                           "(msopprof-device), msprof_output_iter1_after (msopprof-device)")
+
+
+def test_the_parts_of_one_profile_are_not_separate_profiles(tmp_path, real_profiles):
+    # a torch_npu run folder holds ASCEND_PROFILER_OUTPUT (and often PROF_*): one profile, read as before
+    shutil.copytree(real_profiles / RUN, tmp_path / "run_ascend_pt")
+    assert read_profile(tmp_path / "run_ascend_pt").format == "torch-npu-text"
+    # a run beside a kernel profile (and a folder that is none) is named with it, not skipped by a deeper walk
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "readme.txt").write_text("x", encoding="utf-8")
+    shutil.copytree(real_profiles / KERNEL, tmp_path / "kernel")
+    with pytest.raises(UnknownFormat) as caught:
+        read_profile(tmp_path)
+    assert caught.value.message == ("2 separate profiles in this folder, not one: kernel (msopprof-device), "
+                                    "run_ascend_pt (torch-npu-text)")
