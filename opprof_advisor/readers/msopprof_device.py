@@ -20,7 +20,9 @@ under ``"launches"``):
   None), ``current_freq_mhz``, ``rated_freq_mhz``, ``device_id``, ``source`` (the OpBasicInfo path);
 * ``pipe_header``: PipeUtilization generation (``2025-03``, ``2025-12``, ``2026``, ``310P``, with
   ``+MemoryDetail`` when those columns are appended), or None when the file is absent;
-* ``pipe_ratio``: {PIPE_KEY: mean ratio over the rows of its side} (``aic_*`` over cube rows,
+* ``pipe_ratio``: {PIPE_KEY: highest ratio on the sub-cores of its side that end last (within
+  CRITICAL_SHARE of the longest)} (``pipe_ratio_mean``: the time-weighted mean over every row of the side;
+  ``busiest_sub_core``: {side: block, sub-core, time, how many are critical}) (``aic_*`` over cube rows,
   ``aiv_*`` over vector rows); ``pipe_ratio_max``: {PIPE_KEY: max over those rows};
 * ``bound_pipe``: {"cube": PIPE_KEY, "vector": PIPE_KEY} -- the pipe with the highest mean ratio
   on each side that ran; ``bound``: the highest of all (key and ratio: ``{"pipe", "ratio"}``);
@@ -305,6 +307,7 @@ def _pipe_detail(path: Path | None) -> dict[str, Any]:
     blocks: dict[str, list[int]] = {"cube": [], "vector": []}
     subs: dict[str, list[str]] = {"cube": [], "vector": []}
     ratios: dict[str, list[tuple[float, float]]] = {k: [] for k in ratio_cols}  # (sub-core time, ratio)
+    rows_of: dict[str, list[dict[str, float]]] = {"cube": [], "vector": []}  # each sub-core row's ratios
     for n, (_, row) in enumerate(rows):
         for side, (prefix, time_col) in sides.items():
             t = _number(row[time_col]) if time_col is not None and time_col < len(row) else None
@@ -313,31 +316,51 @@ def _pipe_detail(path: Path | None) -> dict[str, Any]:
             times[side].append(t)
             blocks[side].append(_integer(_cell(row, index.get("block_id"))) if "block_id" in index else n)
             subs[side].append(_cell(row, index.get("sub_block_id")) or ("cube0" if side == "cube" else "vector0"))
+            own: dict[str, float] = {}
             for key, col in ratio_cols.items():
                 if key.startswith(prefix) or (prefix == "aic" and "_" not in key):
                     value = _number(_cell(row, col))
                     if value is not None:
                         ratios[key].append((t, value))
-    return _summarise_pipe(pipe_generation(header), times, blocks, subs, ratios)
+                        own[key] = value
+            rows_of[side].append(own)
+    return _summarise_pipe(pipe_generation(header), times, blocks, subs, ratios, rows_of)
 
 
 def _cell(row: list[str], col: int | None) -> str | None:
     return row[col] if col is not None and col < len(row) else None
 
 
-def _summarise_pipe(generation: str, times, blocks, subs, ratios) -> dict[str, Any]:
-    # A kernel lasts as long as its busiest sub-cores, so each ratio is weighted by its sub-core's time;
-    # a side whose slowest sub-core is far below the other side's (the cube of a vector-only mix kernel)
-    # did no real work and its ratios are left out.
+#: Sub-cores ending within this share of a side's longest one are on the critical path (timing noise aside).
+CRITICAL_SHARE = 0.95
+
+
+def _summarise_pipe(generation: str, times, blocks, subs, ratios, rows_of) -> dict[str, Any]:
+    # A kernel lasts as long as its busiest sub-cores, so the bound is read on them (each pipe's highest ratio over
+    # the sub-cores that end last), never on an average that hides one (two vector sub-cores of one Mix block: 97 %
+    # scalar and 20 % average to 58 %); the time-weighted mean over every sub-core stays beside it. A side whose slowest sub-core is far below the other
+    # side's (the cube of a vector-only mix kernel) did no real work and its ratios are left out.
     busy = {side: max(values) for side, values in times.items() if values}
     top_busy = max(busy.values(), default=0.0)
     working = {side for side, value in busy.items() if value >= WORKING_SIDE_SHARE * top_busy}
-    mean = {}
+    mean, busiest = {}, {}
     for key, pairs in ratios.items():
         side = "vector" if key.startswith("aiv_") else "cube"
         weight = sum(t for t, _ in pairs)
         if pairs and side in working:
             mean[key] = sum(t * v for t, v in pairs) / weight if weight else sum(v for _, v in pairs) / len(pairs)
+    busiest_sub = {}
+    for side in working:
+        # the sub-cores that end last (within CRITICAL_SHARE of the side's longest) set the kernel's time: each
+        # pipe's ratio is its highest on them
+        critical = [at for at, t in enumerate(times[side]) if t >= CRITICAL_SHARE * busy[side]]
+        for at in critical:
+            for key, value in rows_of[side][at].items():
+                busiest[key] = max(value, busiest.get(key, value))
+        at = times[side].index(busy[side])
+        busiest_sub[side] = {"block_id": blocks[side][at], "sub_block_id": subs[side][at],
+                             "time_us": times[side][at], "critical": len(critical)}
+    mean, average = {key: busiest.get(key, value) for key, value in mean.items()}, mean
     bound_pipe = {}
     for side, prefix in (("cube", "aic_"), ("vector", "aiv_")):
         side_keys = {k: v for k, v in mean.items() if k.startswith(prefix) or (side == "cube" and "_" not in k)}
@@ -348,6 +371,8 @@ def _summarise_pipe(generation: str, times, blocks, subs, ratios) -> dict[str, A
     return {
         "pipe_header": generation,
         "pipe_ratio": mean,
+        "pipe_ratio_mean": average,
+        "busiest_sub_core": busiest_sub,
         "pipe_ratio_max": {k: max(v for _, v in pairs) for k, pairs in ratios.items() if pairs},
         "bound_pipe": bound_pipe,
         "bound": {"pipe": top, "ratio": mean[top]} if top else None,
