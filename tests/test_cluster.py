@@ -233,3 +233,18 @@ def test_a_folder_of_ranks_read_raw_lists_its_ranks_and_a_nested_job_is_named(tm
     (outer / "b_ascend_pt").symlink_to(folders[0], target_is_directory=True)
     summary = summarize_rank(str(outer / "a_ascend_pt"))
     assert "a folder of ranks inside a folder of ranks" in summary["error"]
+
+
+def test_a_job_is_advised_per_rank_so_no_share_of_the_step_exceeds_the_step(tmp_path, runner):
+    # op types are summed over ranks, the step split is the mean rank's: advice divides the sums by the ranks read
+    kernels = [*KERNELS, KernelSpec("hcom_allReduce_", "hcom_allReduce_", "HCCL", 400.0, 3)]
+    write_torch_npu_job(tmp_path / "job", kernels, ranks=8, slow_rank=3, slow_factor=1.5)
+    result = runner.invoke(app, ["suggest", "--profile", str(tmp_path / "job"), "--format", "json", "--explain",
+                                 "--db", str(tmp_path / "advisor.db")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    profile = read_profile(tmp_path / "job")
+    assert doc["profile"]["per_rank_of"] == 8
+    assert doc["profile"]["device_time_us"] == pytest.approx(profile.device_time_us / 8, abs=1e-3)
+    shares = [float(m) for m in re.findall(r"([\d.]+) % of the step", result.stdout)]
+    assert len(shares) >= 3 and max(shares) <= 100.0

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from opprof_advisor.advice.context import workload_context
+from opprof_advisor.cluster.reduce import per_rank, per_rank_of
 from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
 from opprof_advisor.advice.rules_kernel import kernels
@@ -63,7 +64,8 @@ def findings_of(profile: Profile, context: dict[str, Any], ref_us: float) -> lis
 def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, top: int = 5, kind: str | None = None,
            explain: bool = False, outcomes: dict[str, list[Any]] | None = None, model: str | None = None
            ) -> dict[str, Any]:
-    """The ``opprof-advisor/suggest/2`` document for ``profile``."""
+    """The ``opprof-advisor/suggest/2`` document for ``profile`` (a job's: per rank, see ``cluster.reduce.per_rank``)."""
+    profile = per_rank(profile)
     matcher = ready_matcher(entries, kind, matcher)
     context = workload_context(profile)
     ref_us, ref_name = reference(profile, context)
@@ -106,7 +108,8 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     return {
         "schema": SUGGEST_SCHEMA,
         "profile": {"path": profile.path, "format": profile.format, "device_time_us": profile.device_time_us,
-                    "reference": ref_name, "reference_us": round(ref_us, 3), "excerpt": bool(context.get("excerpt"))},
+                    "reference": ref_name, "reference_us": round(ref_us, 3), "excerpt": bool(context.get("excerpt")),
+                    **({"per_rank_of": per_rank_of(profile)} if per_rank_of(profile) else {})},
         "context": context,
         "suggestions": suggestions,
         "rest": _rest_line(more, ref_name),

@@ -27,6 +27,7 @@ from typing import Any
 
 from opprof_advisor import symptoms
 
+from opprof_advisor.cluster.summary import JOB_SYMPTOMS
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
@@ -157,6 +158,36 @@ def build_job_profile(raw: RawProfile, peaks=None) -> Profile:
     _explain_slow_rank(profile)
     profile.roofline = _outlier_roofline(raw, profile, peaks)
     return profile
+
+
+def per_rank_of(profile: Profile) -> int:
+    """How many ranks a job's sums are over (0 for one rank, or an msprof-analyze summary: per rank already)."""
+    read = int((profile.cluster or {}).get("read") or 0)
+    return read if read >= 2 and profile.producer != "cluster" else 0
+
+
+def per_rank(profile: Profile) -> Profile:
+    """A job's profile as its mean rank, for advice taken of one rank's step.
+
+    A job's op-type times, totals and merged kernel symptoms are sums over its ranks (as the concatenated kernels
+    would give), while its step split is the mean rank's: a share of the one taken of the other read "MatMulV2, Add
+    (380.6 % of the step)". Dividing the sums by the ranks read puts both on one base; shares of device time and the
+    job-level symptoms (step split, waiting, slow rank, slow link: per rank already) are unchanged.
+    """
+    read = per_rank_of(profile)
+    if not read:
+        return profile
+    scale = 1.0 / read
+    rows = [row.replace(time_us=round(row.time_us * scale, 3),
+                        wait_us=None if row.wait_us is None else round(row.wait_us * scale, 3))
+            for row in profile.op_types]
+    found = [symptom if symptom.id in JOB_SYMPTOMS else symptom.replace(
+        time_us=round(symptom.time_us * scale, 3),
+        ceiling_us=None if symptom.ceiling_us is None else round(symptom.ceiling_us * scale, 3))
+        for symptom in profile.symptoms]
+    return profile.replace(op_types=rows, symptoms=found, device_time_us=round(profile.device_time_us * scale, 3),
+                           compute_time_us=round(profile.compute_time_us * scale, 3),
+                           communication_time_us=round(profile.communication_time_us * scale, 3))
 
 
 def _workload(job: list[dict[str, Any]]) -> str | None:

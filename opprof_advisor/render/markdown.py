@@ -38,6 +38,8 @@ def suggest_markdown(doc: dict[str, Any], *, explain: bool | None = None, **_opt
     lines = [_("# Suggestions for `{path}`").format(path=profile.get("path")), "",
              _("Format {format}, device time {time}.").format(format=profile.get("format"),
                                                             time=U.time(profile.get("device_time_us")))]
+    if profile.get("per_rank_of"):
+        lines[-1] += _(" Times are per rank (the mean of {n} ranks).").format(n=profile["per_rank_of"])
     if profile.get("reference") == "step":  # a sentence of its own: "device time X." stays as it was
         lines[-1] += _(" Step {time}.").format(time=U.time(profile.get("reference_us")))
     context = (doc.get("context") or {}).get("line")

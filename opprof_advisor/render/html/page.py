@@ -339,6 +339,8 @@ def subtitle_of(source: dict) -> str:
         bits.append(str(source["format"]))
     if as_float(source.get("device_time_us")) is not None:
         bits.append(_("device time {time}").format(time=U.time(source["device_time_us"])))
+        if source.get("per_rank_of"):
+            bits[-1] += _(" per rank (the mean of {n} ranks)").format(n=source["per_rank_of"])
     return " · ".join(b for b in bits if b)
 
 

@@ -28,6 +28,8 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
     reference = reference_name(profile.get("reference"))
     head = "  " + _("{format}, device time {time}").format(format=profile.get("format"),
                                                          time=U.time(profile.get("device_time_us")))
+    if profile.get("per_rank_of"):
+        head += _(" per rank (the mean of {n} ranks)").format(n=profile["per_rank_of"])
     if profile.get("reference") == "step":
         head += _(", step {time}").format(time=U.time(profile.get("reference_us")))
     out: list = [Text.assemble((str(profile.get("path") or ""), "bold"), head)]
