@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from opprof_advisor.symptoms import IDLE_LATE
 from opprof_advisor.advice.finding import Finding, band
 from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
@@ -156,6 +157,9 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
     families = sorted({r.family for r in rows_of(profile, list(ops))})
     out: list[Finding] = []
     slow = found.get("slow_rank")
+    late_idle = slow if slow is not None and slow.detail.startswith(IDLE_LATE) else None
+    if late_idle is not None:
+        slow = None  # a rank late for its idle time: the waits are host-side skew, as when no rank is named
     if wait:
         wait_us = min(wait.time_us, exposed_us)
         title = M_("Collectives wait for another rank or the host: {wait} of {exposed} exposed communication "
@@ -163,9 +167,11 @@ def communication(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[
                    share=share_text(wait_us, ref_us, ref_name))
         spread = _compute_spread(profile)
         if spread is not None and not slow:  # the ranks are here and compute alike: the waits are host-side skew
+            cap = late_idle.ceiling_us if late_idle is not None else None
             gain = band(wait_us, LOW, HIGH, M_(
                 "the ranks compute alike (computing differs by {spread}): the waits follow their host-side time; "
-                "30–80 % of {time} if the hosts are evened out", spread=U.share(spread), time=U.time(wait_us)))
+                "30–80 % of {time} if the hosts are evened out", spread=U.share(spread), time=U.time(wait_us))
+                        ).capped(cap)
             out.append(Finding("comm-wait", "communication", title, wait_us, gain, ["communication_wait"],
                                op_types=list(ops), operators=families, evidence=[_wait_evidence(wait, wait_us, ref_us)],
                                remedy_symptoms=["host_bound", "launch_bound"], story="host-bound-dispatch",
@@ -234,7 +240,7 @@ def slow_ranks(profile: Profile, ctx: dict[str, Any], ref_us: float) -> list[Fin
     found = symptoms_of(profile)
     out = []
     slow = found.get("slow_rank")
-    if slow and "communication_wait" not in found:
+    if slow and "communication_wait" not in found:  # (a late rank's waits are the communication rule's)
         bound = slow.ceiling_us or slow.time_us
         gain = band(min(bound, slow.time_us or bound), 0.5, 1.0, M_(
             "the other ranks wait for the slow one: half to all of its excess over the fastest ({time})",

@@ -366,8 +366,8 @@ def _explain_slow_rank(profile: Profile) -> None:
     """Name the op types that make the slow rank slow in its finding (from the dispersion)."""
     slow = next((s for s in profile.symptoms if s.id == "slow_rank"), None)
     rows = [d for d in (profile.cluster or {}).get("dispersion") or [] if (d["slow_excess_us"] or 0.0) > 0]
-    if slow is None or not rows:
-        return
+    if slow is None or not rows or not slow.detail.startswith("the slowest rank by computation"):
+        return  # (a rank late for its idle time is not explained by its kernels)
     named = ", ".join(f"{d['op_type']} (+{U.time(d['slow_excess_us'])} over the median rank)"
                       for d in rows[:DISPERSION_TOP])
     slow.detail += f"; its extra computation is in {named}"

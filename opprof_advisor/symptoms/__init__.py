@@ -129,6 +129,7 @@ def check_slow_rank(ctx: Kernels) -> None:
     fastest = min(ranks, key=lambda r: r.computing_us)
     stages = [r.stage_us for r in ranks if r.stage_us]
     base = median(stages) if stages else median(r.device_time_us or 0.0 for r in ranks)
+    idle_late = _idle_rank(ctx, ranks, base)
     gap = slowest.computing_us - fastest.computing_us
     share = gap / base if base else 0.0
     device = M_(", device time {time}", time=U.time(slowest.device_time_us)) \
@@ -140,11 +141,42 @@ def check_slow_rank(ctx: Kernels) -> None:
                             "in collectives is not caused by a slow computing rank", ranks=len(ranks), who=who,
                             gap=U.time(gap), share=share, fastest=fastest.rank))
         return
+    if idle_late:
+        return  # one slow-rank finding: the idle one says the computing difference too
     ctx.add("slow_rank", [], gap,
             M_("the slowest rank by computation, {who}, computes {gap} = {share:.1%} of the step longer than "
                "{fastest} ({fastest_time}); the other ranks wait for it in collectives", who=who, gap=U.time(gap),
                share=share, fastest=fastest.rank, fastest_time=U.time(fastest.computing_us)),
             share=share, ceiling_us=gap)
+
+
+#: How the slow-rank finding of a rank late for its idle time begins (the advice tells the two kinds apart by it).
+IDLE_LATE = "the rank the others wait for"
+
+
+def _idle_rank(ctx: Kernels, ranks: list, base: float) -> bool:
+    """The rank the others wait for when what makes it late is idle time, not kernels: before a collective a rank
+    computes and idles (free: host work, data loading), so the latest to arrive is the one whose computing + free
+    is longest. Added (True) when that rank is late by SLOW_RANK_GAP of the step and idle time is most of it."""
+    if not base or any(r.free_us is None for r in ranks):
+        return False
+    late = max(ranks, key=lambda r: r.computing_us + r.free_us)
+    early = min(ranks, key=lambda r: r.computing_us + r.free_us)
+    gap = late.computing_us + late.free_us - early.computing_us - early.free_us
+    idle = late.free_us - early.free_us
+    if gap / base < SLOW_RANK_GAP or idle < 0.5 * gap:
+        return False
+    exposed = [r.exposed_us for r in ranks if r.exposed_us is not None]
+    spread = M_("; exposed communication ranges {low}–{high} across ranks (the others wait in collectives)",
+                low=U.time(min(exposed)), high=U.time(max(exposed))) if exposed else ""
+    ctx.add("slow_rank", [], gap, M_(
+        "the rank the others wait for, {rank}, reaches the collectives {gap} = {share:.1%} of the step after {early}: "
+        "its device is idle {idle} longer ({late_free} against {early_free}) while its computing differs by {compute}; "
+        "host work or data loading on that rank, not its kernels{spread}", rank=late.rank, gap=U.time(gap),
+        share=gap / base, early=early.rank, idle=U.time(idle), late_free=U.time(late.free_us),
+        early_free=U.time(early.free_us), compute=U.time(late.computing_us - early.computing_us), spread=spread),
+        share=gap / base, ceiling_us=gap)
+    return True
 
 
 def check_slow_link(ctx: Kernels) -> None:
