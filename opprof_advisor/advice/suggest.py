@@ -54,6 +54,13 @@ def reference(profile: Profile, context: dict[str, Any]) -> tuple[float, str]:
     return profile.reference_us, "step"
 
 
+def _located(evidence: list[dict[str, Any]], profile: Profile) -> list[dict[str, Any]]:
+    """Evidence rows with ``where``: the user's code that launched most of the op type's time, when recorded."""
+    stacks = {row.op_type: row.stacks for row in profile.op_types if row.stacks}
+    return [{**row, "where": stacks[row["op_type"]][0]["where"]} if row.get("op_type") in stacks else row
+            for row in evidence]
+
+
 def findings_of(profile: Profile, context: dict[str, Any], ref_us: float) -> list[Finding]:
     """Every rule's findings; the kernel rules leave alone the op types a whole-run finding already claims."""
     run = [finding for rule in RUN_RULES for finding in rule(profile, context, ref_us)]
@@ -76,6 +83,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     kinds = (kind,) if kind else DEFAULT_KINDS
     rows, left_out, unjudged, measured_notes = [], [], [], []
     for finding in findings_of(profile, context, ref_us):
+        finding.evidence = _located(finding.evidence, profile)
         if finding.note:
             unjudged.append(finding.title)
             continue

@@ -96,6 +96,7 @@ class OpTypeStat(Record):
     busiest_pipe: str | None = None  # the pipe with the highest time-weighted ratio (readers.base.PIPE_KEYS)
     busiest_ratio: float | None = None
     bound_why: str = ""  # why the bound class is unknown (every launch too short, no pipe counters ...)
+    stacks: list[dict[str, Any]] = field(default_factory=list)  # where in the user's code (readers/callstacks.py)
 
 
 @dataclass

@@ -185,6 +185,9 @@ def profile_facts(ctx: Kernels) -> Profile:
     """
     raw = ctx.raw
     ctx.rows = ctx.rows or _op_type_rows(ctx)
+    stacks = raw.extra.get("stacks") or {}
+    for row in ctx.rows:
+        row.stacks = list(stacks.get(row.op_type) or row.stacks)
     ctx.ranks = _rank_summaries(raw)
     profile = Profile(
         path=raw.path, format=raw.format, versions=dict(raw.versions), producer=ctx.producer,
@@ -478,7 +481,7 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
         "op_types": [
             {"op_type": r.op_type, "family": r.family, "unit": r.unit, "count": r.count, "time_us": r.time_us,
              "share": r.share, "bound": r.bound, "busiest_pipe": r.busiest_pipe, "busiest_ratio": r.busiest_ratio,
-             "block_dim": r.block_dim, "bound_why": r.bound_why or None}
+             "block_dim": r.block_dim, "bound_why": r.bound_why or None, **({"stacks": r.stacks} if r.stacks else {})}
             for r in profile.op_types
         ],
         "symptoms": [{"id": s.id, "op_types": s.op_types, "share": s.share, "detail": s.detail,

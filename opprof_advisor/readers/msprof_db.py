@@ -31,6 +31,7 @@ from opprof_advisor.core import steps
 from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.core.i18n import N_
 from opprof_advisor.core.models import StepSplit
+from opprof_advisor.readers.callstacks import db_call_stacks
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
@@ -210,6 +211,9 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
                      freq_mhz=_freq(con, tables))
     _add_steps(raw, con, tables, path)
     _add_compile_time(raw, con, tables, strings)
+    stacks = db_call_stacks(con, tables, strings)
+    if stacks:
+        raw.extra["stacks"] = stacks
     communication = _analysis_communication(path)
     if communication:
         raw.extra["communication"] = communication

@@ -27,6 +27,12 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_opt
     ranks = (doc.get("source") or {}).get("ranks")
     if ranks:
         out.append(rank_table(ranks))
+    located = [row for row in doc.get("op_types") or [] if row.get("stacks")][:min(top, 5)]
+    if located:
+        out.append(Text(_("where in your code (the innermost frame of yours that launched it)"), style="bold"))
+        out += [Text("  " + _("{op}: {where} ({count} of its launches, {time})").format(
+            op=row.get("op_type"), where=row["stacks"][0].get("where"), count=row["stacks"][0].get("count"),
+            time=U.time(row["stacks"][0].get("time_us")))) for row in located]
     symptoms = doc.get("symptoms") or []
     out.append(Text.assemble((_("symptoms"), "bold"), "" if symptoms else _(": none found")))
     out += [Text(f"  {symptom_label(s.get('id'))} ({U.share(s.get('share'))}): {localize(s.get('detail'))}")
