@@ -38,7 +38,7 @@ from opprof_advisor.core.models import Profile, Roofline, RooflineRow
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.chips import CUBE_OPS_PER_CYCLE, CUBE_OPS_SOURCE, soc_spec
-from opprof_advisor.readers.columns import unit_of
+from opprof_advisor.readers.columns import MEMORY_FIELDS, unit_of
 from opprof_advisor.core.records import Record
 from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
@@ -303,9 +303,11 @@ def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tupl
         "task_type", "input_shapes", "input_dtypes", "input_formats", "output_dtypes")))
     tally = frame.tally(keys, weights=frame.floats("duration_us"))
     groups = {key: (count, time_us) for key, count, time_us in zip(tally.keys, tally.counts, tally.sums)}
+    measured = _measured_bytes(frame, keys)
     tallies: dict[tuple[str, str], _Tally] = {}
     units: dict[tuple[str, str], str] = {}
-    for (op, task, shapes, dtypes, formats, out_dtypes), (count, time_us) in groups.items():
+    for key, (count, time_us) in groups.items():
+        op, task, shapes, dtypes, formats, out_dtypes = key
         unit = units.get((op, task))
         if unit is None:
             unit = units[(op, task)] = unit_of(task, canonical_family(op), op)
@@ -318,10 +320,38 @@ def _shape_tallies(raw: RawProfile, profile: Profile, peaks: Peaks) -> dict[tupl
         try:
             work = _cached_work(op, shapes, dtypes, formats, out_dtypes)
         except NotJudged as exc:
-            tally.reasons[exc.args[0]] += time_us  # the Message itself: str() would drop its template
+            if key in measured:  # no work figure from the shapes, but the bytes were counted: judge those
+                _add(tally, "bytes", None, measured[key], count, time_us, "", MEASURED_BYTES, peaks)
+            else:
+                tally.reasons[exc.args[0]] += time_us  # the Message itself: str() would drop its template
             continue
-        _add(tally, work.kind, work.flops, work.bytes * count, count, time_us, work.dtype, work.basis, peaks)
+        if key in measured:  # bytes counted by the hardware beat bytes derived from the shapes
+            _add(tally, work.kind, work.flops, measured[key], count, time_us, work.dtype,
+                 M_("{basis}; bytes measured (MemoryAccess)", basis=work.basis), peaks)
+        else:
+            _add(tally, work.kind, work.flops, work.bytes * count, count, time_us, work.dtype, work.basis, peaks)
     return tallies
+
+
+#: Where a roofline row's bytes come from when a MemoryAccess capture counted them (FORMATS.md §12).
+MEASURED_BYTES = N_("measured: kernel_details *_read/write_main_memory_datas(KB), 1 KB = 1024 bytes")
+
+
+def _measured_bytes(frame, keys) -> dict[tuple, float]:
+    """Per launch group, the main-memory bytes a MemoryAccess capture counted (read + written by both sides,
+    KB x 1024), where every launch of the group has them; {} without those columns."""
+    present = [name for name in MEMORY_FIELDS if frame.has(name)]
+    if not present:
+        return {}
+    columns = [frame.floats(name) for name in present]
+    total = frame.plus(columns[0], frame.lookup(keys, [0.0] * len(keys.values)))  # (not recorded: 0)
+    for column in columns[1:]:
+        total = frame.plus(total, column)
+    counted = frame.either(*(frame.present(column) for column in columns))  # a side that ran recorded its bytes
+    sums = frame.tally(keys, counted, total)
+    launches = frame.tally(keys).count_by_key()
+    return {key: kb * 1024.0 for key, kb, count in zip(sums.keys, sums.sums, sums.counts)
+            if count == launches.get(key) and kb > 0}
 
 
 #: Launches shorter than thresholds.MIN_TASK_DURATION_US on average are not judged (msprof-analyze's

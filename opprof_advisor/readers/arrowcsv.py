@@ -36,7 +36,7 @@ _TEXT = ("name", "op_type", "task_type", "input_shapes", "input_dtypes", "input_
          "output_dtypes")
 _OPTIONAL_TEXT = ("op_state", "step_id")
 _NUMBERS = ("duration_us", "wait_us", "block_dim", "mix_block_dim", "start_us", "device_id", "aic_time_us",
-            "aiv_time_us")
+            "aiv_time_us", *columns.MEMORY_FIELDS)
 
 
 def available() -> bool:

@@ -42,6 +42,7 @@ COLUMN_KINDS: dict[str, str] = {
     "block_dim": "int", "mix_block_dim": "int", "input_shapes": "text", "input_dtypes": "text",
     "input_formats": "text", "output_formats": "text", "output_dtypes": "text", "op_state": "optional",
     "start_us": "float", "device_id": "int", "step_id": "optional", "aic_time_us": "float", "aiv_time_us": "float",
+    "aic_read_kb": "float", "aic_write_kb": "float", "aiv_read_kb": "float", "aiv_write_kb": "float",
 }
 _EMPTY: dict[str, Any] = {"text": "", "optional": None, "int": None, "float": None}
 _LIST_COLUMNS: tuple[str, ...] = tuple(COLUMN_KINDS)
@@ -93,6 +94,11 @@ class KernelTable:
     step_id = _Column()  # kernel_details "Step Id" (torch_npu schedules)
     aic_time_us = _Column()  # busy time of the cube side (aicore_time)
     aiv_time_us = _Column()  # busy time of the vector side (aiv_time)
+    # main-memory volumes of an aic_metrics=MemoryAccess capture (KB = 1024 bytes, FORMATS.md §12)
+    aic_read_kb = _Column()
+    aic_write_kb = _Column()
+    aiv_read_kb = _Column()
+    aiv_write_kb = _Column()
 
     def __init__(self, present: set[str] | None = None, pipe: dict[str, list] | None = None, **columns: list):
         unknown = set(columns) - set(COLUMN_KINDS)

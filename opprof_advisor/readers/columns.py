@@ -37,8 +37,15 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "device_id": ("Device_id", "Device Id", "Device ID"),
     "aic_time_us": ("aicore_time(us)", "aic_time(us)"),
     "aiv_time_us": ("aiv_time(us)",),
+    "aic_read_kb": ("aic_read_main_memory_datas(KB)",),
+    "aic_write_kb": ("aic_write_main_memory_datas(KB)",),
+    "aiv_read_kb": ("aiv_read_main_memory_datas(KB)",),
+    "aiv_write_kb": ("aiv_write_main_memory_datas(KB)",),
     "step_id": ("Step Id", "Step ID"),
 }
+
+#: The main-memory volume columns of a MemoryAccess capture (KB read and written by each side).
+MEMORY_FIELDS: tuple[str, ...] = ("aic_read_kb", "aic_write_kb", "aiv_read_kb", "aiv_write_kb")
 
 _PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 

@@ -393,7 +393,8 @@ class _ColumnBuilder:
         table.wait_us.extend([None] * n if wait is None else self._column(raw[wait], _floats_or_none, "wait_us"))
         for field, parse in (("start_us", _floats_or_none), ("device_id", self.ints),
                              ("step_id", partial(map, self.optional.__getitem__)),
-                             ("aic_time_us", self.floats), ("aiv_time_us", self.floats)):
+                             ("aic_time_us", self.floats), ("aiv_time_us", self.floats),
+                             *((field, self.floats) for field in columns.MEMORY_FIELDS)):
             index = slot(field)
             if index is not None:
                 getattr(table, field).extend(self._column(raw[index], parse, field))

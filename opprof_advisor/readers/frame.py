@@ -248,6 +248,12 @@ class Frame:
             return self.np.flatnonzero(mask)
         return [i for i, flag in enumerate(mask) if flag]
 
+    def plus(self, a: Values, b: Values) -> Values:
+        """Row by row ``a + b``, a value not recorded counting 0."""
+        if self.vector:
+            return self.np.nan_to_num(a) + self.np.nan_to_num(b)
+        return [(x or 0.0) + (y or 0.0) for x, y in zip(a, b)]
+
     def product(self, a: Values, b: Values) -> Values:
         if self.vector:
             return a * b
