@@ -74,7 +74,7 @@ def workload_context(profile: Profile) -> dict[str, Any]:
         framework = "vllm-ascend"
     elif profile.producer == "torch_npu":
         framework = "torch_npu"
-    elif profile.format.startswith("mindspore"):
+    elif profile.producer == "mindspore" or profile.format.startswith("mindspore"):
         framework = "mindspore"
     else:
         framework = None

@@ -118,11 +118,13 @@ NO_PIPE_UNITS = frozenset({"ai_cpu", "communication", "dsa", "other"})
 #: What to collect for a missing piece of data, per producer (msopprof, msprof, torch_npu). A note's
 #: remedy always fits the tool that wrote the profile: msprof op has no profiler_level.
 REMEDIES: dict[str, dict[str, str]] = {
-    "level1": {"torch_npu": N_("profiler_level=Level1"), "msprof": N_("msprof --task-time=l1")},
+    "level1": {"torch_npu": N_("profiler_level=Level1"), "msprof": N_("msprof --task-time=l1"),
+               "mindspore": N_("mindspore.Profiler(profiler_level=ProfilerLevel.Level1)")},
     "shapes": {"torch_npu": N_("profiler_level=Level1 and record_shapes=True"), "msprof": N_("msprof --task-time=l1")},
     "op_state": {"torch_npu": N_("profiler_level=Level1 on CANN >= 8.0"), "msprof": N_("msprof on CANN >= 8.0")},
     "pipe": {"torch_npu": N_("experimental_config aic_metrics=AiCMetrics.PipeUtilization"),
-             "msprof": N_("msprof --aic-metrics=PipeUtilization"), "msopprof": N_("msprof op --aic-metrics=PipeUtilization")},
+             "msprof": N_("msprof --aic-metrics=PipeUtilization"), "msopprof": N_("msprof op --aic-metrics=PipeUtilization"),
+             "mindspore": N_("mindspore.Profiler(aicore_metrics=AicoreMetrics.PipeUtilization)")},
     "cores": {"torch_npu": N_("export_type=db (NPU_INFO names the chip), or keep PROF_*/device_*/info.json.*"),
               "msprof": N_("the PROF_*/device_*/info.json.* files kept beside the export"),
               "msopprof": N_("the dump/op_basic_info.txt of the OPPROF_* folder kept (Run Soc Version)")},

@@ -73,6 +73,7 @@ PRODUCERS: dict[str, str] = {
     "msprof": "system msprof (op_summary, msprof DB, msprof timeline)",
     "torch_npu": "the torch_npu profiler (kernel_details, ascend_pytorch_profiler DB, trace_view)",
     "cluster": "msprof-analyze cluster summary (cluster_analysis_output)",
+    "mindspore": "the MindSpore profiler, 2.3+ (``*_ascend_ms`` kernel_details, ascend_mindspore_profiler DB)",
 }
 
 #: Canonical input data types for ``requires: dtype`` (profile spellings are normalised onto these:

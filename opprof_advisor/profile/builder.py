@@ -36,7 +36,7 @@ PRODUCER_OF_FORMAT: dict[str, str] = {
     "msopprof-device": "msopprof", "msopprof-simulator": "msopprof",
     "msprof-text": "msprof", "msprof-db": "msprof", "msprof-timeline": "msprof",
     "torch-npu-text": "torch_npu", "torch-npu-db": "torch_npu", "torch-npu-timeline": "torch_npu",
-    "cluster-summary": "cluster",
+    "cluster-summary": "cluster", "mindspore-text": "mindspore", "mindspore-db": "mindspore",
 }
 
 

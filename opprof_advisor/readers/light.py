@@ -23,7 +23,8 @@ STATISTIC_COLUMNS = ("OP Type", "Core Type", "Count", "Total Time(us)")
 #: The per-launch table each producer writes, for the note on what the light export lacks.
 FULL_TABLE = {"torch-npu-text": "ASCEND_PROFILER_OUTPUT/kernel_details.csv (the torch_npu profiler's default text "
                                 "export)",
-              "msprof-text": "op_summary_*.csv (msprof --export=on)"}
+              "msprof-text": "op_summary_*.csv (msprof --export=on)",
+              "mindspore-text": "ASCEND_PROFILER_OUTPUT/kernel_details.csv (the MindSpore profiler's text export)"}
 
 
 class LightExportReader:
@@ -41,7 +42,8 @@ class LightExportReader:
                                    hint="point advisor at the profiler's output folder")
         torch_npu = "step_trace" in files or any(OUTPUT_DIR in f.parts or f.parent.name.endswith("_ascend_pt")
                                                  for f in files.values())
-        fmt = "torch-npu-text" if torch_npu else "msprof-text"
+        mindspore = any(part.endswith("_ascend_ms") for f in files.values() for part in f.parts)
+        fmt = "mindspore-text" if mindspore else "torch-npu-text" if torch_npu else "msprof-text"
         notes: list[str] = []
         raw = RawProfile(path=str(path), format=fmt, kernels=KernelTable(), notes=notes)
         statistic = files.get("op_statistic")

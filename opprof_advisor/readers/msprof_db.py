@@ -43,6 +43,7 @@ import tempfile
 
 FORMAT_MSPROF = "msprof-db"
 FORMAT_TORCH = "torch-npu-db"
+FORMAT_MINDSPORE = "mindspore-db"  # ascend_mindspore_profiler_<rank>.db (FORMATS.md §11.1)
 
 REQUIRED_TABLES = ("TASK", "COMPUTE_TASK_INFO", "STRING_IDS")
 #: Interned COMPUTE_TASK_INFO columns -> KernelTable field.
@@ -205,7 +206,9 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
         notes.append(N_("cannot judge pipe-bound class: TASK_PMU_INFO has no pipe ratios (collect with aic-metrics "
                         "PipeUtilization and --aic-mode=task-based)"))
     chip = _chip(con, tables)
-    raw = RawProfile(path=str(path), format=FORMAT_TORCH if is_torch else FORMAT_MSPROF, kernels=table,
+    fmt = FORMAT_MINDSPORE if path.name.startswith("ascend_mindspore_profiler") else \
+        FORMAT_TORCH if is_torch else FORMAT_MSPROF
+    raw = RawProfile(path=str(path), format=fmt, kernels=table,
                      versions=_versions(con, path, tables, block), chip=chip,
                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
                      freq_mhz=_freq(con, tables))

@@ -19,6 +19,16 @@ from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
 from opprof_advisor.core.sidefile import dig, read_json
 
+#: MindSpore 2.3+ writes the same layout in a ``*_ascend_ms`` folder (FORMATS.md §11.1): read alike, named apart so
+#: the advice is MindSpore's, not torch's.
+MINDSPORE_TEXT = "mindspore-text"
+
+
+def is_mindspore(root: Path) -> bool:
+    """True for a MindSpore profiler run folder (``<worker>_<ts>_ascend_ms``)."""
+    return root.name.endswith("_ascend_ms")
+
+
 #: profiler_info.json experimental_config keys -> RawProfile.versions keys.
 _CONFIG_KEYS = {"_profiler_level": "profiler_level", "_aic_metrics": "aic_metrics", "_export_type": "export_type"}
 
@@ -37,7 +47,8 @@ class TorchNpuTextReader:
         root = out.parent if out.name == OUTPUT_DIR else out
         notes: list[str] = []
         kernels = csvfile.read_kernel_csv(kernel_file, progress, notes)
-        raw = RawProfile(path=str(path), format=self.name, kernels=kernels, notes=notes)
+        raw = RawProfile(path=str(path), format=MINDSPORE_TEXT if is_mindspore(root) else self.name, kernels=kernels,
+                         notes=notes)
         raw.versions.update(read_profiler_info(root, notes))
         counts, raw.freq_mhz = read_device_info(root)
         raw.core_counts.update(counts)
