@@ -32,6 +32,7 @@ READERS: tuple[str, ...] = (
     "opprof_advisor.readers.msprof_text:MsprofTextReader",
     "opprof_advisor.readers.multirank:MultiRankReader",
     "opprof_advisor.readers.cluster_summary:ClusterSummaryReader",  # msprof-analyze cluster_analysis_output/
+    "opprof_advisor.readers.mindspore1:MindSpore1Reader",  # MindSpore 1.x per-op summaries, by header
     "opprof_advisor.readers.light:LightExportReader",  # op_statistic / step_trace_time alone: last, by header
 )
 

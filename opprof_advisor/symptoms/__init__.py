@@ -208,6 +208,9 @@ def check_slow_link(ctx: Kernels) -> None:
 def check_aicpu(ctx: Kernels) -> None:
     if ctx.single_kernel:
         return
+    if ctx.light:
+        _aicpu_from_rows(ctx)
+        return
     frame = ctx.frame
     units = set(frame.occurring(ctx.units))
     if units <= {"unknown", "communication"} and "unknown" in units:
@@ -245,6 +248,27 @@ def check_aicpu(ctx: Kernels) -> None:
         ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time} "
                                              "({share:.1%} of compute time)", ops=", ".join(nms), time=U.time(nms_time),
                                              share=ctx.compute_share(nms_time)), ceiling_us=nms_time)
+
+
+def _aicpu_from_rows(ctx: Kernels) -> None:
+    """check_aicpu on op-type rows alone (a light export or summary: counts and totals, no launches)."""
+    rows = [r for r in ctx.rows if r.unit == "ai_cpu" and not r.op_type.endswith("AicpuKernel")
+            and not r.op_type.startswith("hcom_")]
+    total = sum(r.time_us for r in rows)
+    if not rows or ctx.compute_share(total) < AICPU_MIN_SHARE:
+        return
+    ops = [r.op_type for r in sorted(rows, key=lambda r: -r.time_us)]
+    ctx.add("aicpu_fallback", ops, total,
+            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time)",
+               count=sum(r.count for r in rows), ops=", ".join(ops[:5]), total=U.time(total),
+               share=ctx.compute_share(total)), ceiling_us=total)
+    nms = [r for r in rows if r.family == "NMS"]
+    if nms:
+        nms_time = sum(r.time_us for r in nms)
+        ctx.add("nms_cpu", [r.op_type for r in nms], nms_time, M_(
+            "non-maximum suppression ({ops}) runs on the AI CPU: {time} ({share:.1%} of compute time)",
+            ops=", ".join(r.op_type for r in nms), time=U.time(nms_time), share=ctx.compute_share(nms_time)),
+            ceiling_us=nms_time)
 
 
 def check_double(ctx: Kernels) -> None:
