@@ -57,11 +57,17 @@ def check_step_split(ctx: Kernels) -> None:
     comm = [r.op_type for r in ctx.rows if r.unit == "communication"]
     exposed = total.exposed_us / total.stage_us
     if exposed >= COMM_EXPOSED_SHARE:
-        ctx.add("communication_exposed", comm, total.exposed_us,
-                M_("{exposed_time} of communication is not overlapped with computation = {exposed:.1%} of the step "
-                   "({total} communication in total; {source})", exposed_time=U.time(total.exposed_us),
-                   exposed=exposed, total=U.time(total.communication_us), source=ctx.step_source),
-                share=exposed, ceiling_us=total.exposed_us)
+        bubble = total.bubble_us or 0.0
+        detail = M_("{exposed_time} of communication is not overlapped with computation = {exposed:.1%} of the step "
+                    "({total} communication in total; {source})", exposed_time=U.time(total.exposed_us),
+                    exposed=exposed, total=U.time(total.communication_us), source=ctx.step_source)
+        if bubble > 0:  # step_trace_time's Bubble: the receive waits of pipeline parallelism, inside the exposed part
+            detail = join_messages([detail, M_("{bubble} of it ({share:.1%} of the step) is the pipeline bubble: "
+                                               "stages waiting to receive from their neighbours, which more "
+                                               "micro-batches or an interleaved schedule shrink, not faster "
+                                               "collectives", bubble=U.time(bubble), share=bubble / total.stage_us)],
+                                   "; ")
+        ctx.add("communication_exposed", comm, total.exposed_us, detail, share=exposed, ceiling_us=total.exposed_us)
     free = total.free_us / total.stage_us
     gap = total.largest_gap_us or 0.0
     benchmark = _benchmark_loop(ctx)
