@@ -52,3 +52,20 @@ def test_a_profile_without_collectives_keeps_its_aivkernel_rows(tmp_path):
     profile = load_profile(folder)[1]
     assert profile.device_time_us == pytest.approx(9.0)
     assert not any("AIV-mode" in note for note in profile.notes)
+
+
+def test_a_twin_is_matched_on_its_own_device_and_only_the_first_fragment_s_wait_moves():
+    from opprof_advisor.readers.base import KernelTable
+    from opprof_advisor.readers.collectives import count_collectives_once
+
+    table = KernelTable(name=["hcom_allReduce__1", "AivKernel", "AivKernel", "AivKernel"],
+                        op_type=["N/A"] * 4, task_type=["COMMUNICATION", "N/A", "N/A", "N/A"],
+                        duration_us=[500.0, 200.0, 250.0, 300.0], start_us=[0.0, 0.0, 240.0, 100.0],
+                        wait_us=[0.0, 7.0, 3.0, 0.0], device_id=[0, 0, 0, 1])
+    table.present = {"name", "op_type", "task_type", "duration_us", "start_us", "wait_us", "device_id"}
+    notes: list[str] = []
+    kept = count_collectives_once(table, notes)
+    # device 1's AivKernel runs during device 0's collective: a real kernel of another device, kept
+    assert kept.name == ["hcom_allReduce__1", "AivKernel"] and kept.device_id == [0, 1]
+    assert kept.wait_us == [7.0, 0.0]  # the twin that starts with the collective: its wait; the later fragment's stays out
+    assert notes[0].startswith("2 AivKernel row(s)")

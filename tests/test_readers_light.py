@@ -92,3 +92,17 @@ def test_a_broken_op_statistic_row_is_one_line_naming_file_and_line(tmp_path, ru
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.splitlines()
     assert f"{tmp_path / 'op_statistic.csv'}:4" in line and "row without an op type, a count or a total time" in line
+
+
+def test_a_statistic_saved_as_kernel_details_and_a_prof_tree_of_one_statistic_are_light(tmp_path, real_profiles):
+    statistic = real_profiles / RANK / "op_statistic.csv"
+    out = tmp_path / "c_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+    out.mkdir(parents=True)
+    shutil.copy(statistic, out / "kernel_details.csv")
+    prof = tmp_path / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP" / "mindstudio_profiler_output"
+    prof.mkdir(parents=True)
+    shutil.copy(statistic, prof / "op_statistic_20250101000000.csv")
+    compute = sum(float(row["Total Time(us)"]) for row in _rows(statistic))
+    for path in (tmp_path / "c_ascend_pt", prof.parent):
+        profile = load_profile(path)[1]
+        assert profile.compute_time_us == pytest.approx(compute, rel=1e-9), path

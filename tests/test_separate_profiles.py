@@ -31,8 +31,37 @@ def test_a_before_and_an_after_run_of_one_kernel_are_refused_in_one_line(runner,
     result = runner.invoke(app, ["profile", str(folder)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.splitlines()
-    assert line.startswith(f"error: {folder}: 2 separate profiles in this folder, not one: msprof_output_iter1 "
-                           "(msopprof-device), msprof_output_iter1_after (msopprof-device)")
+    assert line.startswith(f"error: {folder}: 2 msprof op runs in one folder: msprof_output_iter1/OPPROF_")
+    assert "advisor compare" in line
+
+
+def test_the_launch_folders_of_one_operator_are_one_profile(tmp_path, real_profiles):
+    # FORMATS.md §1.1: OPPROF_*/<OpName>/<0,1,...>: numbered launch folders of one run, read together
+    source = next((real_profiles / "catlass-msprof-op/device/02_fp32_cm_gemv_aiv/prof").glob("OPPROF_*"))
+    op = tmp_path / "OPPROF_20250304172135_UZXJVIHHTTNZFAJD" / "FP32CMGemvAiv"
+    for number in ("0", "1"):
+        shutil.copytree(source, op / number)
+    profile = read_profile(op)
+    assert profile.format == "msopprof-device" and profile.op_types[0].count == 2
+
+
+def test_an_unreadable_folder_beside_a_profile_is_not_an_internal_error(tmp_path, real_profiles, monkeypatch):
+    from pathlib import Path
+
+    shutil.copytree(real_profiles / RUN, tmp_path / "run_ascend_pt")
+    (tmp_path / "locked").mkdir()
+    real_is_dir = Path.is_dir
+
+    def refusing(self):
+        if self.parent.name == "locked":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    (tmp_path / "locked" / "inner").mkdir()
+    monkeypatch.setattr(Path, "is_dir", refusing)
+    assert read_profile(tmp_path / "run_ascend_pt").format == "torch-npu-text"
+    with pytest.raises(UnknownFormat):
+        read_profile(tmp_path)
 
 
 def test_the_parts_of_one_profile_are_not_separate_profiles(tmp_path, real_profiles):

@@ -161,9 +161,12 @@ def build_job_profile(raw: RawProfile, peaks=None) -> Profile:
 
 
 def per_rank_of(profile: Profile) -> int:
-    """How many ranks a job's sums are over (0 for one rank, or an msprof-analyze summary: per rank already)."""
-    read = int((profile.cluster or {}).get("read") or 0)
-    return read if read >= 2 and profile.producer != "cluster" else 0
+    """How many ranks a job's sums are over: those read of a folder of ranks, or the devices of one file split
+    into ranks (0 for one rank, or an msprof-analyze summary: per rank already)."""
+    if profile.producer == "cluster" or profile.format != "multi-rank":
+        return 0
+    read = int((profile.cluster or {}).get("read") or 0) or sum(1 for rank in profile.ranks if rank.error is None)
+    return read if read >= 2 else 0
 
 
 def per_rank(profile: Profile) -> Profile:
@@ -178,7 +181,7 @@ def per_rank(profile: Profile) -> Profile:
     if not read:
         return profile
     scale = 1.0 / read
-    rows = [row.replace(time_us=round(row.time_us * scale, 3),
+    rows = [row.replace(time_us=round(row.time_us * scale, 3), count=max(1, round(row.count * scale)),
                         wait_us=None if row.wait_us is None else round(row.wait_us * scale, 3))
             for row in profile.op_types]
     found = [symptom if symptom.id in JOB_SYMPTOMS else symptom.replace(

@@ -96,8 +96,7 @@ def detect_format(path: str | Path) -> Reader:
 
 def _detect(path: Path, refuse: bool = True) -> tuple[Reader, Path]:
     check_path(path)
-    if refuse:
-        _refuse_separate_profiles(path)
+    scanned = _refuse_separate_profiles(path) if refuse else None
     current = path
     for _ in range(DESCEND_DEPTH + 1):
         for entry in READERS:
@@ -107,7 +106,7 @@ def _detect(path: Path, refuse: bool = True) -> tuple[Reader, Path]:
         if child is None:
             break
         current = child
-    raise _unknown(path, name_profiles=refuse)
+    raise _unknown(path, name_profiles=refuse, scanned=scanned)
 
 
 #: Child folders looked at to name the profiles of a folder that is none itself (detection must stay cheap).
@@ -117,17 +116,21 @@ MAX_CHILDREN = 64
 #: Child folders that are parts of one profile, never a profile beside it: the producers' own sub-folders and
 #: msprof op runs (the msOpProf reader names several). The ranks of a job are the multi-rank reader's.
 _PARTS_OF_ONE = re.compile(r"^(?:ASCEND_PROFILER_OUTPUT|FRAMEWORK|PROF_.*|OPPROF_.*|mindstudio_profiler_\w+|device_?\d*|"
-                           r"host|sqlite|timeline|summary|dump|simulator|logs?|cluster_analysis_output)$")
+                           r"host|sqlite|timeline|summary|dump|simulator|logs?|cluster_analysis_output|\d+)$")
+#: Its reader tells its own runs apart (OPPROF_* folders) and names several: launches of one op are not profiles.
+_READS_ITS_RUNS = "msopprof-device"
 
 
-def _refuse_separate_profiles(path: Path) -> None:
+def _refuse_separate_profiles(path: Path) -> list[tuple[Path, str]] | None:
     """A folder holding two or more separate profiles (runs of different producers, a before and an after ...)
     is not one profile: refuse, naming them, rather than read the first that a reader's walk reaches. A folder
     that is itself part of a profile by its name (an OPPROF_* run, a PROF_* tree ...) holds parts, not profiles."""
-    if path.is_dir() and not _PARTS_OF_ONE.match(path.name) and not is_multi_rank(path):
-        found = _profiles_below(path)
-        if len(found) >= 2:
-            raise _several(path, found)
+    if not path.is_dir() or _PARTS_OF_ONE.match(path.name) or is_multi_rank(path):
+        return None
+    found = _profiles_below(path, stop_at=2)
+    if len(found) >= 2 and any(what != _READS_ITS_RUNS for _, what in found):
+        raise _several(path, _profiles_below(path))
+    return found if len(found) < 2 else None  # (fewer than two: every child was looked at, for _unknown)
 
 
 def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
@@ -141,20 +144,27 @@ def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
                               "advisor compare BEFORE AFTER")
 
 
-def _profiles_below(path: Path) -> list[tuple[Path, str]]:
-    """The child folders of ``path`` that are profiles themselves (not parts of one), each with its format."""
+#: Child names that look like profiles are looked at first (a profile among many other folders is still found).
+_LOOKS_LIKE_PROFILE = re.compile(r"_ascend_(?:pt|ms)$|^PROF_|^OPPROF_|prof|trace|msprof|output", re.I)
+
+
+def _profiles_below(path: Path, stop_at: int | None = None) -> list[tuple[Path, str]]:
+    """The child folders of ``path`` that are profiles themselves (not parts of one), each with its format; with
+    ``stop_at``, no more than that many (enough to know there are several)."""
     try:
-        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")
-                          and not _PARTS_OF_ONE.match(p.name))[:MAX_CHILDREN]
+        children = sorted((p for p in path.iterdir() if not p.name.startswith(".") and not _PARTS_OF_ONE.match(p.name)
+                           and p.is_dir()), key=lambda p: (not _LOOKS_LIKE_PROFILE.search(p.name), p.name))
     except OSError:
         return []
     found = []
-    for child in children:
+    for child in children[:MAX_CHILDREN]:
         try:
             found.append((child, _detect(child, refuse=False)[0].name))  # one level down: detection stays cheap
-        except ProfileError:
+        except (ProfileError, OSError):  # (an unreadable folder beside them is not one of them)
             continue
-    return found
+        if stop_at is not None and len(found) >= stop_at:
+            break
+    return sorted(found)
 
 
 def _single_child_dir(path: Path) -> Path | None:
@@ -169,7 +179,7 @@ def _single_child_dir(path: Path) -> Path | None:
     return dirs[0] if len(dirs) == 1 else None
 
 
-def _unknown(path: Path, name_profiles: bool = True) -> UnknownFormat:
+def _unknown(path: Path, name_profiles: bool = True, scanned: list[tuple[Path, str]] | None = None) -> UnknownFormat:
     hint = ("expected a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an op_summary / "
             "kernel_details CSV, an msprof / ascend_pytorch_profiler DB, or a .zip / .tar.gz of one")
     if path.is_dir():
@@ -179,7 +189,7 @@ def _unknown(path: Path, name_profiles: bool = True) -> UnknownFormat:
             raise ProfileError(f"cannot list folder: {exc.strerror}", path=path) from None
         if entries == 0:
             return UnknownFormat("empty folder", path=path, hint=hint)
-        found = _profiles_below(path) if name_profiles else []
+        found = (scanned if scanned is not None else _profiles_below(path)) if name_profiles else []
         if found:
             return _several(path, found)
         return UnknownFormat(f"no profiler output found among {entries} entries", path=path, hint=hint)

@@ -23,7 +23,11 @@ TOLERANCE_US = 0.002
 
 
 def count_collectives_once(table: KernelTable, notes: list[str]) -> KernelTable:
-    """``table`` without the ``AivKernel`` twins of its AIV-mode collectives (the same table when it has none)."""
+    """``table`` without the ``AivKernel`` twins of its AIV-mode collectives (the same table when it has none).
+
+    A twin is matched with a collective of its own device (and step, where recorded) only; the wait time moves
+    from the twin that starts with the collective (the one the profiler printed first), not from later fragments,
+    whose gaps lie inside the collective."""
     frame = Frame.of(table)
     if not frame.n or not frame.has("start_us"):
         return table
@@ -31,14 +35,30 @@ def count_collectives_once(table: KernelTable, notes: list[str]) -> KernelTable:
     if AIV_TWIN not in names.values or not any(str(value).startswith("hcom_") for value in names.values):
         return table
     starts, durations = frame.floats("start_us"), frame.floats("duration_us")
-    collectives = sorted((float(starts[i]), float(starts[i]) + float(durations[i]), int(i))
-                         for i in frame.rows(frame.isin(names, lambda name: str(name).startswith("hcom_"))))
-    opened = [start for start, _, _ in collectives]
-    reach = []  # the latest end of the collectives opened so far: none further back can hold a later start
-    for _, end, _ in collectives:
-        reach.append(max(end, reach[-1]) if reach else end)
+    devices = frame.coded("device_id") if frame.has("device_id") else None
+    step_ids = frame.coded("step_id") if frame.has("step_id") else None
+
+    def place(row) -> tuple:
+        return (frame.value_at(devices, row) if devices is not None else None,
+                frame.value_at(step_ids, row) if step_ids is not None else None)
+
+    by_place: dict[tuple, list[tuple[float, float, int]]] = {}
+    for i in frame.rows(frame.isin(names, lambda name: str(name).startswith("hcom_"))):
+        start = float(starts[i])
+        by_place.setdefault(place(i), []).append((start, start + float(durations[i]), int(i)))
+    index: dict[tuple, tuple[list, list, list]] = {}
+    for key, collectives in by_place.items():
+        collectives.sort()
+        reach = []  # the latest end of the collectives opened so far: none further back can hold a later start
+        for _, end, _ in collectives:
+            reach.append(max(end, reach[-1]) if reach else end)
+        index[key] = (collectives, [start for start, _, _ in collectives], reach)
     twins: dict[int, int] = {}  # twin row -> its collective's row
     for row in frame.rows(frame.isin(names, {AIV_TWIN})):
+        found = index.get(place(row))
+        if found is None:
+            continue
+        collectives, opened, reach = found
         start = float(starts[row])
         at = bisect_right(opened, start + TOLERANCE_US) - 1
         while at >= 0 and reach[at] + TOLERANCE_US >= start:
@@ -51,7 +71,7 @@ def count_collectives_once(table: KernelTable, notes: list[str]) -> KernelTable:
     if frame.has("wait_us"):
         waits = list(table.wait_us)
         for twin, collective in twins.items():
-            if waits[twin]:
+            if waits[twin] and abs(float(starts[twin]) - float(starts[collective])) <= TOLERANCE_US:
                 waits[collective] = (waits[collective] or 0.0) + waits[twin]
         table.wait_us = waits
     kept = table.take([row for row in range(frame.n) if row not in twins])

@@ -118,10 +118,11 @@ def is_torch_npu_text(path: Path) -> bool:
 def output_dir(path: Path) -> Path | None:
     """The ASCEND_PROFILER_OUTPUT folder holding kernel_details.csv for ``path``, if any."""
     if path.is_file():
-        return path.parent if path.name.startswith("kernel_details") and path.suffix == ".csv" else None
+        return path.parent if path.name.startswith("kernel_details") and path.suffix == ".csv" \
+            and csv_kind(path) is None else None
     for candidate in (path / OUTPUT_DIR, path):
-        if (candidate / KERNEL_FILE).is_file():
-            return candidate
+        if (candidate / KERNEL_FILE).is_file() and csv_kind(candidate / KERNEL_FILE) is None:
+            return candidate  # (an op_statistic table saved under that name is a light export's)
     return None
 
 

@@ -110,7 +110,7 @@ def _root(path: Path) -> Path:
 def _int(text: str) -> int | None:
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # (1e400 is inf: no count)
         return None
 
 

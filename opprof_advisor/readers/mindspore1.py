@@ -130,7 +130,7 @@ def _detail_rows(path: Path):
     for number, row in enumerate(rows, start=2):
         name, time_ms = _cell(row, name_at), _number(_cell(row, time_at))
         count = _number(_cell(row, count_at)) if count_at is not None else 1.0
-        if not name or time_ms is None or count is None or time_ms < 0 or count < 0:
+        if not name or time_ms is None or count is None or time_ms < 0 or count < 0 or time_ms * count > 1e12:
             raise MalformedProfile(f"row without an op name, a time or a count: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
         yield name, int(count), time_ms * count * 1000.0, count_at is None

@@ -16,7 +16,10 @@ from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.frame import Frame
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.core.sidefile import dig, read_json, small_int
-from opprof_advisor.readers.layouts import PROF_DIR, is_kernel_csv, subdirs, summary_files, summary_folders
+from opprof_advisor.readers.collectives import count_collectives_once
+from opprof_advisor.readers.layouts import (
+    PROF_DIR, is_kernel_csv, light_files, subdirs, summary_files, summary_folders,
+)
 from opprof_advisor.readers.multirank import merge_ranks, rank_summary
 
 
@@ -113,7 +116,8 @@ class MsprofTextReader:
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return is_kernel_csv(path)
-        return bool(summary_files(path)) or bool(PROF_DIR.match(path.name))
+        # a PROF_* tree is msprof's by its name, unless all it kept is a light export (readers/light.py)
+        return bool(summary_files(path)) or bool(PROF_DIR.match(path.name)) and not light_files(path)
 
     def read(self, path: Path, progress: Progress | None = None) -> RawProfile:
         files = [path] if path.is_file() else summary_files(path)
@@ -130,6 +134,7 @@ class MsprofTextReader:
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
         add_compile_time(raw, api_statistic_files(path))
+        raw.kernels = count_collectives_once(raw.kernels, raw.notes)  # per device, before the devices are split
         return split_devices(raw)
 
 

@@ -135,7 +135,8 @@ def check_slow_rank(ctx: Kernels) -> None:
     fastest = min(ranks, key=lambda r: r.computing_us)
     stages = [r.stage_us for r in ranks if r.stage_us]
     base = median(stages) if stages else median(r.device_time_us or 0.0 for r in ranks)
-    idle_late = _idle_rank(ctx, ranks, base)
+    computing_gap = (slowest.computing_us - fastest.computing_us) / base if base else 0.0
+    idle_late = _idle_rank(ctx, ranks, base, computing_gap)
     gap = slowest.computing_us - fastest.computing_us
     share = gap / base if base else 0.0
     device = M_(", device time {time}", time=U.time(slowest.device_time_us)) \
@@ -160,7 +161,7 @@ def check_slow_rank(ctx: Kernels) -> None:
 IDLE_LATE = "the rank the others wait for"
 
 
-def _idle_rank(ctx: Kernels, ranks: list, base: float) -> bool:
+def _idle_rank(ctx: Kernels, ranks: list, base: float, computing_gap: float) -> bool:
     """The rank the others wait for when what makes it late is idle time, not kernels: before a collective a rank
     computes and idles (free: host work, data loading), so the latest to arrive is the one whose computing + free
     is longest. Added (True) when that rank is late by SLOW_RANK_GAP of the step and idle time is most of it."""
@@ -170,17 +171,17 @@ def _idle_rank(ctx: Kernels, ranks: list, base: float) -> bool:
     early = min(ranks, key=lambda r: r.computing_us + r.free_us)
     gap = late.computing_us + late.free_us - early.computing_us - early.free_us
     idle = late.free_us - early.free_us
-    if gap / base < SLOW_RANK_GAP or idle < 0.5 * gap:
-        return False
+    if gap / base < SLOW_RANK_GAP or idle < 0.5 * gap or gap / base <= computing_gap:
+        return False  # (a slower computing rank that differs more is the finding then)
     exposed = [r.exposed_us for r in ranks if r.exposed_us is not None]
     spread = M_("; exposed communication ranges {low}–{high} across ranks (the others wait in collectives)",
                 low=U.time(min(exposed)), high=U.time(max(exposed))) if exposed else ""
     ctx.add("slow_rank", [], gap, M_(
         "the rank the others wait for, {rank}, reaches the collectives {gap} = {share:.1%} of the step after {early}: "
-        "its device is idle {idle} longer ({late_free} against {early_free}) while its computing differs by {compute}; "
-        "host work or data loading on that rank, not its kernels{spread}", rank=late.rank, gap=U.time(gap),
+        "its device is idle {idle} longer ({late_free} against {early_free}) while their computing differs by "
+        "{compute}; host work or data loading on that rank, not its kernels{spread}", rank=late.rank, gap=U.time(gap),
         share=gap / base, early=early.rank, idle=U.time(idle), late_free=U.time(late.free_us),
-        early_free=U.time(early.free_us), compute=U.time(late.computing_us - early.computing_us), spread=spread),
+        early_free=U.time(early.free_us), compute=U.time(abs(late.computing_us - early.computing_us)), spread=spread),
         share=gap / base, ceiling_us=gap)
     return True
 
