@@ -63,3 +63,12 @@ def test_evidence_of_an_op_type_says_where_it_was_launched():
     profile = Profile(path="p", format="torch-npu-db", op_types=[row])
     found = _located([{"op_type": "TransData", "time_us": 30.0}, {"op_type": None, "time_us": 1.0}], profile)
     assert found[0]["where"] == "/home/me/train.py(12): step" and "where" not in found[1]
+
+
+def test_the_text_export_s_trace_view_gives_the_db_s_answer(real_profiles):
+    # the same run exported as text: async_npu flows from the Python op to the kernel, the op's "Call stack"
+    text = load_profile(real_profiles / "msinsight-torch-npu/text/level1/rank0_ascend_pt")[0].extra["stacks"]
+    db = load_profile(real_profiles / DB_RANK)[0].extra["stacks"]
+    assert text["TransData"][0]["where"] == db["TransData"][0]["where"] == f"{ALEXNET}(48): forward"
+    assert text["TransData"][0]["count"] == db["TransData"][0]["count"] == 21
+    assert set(text) == set(db)

@@ -11,10 +11,13 @@ they call). Tasks launched from the task-queue thread carry no chain: only those
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections import defaultdict
 from typing import Any
+
+from opprof_advisor.core.sidefile import SideFileError, read_bytes
 
 #: Tables the join needs.
 STACK_TABLES = ("CONNECTION_IDS", "PYTORCH_API", "PYTORCH_CALLCHAINS")
@@ -56,6 +59,81 @@ def db_call_stacks(con: sqlite3.Connection, tables: set[str], strings: Any) -> d
             total = grouped[op].setdefault(mine, [0.0, 0])
             total[0] += time_us
             total[1] += 1
+    return _ranked(grouped)
+
+
+#: trace_view.json files above this are not parsed for stacks (a whole-run trace can be gigabytes; the DB export
+#: ties kernels to code without it).
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+
+
+def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """``db_call_stacks`` from a text export's trace_view.json (FORMATS.md §14): an ``async_npu`` flow starts inside
+    the Python op that launched a kernel (``s`` on the Python process) and ends at the kernel's start on Ascend
+    Hardware (``f``); the ``Call stack`` of the innermost op around the start is the kernel's. ``op_type_of`` maps
+    kernel names to op types (from kernel_details). Kernels launched from the task-queue thread carry no stack."""
+    try:
+        data = read_bytes(path, MAX_TRACE_BYTES)
+    except (OSError, SideFileError):
+        return {}
+    if b'"Call stack"' not in data:
+        return {}
+    try:
+        events = json.loads(data)
+    except (ValueError, RecursionError):
+        return {}
+    events = events.get("traceEvents", []) if isinstance(events, dict) else events
+    if not isinstance(events, list):
+        return {}
+    ops: dict[Any, list[tuple[float, float, str]]] = defaultdict(list)  # (pid, tid) -> (start, end, stack)
+    kernels: dict[tuple, str] = {}  # (pid, tid, ts) -> kernel name
+    starts, ends = {}, {}
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        phase, args = event.get("ph"), event.get("args") if isinstance(event.get("args"), dict) else {}
+        try:
+            if phase == "X" and "Call stack" in args:
+                start = float(event["ts"])
+                ops[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0),
+                                                                   str(args["Call stack"])))
+            elif phase == "X":
+                kernels[(event.get("pid"), event.get("tid"), str(event.get("ts")))] = str(event.get("name") or "")
+            elif phase in ("s", "f") and event.get("cat") == "async_npu":
+                (starts if phase == "s" else ends)[str(event.get("id"))] = event
+        except (KeyError, TypeError, ValueError):
+            continue
+    tasks: list[tuple[str, float, list[str]]] = []
+    durations = {(e.get("pid"), e.get("tid"), str(e.get("ts"))): float(e.get("dur") or 0.0) for e in events
+                 if isinstance(e, dict) and e.get("ph") == "X" and "Call stack" not in (e.get("args") or {})
+                 and isinstance(e.get("dur"), (int, float))}
+    for flow, start in starts.items():
+        end = ends.get(flow)
+        if end is None:
+            continue
+        key = (end.get("pid"), end.get("tid"), str(end.get("ts")))
+        name = kernels.get(key)
+        try:
+            at = float(start["ts"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        around = [op for op in ops.get((start.get("pid"), start.get("tid")), ()) if op[0] <= at <= op[1]]
+        if name not in op_type_of or not around:  # (MEMCPY_ASYNC and other tasks kernel_details does not list)
+            continue
+        stack = min(around, key=lambda op: op[1] - op[0])[2]  # the innermost op with a stack
+        frames = [frame.strip() for frame in stack.replace("\r", "").split(";") if frame.strip()]
+        tasks.append((op_type_of[name] or name, durations.get(key, 0.0), frames))
+    grouped: dict[str, dict[tuple[str, ...], list[float]]] = defaultdict(dict)
+    for op, time_us, frames in tasks:
+        mine = tuple(user_frames(frames)[:TOP_FRAMES])
+        if mine:
+            total = grouped[op].setdefault(mine, [0.0, 0])
+            total[0] += time_us
+            total[1] += 1
+    return _ranked(grouped)
+
+
+def _ranked(grouped: dict[str, dict[tuple[str, ...], list[float]]]) -> dict[str, list[dict[str, Any]]]:
     found = {}
     for op, stacks in grouped.items():
         best = sorted(stacks.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_STACKS]

@@ -15,6 +15,7 @@ from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
+from opprof_advisor.readers.callstacks import trace_call_stacks
 from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
 from opprof_advisor.core.sidefile import dig, read_json
@@ -59,6 +60,10 @@ class TorchNpuTextReader:
         if communication:
             raw.extra["communication"] = communication
         add_compile_time(raw, [out / "api_statistic.csv"])
+        stacks = trace_call_stacks(out / "trace_view.json", dict(zip(kernels.name, kernels.op_type))) \
+            if (out / "trace_view.json").is_file() and kernels.has("op_type") else {}
+        if stacks:
+            raw.extra["stacks"] = stacks
         statistic = read_op_statistic(out / "op_statistic.csv", notes)
         if statistic:
             raw.extra["op_statistic"] = statistic
