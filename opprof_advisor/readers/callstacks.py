@@ -52,14 +52,7 @@ def db_call_stacks(con: sqlite3.Connection, tables: set[str], strings: Any) -> d
     for rowid, op, start, end, frame in rows:
         task = tasks.setdefault(rowid, [strings[op], max(0, int(end or 0) - int(start or 0)) / 1000.0, []])
         task[2].append(strings[frame])
-    grouped: dict[str, dict[tuple[str, ...], list[float]]] = defaultdict(dict)
-    for op, time_us, frames in tasks.values():
-        mine = tuple(user_frames(frames)[:TOP_FRAMES])
-        if mine:
-            total = grouped[op].setdefault(mine, [0.0, 0])
-            total[0] += time_us
-            total[1] += 1
-    return _ranked(grouped)
+    return _ranked(tasks.values())
 
 
 #: trace_view.json files above this are not parsed for stacks (a whole-run trace can be gigabytes; the DB export
@@ -123,6 +116,12 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         stack = min(around, key=lambda op: op[1] - op[0])[2]  # the innermost op with a stack
         frames = [frame.strip() for frame in stack.replace("\r", "").split(";") if frame.strip()]
         tasks.append((op_type_of[name] or name, durations.get(key, 0.0), frames))
+    return _ranked(tasks)
+
+
+def _ranked(tasks) -> dict[str, list[dict[str, Any]]]:
+    """Per op type, its launches' user-code stacks (``(op type, µs, frames innermost first)`` each) with their
+    time and count, the most time first, TOP_STACKS of them."""
     grouped: dict[str, dict[tuple[str, ...], list[float]]] = defaultdict(dict)
     for op, time_us, frames in tasks:
         mine = tuple(user_frames(frames)[:TOP_FRAMES])
@@ -130,10 +129,6 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
             total = grouped[op].setdefault(mine, [0.0, 0])
             total[0] += time_us
             total[1] += 1
-    return _ranked(grouped)
-
-
-def _ranked(grouped: dict[str, dict[tuple[str, ...], list[float]]]) -> dict[str, list[dict[str, Any]]]:
     found = {}
     for op, stacks in grouped.items():
         best = sorted(stacks.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_STACKS]
