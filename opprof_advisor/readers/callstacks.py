@@ -6,7 +6,9 @@ advisor makes in msprof-analyze ``advisor/dataset/stack/db_stack_finder.py``): `
 ``PYTORCH_CALLCHAINS.id``, whose rows are the frames (``stack`` -> STRING_IDS ``"<file>(<line>): <function>"``)
 by ``stackDepth`` (0 innermost). Frames of torch, torch_npu, the interpreter and its standard library are the
 framework's; the rest are the user's (a model library such as torchvision counts as the user's code: it is what
-they call). Tasks launched from the task-queue thread carry no chain: only those with one are tied to code.
+they call). In the DB, tasks launched from the task-queue or autograd threads carry no chain: only those with
+one are tied to code; a text export's trace_view.json follows those hand-offs (``trace_call_stacks``), so a
+backward kernel is tied to the forward line it differentiates.
 """
 
 from __future__ import annotations
@@ -63,8 +65,10 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024
 def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
     """``db_call_stacks`` from a text export's trace_view.json (FORMATS.md §14): an ``async_npu`` flow starts inside
     the Python op that launched a kernel (``s`` on the Python process) and ends at the kernel's start on Ascend
-    Hardware (``f``); the ``Call stack`` of the innermost op around the start is the kernel's. ``op_type_of`` maps
-    kernel names to op types (from kernel_details). Kernels launched from the task-queue thread carry no stack."""
+    Hardware (``f``); the ``Call stack`` of the innermost op around the start is the kernel's. A kernel launched from
+    the task-queue thread is traced back through the ``async_task_queue`` flow of the Dequeue that ran it to its
+    Enqueue on the launching thread, and the op around that. ``op_type_of`` maps kernel names to op types (from
+    kernel_details)."""
     try:
         data = read_bytes(path, MAX_TRACE_BYTES)
     except (OSError, SideFileError):
@@ -81,6 +85,9 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
     ops: dict[Any, list[tuple[float, float, str]]] = defaultdict(list)  # (pid, tid) -> (start, end, stack)
     kernels: dict[tuple, str] = {}  # (pid, tid, ts) -> kernel name
     starts, ends = {}, {}
+    spans: dict[tuple, list[tuple[float, float]]] = defaultdict(list)  # (pid, tid) -> every cpu_op's span
+    origins: dict[tuple, tuple] = {}  # (cat, flow id) -> (pid, tid, ts) where a hand-off flow starts
+    incoming: dict[tuple, list[tuple[float, tuple]]] = defaultdict(list)  # (pid, tid) -> (ts, flow) arriving there
     for event in events:
         if not isinstance(event, dict):
             continue
@@ -92,8 +99,16 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
                                                                    str(args["Call stack"])))
             elif phase == "X":
                 kernels[(event.get("pid"), event.get("tid"), str(event.get("ts")))] = str(event.get("name") or "")
+                if event.get("cat") == "cpu_op":
+                    start = float(event["ts"])
+                    spans[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0)))
             elif phase in ("s", "f") and event.get("cat") == "async_npu":
                 (starts if phase == "s" else ends)[str(event.get("id"))] = event
+            elif phase == "s" and event.get("cat") in HAND_OFFS:
+                origins[(event.get("cat"), str(event.get("id")))] = (event.get("pid"), event.get("tid"), float(event["ts"]))
+            elif phase == "f" and event.get("cat") in HAND_OFFS:
+                incoming[(event.get("pid"), event.get("tid"))].append(
+                    (float(event["ts"]), (event.get("cat"), str(event.get("id")))))
         except (KeyError, TypeError, ValueError):
             continue
     tasks: list[tuple[str, float, list[str]]] = []
@@ -110,13 +125,41 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
             at = float(start["ts"])
         except (KeyError, TypeError, ValueError):
             continue
-        around = [op for op in ops.get((start.get("pid"), start.get("tid")), ()) if op[0] <= at <= op[1]]
+        thread = (start.get("pid"), start.get("tid"))
+        around = _around(ops, thread, at)
+        if not around:  # launched on another thread (task queue, autograd): follow the hand-off that started its op
+            around = _handed_off(ops, spans, origins, incoming, thread, at)
         if name not in op_type_of or not around:  # (MEMCPY_ASYNC and other tasks kernel_details does not list)
             continue
         stack = min(around, key=lambda op: op[1] - op[0])[2]  # the innermost op with a stack
         frames = [frame.strip() for frame in stack.replace("\r", "").split(";") if frame.strip()]
         tasks.append((op_type_of[name] or name, durations.get(key, 0.0), frames))
     return _ranked(tasks)
+
+
+#: Flows that hand work from the thread with the user's call stack to another: the task queue (Enqueue ->
+#: Dequeue) and autograd (a forward op -> its backward function, whose kernels are the forward line's backward).
+HAND_OFFS = ("async_task_queue", "fwdbwd")
+
+
+def _handed_off(ops: dict, spans: dict, origins: dict, incoming: dict, thread: tuple, at: float) -> list:
+    """The stacked ops around where a hand-off flow started, for a launch at ``at`` on ``thread``: the latest flow
+    arriving on ``thread`` inside the outermost op that holds the launch."""
+    holding = [span for span in spans.get(thread, ()) if span[0] <= at <= span[1]]
+    if not holding:
+        return []
+    outer = min(span[0] for span in holding)
+    for ts, flow in sorted((item for item in incoming.get(thread, ()) if outer <= item[0] <= at), reverse=True):
+        origin = origins.get(flow)
+        found = _around(ops, origin[:2], origin[2]) if origin else []
+        if found:
+            return found
+    return []
+
+
+def _around(ops: dict, thread: tuple, at: float) -> list[tuple[float, float, str]]:
+    """The ops with a call stack on ``thread`` whose span holds ``at``."""
+    return [op for op in ops.get(thread, ()) if op[0] <= at <= op[1]]
 
 
 def _ranked(tasks) -> dict[str, list[dict[str, Any]]]:
