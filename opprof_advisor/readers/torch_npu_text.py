@@ -60,8 +60,9 @@ class TorchNpuTextReader:
         if communication:
             raw.extra["communication"] = communication
         add_compile_time(raw, [out / "api_statistic.csv"])
+        wanted = raw.versions.get("with_stack") != "false" and kernels.has("op_type")  # (no stacks: not parsed)
         stacks = trace_call_stacks(out / "trace_view.json", dict(zip(kernels.name, kernels.op_type))) \
-            if (out / "trace_view.json").is_file() and kernels.has("op_type") else {}
+            if wanted and (out / "trace_view.json").is_file() else {}
         if stacks:
             raw.extra["stacks"] = stacks
         statistic = read_op_statistic(out / "op_statistic.csv", notes)
@@ -84,6 +85,9 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
         for key in ("torch_npu_version", "cann_version", "rank_id"):
             if document.get(key) not in (None, ""):
                 versions[key.replace("_version", "")] = str(document[key])
+        with_stack = dig(document, "config", "common_config", "with_stack")
+        if isinstance(with_stack, bool):
+            versions["with_stack"] = str(with_stack).lower()
         config = dig(document, "config", "experimental_config")
         for key, name in _CONFIG_KEYS.items():
             value = dig(config, key)
