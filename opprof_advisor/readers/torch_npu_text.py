@@ -60,7 +60,7 @@ class TorchNpuTextReader:
         if communication:
             raw.extra["communication"] = communication
         add_compile_time(raw, [out / "api_statistic.csv"])
-        wanted = raw.versions.get("with_stack") != "false" and kernels.has("op_type")  # (no stacks: not parsed)
+        wanted = with_stack(root) is not False and kernels.has("op_type")  # (a run without stacks: not parsed)
         stacks = trace_call_stacks(out / "trace_view.json", dict(zip(kernels.name, kernels.op_type))) \
             if wanted and (out / "trace_view.json").is_file() else {}
         if stacks:
@@ -85,9 +85,6 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
         for key in ("torch_npu_version", "cann_version", "rank_id"):
             if document.get(key) not in (None, ""):
                 versions[key.replace("_version", "")] = str(document[key])
-        with_stack = dig(document, "config", "common_config", "with_stack")
-        if isinstance(with_stack, bool):
-            versions["with_stack"] = str(with_stack).lower()
         config = dig(document, "config", "experimental_config")
         for key, name in _CONFIG_KEYS.items():
             value = dig(config, key)
@@ -95,6 +92,18 @@ def read_profiler_info(root: Path, notes: list[str]) -> dict[str, str]:
                 versions[name] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         break
     return versions
+
+
+def with_stack(root: Path) -> bool | None:
+    """profiler_info's ``common_config.with_stack`` (None when no profiler_info says)."""
+    for info in sorted(root.glob("profiler_info*.json")):
+        try:
+            value = dig(read_json(info), "config", "common_config", "with_stack")
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, bool):
+            return value
+    return None
 
 
 def read_step_trace(path: Path, notes: list[str]) -> list[StepSplit]:
