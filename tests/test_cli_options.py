@@ -81,7 +81,7 @@ def test_values_are_the_types_the_bodies_use():
     assert result.exit_code == 0, result.output
     assert received[0] == {"profile": Path(EXAMPLE), "top": 7, "model": None, "kind": None, "fmt": "markdown",
                            "explain": True, "output": None, "force": False, "db": Path("/tmp/x.db"),
-                           "executor": "auto", "scheduler": None}
+                           "executor": "auto", "scheduler": None, "each": False}
     CliRunner().invoke(_recording_app("search", received), READ_BY_BOTH[14])
     assert received[-1]["query"] == ["flash", "attention", "--literal"]
 

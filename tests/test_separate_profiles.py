@@ -22,8 +22,8 @@ def test_two_profiles_of_different_producers_are_named_not_merged(tmp_path, real
         read_profile(tmp_path)
     assert caught.value.message == ("2 separate profiles in this folder, not one: kernelB (msopprof-device), "
                                     "runA (torch-npu-text)")
-    assert caught.value.hint == (f"give one of them (advisor suggest --profile {tmp_path / 'kernelB'}), or compare "
-                                 "two with advisor compare BEFORE AFTER")
+    assert caught.value.hint == (f"give one of them (advisor suggest --profile {tmp_path / 'kernelB'}), analyse each "
+                                 "in turn with --each, or compare two with advisor compare BEFORE AFTER")
 
 
 def test_a_before_and_an_after_run_of_one_kernel_are_refused_in_one_line(runner, real_profiles):
@@ -76,3 +76,37 @@ def test_the_parts_of_one_profile_are_not_separate_profiles(tmp_path, real_profi
         read_profile(tmp_path)
     assert caught.value.message == ("2 separate profiles in this folder, not one: kernel (msopprof-device), "
                                     "run_ascend_pt (torch-npu-text)")
+
+
+def _two(tmp_path, real_profiles):
+    shutil.copytree(real_profiles / RUN, tmp_path / "runA")
+    shutil.copytree(real_profiles / KERNEL, tmp_path / "kernelB")
+    return tmp_path
+
+
+def test_each_shows_every_separate_profile_in_turn(tmp_path, real_profiles, runner):
+    folder = _two(tmp_path, real_profiles)
+    result = runner.invoke(app, ["profile", str(folder), "--each"])
+    assert result.exit_code == 0, result.output
+    first, second = (result.stdout.index(f"== {folder / name} ({fmt}) ==")
+                     for name, fmt in (("kernelB", "msopprof-device"), ("runA", "torch-npu-text")))
+    assert first < second and "main_kernel" in result.stdout[first:second]
+
+
+def test_each_in_json_is_one_document_of_their_documents(tmp_path, real_profiles, runner):
+    import json
+
+    folder = _two(tmp_path, real_profiles)
+    result = runner.invoke(app, ["suggest", "--profile", str(folder), "--each", "--format", "json",
+                                 "--db", str(tmp_path / "advisor.db")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "opprof-advisor/each/1"
+    assert [(p["format"], p["document"]["schema"]) for p in doc["profiles"]] == [
+        ("msopprof-device", "opprof-advisor/suggest/2"), ("torch-npu-text", "opprof-advisor/suggest/2")]
+    assert doc["profiles"][1]["document"]["profile"]["path"] == str(folder / "runA")
+
+
+def test_each_with_a_file_format_is_a_usage_error(tmp_path, runner):
+    result = runner.invoke(app, ["profile", str(tmp_path), "--each", "--format", "html"])
+    assert result.exit_code == 2 and "--each prints a table or json for each profile" in result.output

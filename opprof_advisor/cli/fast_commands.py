@@ -18,6 +18,7 @@ from opprof_advisor import commands
 from opprof_advisor.core.terminal import one_line
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
+from opprof_advisor.readers import separate_profiles
 from opprof_advisor.kb.store import open_index as open_store_index
 from opprof_advisor.render.text.kb import problems_warning
 from opprof_advisor.render.text.kb import no_hits_line
@@ -29,14 +30,40 @@ from opprof_advisor.kb.remove import remove_entry
 from opprof_advisor.render.text.kb import removed_line
 
 
-def run_suggest(values: dict[str, Any]) -> None:
-    """Make the findings of a profile, with their gains and remedies, and print them."""
+def each_profile(values: dict[str, Any], key: str, body) -> bool:
+    """``--each``: run ``body`` on every separate profile under ``values[key]``, a heading line before each in a
+    table, one ``opprof-advisor/each/1`` document of them all in json; False when there is nothing to split."""
+    found = separate_profiles(values[key]) if values.get("each") else []
+    if not found:
+        return False
+    documents = []
+    for child, fmt in found:
+        if values["fmt"] == "json":
+            documents.append({"path": str(child), "format": fmt, "document": body({**values, key: child}, quiet=True)})
+        else:
+            console.print(f"== {child} ({fmt}) ==", markup=False, highlight=False)
+            body({**values, key: child})
+    if documents:
+        emit_json({"schema": EACH_SCHEMA, "path": str(values[key]), "profiles": documents})
+    return True
+
+
+#: The document of ``--each --format json``: every separate profile's own document, in folder order.
+EACH_SCHEMA = "opprof-advisor/each/1"
+
+
+def run_suggest(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] | None:
+    """Make the findings of a profile, with their gains and remedies, and print them (``quiet``: return them)."""
+    if not quiet and each_profile(values, "profile", run_suggest):
+        return None
     profile: Path = values["profile"]
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {profile.name}") as progress:
         document = commands.suggest(profile, top=values["top"], model=values["model"], kind=values["kind"],
                                     explain=values["explain"], db=values["db"], progress=progress, executor=choice,
                                     warn=lambda message: warn([message]))
+    if quiet:
+        return document
     if write_sheet_formats(document, values["fmt"], values["output"], force=values["force"], inputs=[profile]):
         return
     if values["fmt"] == "html":
@@ -51,9 +78,10 @@ def warn(warnings: list[str]) -> None:
         err_console.print(f"warning: {one_line(warning)}", markup=False)
 
 
-def run_profile(values: dict[str, Any]) -> None:
-    """Read a profile and print its operator profile (and write the --export database)."""
-
+def run_profile(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] | None:
+    """Read a profile and print its operator profile (and write the --export database); ``quiet``: return it."""
+    if not quiet and each_profile(values, "path", run_profile):
+        return None
     path: Path = values["path"]
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {path.name}") as progress:
@@ -72,6 +100,8 @@ def run_profile(values: dict[str, Any]) -> None:
     fmt = values["fmt"]
     if fmt in ("json", "csv", "xlsx"):
         document["op_types"] = document["op_types"][:values["top"]]  # as the table: --top rows
+    if quiet:
+        return document
     if write_sheet_formats(document, fmt, values["output"], force=values["force"], inputs=[path]):
         return
     if fmt == "json":

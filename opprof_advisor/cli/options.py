@@ -77,6 +77,9 @@ SCHEDULER = Param("scheduler", ("--scheduler",), str,
 LANG = Param("lang", ("--lang",), str, "Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for "
                                       "a zh_* locale, else en).", metavar="zh|en", show_default=False)
 TABLE_OR_JSON = Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table")
+EACH = Param("each", ("--each",), bool, "When PATH holds several separate profiles (runs of different tools, a before "
+                                     "and an after), analyse each in turn instead of refusing (with --format json: "
+                                     "one document holding them all).", default=False)
 PEAKS = Param("peaks", ("--peaks",), Path,
               "YAML with measured or known peaks (chip, aic, aiv, freq_mhz, hbm_gbps, cube_tflops: {bf16: ...}); "
               "over the profile's own figures and $ADVISOR_HOME/peaks.yaml.", exists=True, dir_okay=False,
@@ -96,7 +99,7 @@ SUGGEST = Command("suggest", "Findings for a profile, ranked by expected gain (a
                                            "left out with why.", default=False),
     Param("output", ("--output", "-o"), Path, "Report file: with --format html (default "
                                               "advisor-report-<time>.html here) or xlsx.", metavar="FILE"),
-    FORCE, DB, EXECUTOR, SCHEDULER, LANG,
+    EACH, FORCE, DB, EXECUTOR, SCHEDULER, LANG,
 ))
 
 PROFILE = Command("profile", "Show where device time goes: op types by time with unit and bound class, symptoms, "
@@ -110,7 +113,7 @@ PROFILE = Command("profile", "Show where device time goes: op types by time with
     Param("export", ("--export",), Path, "Also write kernels and the op-type summary into this SQLite file (browse "
                                          "it with datasette).", dir_okay=False, show_default=False),
     Param("output", ("--output", "-o"), Path, _HTML_OUTPUT_HELP, show_default=False),
-    PEAKS, FORCE, EXECUTOR, SCHEDULER, LANG,
+    PEAKS, EACH, FORCE, EXECUTOR, SCHEDULER, LANG,
 ))
 
 SHOW = Command("show", "Show one entry: its summary, gain, evidence grade, sources and body.\n\n"
@@ -169,6 +172,8 @@ def usage_problem(name: str, values: dict[str, Any]) -> UsageProblem | None:
     """What is wrong with the combination of ``values`` for command ``name``, before any work is done."""
     fmt, output = values.get("fmt"), values.get("output")
     if name in ("suggest", "profile"):
+        if values.get("each") and fmt not in ("table", "json"):
+            return UsageProblem("--each prints a table or json for each profile", "--each")
         if output is not None and fmt not in ("html", "xlsx", "csv"):
             return UsageProblem("--output is only used with --format html or xlsx", "--output")
         problem = sheets_problem(fmt, output)

@@ -140,12 +140,22 @@ def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
         return UnknownFormat(f"no profile here, one a folder further down: {named}", path=path,
                              hint=f"give that folder: advisor suggest --profile {found[0][0]}")
     return UnknownFormat(f"{len(found)} separate profiles in this folder, not one: {named}{more}", path=path,
-                         hint=f"give one of them (advisor suggest --profile {found[0][0]}), or compare two with "
-                              "advisor compare BEFORE AFTER")
+                         hint=f"give one of them (advisor suggest --profile {found[0][0]}), analyse each in turn "
+                              "with --each, or compare two with advisor compare BEFORE AFTER")
 
 
 #: Child names that look like profiles are looked at first (a profile among many other folders is still found).
 _LOOKS_LIKE_PROFILE = re.compile(r"_ascend_(?:pt|ms)$|^PROF_|^OPPROF_|prof|trace|msprof|output", re.I)
+
+
+def separate_profiles(path: str | Path) -> list[tuple[Path, str]]:
+    """The separate profiles a folder holds (child folders that are profiles themselves), each with its format;
+    [] for a path that is one profile or none (``advisor profile / suggest --each``)."""
+    path = Path(path)
+    if not path.is_dir() or _PARTS_OF_ONE.match(path.name) or is_multi_rank(path):
+        return []
+    found = _profiles_below(path)
+    return found if len(found) >= 2 and any(what != _READS_ITS_RUNS for _, what in found) else []
 
 
 def _profiles_below(path: Path, stop_at: int | None = None) -> list[tuple[Path, str]]:
