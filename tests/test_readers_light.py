@@ -106,3 +106,15 @@ def test_a_statistic_saved_as_kernel_details_and_a_prof_tree_of_one_statistic_ar
     for path in (tmp_path / "c_ascend_pt", prof.parent):
         profile = load_profile(path)[1]
         assert profile.compute_time_us == pytest.approx(compute, rel=1e-9), path
+
+
+def test_a_folder_of_light_ranks_gives_each_rank_its_device_time(tmp_path, real_profiles):
+    for rank in (0, 1):
+        out = tmp_path / f"rank{rank}_ascend_pt" / "ASCEND_PROFILER_OUTPUT"
+        out.mkdir(parents=True)
+        for name in ("op_statistic.csv", "step_trace_time.csv"):
+            shutil.copy(real_profiles / RANK / name, out / name)
+    single = load_profile(tmp_path / "rank0_ascend_pt")[1]
+    job = load_profile(tmp_path)[1]
+    assert [r.device_time_us for r in job.ranks] == [pytest.approx(single.device_time_us)] * 2
+    assert job.device_time_us == pytest.approx(2 * single.device_time_us)

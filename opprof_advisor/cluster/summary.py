@@ -32,7 +32,7 @@ from opprof_advisor.symptoms import profile_of
 from opprof_advisor.readers import multirank, read_raw
 from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
 
-SCHEMA = "opprof-advisor/rank-summary/1"
+SCHEMA = "opprof-advisor/rank-summary/2"  # 2: light ranks, AIV twins, critical sub-cores (old caches are not read)
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
 #: computation and links); a rank's own are not carried over.
 JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link"})
@@ -64,6 +64,8 @@ def _summarize(path: str) -> dict[str, Any]:
     ctx = Kernels(raw)
     profile = profile_of(ctx)
     figures = multirank.rank_summary(label, path, raw)
+    if ctx.light:  # a light export has no launches: its device time is the profile's, from its op types
+        figures["device_time_us"] = profile.device_time_us
     return {
         "schema": SCHEMA, "path": path, "label": label, "error": None, "figures": figures,
         "window": multirank.task_window(raw), "split": None if split is None else split.to_dict(),
