@@ -84,6 +84,7 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         return {}
     ops: dict[Any, list[tuple[float, float, str]]] = defaultdict(list)  # (pid, tid) -> (start, end, stack)
     kernels: dict[tuple, str] = {}  # (pid, tid, ts) -> kernel name
+    durations: dict[tuple, float] = {}  # (pid, tid, ts) -> its duration (µs)
     starts, ends = {}, {}
     spans: dict[tuple, list[tuple[float, float]]] = defaultdict(list)  # (pid, tid) -> every cpu_op's span
     origins: dict[tuple, tuple] = {}  # (cat, flow id) -> (pid, tid, ts) where a hand-off flow starts
@@ -98,7 +99,9 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
                 ops[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0),
                                                                    str(args["Call stack"])))
             elif phase == "X":
-                kernels[(event.get("pid"), event.get("tid"), str(event.get("ts")))] = str(event.get("name") or "")
+                place = (event.get("pid"), event.get("tid"), str(event.get("ts")))
+                kernels[place] = str(event.get("name") or "")
+                durations[place] = float(event.get("dur") or 0.0)
                 if event.get("cat") == "cpu_op":
                     start = float(event["ts"])
                     spans[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0)))
@@ -112,9 +115,6 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         except (KeyError, TypeError, ValueError):
             continue
     tasks: list[tuple[str, float, list[str]]] = []
-    durations = {(e.get("pid"), e.get("tid"), str(e.get("ts"))): float(e.get("dur") or 0.0) for e in events
-                 if isinstance(e, dict) and e.get("ph") == "X" and "Call stack" not in (e.get("args") or {})
-                 and isinstance(e.get("dur"), (int, float))}
     for flow, start in starts.items():
         end = ends.get(flow)
         if end is None:

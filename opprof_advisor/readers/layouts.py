@@ -321,8 +321,13 @@ def _header(path: Path) -> list[str]:
 _OPBASICINFO_ONLY = frozenset({"current freq", "rated freq"})
 
 
-def _is_kernel_table(path: Path) -> bool:
-    header = _header(path)
+def header_names(path: Path) -> set[str]:
+    """The normalised cells of a CSV's header line (empty when unreadable or binary)."""
+    return {columns.normalise_header(cell) for cell in _header(path)}
+
+
+def _is_kernel_table(path: Path, header: list[str] | None = None) -> bool:
+    header = _header(path) if header is None else header
     if _OPBASICINFO_ONLY & {columns.normalise_header(cell) for cell in header}:
         return False
     mapping = columns.map_header(header)
@@ -362,10 +367,10 @@ FINGERPRINTS: dict[str, frozenset[str]] = {
 LIGHT_FOLDERS = (OUTPUT_DIR, "mindstudio_profiler_output")
 
 
-def csv_kind(path: Path) -> str | None:
+def csv_kind(path: Path, header: list[str] | None = None) -> str | None:
     """"op_statistic" or "step_trace" when the CSV's header is that table's, else None."""
-    header = {columns.normalise_header(cell) for cell in _header(path)}
-    return next((kind for kind, needed in FINGERPRINTS.items() if needed <= header), None)
+    names = {columns.normalise_header(cell) for cell in (_header(path) if header is None else header)}
+    return next((kind for kind, needed in FINGERPRINTS.items() if needed <= names), None)
 
 
 def light_files(path: Path) -> dict[str, Path]:
@@ -377,8 +382,9 @@ def light_files(path: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for folder in [path, *(path / name for name in LIGHT_FOLDERS)]:
         for file in sorted(_files(folder)) if folder.is_dir() else []:
-            if file.suffix.lower() == ".csv" and not _is_kernel_table(file):
-                kind = csv_kind(file)
+            if file.suffix.lower() == ".csv":
+                header = _header(file)  # (read once for both tests)
+                kind = None if _is_kernel_table(file, header) else csv_kind(file, header)
                 if kind:
                     found.setdefault(kind, file)
     return found

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opprof_advisor.core.errors import AdvisorError, MalformedProfile
-from opprof_advisor.readers import csvfile
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import OUTPUT_DIR, light_files
 from opprof_advisor.readers.msprof_text import read_device_info
@@ -74,10 +74,7 @@ class LightExportReader:
 
 def read_statistic(path: Path, notes: list[str]) -> list[dict[str, object]]:
     """The rows of an op_statistic table: op type, core type, count and total time (µs), summed over devices."""
-    try:
-        header, rows = csvfile.read_rows(path)
-    except AdvisorError as exc:
-        raise MalformedProfile(exc.message, path=path, line=exc.line, hint=exc.hint) from None
+    header, rows = csvfile.read_rows(path)
     index = {name.strip(): number for number, name in enumerate(header)}
     missing = [name for name in STATISTIC_COLUMNS if name not in index]
     if missing:
@@ -88,7 +85,7 @@ def read_statistic(path: Path, notes: list[str]) -> list[dict[str, object]]:
     for number, row in enumerate(rows, start=2):
         cells = {name: row[at].strip() if at < len(row) else "" for name, at in index.items()}
         op_type, core = cells["OP Type"], cells["Core Type"]
-        count, total = _int(cells["Count"]), _float(cells["Total Time(us)"])
+        count, total = columns.parse_int(cells["Count"]), columns.parse_float(cells["Total Time(us)"])
         if not op_type or count is None or total is None or total < 0 or count < 0:
             raise MalformedProfile(f"row without an op type, a count or a total time: {','.join(row)[:80]!r}",
                                    path=path, line=number, hint="export the profile again")
@@ -105,18 +102,3 @@ def _root(path: Path) -> Path:
     """The folder a light export's side files (profiler_info, info.json) are looked for in."""
     folder = path.parent if path.is_file() else path
     return folder.parent if folder.name == OUTPUT_DIR else folder
-
-
-def _int(text: str) -> int | None:
-    try:
-        return int(float(text))
-    except (ValueError, OverflowError):  # (1e400 is inf: no count)
-        return None
-
-
-def _float(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if value == value and value not in (float("inf"), float("-inf")) else None

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from opprof_advisor.core.errors import AdvisorError, MalformedProfile
+from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.layouts import header_names
 
 FORMAT = "mindspore-text"
 #: Header fingerprints (normalised): a file is what its header says.
@@ -27,17 +28,8 @@ AICPU = {"op_type", "execution_time"}
 FOLDERS = ("", "profiler", "data/profiler")
 
 
-def _header(path: Path) -> set[str]:
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(columns.SNIFF_BYTES).split(b"\n", 1)[0]
-    except OSError:
-        return set()
-    return {columns.normalise_header(cell) for cell in first.decode("utf-8", "replace").strip().split(",")}
-
-
 def _kind(path: Path) -> str | None:
-    header = _header(path)
+    header = header_names(path)
     if header & DETAIL[0] and header & DETAIL[1]:
         return "detail"
     if FRAMEWORK <= header:
@@ -110,10 +102,7 @@ def _add(rows: dict, op_type: str, core: str, count: int, total_us: float) -> No
 
 
 def _table(path: Path) -> tuple[dict[str, int], list[list[str]]]:
-    try:
-        header, rows = csvfile.read_rows(path)
-    except AdvisorError as exc:
-        raise MalformedProfile(exc.message, path=path, line=exc.line, hint=exc.hint) from None
+    header, rows = csvfile.read_rows(path)
     return {columns.normalise_header(name): at for at, name in enumerate(header)}, rows
 
 
@@ -128,8 +117,8 @@ def _detail_rows(path: Path):
     time_at = index.get("execution_time", index.get("task_duration"))
     count_at = index.get("execution_frequency")
     for number, row in enumerate(rows, start=2):
-        name, time_ms = _cell(row, name_at), _number(_cell(row, time_at))
-        count = _number(_cell(row, count_at)) if count_at is not None else 1.0
+        name, time_ms = _cell(row, name_at), columns.parse_float(_cell(row, time_at))
+        count = columns.parse_float(_cell(row, count_at)) if count_at is not None else 1.0
         if not name or time_ms is None or count is None or time_ms < 0 or count < 0 or time_ms * count > 1e12:
             raise MalformedProfile(f"row without an op name, a time or a count: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
@@ -146,16 +135,8 @@ def _aicpu_rows(path: Path):
     index, rows = _table(path)
     type_at, time_at = index.get("op_type"), index.get("execution_time")
     for number, row in enumerate(rows, start=2):
-        op_type, time_ms = _cell(row, type_at), _number(_cell(row, time_at))
+        op_type, time_ms = _cell(row, type_at), columns.parse_float(_cell(row, time_at))
         if not op_type or time_ms is None or time_ms < 0:
             raise MalformedProfile(f"row without an op type or a time: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
         yield op_type, time_ms * 1000.0
-
-
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if value == value and abs(value) != float("inf") else None

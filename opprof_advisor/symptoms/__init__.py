@@ -249,7 +249,12 @@ def check_aicpu(ctx: Kernels) -> None:
             M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time, longest "
                "{longest})", count=count, ops=", ".join(ops[:5]), total=U.time(total),
                share=ctx.compute_share(total), longest=U.time(longest)), ceiling_us=total)
-    nms = [op for op in ops if ctx.family.get(op) == "NMS"]
+    _nms_on_ai_cpu(ctx, {op: time_by_op[op] for op in ops})
+
+
+def _nms_on_ai_cpu(ctx: Kernels, time_by_op: dict[str, float]) -> None:
+    """nms_cpu for the op types of ``time_by_op`` (AI CPU time by op type, the most first) that are NMS."""
+    nms = [op for op in time_by_op if ctx.family.get(op) == "NMS"]
     if nms:
         nms_time = sum(time_by_op[op] for op in nms)
         ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time} "
@@ -269,13 +274,7 @@ def _aicpu_from_rows(ctx: Kernels) -> None:
             M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time)",
                count=sum(r.count for r in rows), ops=", ".join(ops[:5]), total=U.time(total),
                share=ctx.compute_share(total)), ceiling_us=total)
-    nms = [r for r in rows if r.family == "NMS"]
-    if nms:
-        nms_time = sum(r.time_us for r in nms)
-        ctx.add("nms_cpu", [r.op_type for r in nms], nms_time, M_(
-            "non-maximum suppression ({ops}) runs on the AI CPU: {time} ({share:.1%} of compute time)",
-            ops=", ".join(r.op_type for r in nms), time=U.time(nms_time), share=ctx.compute_share(nms_time)),
-            ceiling_us=nms_time)
+    _nms_on_ai_cpu(ctx, {r.op_type: r.time_us for r in sorted(rows, key=lambda r: -r.time_us)})
 
 
 def check_double(ctx: Kernels) -> None:
