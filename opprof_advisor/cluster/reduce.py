@@ -71,6 +71,8 @@ def job_raw(path: Path, summaries: list[dict[str, Any]]) -> RawProfile:
                      freq_mhz=next((s["freq_mhz"] for s in readable if s["freq_mhz"]), None))
     raw.extra["ranks"] = _sorted_ranks(table)
     raw.extra["rank_format"] = first["format"]
+    if generation := next((s.get("platform_version") for s in readable if s.get("platform_version")), None):
+        raw.extra["platform_version"] = generation
     splits = [StepSplit(**s["split"]) for s in readable if s["split"]]
     typical = steps.mean(splits)
     if typical is not None:
@@ -380,11 +382,11 @@ def link_summary(links: dict[str, dict[str, list[float]]]) -> list[dict[str, Any
     """Per transport: ranks, total MB, the median and the slowest rank's bandwidth (GB/s)."""
     found = []
     for transport, ranks in sorted(links.items()):
-        rates = {rank: size / ms for rank, (size, ms) in ranks.items() if ms > 0 and size > 0}
+        rates = {rank: entry[0] / entry[1] for rank, entry in ranks.items() if entry[1] > 0 and entry[0] > 0}
         if not rates:
             continue
         slowest = min(rates, key=rates.get)
-        found.append({"transport": transport, "ranks": len(rates), "size_mb": round(sum(s for s, _ in ranks.values()), 3),
+        found.append({"transport": transport, "ranks": len(rates), "size_mb": round(sum(e[0] for e in ranks.values()), 3),
                       "median_gbps": round(median(rates.values()), 3), "slowest_rank": slowest,
                       "slowest_gbps": round(rates[slowest], 3)})
     return found

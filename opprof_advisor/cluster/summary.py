@@ -11,7 +11,7 @@ read, else None), ``figures`` (the rank table row: device time, computing, expos
 split summed over steps), ``ops`` (one row per op type × unit with its bound class: count, total,
 p50 / p95 / max launch), ``symptoms`` (the kernel-level ones; the job-level ones are judged again on
 the job), ``notes``, ``communication`` (communication.json time totals), ``transports`` ({transport:
-[MB, ms]}), ``matrix`` (communication_matrix.json links summed: [src, dst, transport, MB, ms]), and
+[MB, ms, packets, large packets]}), ``matrix`` (communication_matrix.json links summed: [src, dst, transport, MB, ms]), and
 the rank's device facts and versions.
 
 The per-op-type group-by runs in pyarrow compute (benchmarks/bench_cluster.py --engines measures it
@@ -21,7 +21,6 @@ beside the seconds of parsing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,11 @@ from opprof_advisor.core.errors import AdvisorError, ProfileError
 from opprof_advisor.profile.builder import Kernels
 from opprof_advisor.symptoms import profile_of
 from opprof_advisor.readers import multirank, read_raw
-from opprof_advisor.readers.torch_npu_text import TOTAL_OP_INFO
 
-SCHEMA = "opprof-advisor/rank-summary/2"  # 2: light ranks, AIV twins, critical sub-cores (old caches are not read)
+SCHEMA = "opprof-advisor/rank-summary/3"  # 3: transports with packets, transit from links (old caches are not read)
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
 #: computation and links); a rank's own are not carried over.
 JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link"})
-#: Side files of collectives larger than this are not read (a summary must stay cheap).
-SIDE_FILE_MAX_BYTES = 256 * 1024 * 1024
 OP_COLUMNS = ("op_type", "family", "unit", "bound", "busiest_pipe", "busiest_ratio", "bound_why", "count", "time_us",
               "p50_us", "p95_us", "max_us", "wait_us", "block_dim", "dtypes", "formats")
 
@@ -71,7 +67,7 @@ def _summarize(path: str) -> dict[str, Any]:
         "window": multirank.task_window(raw), "split": None if split is None else split.to_dict(),
         "format": raw.format, "producer": profile.producer, "workload": profile.workload,
         "versions": {k: v for k, v in raw.versions.items() if k != "rank_id"}, "rank_id": raw.versions.get("rank_id"),
-        "chip": raw.chip, "core_counts": dict(raw.core_counts), "freq_mhz": raw.freq_mhz, "device": profile.device,
+        "chip": raw.chip, "platform_version": raw.extra.get("platform_version"), "core_counts": dict(raw.core_counts), "freq_mhz": raw.freq_mhz, "device": profile.device,
         "device_time_us": profile.device_time_us, "compute_time_us": profile.compute_time_us,
         "communication_time_us": profile.communication_time_us,
         "ops": op_rows(ctx, profile),
@@ -80,7 +76,7 @@ def _summarize(path: str) -> dict[str, Any]:
                      for s in profile.symptoms if s.id not in JOB_SYMPTOMS],
         "notes": list(profile.notes),
         "communication": dict(raw.extra.get("communication") or {}),
-        **collectives(Path(path)),
+        **collectives(raw),
     }
 
 
@@ -123,58 +119,7 @@ def _launch_percentiles(ctx) -> dict[tuple[str, str], tuple[float, float, float]
 # ----------------------------------------------------------------------------------------------
 
 
-def collectives(rank: Path) -> dict[str, Any]:
-    """``transports`` {transport: [MB, ms]} and ``matrix`` [[src, dst, transport, MB, ms]] of a rank folder."""
-    folder = rank / "ASCEND_PROFILER_OUTPUT"
-    return {"transports": _transports(_load_json(folder / "communication.json")),
-            "matrix": _matrix(_load_json(folder / "communication_matrix.json"))}
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        if not path.is_file() or path.stat().st_size > SIDE_FILE_MAX_BYTES:
-            return None
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return None  # the rank reader already noted an unreadable communication.json
-
-
-def _ops(document: Any):
-    """(op name, op dict) of every collective / p2p op of every step (FORMATS.md §4.4)."""
-    for step in document.values() if isinstance(document, dict) else ():
-        for kind in step.values() if isinstance(step, dict) else ():
-            for name, op in kind.items() if isinstance(kind, dict) else ():
-                if isinstance(op, dict):
-                    yield str(name), op
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _transports(document: Any) -> dict[str, list[float]]:
-    totals: dict[str, list[float]] = {}
-    for name, op in _ops(document):
-        if name == TOTAL_OP_INFO:
-            continue  # repeats the sum of the ops beside it
-        for transport, link in (op.get("Communication Bandwidth Info") or {}).items():
-            if isinstance(link, dict):
-                pair = totals.setdefault(str(transport), [0.0, 0.0])
-                pair[0] += _number(link.get("Transit Size(MB)"))
-                pair[1] += _number(link.get("Transit Time(ms)"))
-    return {t: [round(size, 6), round(ms, 6)] for t, (size, ms) in sorted(totals.items()) if size or ms}
-
-
-def _matrix(document: Any) -> list[list]:
-    links: dict[tuple[str, str, str], list[float]] = {}
-    for _, op in _ops(document):
-        for pair, link in op.items():
-            src, _, dst = str(pair).partition("-")
-            if not isinstance(link, dict) or not dst:
-                continue
-            key = (src, dst, str(link.get("Transport Type") or ""))
-            totals = links.setdefault(key, [0.0, 0.0])
-            totals[0] += _number(link.get("Transit Size(MB)"))
-            totals[1] += _number(link.get("Transit Time(ms)"))
-    return [[src, dst, transport, round(size, 6), round(ms, 6)]
-            for (src, dst, transport), (size, ms) in sorted(links.items())]
+def collectives(raw) -> dict[str, Any]:
+    """``transports`` {transport: [MB, ms, packets, large packets]} and ``matrix`` [[src, dst, transport, MB, ms]]
+    of a rank, as its reader found them in communication.json and communication_matrix.json."""
+    return {"transports": dict(raw.extra.get("transports") or {}), "matrix": list(raw.extra.get("matrix") or [])}

@@ -127,3 +127,59 @@ def fewest_cores(parts: tuple[str, ...]) -> dict[str, int]:
 def family_parts(chip: str | None) -> tuple[str, ...]:
     """The parts a family name covers (``Ascend910B`` -> B1–B4), else ()."""
     return FAMILIES.get((chip or "").strip(), ())
+
+
+# ----------------------------------------------------------------------------------------------
+# Expected link bandwidth per transport
+# ----------------------------------------------------------------------------------------------
+
+#: The bandwidth (GB/s) msprof's cluster analysis takes as a link's standard, by chip generation, and the share
+#: of it below which it calls a link's bandwidth poorly used (BANDWIDTH_THRESHOLD) when most packets are
+#: large (LARGE_MESSAGE_RATE). CHIP_V4_1_0 (platform_version 5) is the Atlas A2 / A3 class; CHIP_V2_1_0 the
+#: first Ascend 910.
+LINK_SOURCE = ("Ascend/msprof@a3989db0:analysis/common_func/ms_constant/number_constant.py (RDMA_/HCCS_/"
+               "PCIE_BANDWIDTH_V2_1_0, _V4_1_0, BANDWIDTH_THRESHOLD, LARGE_MESSAGE_RATE), used by its "
+               "HcclAnalysisTool.get_standard_bandwidth")
+LINK_USE_THRESHOLD = 0.8
+LARGE_PACKET_SHARE = 0.8
+#: What Huawei's communication-analysis guide calls reasonable for large transfers (GB/s): cross-chip SDMA
+#: (HCCS / PCIE / SIO) above 16 MB about 19, RDMA above 1 MB about 21 (kb/patterns/hccl-expected-bandwidth.md).
+REASONABLE_SOURCE = ("mindstudio-agent==26.1.3:resources/configs/default/skills/profiler/ascend-communication-analysis/"
+                     "SKILL.md")
+REASONABLE_GBPS = {"HCCS": 19.0, "PCIE": 19.0, "SIO": 19.0, "RDMA": 21.0}
+_V4_LINKS = {"HCCS": 28.0, "RDMA": 25.0}
+_V2_LINKS = {"HCCS": 18.0, "RDMA": 12.5, "PCIE": 20.0}
+_V2_PARTS = ("Ascend910A", "Ascend910ProA", "Ascend910ProB", "Ascend910PremiumA")
+#: Chip generation names used in messages, with their standard links.
+LINK_CLASSES = {"Atlas A2 / A3 (Ascend910B, Ascend910_93)": _V4_LINKS, "Ascend 910 (Ascend910A, ProA, ProB)": _V2_LINKS}
+
+
+#: info.json platform_version -> the standard links of that generation (msprof's ChipManager.CHIP_RELATION_MAP).
+_PLATFORM_LINKS = {"5": _V4_LINKS, "1": _V2_LINKS}
+
+
+def generation_name(platform_version: str | None) -> str | None:
+    """The chip class info.json's platform_version names ("5" -> the Atlas A2 / A3 class), else None."""
+    links = _PLATFORM_LINKS.get(platform_version or "")
+    return next((name for name, known in LINK_CLASSES.items() if known is links), None)
+
+
+def standard_links(chip: str | None, platform_version: str | None = None) -> dict[str, float]:
+    """{transport: GB/s} msprof takes as the standard of the chip's links, by the chip's name or the generation
+    info.json names (platform_version); {} for a chip of no known generation."""
+    name = (chip or "").strip()
+    if platform_version in _PLATFORM_LINKS:
+        return dict(_PLATFORM_LINKS[platform_version])
+    if name in SOCS or name in FAMILIES or any(name in parts for parts in FAMILIES.values()):
+        return dict(_V4_LINKS)
+    if name in _V2_PARTS:
+        return dict(_V2_LINKS)
+    return {}
+
+
+def link_floor(transport: str, standard: float) -> float:
+    """The bandwidth a large transfer on the link should reach: the lower of LINK_USE_THRESHOLD of the standard
+    and the guide's reasonable figure (a link is called slow only when both sources agree)."""
+    reasonable = REASONABLE_GBPS.get(transport)
+    floor = LINK_USE_THRESHOLD * standard
+    return min(floor, reasonable) if reasonable else floor

@@ -26,12 +26,10 @@ from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
+from opprof_advisor.readers.communication import read_cluster_communication
 from opprof_advisor.readers.layouts import COMM_FILE, STEP_FILE, is_cluster_summary, summary_dir
-from opprof_advisor.core.sidefile import read_json
 
 FORMAT = "cluster-summary"
-#: communication.json time fields summed over groups, steps, ops and ranks (ms).
-TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
 
 
 class ClusterSummaryReader:
@@ -61,7 +59,7 @@ class ClusterSummaryReader:
         raw.versions["ranks"] = str(len(ranks))
         comm_file = folder / COMM_FILE
         if comm_file.is_file():
-            totals, bandwidth = read_communication(comm_file, raw.notes)
+            totals, bandwidth = read_cluster_communication(comm_file, raw.notes)
             if totals:
                 raw.extra["communication"] = totals
             if bandwidth:
@@ -95,47 +93,6 @@ def _summary(rank: str, split: StepSplit, path: Path) -> dict:
     return {"rank": rank, "path": str(path), "device_time_us": None, "error": None,
             "computing_us": round(split.computing_us, 3), "exposed_us": round(split.exposed_us, 3),
             "free_us": round(split.free_us, 3), "stage_us": round(split.stage_us, 3)}
-
-
-def read_communication(path: Path, notes: list[str]) -> tuple[dict[str, float], dict[str, dict[str, list[float]]]]:
-    """(time fields summed + "ops", {transport: {rank: [size MB, time ms]}}); empty when unreadable."""
-    try:
-        document = read_json(path)
-    except (OSError, ValueError) as exc:
-        notes.append(f"ignored {path}: not readable JSON ({exc})")
-        return {}, {}
-    totals = dict.fromkeys(TIME_FIELDS, 0.0)
-    bandwidth: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
-    ops = set()
-    for group in _dicts(document):
-        for step in _dicts(group):
-            for op_name, ranks in _items(step):
-                for rank, info in _items(ranks):
-                    times = info.get("Communication Time Info") if isinstance(info, dict) else None
-                    if not isinstance(times, dict):
-                        continue
-                    ops.add(op_name)
-                    for key in TIME_FIELDS:
-                        value = times.get(key)
-                        totals[key] += float(value) if isinstance(value, (int, float)) else 0.0
-                    for transport, link in _items(info.get("Communication Bandwidth Info") or {}):
-                        size, time_ms = (link.get(k) if isinstance(link, dict) else None
-                                         for k in ("Transit Size(MB)", "Transit Time(ms)"))
-                        if isinstance(size, (int, float)) and isinstance(time_ms, (int, float)):
-                            pair = bandwidth[transport][f"rank{rank}" if str(rank).isdigit() else str(rank)]
-                            pair[0] += size
-                            pair[1] += time_ms
-    if not ops:
-        return {}, {}
-    return {**totals, "ops": float(len(ops))}, {t: dict(r) for t, r in bandwidth.items()}
-
-
-def _dicts(value: object) -> list[dict]:
-    return [v for v in value.values() if isinstance(v, dict)] if isinstance(value, dict) else []
-
-
-def _items(value: object) -> list[tuple[str, object]]:
-    return [(str(k), v) for k, v in value.items()] if isinstance(value, dict) else []
 
 
 def _number(text: str | None) -> float | None:

@@ -15,7 +15,8 @@ from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import OUTPUT_DIR, light_files
-from opprof_advisor.readers.msprof_text import read_device_info
+from opprof_advisor.readers.communication import add_collectives
+from opprof_advisor.readers.msprof_text import read_device_info, read_platform_version
 from opprof_advisor.readers.torch_npu_text import read_profiler_info, read_step_trace
 
 #: op_statistic columns read (FORMATS.md §3.4, §12); Device_id only in msprof's.
@@ -56,9 +57,12 @@ class LightExportReader:
             split = read_step_trace(files["step_trace"], notes)
             if split:
                 raw.extra["steps"], raw.extra["step_source"] = split, files["step_trace"].name
+        add_collectives(raw.extra, next(iter(files.values())).parent, notes)
         root = _root(path)
         raw.versions.update(read_profiler_info(root, notes))
         counts, raw.freq_mhz = read_device_info(root)
+        if generation := read_platform_version(root):
+            raw.extra["platform_version"] = generation
         raw.core_counts.update(counts)
         raw.extra["light"] = sorted(kind for kind in files)
         missing = [name for name, kind in (("op_statistic", "op_statistic"), ("step_trace_time.csv", "step_trace"))

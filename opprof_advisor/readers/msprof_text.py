@@ -50,6 +50,19 @@ def read_device_info(root: Path) -> tuple[dict[str, int], float | None]:
     return {}, None
 
 
+def read_platform_version(root: Path) -> str | None:
+    """``platform_version`` of the first ``info.json.*`` that has one: the chip generation ("5" = CHIP_V4_1_0, the
+    Atlas A2 / A3 class; "1" = CHIP_V2_1_0, the first Ascend 910) even where no chip name is written."""
+    for info in _info_files(root):
+        try:
+            value = dig(read_json(info), "platform_version")
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip().isdigit():
+            return str(value).strip()
+    return None
+
+
 def _positive(value: object) -> float | None:
     try:
         number = float(value)  # type: ignore[arg-type]

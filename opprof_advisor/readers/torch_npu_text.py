@@ -16,8 +16,9 @@ from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.callstacks import trace_call_stacks
+from opprof_advisor.readers.communication import add_collectives
 from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir
-from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info
+from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info, read_platform_version
 from opprof_advisor.core.sidefile import dig, read_json
 
 #: MindSpore 2.3+ writes the same layout in a ``*_ascend_ms`` folder (FORMATS.md §11.1): read alike, named apart so
@@ -52,13 +53,13 @@ class TorchNpuTextReader:
                          notes=notes)
         raw.versions.update(read_profiler_info(root, notes))
         counts, raw.freq_mhz = read_device_info(root)
+        if generation := read_platform_version(root):
+            raw.extra["platform_version"] = generation
         raw.core_counts.update(counts)
         split = read_step_trace(out / "step_trace_time.csv", notes)
         if split:
             raw.extra["steps"], raw.extra["step_source"] = split, "step_trace_time.csv"
-        communication = read_communication(out / "communication.json", notes)
-        if communication:
-            raw.extra["communication"] = communication
+        add_collectives(raw.extra, out, notes)
         add_compile_time(raw, [out / "api_statistic.csv"])
         wanted = with_stack(root) is not False and kernels.has("op_type")  # (a run without stacks: not parsed)
         stacks = trace_call_stacks(out / "trace_view.json", dict(zip(kernels.name, kernels.op_type))) \
@@ -133,46 +134,6 @@ def read_step_trace(path: Path, notes: list[str]) -> list[StepSplit]:
         typical.step = step
         found.append(typical)
     return found
-
-
-#: communication.json "Communication Time Info" fields summed by read_communication (ms).
-COMM_TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)",
-                    "Idle Time(ms)")
-#: The per-group summary torch_npu writes beside the per-op entries (FORMATS.md §4.4).
-TOTAL_OP_INFO = "Total Op Info"
-
-
-def read_communication(path: Path, notes: list[str]) -> dict[str, float]:
-    """communication.json time fields (ms) summed over steps, groups and ops, plus "ops"; {} when absent."""
-    if not path.is_file():
-        return {}
-    try:
-        document = read_json(path)
-    except (OSError, ValueError) as exc:
-        notes.append(f"ignored {path}: not readable JSON ({exc})")
-        return {}
-    totals = dict.fromkeys(COMM_TIME_FIELDS, 0.0)
-    ops = 0
-    for step in document.values() if isinstance(document, dict) else ():
-        for group in step.values() if isinstance(step, dict) else ():
-            for info in _group_time_infos(group):
-                ops += 1
-                for key in COMM_TIME_FIELDS:
-                    value = info.get(key)
-                    totals[key] += float(value) if isinstance(value, (int, float)) else 0.0
-    if not ops:
-        return {}
-    return {**totals, "ops": float(ops)}
-
-
-def _group_time_infos(group: object) -> list[dict]:
-    # "Total Op Info" repeats the sum of the ops beside it: use it only when it stands alone.
-    if not isinstance(group, dict):
-        return []
-    infos = {name: (op or {}).get("Communication Time Info") for name, op in group.items() if isinstance(op, dict)}
-    infos = {name: info for name, info in infos.items() if isinstance(info, dict)}
-    single = {name: info for name, info in infos.items() if name != TOTAL_OP_INFO}
-    return list((single or infos).values())
 
 
 def read_op_statistic(path: Path, notes: list[str]) -> list[dict[str, str]]:

@@ -28,6 +28,7 @@ from opprof_advisor.core.thresholds import (
 from opprof_advisor.core.i18n import M_, N_, join_messages
 from opprof_advisor.core.models import Profile
 from opprof_advisor.profile import roofline as roofs
+from opprof_advisor.readers import chips
 from opprof_advisor.profile.builder import Kernels, profile_facts
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.symptoms.kernels import (
@@ -187,24 +188,81 @@ def _idle_rank(ctx: Kernels, ranks: list, base: float, computing_gap: float) -> 
 
 
 def check_slow_link(ctx: Kernels) -> None:
+    """Links that move data well below the others of their transport (ranks of a job), or below the bandwidth
+    msprof expects of the chip's links when most packets are large. The symptom's time is the transfer time
+    beyond what the expected (or the median rank's) bandwidth would take."""
     links = ctx.raw.extra.get("link_bandwidth") or {}
-    slow = []
+    peers = []
     for transport, ranks in sorted(links.items()):
-        rates = {rank: size / time_ms for rank, (size, time_ms) in ranks.items()  # MB/ms = GB/s
-                 if size >= SLOW_LINK_MIN_MB and time_ms > 0}
+        rates = {rank: entry[0] / entry[1] for rank, entry in ranks.items()  # MB/ms = GB/s
+                 if entry[0] >= SLOW_LINK_MIN_MB and entry[1] > 0}
         if len(rates) < 2:
             continue
         typical = median(rates.values())
         for rank, rate in sorted(rates.items(), key=lambda kv: kv[1]):
             if rate < SLOW_LINK_SHARE * typical:
-                slow.append((transport, rank, rate, typical, ranks[rank][1]))
-    if not slow:
+                size, time_ms = ranks[rank][0], ranks[rank][1]
+                peers.append((M_("{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s", rank=rank,
+                                 transport=transport, rate=rate, typical=typical),
+                              (time_ms - size / typical) * 1000.0))
+    expected = _below_expected(ctx, ctx.raw.extra.get("transports") or _job_transports(links))
+    found = peers + expected
+    if not found:
         return
-    time_us = sum(item[4] for item in slow) * 1000.0
-    ctx.add("slow_link", [], time_us, join_messages([
-        M_("{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s", rank=rank, transport=transport,
-           rate=rate, typical=typical) for transport, rank, rate, typical, _ in slow[:4]], "; "),
-        share=ctx.step_share(time_us))
+    time_us = max(sum(t for _, t in peers), sum(t for _, t in expected))
+    ctx.add("slow_link", [], time_us, join_messages([message for message, _ in found[:4]], "; "),
+            share=ctx.step_share(time_us), ceiling_us=time_us)
+
+
+def _job_transports(links: dict[str, dict[str, list[float]]]) -> dict[str, list[float]]:
+    """{transport: [MB, ms, packets, large]} summed over the ranks of a job."""
+    return {transport: [sum(entry[i] if len(entry) > i else 0.0 for entry in ranks.values()) for i in range(4)]
+            for transport, ranks in links.items()}
+
+
+def _below_expected(ctx: Kernels, transports: dict[str, list[float]]) -> list[tuple[str, float]]:
+    """(message, excess µs) for each transport below the bandwidth a large transfer should reach on the chip
+    (chips.link_floor) while most of its packets are large; notes for a chip of unknown generation and for
+    transports slow because their packets are small."""
+    generation = ctx.raw.extra.get("platform_version")
+    standard = chips.standard_links(ctx.raw.chip, generation)
+    chip = ctx.raw.chip or chips.generation_name(generation) or ""
+    known = set().union(*chips.LINK_CLASSES.values())
+    found = []
+    for transport, entry in sorted(transports.items()):
+        size, time_ms, packets, large = (list(entry) + [0.0, 0.0])[:4]
+        if transport not in known or size < SLOW_LINK_MIN_MB or time_ms <= 0:
+            continue
+        rate = size / time_ms  # MB/ms = GB/s
+        if not standard:
+            ctx.note(N_("link bandwidth against the expected"), M_(
+                "the chip is not in the profile ({transport} moved {size:.0f} MB at {rate:.1f} GB/s; msprof's standard "
+                "is {options})", transport=transport, size=size, rate=rate, options=", ".join(
+                    f"{links[transport]:g} GB/s on {name}" for name, links in chips.LINK_CLASSES.items()
+                    if transport in links)), "cores")
+            continue
+        if transport not in standard:
+            continue
+        floor = chips.link_floor(transport, standard[transport])
+        if rate >= floor:
+            continue
+        share = large / packets if packets else None
+        if share is not None and share < chips.LARGE_PACKET_SHARE:
+            ctx.notes.append(M_(
+                "{transport} moved {size:.0f} MB at {rate:.1f} GB/s, below the {floor:g} GB/s large transfers reach, but "
+                "only {share:.0%} of its packets are large: small transfers are bound by latency, not by the link; "
+                "fewer, larger collectives (gradient bucketing) raise it", transport=transport, size=size, rate=rate,
+                floor=floor, share=share))
+            continue
+        ideal_ms = size / floor
+        found.append((M_(
+            "{transport} moved {size:.0f} MB in {time} = {rate:.1f} GB/s{packets}, below the {floor:g} GB/s a large "
+            "transfer reaches on {chip} (msprof's standard {standard:g} GB/s); at {floor:g} GB/s it takes {ideal}",
+            transport=transport, size=size, time=U.time(time_ms * 1000.0), rate=rate,
+            packets=M_(" (large packets {share:.0%})", share=share) if share is not None else "", floor=floor,
+            chip=chip, standard=standard[transport], ideal=U.time(ideal_ms * 1000.0)),
+            (time_ms - ideal_ms) * 1000.0))
+    return found
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,218 @@
+"""communication.json and communication_matrix.json: how the collectives' time splits, and what each link moved.
+
+One rank's files (torch_npu / MindSpore ``ASCEND_PROFILER_OUTPUT``, FORMATS.md §4.4) are
+``{step: {"p2p" | "collective": {op: {...}}}}``; msprof-analyze's ``cluster_communication.json`` adds a
+rank level: ``{group: {step: {op: {rank: {...}}}}}``. Each op holds:
+
+* ``Communication Time Info``: Elapse, Transit, Wait (Synchronization included) and Idle time (ms),
+  Idle = Elapse − Transit − Wait;
+* ``Communication Bandwidth Info``: per transport (RDMA, HCCS, PCIE, SDMA, SIO) the size (MB) and the
+  time (ms) moved, and ``Size Distribution`` {packet MB: [count, ms]}. SDMA is the sum of HCCS, PCIE
+  and SIO (msprof's ``combine_sdma_info``), so it is left out where those are present.
+
+Some exports (torch_npu with CANN 8.3 on the real msinsight Level2 run) write Transit Time 0 in the time
+info for ops whose links moved data: the transfer then sits inside Idle. Such an op's transit is taken
+from its links (the longer of RDMA and SDMA, capped at Elapse − Wait) and its idle lowered by as much,
+with a note; otherwise "all of it is waiting" would be reported for collectives that transfer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterator
+
+from opprof_advisor.core.sidefile import read_json
+
+#: "Communication Time Info" fields summed (ms).
+TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
+#: The per-group summary torch_npu writes beside the per-op entries: it repeats their sum.
+TOTAL_OP_INFO = "Total Op Info"
+#: Transports whose sum SDMA is.
+SDMA_PARTS = ("HCCS", "PCIE", "SIO")
+#: Packets above this size (MB) are "large" for the transport: msprof's MessageSizeThreshold (HCCS / PCIE /
+#: SIO 32, RDMA 0.5), Ascend/msprof@a3989db0:analysis/common_func/ms_constant/number_constant.py.
+LARGE_PACKET_MB = {"HCCS": 32.0, "PCIE": 32.0, "SIO": 32.0, "RDMA": 0.5}
+
+
+def number(value: Any) -> float:
+    """A JSON number as float; anything else (missing, text, bool, non-finite) is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    value = float(value)
+    return value if value == value and abs(value) != float("inf") else 0.0
+
+
+def _dicts(value: Any) -> Iterator[tuple[str, dict]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict):
+                yield str(key), item
+
+
+def rank_ops(document: Any) -> Iterator[tuple[str, dict]]:
+    """(op name, op) of every p2p / collective op of every step of one rank's communication.json.
+
+    A group's "Total Op Info" is skipped where the ops it sums are beside it."""
+    for _, step in _dicts(document):
+        for _, kind in _dicts(step):
+            ops = dict(_dicts(kind))
+            single = {name: op for name, op in ops.items() if name != TOTAL_OP_INFO}
+            yield from (single or ops).items()
+
+
+def cluster_ops(document: Any) -> Iterator[tuple[str, str, dict]]:
+    """(op name, rank label, op) of msprof-analyze's cluster_communication.json."""
+    for _, group in _dicts(document):
+        for _, step in _dicts(group):
+            for name, ranks in _dicts(step):
+                for rank, op in _dicts(ranks):
+                    yield name, f"rank{rank}" if rank.isdigit() else rank, op
+
+
+def links_of(op: dict) -> dict[str, dict]:
+    """The op's per-transport bandwidth info, SDMA left out where its parts are given."""
+    links = dict(_dicts(op.get("Communication Bandwidth Info")))
+    if any(number(links.get(part, {}).get("Transit Time(ms)")) for part in SDMA_PARTS):
+        links.pop("SDMA", None)
+    return links
+
+
+def time_info(op: dict) -> dict[str, float] | None:
+    """The op's time fields (ms); a Transit of 0 beside links that moved data is taken from the links.
+
+    ``"transit_from_links"`` is 1.0 when that was done."""
+    info = op.get("Communication Time Info")
+    if not isinstance(info, dict):
+        return None
+    times = {key: number(info.get(key)) for key in TIME_FIELDS}
+    if times["Transit Time(ms)"] == 0:
+        bandwidth = dict(_dicts(op.get("Communication Bandwidth Info")))
+        sdma = number(bandwidth.get("SDMA", {}).get("Transit Time(ms)")) or sum(
+            number(bandwidth.get(part, {}).get("Transit Time(ms)")) for part in SDMA_PARTS)
+        moved = max(number(bandwidth.get("RDMA", {}).get("Transit Time(ms)")), sdma)
+        room = max(0.0, times["Elapse Time(ms)"] - times["Wait Time(ms)"])
+        transit = min(moved, room)
+        if transit > 0:
+            times["Transit Time(ms)"] = transit
+            times["Idle Time(ms)"] = max(0.0, times["Idle Time(ms)"] - transit)
+            times["transit_from_links"] = 1.0
+    return times
+
+
+def add_links(totals: dict[str, list[float]], op: dict) -> None:
+    """Add the op's links to ``totals`` {transport: [MB, ms, packets, large packets]}."""
+    for transport, link in links_of(op).items():
+        size, ms = number(link.get("Transit Size(MB)")), number(link.get("Transit Time(ms)"))
+        if not size and not ms:
+            continue
+        entry = totals.setdefault(transport, [0.0, 0.0, 0.0, 0.0])
+        entry[0] += size
+        entry[1] += ms
+        large = LARGE_PACKET_MB.get(transport)
+        for packet, counted in _dicts_or_lists(link.get("Size Distribution")):
+            count = number(counted[0]) if isinstance(counted, list) and counted else 0.0
+            entry[2] += count
+            if large is not None and number(_float(packet)) > large:
+                entry[3] += count
+
+
+def _dicts_or_lists(value: Any) -> list[tuple[str, Any]]:
+    return [(str(k), v) for k, v in value.items()] if isinstance(value, dict) else []
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def sum_times(infos: list[dict[str, float]], notes: list[str], path: Path) -> dict[str, float]:
+    """The time fields summed over ``infos`` with "ops"; a note when transits were taken from links."""
+    if not infos:
+        return {}
+    totals = {key: sum(info[key] for info in infos) for key in TIME_FIELDS}
+    fixed = sum(1 for info in infos if info.get("transit_from_links"))
+    if fixed:
+        notes.append(f"{path.name}: {fixed} of {len(infos)} communication ops give 0 ms transit while their links "
+                     f"moved data; their transit is taken from the links' time (and their idle time lowered by it)")
+    return {**totals, "ops": float(len(infos))}
+
+
+def add_collectives(extra: dict[str, Any], folder: Path, notes: list[str]) -> None:
+    """Put a rank folder's communication.json and communication_matrix.json into a RawProfile's ``extra``:
+    ``communication`` (time totals), ``transports`` and ``matrix`` (each only when found)."""
+    communication, transports = read_rank_communication(folder / "communication.json", notes)
+    matrix = read_matrix(folder / "communication_matrix.json", notes)
+    for key, value in (("communication", communication), ("transports", transports), ("matrix", matrix)):
+        if value:
+            extra[key] = value
+
+
+def read_rank_communication(path: Path, notes: list[str]) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """One rank's communication.json: (time totals + "ops", {transport: [MB, ms, packets, large]}); ({}, {})
+    when absent or unreadable (with a note)."""
+    document = _load(path, notes)
+    infos, transports = [], {}
+    for _, op in rank_ops(document):
+        info = time_info(op)
+        if info is not None:
+            infos.append(info)
+        add_links(transports, op)
+    return sum_times(infos, notes, path), _rounded(transports)
+
+
+def read_cluster_communication(path: Path, notes: list[str]
+                               ) -> tuple[dict[str, float], dict[str, dict[str, list[float]]]]:
+    """cluster_communication.json: (time totals + "ops" (distinct op names), {transport: {rank: [MB, ms, packets,
+    large]}})."""
+    document = _load(path, notes)
+    infos, names = [], set()
+    per_rank: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    for name, rank, op in cluster_ops(document):
+        info = time_info(op)
+        if info is not None:
+            infos.append(info)
+            names.add(name)
+        add_links(per_rank[rank], op)
+    totals = sum_times(infos, notes, path)
+    if totals:
+        totals["ops"] = float(len(names))
+    bandwidth: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    for rank, transports in per_rank.items():
+        for transport, entry in _rounded(transports).items():
+            bandwidth[transport][rank] = entry
+    return totals, dict(bandwidth)
+
+
+def read_matrix(path: Path, notes: list[str]) -> list[list]:
+    """communication_matrix.json links summed over ops and steps: [src, dst, transport, MB, ms]."""
+    links: dict[tuple[str, str, str], list[float]] = {}
+    for _, step in _dicts(_load(path, notes)):
+        for _, kind in _dicts(step):
+            for _, op in _dicts(kind):
+                for pair, link in _dicts(op):
+                    src, _, dst = pair.partition("-")
+                    if dst:
+                        key = (src, dst, str(link.get("Transport Type") or ""))
+                        total = links.setdefault(key, [0.0, 0.0])
+                        total[0] += number(link.get("Transit Size(MB)"))
+                        total[1] += number(link.get("Transit Time(ms)"))
+    return [[src, dst, transport, round(size, 6), round(ms, 6)]
+            for (src, dst, transport), (size, ms) in sorted(links.items())]
+
+
+def _rounded(transports: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {t: [round(v, 6) for v in entry] for t, entry in sorted(transports.items()) if entry[0] or entry[1]}
+
+
+def _load(path: Path, notes: list[str]) -> Any:
+    """The JSON document at ``path``; None when absent, and a note when unreadable (read_json bounds the size)."""
+    if not path.is_file():
+        return None
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as exc:
+        notes.append(f"ignored {path}: not readable JSON ({exc})")
+        return None
