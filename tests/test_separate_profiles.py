@@ -23,7 +23,8 @@ def test_two_profiles_of_different_producers_are_named_not_merged(tmp_path, real
     assert caught.value.message == ("2 separate profiles in this folder, not one: kernelB (msopprof-device), "
                                     "runA (torch-npu-text)")
     assert caught.value.hint == (f"give one of them (advisor suggest --profile {tmp_path / 'kernelB'}), analyse each "
-                                 "in turn with --each, or compare two with advisor compare BEFORE AFTER")
+                                 "in turn with --each (which lists them with their device time and top op), or compare "
+                                 "two with advisor compare BEFORE AFTER")
 
 
 def test_a_before_and_an_after_run_of_one_kernel_are_refused_in_one_line(runner, real_profiles):
@@ -105,6 +106,32 @@ def test_each_in_json_is_one_document_of_their_documents(tmp_path, real_profiles
     assert [(p["format"], p["document"]["schema"]) for p in doc["profiles"]] == [
         ("msopprof-device", "opprof-advisor/suggest/2"), ("torch-npu-text", "opprof-advisor/suggest/2")]
     assert doc["profiles"][1]["document"]["profile"]["path"] == str(folder / "runA")
+
+
+def test_each_lists_the_profiles_and_offers_to_compare_two_runs_of_one_workload(tmp_path, real_profiles, runner):
+    folder = _two(tmp_path, real_profiles)
+    shutil.copytree(real_profiles / RUN, folder / "runC")
+    result = runner.invoke(app, ["profile", str(folder), "--each", "--top", "1"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    listing = result.stdout[result.stdout.index("3 separate profiles in"):].splitlines()
+    # device time and top op of the level1 run, by hand: 115 ms, hcom_allReduce_ 92.3 % of it
+    assert listing[1:] == [
+        f"  {folder / 'kernelB'}  msopprof-device  device time 71.9 µs  top main_kernel 100.0 %",
+        f"  {folder / 'runA'}  torch-npu-text  device time 115 ms  top hcom_allReduce_ 92.3 %",
+        f"  {folder / 'runC'}  torch-npu-text  device time 115 ms  top hcom_allReduce_ 92.3 %",
+        f"{folder / 'runA'} and {folder / 'runC'} look like two runs of one workload (both torch-npu-text, top "
+        f"hcom_allReduce_): advisor compare {folder / 'runA'} {folder / 'runC'}"]
+
+
+def test_each_in_json_summarises_each_profile(tmp_path, real_profiles, runner):
+    import json
+
+    folder = _two(tmp_path, real_profiles)
+    result = runner.invoke(app, ["profile", str(folder), "--each", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    summaries = [p["summary"] for p in json.loads(result.stdout)["profiles"]]
+    assert [s["top_op"] for s in summaries] == ["main_kernel", "hcom_allReduce_"]
+    assert summaries[1]["top_share"] == pytest.approx(0.923, abs=5e-4)
 
 
 def test_each_with_a_file_format_is_a_usage_error(tmp_path, runner):

@@ -16,6 +16,7 @@ from opprof_advisor.cli.output import (
 )
 from opprof_advisor import commands
 from opprof_advisor.core.terminal import one_line
+from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.readers import separate_profiles
@@ -32,20 +33,54 @@ from opprof_advisor.render.text.kb import removed_line
 
 def each_profile(values: dict[str, Any], key: str, body) -> bool:
     """``--each``: run ``body`` on every separate profile under ``values[key]``, a heading line before each in a
-    table, one ``opprof-advisor/each/1`` document of them all in json; False when there is nothing to split."""
+    table and a list of them all after (path, format, device time, top op; two runs of one workload -> compare),
+    one ``opprof-advisor/each/1`` document of them all in json; False when there is nothing to split."""
     found = separate_profiles(values[key]) if values.get("each") else []
     if not found:
         return False
     documents = []
     for child, fmt in found:
         if values["fmt"] == "json":
-            documents.append({"path": str(child), "format": fmt, "document": body({**values, key: child}, quiet=True)})
+            document = body({**values, key: child}, quiet=True)
         else:
             console.print(f"== {child} ({fmt}) ==", markup=False, highlight=False)
-            body({**values, key: child})
-    if documents:
+            document = body({**values, key: child})
+        documents.append({"path": str(child), "format": fmt, "summary": _each_summary(document), "document": document})
+    if values["fmt"] == "json":
         emit_json({"schema": EACH_SCHEMA, "path": str(values[key]), "profiles": documents})
+    else:
+        for line in _each_listing(values[key], documents):
+            console.print(line, markup=False, highlight=False)
     return True
+
+
+def _each_summary(document: dict[str, Any] | None) -> dict[str, Any]:
+    """Device time and the op type that takes most of it, from a profile or suggest document."""
+    facts = (document or {}).get("profile_document") or document or {}
+    device = facts.get("device_time_us")
+    ops = [row for row in facts.get("op_types") or [] if row.get("time_us") is not None]
+    top = max(ops, key=lambda row: row["time_us"]) if ops else None
+    return {"device_time_us": device, "top_op": top["op_type"] if top else None,
+            "top_share": round(top["time_us"] / device, 6) if top and device else None}
+
+
+def _each_listing(path: Path, documents: list[dict[str, Any]]) -> list[str]:
+    """The profiles analysed, one line each, and a compare line for two of one format with the same top op."""
+    lines = [f"{len(documents)} separate profiles in {path}:"]
+    for item in documents:
+        summary = item["summary"]
+        device = U.time(summary["device_time_us"]) if summary["device_time_us"] is not None else "-"
+        top = (f"top {summary['top_op']} {U.share(summary['top_share'])}" if summary["top_share"] is not None
+               else f"top {summary['top_op']}" if summary["top_op"] else "no op types")
+        lines.append(f"  {item['path']}  {item['format']}  device time {device}  {top}")
+    seen: dict[tuple[str, str], str] = {}
+    for item in documents:
+        mark = (item["format"], item["summary"]["top_op"])
+        if mark[1] and mark in seen:
+            lines.append(f"{seen[mark]} and {item['path']} look like two runs of one workload (both {mark[0]}, top "
+                         f"{mark[1]}): advisor compare {seen[mark]} {item['path']}")
+        seen.setdefault(mark, item["path"])
+    return lines
 
 
 #: The document of ``--each --format json``: every separate profile's own document, in folder order.
@@ -70,6 +105,7 @@ def run_suggest(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
         write_html(document, values["output"], force=values["force"], inputs=[profile])
     else:
         show(document, values["fmt"])
+    return document
 
 
 def warn(warnings: list[str]) -> None:
@@ -110,6 +146,7 @@ def run_profile(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
         write_html(document, values["output"], force=values["force"], inputs=[path])
     else:
         show(document, "table", top=values["top"])
+    return document
 
 
 def open_index(db: Path | None):

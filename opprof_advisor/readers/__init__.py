@@ -141,7 +141,8 @@ def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
                              hint=f"give that folder: advisor suggest --profile {found[0][0]}")
     return UnknownFormat(f"{len(found)} separate profiles in this folder, not one: {named}{more}", path=path,
                          hint=f"give one of them (advisor suggest --profile {found[0][0]}), analyse each in turn "
-                              "with --each, or compare two with advisor compare BEFORE AFTER")
+                              "with --each (which lists them with their device time and top op), or compare two with "
+                              "advisor compare BEFORE AFTER")
 
 
 #: Child names that look like profiles are looked at first (a profile among many other folders is still found).
