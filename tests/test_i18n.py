@@ -111,7 +111,7 @@ def test_a_chinese_locale_makes_profile_chinese_and_advisor_lang_en_overrides_it
     chinese = runner.invoke(app, ["profile", YOLO], env={"LANG": "zh_CN.UTF-8", "COLUMNS": "200"})
     assert chinese.exit_code == 0, chinese.output
     assert "算子类型" in chinese.stdout and "设备耗时 4.87 ms = 计算 4.87 ms" in chinese.stdout
-    assert "nms_cpu（NMS 在 CPU 上执行） (23.6 %): 非极大值抑制（NonMaxSuppressionV3）在 AI CPU 上执行" in chinese.stdout
+    assert "nms_cpu（NMS 在 CPU 上执行） (占设备耗时 23.6 %): 非极大值抑制（NonMaxSuppressionV3）在 AI CPU 上执行" in chinese.stdout
     english = runner.invoke(app, ["profile", YOLO], env={"LANG": "zh_CN.UTF-8", "ADVISOR_LANG": "en",
                                                          "COLUMNS": "200"})
     assert "op type" in english.stdout and not CJK.search(english.stdout)

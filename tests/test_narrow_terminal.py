@@ -83,7 +83,7 @@ def test_narrow_suggest_says_which_columns_it_left_out():
 def test_narrow_profile_keeps_time_share_and_bound():
     narrow = run(COMMANDS["profile-simulator"], 80)
     header = next(line for line in narrow.splitlines() if "op type" in line)
-    for column in ("time", "share", "bound"):
+    for column in ("time", "device %", "bound"):
         assert column in header
     assert "186 µs" in narrow and "100.0 %" in narrow and "mte2" in narrow
 

@@ -97,3 +97,17 @@ def test_a_real_level2_run_without_a_chip_is_not_called_slow(real_profiles):
                                                      (None, "5", 28.0), (None, "1", 18.0), ("Ascend310P3", None, None)])
 def test_standard_links_by_name_or_generation(chip, generation, hccs):
     assert chips.standard_links(chip, generation).get("HCCS") == hccs
+
+
+def test_one_slow_pair_in_the_matrix_is_named(tmp_path):
+    root = _job(tmp_path, packet_mb=40.0, packets=2, hccs_ms=4.0, chip=None)  # the transport's total is fine
+    links = {f"0-{dst}": {"Transport Type": "HCCS", "Transit Size(MB)": 100.0, "Transit Time(ms)": ms,
+                          "Bandwidth(GB/s)": round(100.0 / ms, 4), "Op Name": "hcom_allReduce__1_0_1"}
+             for dst, ms in ((1, 5.0), (2, 5.0), (3, 10.0))}
+    links["0-0"] = {"Transport Type": "LOCAL", "Transit Size(MB)": 100.0, "Transit Time(ms)": 50.0,
+                    "Bandwidth(GB/s)": 2.0, "Op Name": "hcom_allReduce__1_0_1"}  # a copy inside the device
+    (root / "ASCEND_PROFILER_OUTPUT" / "communication_matrix.json").write_text(
+        json.dumps({"step1": {"collective": {"allreduce-top1@1": links}}}))
+    link = next(s for s in read_profile(root).symptoms if s.id == "slow_link")
+    assert link.detail == "link 0-3 HCCS 10.0 GB/s against a median link 20.0 GB/s"
+    assert link.ceiling_us == pytest.approx((10.0 - 100.0 / 20.0) * 1000, rel=1e-6)

@@ -82,6 +82,9 @@ def job_raw(path: Path, summaries: list[dict[str, Any]]) -> RawProfile:
     links = _links(readable, {s["path"]: row["rank"] for s, row in zip(summaries, table)})
     if links:
         raw.extra["link_bandwidth"] = links
+    matrix = [link for summary in readable for link in summary.get("matrix") or []]
+    if matrix:
+        raw.extra["matrix"] = matrix
     raw.extra["job"] = readable
     raw.extra["labels"] = {s["path"]: row["rank"] for s, row in zip(summaries, table)}
     return raw

@@ -105,10 +105,11 @@ class Symptom(Record):
 
     id: str
     op_types: list[str]
-    share: float  # share of device time of the op types concerned (of the step for step-split findings), 0..1
+    share: float  # share of ``base`` of what the symptom concerns, 0..1
     detail: str
     time_us: float = 0.0  # time of what the symptom concerns
     ceiling_us: float | None = None  # the most fixing it can save, where the profile bounds it
+    base: str = "device time"  # what ``share`` is a share of: "device time" or "step" (the step's wall time)
 
 
 @dataclass

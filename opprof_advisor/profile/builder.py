@@ -173,8 +173,10 @@ class Kernels:
         ops = list(dict.fromkeys(op_types))
         value = self.share(time_us) if share is None else share
         ceiling = None if ceiling_us is None else round(ceiling_us, 3)
+        # a share the check gives itself is of the step where the profile has one (step_share's rule)
+        base = "step" if share is not None and self.step_total and self.step_total.stage_us else "device time"
         self.symptoms.append(Symptom(id=symptom_id, op_types=ops, share=round(value, 6), detail=detail,
-                                     time_us=round(time_us, 3), ceiling_us=ceiling))
+                                     time_us=round(time_us, 3), ceiling_us=ceiling, base=base))
 
 
 def profile_facts(ctx: Kernels) -> Profile:
@@ -485,7 +487,7 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
             for r in profile.op_types
         ],
         "symptoms": [{"id": s.id, "op_types": s.op_types, "share": s.share, "detail": s.detail,
-                      "time_us": s.time_us, "ceiling_us": s.ceiling_us}
+                      "time_us": s.time_us, "ceiling_us": s.ceiling_us, "base": s.base}
                      for s in profile.symptoms],
         "notes": list(profile.notes),
         "device": dict(profile.device),

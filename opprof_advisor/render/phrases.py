@@ -22,6 +22,16 @@ def reference_name(reference: str | None) -> str:
     return _(REFERENCES.get(reference, reference))
 
 
+#: A symptom's share with what it is a share of (Symptom.base).
+SHARE_OF = {"step": N_("{share} of the step"), "device time": N_("{share} of device time")}
+
+
+def share_of(symptom: dict, units: Units = TEXT) -> str:
+    """``51.9 % of the step`` / ``12.5 % of device time``: a symptom's share, its base said."""
+    template = SHARE_OF.get(str(symptom.get("base") or "device time"), SHARE_OF["device time"])
+    return _(template).format(share=units.share(symptom.get("share")))
+
+
 def gain_parts(gain: dict | None, units: Units = TEXT) -> tuple[str, str]:
     """(the range in %, the time it saves) of a suggestion's ``expected_gain``; an empty string for a part it lacks."""
     if not gain:

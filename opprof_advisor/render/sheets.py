@@ -84,7 +84,7 @@ def profile_tables(doc: dict[str, Any]) -> list[Table]:
     """Op types, symptoms, notes."""
     op_columns = ["op_type", "family", "unit", "count", "time_us", "share", "bound", "busiest_pipe", "busiest_ratio",
                   "block_dim", "bound_why"]
-    symptom_columns = ["id", "share", "time_us", "ceiling_us", "op_types", "detail"]
+    symptom_columns = ["id", "share", "base", "time_us", "ceiling_us", "op_types", "detail"]
     return [("op types", op_columns, _rows(doc.get("op_types") or [], op_columns)),
             ("symptoms", symptom_columns, _rows(doc.get("symptoms") or [], symptom_columns)), _notes(doc)]
 

@@ -205,6 +205,7 @@ def check_slow_link(ctx: Kernels) -> None:
                 peers.append((M_("{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s", rank=rank,
                                  transport=transport, rate=rate, typical=typical),
                               (time_ms - size / typical) * 1000.0))
+    peers += _slow_matrix_links(ctx.raw.extra.get("matrix") or [])
     expected = _below_expected(ctx, ctx.raw.extra.get("transports") or _job_transports(links))
     found = peers + expected
     if not found:
@@ -212,6 +213,26 @@ def check_slow_link(ctx: Kernels) -> None:
     time_us = max(sum(t for _, t in peers), sum(t for _, t in expected))
     ctx.add("slow_link", [], time_us, join_messages([message for message, _ in found[:4]], "; "),
             share=ctx.step_share(time_us), ceiling_us=time_us)
+
+
+def _slow_matrix_links(matrix: list[list]) -> list[tuple[str, float]]:
+    """(message, excess µs) for each communication_matrix link below SLOW_LINK_SHARE of the median link of its
+    transport (LOCAL copies inside a device left out): one slow pair hides in a transport's total."""
+    per_transport: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
+    for src, dst, transport, size, time_ms in matrix:
+        if src != dst and transport and transport != "LOCAL" and size >= SLOW_LINK_MIN_MB and time_ms > 0:
+            per_transport[transport].append((f"{src}-{dst}", size, time_ms))
+    found = []
+    for transport, rows in sorted(per_transport.items()):
+        if len(rows) < 2:
+            continue
+        typical = median(size / time_ms for _, size, time_ms in rows)
+        for pair, size, time_ms in sorted(rows, key=lambda row: row[1] / row[2]):
+            if size / time_ms < SLOW_LINK_SHARE * typical:
+                found.append((M_("link {pair} {transport} {rate:.1f} GB/s against a median link {typical:.1f} GB/s",
+                                 pair=pair, transport=transport, rate=size / time_ms, typical=typical),
+                              (time_ms - size / typical) * 1000.0))
+    return found
 
 
 def _job_transports(links: dict[str, dict[str, list[float]]]) -> dict[str, list[float]]:

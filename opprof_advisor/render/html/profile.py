@@ -10,6 +10,7 @@ from opprof_advisor.render.html.page import (
     unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
+from opprof_advisor.render.phrases import share_of
 from opprof_advisor.core.units import HTML as U
 from opprof_advisor.core.units import as_float
 from opprof_advisor.core.vocabulary import SYMPTOMS
@@ -112,7 +113,7 @@ def render_symptoms(symptoms: list[dict]) -> str:
         sid = str(sym.get("id") or "?")
         meaning = _(SYMPTOMS.get(sid, ""))
         ops = ", ".join(str(o) for o in sym.get("op_types") or [])
-        share = _("{share} of device time").format(share=U.share(sym.get("share")))
+        share = share_of(sym, U)
         items.append(
             f'<li class="symptom"><span class="id mono">{esc(sid)}</span> — {esc(localize(sym.get("detail")) or meaning)}'
             f'<br><span class="small muted">{esc(share)}'
@@ -199,7 +200,7 @@ def op_type_table(op_types: list[dict]) -> str:
 
 #: (title, numeric) of the op-type table's columns.
 OP_TYPE_HEAD = ((N_("Op type"), False), (N_("Family"), False), (N_("Unit"), False), (N_("Count"), True),
-                (N_("Time"), True), (N_("Share"), True), (N_("Bound"), False))
+                (N_("Time"), True), (N_("Share of device time"), True), (N_("Bound"), False))
 
 
 

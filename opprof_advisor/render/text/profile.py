@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from opprof_advisor.core.i18n import N_, _, localize
-from opprof_advisor.render.phrases import symptom_label
+from opprof_advisor.render.phrases import share_of, symptom_label
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.render.text.styled import Text
@@ -35,8 +35,7 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_opt
             time=U.time(row["stacks"][0].get("time_us")))) for row in located]
     symptoms = doc.get("symptoms") or []
     out.append(Text.assemble((_("symptoms"), "bold"), "" if symptoms else _(": none found")))
-    out += [Text(f"  {symptom_label(s.get('id'))} ({U.share(s.get('share'))}): {localize(s.get('detail'))}")
-            for s in symptoms]
+    out += [Text(f"  {symptom_label(s.get('id'))} ({share_of(s)}): {localize(s.get('detail'))}") for s in symptoms]
     if doc.get("notes"):
         out.append(Text(_("notes"), style="bold"))
         out += [Text(f"  {localize(note)}") for note in doc["notes"]]
@@ -89,7 +88,7 @@ def efficiency_cell(roofline: dict[str, Any] | None, op_type: str, unit: str) ->
 #: the family, the count and the unit: op type, time, share and bound stay.
 OP_TYPE_COLUMNS = (Column(N_("op type")), Column(N_("family"), drop=4), Column(N_("unit"), whole=True, drop=2),
                    Column(N_("count"), "right", whole=True, drop=3), Column(N_("time"), "right", whole=True),
-                   Column(N_("share"), "right", whole=True), Column("", whole=True, drop=6, label=N_("share bar")),
+                   Column(N_("device %"), "right", whole=True), Column("", whole=True, drop=6, label=N_("share bar")),
                    Column(N_("bound"), drop=1), Column(N_("efficiency"), "right", whole=True, drop=5))
 
 
