@@ -51,3 +51,42 @@ def test_a_broken_row_is_one_line_naming_file_and_line(tmp_path, runner):
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.splitlines()
     assert f"{tmp_path / 'profiler' / 'aicore_intermediate_0_detail.csv'}:3" in line
+
+
+STEP_HEADER = "step_num,start_point,end_point,total,fp_point,bp_point,iteration_interval,fp_and_bp,tail"
+
+
+def test_the_1x_step_trace_gives_the_steps_free_time_before_each_forward_pass(tmp_path):
+    # units of 10 ns (MindSpore's step_trace_parser.py); the last row is the average, step "-"
+    profiler = tmp_path / "profiler"
+    _write(profiler, "aicore_intermediate_0_detail.csv",
+           ["full_op_name,execution_time,execution_frequency", f"{CONV},0.5,10"])
+    _write(profiler, "step_trace_raw_0_detail_time.csv", [
+        STEP_HEADER + ",stream_5_0,stream_5_0_start_point,stream_5_0_end_point",
+        "1,0,1000000,1000000,400000,900000,400000,500000,100000,50000,900000,950000",
+        "2,1000000,2000000,1000000,1400000,1900000,400000,500000,100000,50000,1900000,1950000",
+        "-,500000,1500000,1000000,900000,1400000,400000,500000,100000,50000,1400000,1450000"])
+    profile = read_profile(tmp_path)
+    assert [(s.step, s.computing_us, s.free_us, s.stage_us) for s in profile.steps] == [
+        ("1", 6000.0, 4000.0, 10000.0), ("2", 6000.0, 4000.0, 10000.0)]
+    host = next(s for s in profile.symptoms if s.id == "host_bound")  # 8 ms of 20 ms idle before forward passes
+    assert host.share == pytest.approx(0.4) and host.base == "step"
+    assert any("and the steps (step_trace_raw" in n for n in profile.notes)
+
+
+def test_an_inference_step_trace_counts_the_forward_time(tmp_path):
+    _write(tmp_path, "aicore_intermediate_0_detail.csv", ["full_op_name,execution_time,execution_frequency",
+                                                          f"{CONV},0.5,10"])
+    _write(tmp_path, "renamed_steps.csv", ["step_num,start_point,end_point,total,fp_point,iteration_interval,fp",
+                                           "1,0,100000,100000,10000,10000,90000"])
+    profile = read_profile(tmp_path)
+    assert [(s.computing_us, s.free_us, s.stage_us) for s in profile.steps] == [(900.0, 100.0, 1000.0)]
+
+
+def test_a_broken_step_row_names_its_line(tmp_path, runner):
+    _write(tmp_path, "aicore_intermediate_0_detail.csv", ["full_op_name,execution_time,execution_frequency",
+                                                          f"{CONV},0.5,10"])
+    _write(tmp_path, "step_trace_raw_0_detail_time.csv", [STEP_HEADER, "1,0,10,10,2,8,2,six,2"])
+    result = runner.invoke(app, ["profile", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{tmp_path / 'step_trace_raw_0_detail_time.csv'}:2" in result.stderr

@@ -7,6 +7,14 @@ file gives the time per step already. ``framework_raw_<id>.csv`` names each op's
 ``op_type``); ``aicpu_intermediate_<id>.csv`` lists the AI CPU ops (``op_type``, ``execution_time`` ms). Files are
 recognised by their headers, whatever their names. There are no launches: the profile is built from the op
 types (``profile.builder``, as for a light export) and the notes say what needs the 2.x profiler.
+
+``step_trace_raw_<id>_detail_time.csv`` gives the steps (mindspore-ai/mindspore@650d3f4b:mindspore/python/mindspore/
+profiler/parser/step_trace_parser.py): ``step_num,start_point,end_point,total,fp_point,bp_point,iteration_interval,
+fp_and_bp,tail`` and a column per AllReduce (``stream_<id>_<n>``...), in units of 10 ns, the last row the average
+(``step_num`` "-"). Inference runs drop ``bp_point`` and ``tail`` and call the forward time ``fp``. Each step is
+read as: free = iteration_interval (the gap before the forward pass starts: data loading, host work), computing =
+fp_and_bp + tail (the tail after the backward pass, gradient AllReduce and the update, is not split further), wall
+time = total.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import header_names
@@ -24,6 +33,9 @@ FORMAT = "mindspore-text"
 DETAIL = ({"full_op_name", "full_kernel_name"}, {"execution_time", "task_duration"})
 FRAMEWORK = {"task_id", "stream_id", "block_dim", "full_op_name", "op_type"}
 AICPU = {"op_type", "execution_time"}
+STEP_TRACE = {"step_num", "start_point", "end_point", "total", "fp_point", "iteration_interval"}
+#: step_trace_raw values are in units of 10 ns (step_trace_parser.py: "The unit of duration is 10ns").
+STEP_TRACE_UNIT_US = 0.01
 #: Where 1.x puts its files below the path given.
 FOLDERS = ("", "profiler", "data/profiler")
 
@@ -34,6 +46,8 @@ def _kind(path: Path) -> str | None:
         return "detail"
     if FRAMEWORK <= header:
         return "framework"
+    if STEP_TRACE <= header:
+        return "step_trace"
     if AICPU <= header and "kernel_type" not in header and ("serial_number" in header or "serial_num" in header):
         return "aicpu"
     return None
@@ -87,9 +101,16 @@ class MindSpore1Reader:
             notes.append("framework_raw_<id>.csv is missing: op types are taken from the op names")
         notes.append("MindSpore 1.x per-op summaries: op types and their time over the profiled steps"
                      + (" (per step: the two-column 1.0-1.2 table)" if per_step else "")
-                     + " are judged; launches, the step split, bound classes and block dims need the MindSpore 2.3+"
-                       " profiler (mindspore.Profiler, *_ascend_ms)")
+                     + (" and the steps (step_trace_raw: free = the gap before each forward pass, the rest "
+                        "computing)" if files.get("step_trace") else "")
+                     + " are judged; launches, " + ("" if files.get("step_trace") else "the step split, ")
+                     + "bound classes and block dims need the MindSpore 2.3+ profiler (mindspore.Profiler, *_ascend_ms)")
         raw = RawProfile(path=str(path), format=FORMAT, kernels=KernelTable(), notes=notes)
+        if files.get("step_trace"):
+            trace = files["step_trace"][0]
+            raw.extra["steps"], raw.extra["step_source"] = read_step_trace(trace), trace.name
+            if len(files["step_trace"]) > 1:
+                notes.append(f"{len(files['step_trace'])} devices' step traces: the steps are those of {trace.name}")
         raw.extra["op_statistic"] = list(rows.values())
         raw.extra["light"] = ["mindspore1"]
         return raw
@@ -140,3 +161,25 @@ def _aicpu_rows(path: Path):
             raise MalformedProfile(f"row without an op type or a time: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
         yield op_type, time_ms * 1000.0
+
+
+def read_step_trace(path: Path) -> list[StepSplit]:
+    """The steps of a step_trace_raw table (the average row left out); a bad number is one line naming the row."""
+    index, rows = _table(path)
+    compute_columns = [c for c in ("fp_and_bp", "tail", "fp") if c in index]
+    steps = []
+    for number, row in enumerate(rows, start=2):
+        step = _cell(row, index["step_num"])
+        if step == "-":
+            continue  # the average of the rows above
+        values = {name: columns.parse_float(_cell(row, index[name])) for name in
+                  ("total", "iteration_interval", *compute_columns)}
+        if not step or any(v is None or v < 0 for v in values.values()):
+            raise MalformedProfile(f"step row without its times: {','.join(row)[:80]!r}", path=path, line=number,
+                                   hint="export the profile again")
+        total = values["total"] * STEP_TRACE_UNIT_US
+        free = values["iteration_interval"] * STEP_TRACE_UNIT_US
+        computing = sum(values[c] for c in compute_columns) * STEP_TRACE_UNIT_US
+        steps.append(StepSplit(step=step, computing_us=round(computing, 3), free_us=round(free, 3),
+                               stage_us=round(max(total, computing + free), 3)))
+    return steps
