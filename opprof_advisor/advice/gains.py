@@ -46,6 +46,7 @@ from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.records import Record
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.roofline import model_gain_for
+from statistics import median
 
 
 class RecordedOutcome(Protocol):
@@ -272,6 +273,5 @@ def observed_text(gains: list[float]) -> str:
 
 def _median(values: list[float]) -> float:
     # statistics is imported only when there are recorded outcomes: it pulls in fractions and decimal
-    from statistics import median
 
     return median(values)

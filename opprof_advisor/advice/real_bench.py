@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opprof_advisor.advice.evaluation import BenchReport
+from opprof_advisor.core import plain_yaml
 from opprof_advisor.core.errors import AdvisorError, ProfileError
 from opprof_advisor.advice.suggest import advise
 from opprof_advisor.profiles import read_profile
@@ -102,15 +103,10 @@ class RealReport(BenchReport):
 
 def load_labels(path: Path | str) -> tuple[dict[str, Topic], list[Labelled]]:
     """Topics and labelled profiles of a labels file; raises ProfileError when it is unusable."""
-    import yaml
-
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProfileError("no real-profile labels file", path=path) from None
-    except (OSError, yaml.YAMLError) as exc:
-        raise ProfileError(f"cannot read the real-profile labels ({exc})", path=path) from None
+    if not path.is_file():
+        raise ProfileError("no real-profile labels file", path=path)
+    data = plain_yaml.load_file(path, ProfileError, "fix the labels file")
     if not isinstance(data, dict) or data.get("schema") != LABELS_SCHEMA:
         raise ProfileError(f"not a real-profile labels file (schema must be {LABELS_SCHEMA})", path=path)
     topics = {name: Topic(name, **{key: frozenset(values) for key, values in (spec or {}).items()})

@@ -26,6 +26,7 @@ from opprof_advisor.cli.output import (  # noqa: F401  (re-exported for the comm
 from opprof_advisor.core.i18n import LANGS
 from opprof_advisor.core.i18n import normalise_lang
 from opprof_advisor.core.i18n import set_lang
+from rich.markup import escape
 
 
 def _choose_lang(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
@@ -47,8 +48,6 @@ def typer_annotation(param: Param) -> Any:
     """The ``Annotated[type, typer.Option(...)]`` (or ``typer.Argument``) of one row of the option table."""
     if param is options.LANG:
         return LangOption
-    from rich.markup import escape
-
     # Typer reads help as Rich markup: "opprof-advisor[cluster]" would lose its "[cluster]"
     settings: dict[str, Any] = {"help": escape(param.help)}
     for key in ("min", "metavar", "show_default"):

@@ -29,6 +29,7 @@ from opprof_advisor.kb.near_duplicates import closest_in_index
 from opprof_advisor.render.text.kb import near_duplicate_line
 from opprof_advisor.kb.remove import remove_entry
 from opprof_advisor.render.text.kb import removed_line
+from opprof_advisor.profile.export import export_profile
 
 
 def each_profile(values: dict[str, Any], key: str, body) -> bool:
@@ -123,8 +124,6 @@ def run_profile(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
     with DelayedProgress(f"reading {path.name}") as progress:
         raw, profile = load_profile(path, progress, peaks=values["peaks"], executor=choice)
     if values["export"] is not None:
-        from opprof_advisor.profile.export import export_profile
-
         written, counts = export_profile(values["export"], raw, profile, force=values["force"], inputs=[path])
         if counts["ranks"] and not counts["kernels"]:
             written_what = (f"{counts['op_types']} op types and {counts['ranks']} ranks (a job keeps no kernel "

@@ -21,6 +21,7 @@ import time
 from opprof_advisor.kb.store import build_index
 from opprof_advisor.kb.stats import entries_to_json
 from opprof_advisor.kb.stats import stats_to_json
+from opprof_advisor.render.text.kb import check_summary, problem_line
 
 
 FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
@@ -86,8 +87,6 @@ def check_command(
     document = check_installed(dirs)
     show(document, fmt.value)
     if fmt is TableOrJson.table:
-        from opprof_advisor.render.text.kb import check_summary, problem_line
-
         for warning in document["warnings"]:
             err_console.print(one_line(problem_line(warning)), markup=False)
         err_console.print(check_summary(document), markup=False)

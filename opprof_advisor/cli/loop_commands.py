@@ -27,6 +27,7 @@ from opprof_advisor.render.text.loop import removed_line
 from opprof_advisor.core.outputs import write_text
 from opprof_advisor.render.markdown import is_outcomes_export
 from opprof_advisor.render.markdown import outcomes_markdown
+from opprof_advisor.render.text.loop import outcome_line
 
 
 class Mode(str, Enum):
@@ -220,8 +221,6 @@ def compare_command(
     else:
         show(document, fmt.value)
     if recorded is not None:
-        from opprof_advisor.render.text.loop import outcome_line
-
         err_console.print(outcome_line(recorded.to_dict()), markup=False)
 
 

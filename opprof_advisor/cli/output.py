@@ -20,6 +20,7 @@ from opprof_advisor.core.terminal import dumps_json, printable
 from opprof_advisor.cluster.executors import ExecutorChoice
 from opprof_advisor.render import render as render_document
 from opprof_advisor.render.html.page import write_report
+from opprof_advisor.render.sheets import write_xlsx
 
 
 class LazyConsole:
@@ -122,7 +123,6 @@ def show(document: dict[str, Any], fmt: str, **options: Any) -> None:
     if fmt == "json":
         emit_json(document)
         return
-    from opprof_advisor.render import render
 
     if fmt == "table":
         print_items(render(document, "table", width=console.width, **options))
@@ -160,8 +160,6 @@ def write_sheet_formats(document: dict[str, Any], fmt: str, output: Optional[Pat
         echo(render(document, "csv").rstrip("\n"))
         return True
     if fmt == "xlsx":
-        from opprof_advisor.render.sheets import write_xlsx
-
         echo(f"wrote {write_xlsx(document, output, force=force, inputs=inputs)}")
         return True
     return False
@@ -174,6 +172,4 @@ def render(document: dict[str, Any], fmt: str, **options: Any) -> Any:
 
 def write_html(document: dict[str, Any], output: Optional[Path], *, force: bool, inputs: Any = ()) -> None:
     """Render ``document`` as an HTML report, write it (default: advisor-report-<time>.html here), say where."""
-    from opprof_advisor.render import render
-
     echo(f"wrote {write_report(render(document, 'html'), output, force=force, inputs=inputs)}")

@@ -16,6 +16,7 @@ from opprof_advisor.cli._common import (
 )
 from opprof_advisor.core.terminal import dumps_json
 from opprof_advisor import commands
+from opprof_advisor.core.outputs import is_json_document, write_text
 
 def register(app: typer.Typer) -> None:
     """Add `advisor roofline` to the app."""
@@ -45,8 +46,6 @@ def roofline_command(
     with DelayedProgress(f"reading {path.name}") as progress:
         document = commands.roofline(path, peaks=peaks, progress=progress)
     if fmt is TableJsonHtml.json and output is not None:
-        from opprof_advisor.core.outputs import is_json_document, write_text
-
         written = write_text(output, dumps_json(document) + "\n", what="a JSON document", is_ours=is_json_document,
                              force=force, inputs=[path])
         echo(f"wrote {written}")

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 from opprof_advisor.core.errors import ClusterError
 from opprof_advisor.core.records import Record
 import logging
+from concurrent.futures import ProcessPoolExecutor  # only here: importing it costs start-up time
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
 #: Below this many bytes of rank files in total, starting worker processes costs more than it saves.
@@ -75,8 +76,6 @@ def run_map(func: Callable[[str], Any], items: Sequence[str], choice: ExecutorCh
 
 
 def _process_map(func, items: Sequence[str], workers: int, tick) -> list[Any]:
-    from concurrent.futures import ProcessPoolExecutor  # only here: importing it costs start-up time
-
     workers = min(workers, len(items))
     # a few ranks per task: a thousand small ranks would otherwise spend their time in pickling round trips
     chunk = max(1, len(items) // (workers * 16))

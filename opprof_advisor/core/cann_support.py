@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from opprof_advisor.core import plain_yaml
 from opprof_advisor.core.errors import SupportTableError
 from opprof_advisor.core.i18n import N_
 
@@ -82,8 +83,6 @@ def support_table_path() -> Path:
 @lru_cache(maxsize=4)
 def load_support_table(path: str | None = None) -> SupportTable:
     """Read and validate the support table (cached per path)."""
-    import yaml
-
     table_path = Path(path) if path else support_table_path()
     try:
         text = table_path.read_text(encoding="utf-8")
@@ -93,17 +92,7 @@ def load_support_table(path: str | None = None) -> SupportTable:
             path=table_path,
             hint="reinstall opprof-advisor or restore data/cann_support.yaml",
         ) from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        document = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise SupportTableError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}",
-            path=table_path,
-            line=mark.line + 1 if mark else None,
-            hint="fix the YAML syntax",
-        ) from None
+    document = plain_yaml.parse(text, table_path, SupportTableError, "fix the YAML syntax")
     return _build_table(document, text, table_path)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+import gettext
 
 #: The languages advisor speaks, with their HTML ``lang`` attribute.
 LANGS: dict[str, str] = {"en": "en", "zh": "zh-CN"}
@@ -80,8 +81,6 @@ def N_(message: str) -> str:
 
 def _catalog():
     if _state["catalog"] is None:
-        import gettext
-
         _state["catalog"] = gettext.translation(DOMAIN, LOCALE_DIR, languages=["zh"], fallback=True)
     return _state["catalog"]
 

@@ -18,17 +18,22 @@ from opprof_advisor.core.sidefile import read_text
 MAX_YAML_BYTES = 1024 * 1024
 
 
-def loader_class():
-    """The fastest safe loader available (libyaml's when installed)."""
+def _yaml():
+    """PyYAML, imported where YAML is first read (most commands read none)."""
     import yaml
 
+    return yaml
+
+
+def loader_class():
+    """The fastest safe loader available (libyaml's when installed)."""
+    yaml = _yaml()
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def first_anchor(source: str) -> tuple[int, str] | None:
     """(0-based line, "anchor &x" / "alias *x") of the first anchor or alias in ``source``; YAML errors propagate."""
-    import yaml
-
+    yaml = _yaml()
     for event in yaml.parse(source, Loader=loader_class()):
         if isinstance(event, yaml.AliasEvent):
             return event.start_mark.line, f"alias *{event.anchor}"
@@ -37,17 +42,10 @@ def first_anchor(source: str) -> tuple[int, str] | None:
     return None
 
 
-def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
-    """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
-    import yaml
-
-
-    try:
-        text = read_text(path, MAX_YAML_BYTES, encoding="utf-8")
-    except OSError as exc:
-        raise error(f"cannot read: {exc.strerror or exc}", path=path, hint=hint) from None
-    except ValueError as exc:  # SideFileError: a FIFO, a device, too large, not UTF-8
-        raise error(str(exc), path=path, hint=hint) from None
+def parse(text: str, path: Path, error: type[AdvisorError], hint: str) -> Any:
+    """The document of YAML ``text`` read from ``path``, without anchors or aliases; ``error`` (naming the file and
+    line) for an anchor or invalid YAML."""
+    yaml = _yaml()
     try:
         anchor = first_anchor(text)
         if anchor is not None:
@@ -56,4 +54,17 @@ def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
         return yaml.load(text, Loader=loader_class())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise error("not valid YAML", path=path, line=line + 1 if line is not None else None, hint=hint) from None
+        problem = getattr(exc, "problem", None)
+        raise error("not valid YAML" + (f": {problem}" if problem else ""), path=path,
+                    line=line + 1 if line is not None else None, hint=hint) from None
+
+
+def load_file(path: Path, error: type[AdvisorError], hint: str) -> Any:
+    """The document of a small YAML file without anchors or aliases; ``error`` (naming the file and line) otherwise."""
+    try:
+        text = read_text(path, MAX_YAML_BYTES, encoding="utf-8")
+    except OSError as exc:
+        raise error(f"cannot read: {exc.strerror or exc}", path=path, hint=hint) from None
+    except ValueError as exc:  # SideFileError: a FIFO, a device, too large, not UTF-8
+        raise error(str(exc), path=path, hint=hint) from None
+    return parse(text, path, error, hint)

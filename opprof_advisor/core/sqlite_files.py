@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
+from filelock import FileLock
+from filelock import Timeout
 
 LOCK_TIMEOUT_S = 120.0
 #: The first bytes of every SQLite database file.
@@ -50,8 +52,6 @@ _LOCKS: dict[str, Any] = {}
 
 def file_lock(db_path: Path):
     """The inter-process lock that serialises builds and adds (re-entrant within one process)."""
-    from filelock import FileLock
-
     key = str(db_path.resolve())
     if key not in _LOCKS:
         _LOCKS[key] = FileLock(key + ".lock", timeout=LOCK_TIMEOUT_S)
@@ -64,8 +64,6 @@ class _Locked:
         self.db_path = db_path
 
     def __enter__(self):
-        from filelock import Timeout
-
         try:
             self.lock.acquire()
         except Timeout:
@@ -85,8 +83,6 @@ class _Locked:
 
     def try_acquire(self) -> bool:
         """Take the lock only if that needs no waiting (and is possible at all)."""
-        from filelock import Timeout
-
         try:
             self.lock.acquire(timeout=0)
         except (Timeout, OSError):

@@ -20,6 +20,7 @@ from opprof_advisor.core.records import Record
 from opprof_advisor.core.vocabulary import canonical_dtype
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.core.plain_yaml import first_anchor
+import difflib
 
 #: Front-matter keys a KB file may use.
 KEYS: tuple[str, ...] = (
@@ -378,8 +379,6 @@ _CLOSE_CUTOFF = 0.6
 
 def suggest_close(word: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest choice (difflib's, cutoff 0.6), or an empty string."""
-    import difflib
-
     choices = choices if isinstance(choices, list) else list(choices)
     if len(choices) <= _PREFILTER_CHOICES:
         close = difflib.get_close_matches(word, choices, n=1, cutoff=_CLOSE_CUTOFF)

@@ -32,6 +32,7 @@ from opprof_advisor.kb import entry_too_big, manifest, related_problems
 import time
 import pickle
 import sys
+import subprocess
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
 _ROW_COLUMNS = (*_ENTRY_COLUMNS, "zh_grams", "row_hash")
@@ -246,7 +247,6 @@ def _start_worker(items: list[tuple]):
     # A plain child interpreter, not multiprocessing: it needs no `if __name__ == "__main__"` guard in the
     # caller's script, inherits no file descriptor (the index lock), and exits on a broken pipe when this
     # process is killed.
-    import subprocess
 
     process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.kb.index_sync"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE)

@@ -19,6 +19,7 @@ from opprof_advisor.core.models import Entry, Gain
 from opprof_advisor.core.sqlite_files import connect_readonly
 from opprof_advisor.kb import migrations
 from opprof_advisor.kb.zh import fts_gram, gram_text
+from json.encoder import c_make_encoder, encode_basestring
 
 #: The entries table's columns: models.Entry's fields, in order.
 _ENTRY_COLUMNS = tuple(item.name for item in dataclasses.fields(Entry))
@@ -256,8 +257,6 @@ def _json_text(value: list | dict) -> str:
     call when given an option, and eleven calls per entry were a third of turning an entry into its row."""
     global _JSON_TEXT
     if _JSON_TEXT is None:
-        from json.encoder import c_make_encoder, encode_basestring
-
         if c_make_encoder is None:  # an interpreter without the C accelerator: the same text, the slow way
             _JSON_TEXT = json.JSONEncoder(ensure_ascii=False).encode
         else:

@@ -38,6 +38,7 @@ from opprof_advisor.core.i18n import set_lang
 from opprof_advisor import __version__
 import inspect
 import typing
+from opprof_advisor.render.text.kb import no_hits_line
 
 SERVER_NAME = "opprof-advisor"
 INSTRUCTIONS = (
@@ -184,8 +185,6 @@ def _summarize_profile(doc: dict[str, Any]) -> str:
 def _summarize_search(doc: dict[str, Any]) -> str:
     hits = doc.get("results") or []
     if not hits:
-        from opprof_advisor.render.text.kb import no_hits_line
-
         return no_hits_line(doc)
     return _("{n} entries for {query}: {hits}.").format(
         n=len(hits), query=repr(doc.get("query")),

@@ -14,6 +14,11 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, TypeVar
 
 from opprof_advisor.core.errors import AdvisorError, ProfileError
+import shutil
+import tarfile
+import tempfile
+import zipfile
+import zlib
 
 # shutil, tarfile, tempfile, zipfile and zlib are imported where an archive is extracted: every profile
 # read asks is_archive, and those modules cost ~5 ms of a start-up that reads a plain folder.
@@ -43,12 +48,6 @@ def max_bytes() -> int:
 @contextmanager
 def extracted(path: Path) -> Iterator[Path]:
     """Extract ``path`` into a temporary folder, yield it, and remove it afterwards."""
-    import shutil
-    import tarfile
-    import tempfile
-    import zipfile
-    import zlib
-
     try:
         folder = Path(tempfile.mkdtemp(prefix=EXTRACT_PREFIX))
     except OSError as exc:
@@ -112,8 +111,6 @@ def _too_big(archive: Path, limit: int) -> ProfileError:
 
 
 def _extract_zip(archive: Path, folder: Path) -> None:
-    import zipfile
-
     limit = max_bytes()
     try:
         bundle = zipfile.ZipFile(archive)
@@ -151,8 +148,6 @@ def _copy_capped(source, sink, written: int, limit: int, archive: Path) -> int:
 
 
 def _extract_tar(archive: Path, folder: Path) -> None:
-    import tarfile
-
     limit = max_bytes()
     try:
         bundle = tarfile.open(archive)

@@ -23,6 +23,7 @@ from typing import Any
 from opprof_advisor.core.terminal import CONTROLS
 from opprof_advisor.render.text.styled import Table, Text
 import builtins
+from rich.cells import cell_len as rich_cell_len
 
 #: rich.box.HEAVY_HEAD, the default box of rich.table.Table, one row of four characters per line.
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├─┼┤", "├─┼┤", "│ ││", "└─┴┘")
@@ -113,8 +114,6 @@ def cell_len(text: str) -> int:
     """Terminal cells ``text`` takes, as rich.cells.cell_len counts them (Rich is imported for rare characters)."""
     if (text.isascii() and text.isprintable()) or single_cells(text):
         return len(text)
-    from rich.cells import cell_len as rich_cell_len
-
     return rich_cell_len(text)
 
 

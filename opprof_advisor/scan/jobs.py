@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from opprof_advisor.core.cann_support import SupportTable
 from opprof_advisor.scan.source import FileScan, Finding
 import threading
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 
 #: Below this many bytes of source to parse, forking costs more than it saves (~3 MB/s per CPU).
 PARALLEL_FROM_BYTES = 1_000_000
@@ -85,8 +87,6 @@ def default_jobs() -> int:
 def _can_fork() -> bool:
     """Whether forking is available and safe: not with other threads running (an MCP server's, say),
     whose locks the child would inherit held."""
-    import multiprocessing
-
     return "fork" in multiprocessing.get_all_start_methods() and not _other_threads_running()
 
 
@@ -107,9 +107,6 @@ def _analyse_share(share: int) -> list[tuple[int, FileOutcome]]:
 
 def _analyse_in_workers(sources: list[tuple[str, bytes]], table: SupportTable, workers: int) -> list[FileOutcome]:
     """This process analyses one share while ``workers - 1`` forked processes analyse the others."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     _SHARES[:] = split_by_size([len(source) for _, source in sources], workers)
     _SOURCES[:] = sources
     _TABLE[:] = [table]

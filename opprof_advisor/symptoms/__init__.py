@@ -16,6 +16,7 @@ exposed part of communication …). The recommender never promises more than tha
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from statistics import median
 from pathlib import Path
 from typing import Iterable
 
@@ -38,13 +39,6 @@ from opprof_advisor.symptoms.kernels import (
 # ----------------------------------------------------------------------------------------------
 # Step split: exposed communication, free (idle) time, communication waits
 # ----------------------------------------------------------------------------------------------
-
-
-def median(values):
-    """statistics.median, imported when first needed (statistics pulls in fractions and decimal: ~3 ms at start-up)."""
-    from statistics import median as statistics_median
-
-    return statistics_median(values)
 
 
 def check_step_split(ctx: Kernels) -> None:

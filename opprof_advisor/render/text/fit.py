@@ -25,6 +25,8 @@ from typing import Any, NamedTuple, Sequence
 from opprof_advisor.core.i18n import _
 from opprof_advisor.render.plain import cell_len
 from opprof_advisor.render.text.styled import Table, Text, from_rich
+from rich.console import Console
+from rich.table import Table as RichTable
 
 #: No text column narrower than this (unless its text is): Chinese could otherwise break to one character a line.
 TEXT_FLOOR = 8
@@ -165,10 +167,7 @@ def _table_overhead(table_options: dict[str, Any], columns: int) -> int:
 
 
 def _measured_overhead(table_options: dict[str, Any], columns: int) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    probe = Table(**{k: v for k, v in table_options.items() if k not in ("title", "caption")}, show_header=False)
+    probe = RichTable(**{k: v for k, v in table_options.items() if k not in ("title", "caption")}, show_header=False)
     for _n in range(columns):
         probe.add_column(width=1, no_wrap=True)
     probe.add_row(*(["x"] * columns))

@@ -13,6 +13,8 @@ from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
 from opprof_advisor.core.terminal import one_line
 from opprof_advisor.render.text.styled import Text
+from rich.text import Text as RichText
+from rich.table import Table
 
 #: The hit and entry tables: ids and scores whole; the operators give way first, then the kind.
 SEARCH_COLUMNS = (Column("#", "right", whole=True), Column(N_("id"), whole=True), Column(N_("kind"), whole=True, drop=2),
@@ -78,25 +80,20 @@ def list_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list
 
 def stats_table(doc: dict[str, Any], **_options: Any) -> list:
     """Counts by kind, grade and origin, the symptom and family coverage tables, what is under-answered."""
-    from rich.text import Text
-
-    out: list = [Text(_("{n} entries, {gain} with a sourced gain").format(n=doc["entries"], gain=doc["with_gain"]))]
+    out: list = [RichText(_("{n} entries, {gain} with a sourced gain").format(n=doc["entries"], gain=doc["with_gain"]))]
     for title, key in ((_("by kind"), "by_kind"), (_("by evidence grade"), "by_evidence"), (_("by origin"), "by_origin")):
-        out.append(Text(f"  {title}: " + ", ".join(f"{word(name)} {count}" for name, count in doc[key].items())))
-    out += [Text(""), _symptom_coverage(doc), Text(""), _family_coverage(doc)]
+        out.append(RichText(f"  {title}: " + ", ".join(f"{word(name)} {count}" for name, count in doc[key].items())))
+    out += [RichText(""), _symptom_coverage(doc), RichText(""), _family_coverage(doc)]
     uncovered = doc["uncovered_symptoms"]
     if uncovered:
-        out.append(Text(_("fewer than {n} answering entries: {ids}").format(n=doc["min_answers"], ids=", ".join(uncovered))))
+        out.append(RichText(_("fewer than {n} answering entries: {ids}").format(n=doc["min_answers"], ids=", ".join(uncovered))))
     else:
-        out.append(Text(_("every symptom has at least {n} answering entries").format(n=doc["min_answers"])))
+        out.append(RichText(_("every symptom has at least {n} answering entries").format(n=doc["min_answers"])))
     return out
 
 
 def _symptom_coverage(stats: dict[str, Any]):
     """Symptom -> the entries that answer it (see kb_stats.answers_symptom), with how many list it per kind."""
-    from rich.table import Table
-    from rich.text import Text
-
     kinds = list(next(iter(stats["symptoms"].values()), {}))
     table = Table(box=None, pad_edge=False, header_style="bold", title=_("symptom coverage (entries that answer it)"),
                   title_justify="left")
@@ -107,36 +104,32 @@ def _symptom_coverage(stats: dict[str, Any]):
     table.add_column(_("answered by"), overflow="fold")
     for symptom, ids in stats["answering"].items():
         short = len(ids) < stats["min_answers"]
-        count = Text(str(len(ids)), style="bold red" if short else "")
+        count = RichText(str(len(ids)), style="bold red" if short else "")
         table.add_row(symptom, count, *(str(stats["symptoms"][symptom][kind]) for kind in kinds),
-                      Text(", ".join(ids)))
+                      RichText(", ".join(ids)))
     return table
 
 
 def _family_coverage(stats: dict[str, Any]):
     """Operator family -> the entries about it (families no entry names included, so gaps show)."""
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(box=None, pad_edge=False, header_style="bold", title=_("operator-family coverage"),
                   title_justify="left")
     table.add_column(_("family"), no_wrap=True)
     table.add_column(_("entries"), justify="right", no_wrap=True)
     table.add_column(_("ids"), overflow="fold")
     for family, ids in stats["families"].items():
-        table.add_row(family, str(len(ids)), Text(", ".join(ids)))
+        table.add_row(family, str(len(ids)), RichText(", ".join(ids)))
     return table
 
 
 def entry_table(doc: dict[str, Any], **_options: Any) -> list:
     """One entry: its title, its front matter as a grid, and its body as markdown (links show their address)."""
-    from rich.markdown import Markdown
-    from rich.text import Text
+    from rich.markdown import Markdown  # (markdown-it: only here)
 
     entry = doc.get("entry") or {}
     # The title is text: no markup, no markdown link. Links in the body keep their address: a
     # terminal hyperlink would hide where it goes.
-    return [Text(entry_text(entry, "title"), style="bold"), entry_facts(entry), Text(""),
+    return [RichText(entry_text(entry, "title"), style="bold"), entry_facts(entry), RichText(""),
             Markdown(str(entry.get("body") or ""), hyperlinks=False)]
 
 
@@ -146,9 +139,6 @@ def entry_facts(entry: dict[str, Any]):
     Every value is Rich ``Text``: an entry's words are shown as written, never read as markup (a
     ``[link=...]`` in a summary would otherwise hide its address behind harmless words).
     """
-    from rich.table import Table
-    from rich.text import Text
-
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
@@ -172,7 +162,7 @@ def entry_facts(entry: dict[str, Any]):
     ]
     for name, value in rows:
         if value:
-            grid.add_row(_(name), Text(value))
+            grid.add_row(_(name), RichText(value))
     return grid
 
 

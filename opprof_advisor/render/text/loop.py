@@ -9,6 +9,8 @@ from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.core.vocabulary import UNIT_CLASS
 from opprof_advisor.render.text.styled import Text
+from rich.table import Table
+from rich.text import Text as RichText
 
 
 def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
@@ -52,14 +54,11 @@ def _family_table(families: list[dict[str, Any]], width: int) -> list:
 
 
 def _kernel_table(kernel_rows: list[dict[str, Any]]):
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(title=_("kernel (msOpProf)"), show_edge=False, pad_edge=False)
     for name in (_("metric"), _("before"), _("after")):
         table.add_column(name, no_wrap=True)
     for row in kernel_rows:
-        table.add_row(str(row.get("metric")), Text(_value(row.get("before"))), Text(_value(row.get("after"))))
+        table.add_row(str(row.get("metric")), RichText(_value(row.get("before"))), RichText(_value(row.get("after"))))
     return table
 
 
@@ -105,9 +104,6 @@ def removed_line(outcome: dict[str, Any]) -> str:
 
 def outcomes_table(doc: dict[str, Any], **_options: Any) -> list:
     """Every recorded outcome of an ``outcomes/1`` document, oldest first (nothing when there is none)."""
-    from rich.table import Table
-    from rich.text import Text
-
     rows = sorted((o for entry in doc.get("entries") or [] for o in entry.get("outcomes") or []),
                   key=lambda o: o.get("id") or 0)
     if not rows:
@@ -120,5 +116,5 @@ def outcomes_table(doc: dict[str, Any], **_options: Any) -> list:
         cells = (str(o.get("id")), str(o.get("recorded_at") or "")[:10], str(o.get("entry_id")),
                  ", ".join(o.get("matched_families") or []) or "-", _gain(o.get("matched_gain_pct")),
                  _gain(o.get("e2e_gain_pct")), o.get("chip") or "-", o.get("note") or "-")
-        table.add_row(*map(Text, cells))  # op families, chips and notes come from files: text, not markup
+        table.add_row(*map(RichText, cells))  # op families, chips and notes come from files: text, not markup
     return [table]

@@ -9,6 +9,8 @@ from opprof_advisor.render.phrases import share_of, symptom_label
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.render.text.styled import Text
+from rich.table import Table
+from rich.text import Text as RichText
 
 BAR_WIDTH = 10
 #: Source keys of the profile document that are not producer versions.
@@ -113,9 +115,6 @@ def bar(fraction: float) -> str:
 
 def rank_table(ranks: list[dict[str, Any]]):
     """The rank table, slowest computation first, with a bar of each rank's computing against the slowest's."""
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(show_edge=False, pad_edge=False, title=_("ranks, slowest computation first"), title_justify="left")
     for number, column in enumerate((_("rank"), _("computing"), "", _("exposed communication"), _("free"),
                                      _("device time"))):
@@ -130,13 +129,13 @@ def rank_table(ranks: list[dict[str, Any]]):
             continue
         if rank.get("error"):
             # folder names and errors: text, not markup
-            table.add_row(Text(str(rank.get("rank"))), Text(_("not read: {error}").format(error=rank["error"])),
+            table.add_row(RichText(str(rank.get("rank"))), RichText(_("not read: {error}").format(error=rank["error"])),
                           "", "", "", "")
             continue
         cells = [U.time(rank.get(key)) for key in ("computing_us", "exposed_us", "free_us", "device_time_us")]
         computing = rank.get("computing_us")
         fill = bar(computing / slowest) if computing is not None and slowest else ""
-        table.add_row(Text(str(rank.get("rank"))), cells[0], fill, *cells[1:])
+        table.add_row(RichText(str(rank.get("rank"))), cells[0], fill, *cells[1:])
     return table
 
 

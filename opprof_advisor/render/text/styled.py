@@ -13,6 +13,9 @@ codes dropped, the same spans), so that ``to_rich`` gives Rich the object it wou
 from __future__ import annotations
 
 from typing import Any, Iterable
+from rich.text import Span
+from rich.text import Text as RichText
+from rich.table import Table as RichTable
 
 #: What rich.text.Text drops from every string it is given (bell, backspace, VT, FF, CR: rich.control).
 _STRIPPED = {7: None, 8: None, 11: None, 12: None, 13: None}
@@ -100,8 +103,6 @@ class Text:
         return self._piece(start, max(start, stop))  # as Rich's divide([start, stop])[1]
 
     def to_rich(self):
-        from rich.text import Span, Text as RichText
-
         return RichText(self.plain, self.style, spans=[Span(*span) for span in self.spans])
 
 
@@ -120,8 +121,6 @@ class Table:
         self.rows.append(cells)
 
     def to_rich(self):
-        from rich.table import Table as RichTable
-
         table = RichTable(**self.options)
         for header, options in self.columns:
             table.add_column(rich_item(header), **options)
