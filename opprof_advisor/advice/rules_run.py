@@ -259,18 +259,20 @@ def _slow_link(profile: Profile, link: Symptom, exposed: Symptom | None, ref_us:
     """The transfer time beyond the expected bandwidth is saved where it is exposed: at least its exposed share of
     it (transfers spread evenly over exposed and hidden time), at most all of it up to the exposed time."""
     excess = link.ceiling_us or link.time_us
-    total = profile.communication_time_us
-    exposed_us = exposed.time_us if exposed else 0.0
-    if total and exposed_us:
+    exposed_us = exposed.time_us if exposed else sum(s.exposed_us for s in profile.steps)
+    total = profile.communication_time_us or sum(s.communication_us for s in profile.steps)
+    if profile.steps and total:
         saved = min(excess, exposed_us)
         gain = band(saved, exposed_us / total, 1.0, M_(
             "the transfers at the expected bandwidth take {excess} less; {exposed} of {total} communication is exposed: "
             "at least that share of {saved}, at most all of it", excess=U.time(excess), exposed=U.time(exposed_us),
             total=U.time(total), saved=U.time(saved)))
+        stake = saved
     else:
-        gain = None
-    return Finding("slow-link", "communication", M_("A slow link: {detail}", detail=link.detail), excess, gain,
-                   ["slow_link"], evidence=[evidence_row(None, excess, ref_us, str(link.detail))],
+        gain, stake = None, excess
+    return Finding("slow-link", "communication", M_("A slow link: {detail}", detail=link.detail), stake, gain,
+                   ["slow_link"], evidence=[evidence_row(None, stake, ref_us, M_("slow_link: {detail}",
+                                                                                  detail=link.detail))],
                    measure=None if gain else M_("collect the step split (step_trace_time.csv) to see how much of the "
                                                 "communication is exposed"),
                    first_step=M_("run the HCCL bandwidth test (hccl_test) on the slow link and check its HCCS / RoCE "

@@ -15,6 +15,7 @@ from opprof_advisor.cli.output import (
     write_sheet_formats,
 )
 from opprof_advisor import commands
+from opprof_advisor.core.i18n import M_, localize
 from opprof_advisor.core.terminal import one_line
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.builder import profile_to_json
@@ -56,30 +57,37 @@ def each_profile(values: dict[str, Any], key: str, body) -> bool:
 
 
 def _each_summary(document: dict[str, Any] | None) -> dict[str, Any]:
-    """Device time and the op type that takes most of it, from a profile or suggest document."""
+    """Device time, the op type that takes most of it and the three largest, from a profile or suggest document."""
     facts = (document or {}).get("profile_document") or document or {}
     device = facts.get("device_time_us")
-    ops = [row for row in facts.get("op_types") or [] if row.get("time_us") is not None]
-    top = max(ops, key=lambda row: row["time_us"]) if ops else None
+    ops = sorted((row for row in facts.get("op_types") or [] if row.get("time_us") is not None),
+                 key=lambda row: -row["time_us"])
+    top = ops[0] if ops else None
     return {"device_time_us": device, "top_op": top["op_type"] if top else None,
-            "top_share": round(top["time_us"] / device, 6) if top and device else None}
+            "top_share": round(top["time_us"] / device, 6) if top and device else None,
+            "top_ops": [row["op_type"] for row in ops[:3]]}
 
 
 def _each_listing(path: Path, documents: list[dict[str, Any]]) -> list[str]:
-    """The profiles analysed, one line each, and a compare line for two of one format with the same top op."""
-    lines = [f"{len(documents)} separate profiles in {path}:"]
+    """The profiles analysed, one line each, and a compare line for two of one format whose three largest op types
+    are the same (a before and an after of one workload, most likely)."""
+    lines = [localize(M_("{n} separate profiles in {path}:", n=len(documents), path=path))]
     for item in documents:
         summary = item["summary"]
         device = U.time(summary["device_time_us"]) if summary["device_time_us"] is not None else "-"
-        top = (f"top {summary['top_op']} {U.share(summary['top_share'])}" if summary["top_share"] is not None
-               else f"top {summary['top_op']}" if summary["top_op"] else "no op types")
-        lines.append(f"  {item['path']}  {item['format']}  device time {device}  {top}")
-    seen: dict[tuple[str, str], str] = {}
+        top = (M_("top {op} {share}", op=summary["top_op"], share=U.share(summary["top_share"]))
+               if summary["top_share"] is not None else M_("top {op}", op=summary["top_op"]) if summary["top_op"]
+               else M_("no op types"))
+        lines.append(localize(M_("  {path}  {format}  device time {device}  {top}", path=item["path"],
+                                 format=item["format"], device=device, top=top)))
+    seen: dict[tuple, str] = {}
     for item in documents:
-        mark = (item["format"], item["summary"]["top_op"])
-        if mark[1] and mark in seen:
-            lines.append(f"{seen[mark]} and {item['path']} look like two runs of one workload (both {mark[0]}, top "
-                         f"{mark[1]}): advisor compare {seen[mark]} {item['path']}")
+        ops = tuple(sorted(op.rstrip("_") for op in item["summary"]["top_ops"]))
+        mark = (item["format"], ops)
+        if ops and mark in seen:
+            lines.append(localize(M_("{a} and {b} may be two runs of one workload (both {format}, the same largest op "
+                                     "types): advisor compare '{a}' '{b}'", a=seen[mark], b=item["path"],
+                                     format=item["format"])))
         seen.setdefault(mark, item["path"])
     return lines
 

@@ -19,6 +19,7 @@ which needs its launches' shapes; the notes say so.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -83,6 +84,7 @@ def job_raw(path: Path, summaries: list[dict[str, Any]]) -> RawProfile:
     if links:
         raw.extra["link_bandwidth"] = links
     matrix = [link for summary in readable for link in summary.get("matrix") or []]
+    matrix = [row for row in matrix if isinstance(row, list) and len(row) == 5 and _numbers(row[3:], 2)]
     if matrix:
         raw.extra["matrix"] = matrix
     raw.extra["job"] = readable
@@ -134,12 +136,19 @@ def _mean_totals(tables: list[dict[str, float]]) -> dict[str, float]:
     return {key: sum(t.get(key, 0.0) for t in tables) / len(tables) for key in sorted(keys)}
 
 
+def _numbers(values: Any, at_least: int) -> bool:
+    """True for a list of at least ``at_least`` finite numbers (a rank summary's figures)."""
+    return (isinstance(values, (list, tuple)) and len(values) >= at_least
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values))
+
+
 def _links(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, dict[str, list[float]]]:
     """{transport: {rank label: [MB, ms]}} for the slow-link check."""
     links: dict[str, dict[str, list[float]]] = defaultdict(dict)
     for summary in readable:
-        for transport, pair in (summary.get("transports") or {}).items():
-            links[transport][labels[summary["path"]]] = list(pair)
+        for transport, entry in (summary.get("transports") or {}).items():
+            if _numbers(entry, 2):
+                links[transport][labels[summary["path"]]] = list(entry)
     return dict(links)
 
 
@@ -303,11 +312,14 @@ def merge_symptoms(ctx, job: list[dict[str, Any]]) -> None:
         op_types = list(dict.fromkeys(op for _, s in hits for op in s["op_types"]))
         where, top = max(hits, key=lambda hit: hit[1]["time_us"])
         detail = top["detail"]
+        base = top.get("base") or "device time"
+        if base == "step":  # the ranks share the step: the mean rank's share of it, not a device-time weighting
+            share = sum(s["share"] for _, s in hits) / len(job)
         if len(job) > 1:
             detail += f" (on {len(hits)} of {len(job)} ranks; figures of {labels[where['path']]})"
         ctx.symptoms.append(Symptom(id=symptom_id, op_types=op_types, share=round(share, 6), detail=detail,
                                     time_us=round(time_us, 3),
-                                    ceiling_us=round(sum(ceilings), 3) if ceilings else None))
+                                    ceiling_us=round(sum(ceilings), 3) if ceilings else None, base=base))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -399,7 +411,10 @@ def matrix_summary(job: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """communication_matrix.json over every rank, per transport: links, MB, median and slowest link (GB/s)."""
     per_transport: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     for summary in job:
-        for src, dst, transport, size, ms in summary.get("matrix") or []:
+        for row in summary.get("matrix") or []:
+            if not (isinstance(row, list) and len(row) == 5 and _numbers(row[3:], 2)):
+                continue  # (a summary is ours; one of another shape is not read, never trusted)
+            src, dst, transport, size, ms = row
             if src != dst:
                 per_transport[transport or "unknown"].append((f"{src}-{dst}", size, ms))
     if not per_transport:

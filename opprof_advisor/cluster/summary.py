@@ -27,10 +27,10 @@ from typing import Any
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import AdvisorError, ProfileError
 from opprof_advisor.profile.builder import Kernels
-from opprof_advisor.symptoms import profile_of
+from opprof_advisor.symptoms import is_link_note, profile_of
 from opprof_advisor.readers import multirank, read_raw
 
-SCHEMA = "opprof-advisor/rank-summary/3"  # 3: transports with packets, transit from links (old caches are not read)
+SCHEMA = "opprof-advisor/rank-summary/4"  # 4: transports with packets, symptom bases, no link notes (old caches unread)
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
 #: computation and links); a rank's own are not carried over.
 JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link"})
@@ -72,9 +72,9 @@ def _summarize(path: str) -> dict[str, Any]:
         "communication_time_us": profile.communication_time_us,
         "ops": op_rows(ctx, profile),
         "symptoms": [{"id": s.id, "op_types": list(s.op_types), "share": s.share, "detail": s.detail,
-                      "time_us": s.time_us, "ceiling_us": s.ceiling_us}
+                      "time_us": s.time_us, "ceiling_us": s.ceiling_us, "base": s.base}
                      for s in profile.symptoms if s.id not in JOB_SYMPTOMS],
-        "notes": list(profile.notes),
+        "notes": [note for note in profile.notes if not is_link_note(note)],  # links are judged on the job
         "communication": dict(raw.extra.get("communication") or {}),
         **collectives(raw),
     }

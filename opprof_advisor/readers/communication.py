@@ -22,10 +22,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
 
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.sidefile import read_json
 
 #: "Communication Time Info" fields summed (ms).
 TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
+#: Sizes (MB) and times (ms) above this are not plausible and read as 0 (their sums would overflow).
+MAX_VALUE = 1e12
 #: The per-group summary torch_npu writes beside the per-op entries: it repeats their sum.
 TOTAL_OP_INFO = "Total Op Info"
 #: Transports whose sum SDMA is.
@@ -40,7 +43,7 @@ def number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
     value = float(value)
-    return value if value == value and abs(value) != float("inf") else 0.0
+    return value if value == value and abs(value) <= MAX_VALUE else 0.0
 
 
 def _dicts(value: Any) -> Iterator[tuple[str, dict]]:
@@ -66,6 +69,8 @@ def cluster_ops(document: Any) -> Iterator[tuple[str, str, dict]]:
     for _, group in _dicts(document):
         for _, step in _dicts(group):
             for name, ranks in _dicts(step):
+                if name == TOTAL_OP_INFO:
+                    continue  # msprof-analyze repeats the sum of the step's ops under it
                 for rank, op in _dicts(ranks):
                     yield name, f"rank{rank}" if rank.isdigit() else rank, op
 
@@ -135,8 +140,9 @@ def sum_times(infos: list[dict[str, float]], notes: list[str], path: Path) -> di
     totals = {key: sum(info[key] for info in infos) for key in TIME_FIELDS}
     fixed = sum(1 for info in infos if info.get("transit_from_links"))
     if fixed:
-        notes.append(f"{path.name}: {fixed} of {len(infos)} communication ops give 0 ms transit while their links "
-                     f"moved data; their transit is taken from the links' time (and their idle time lowered by it)")
+        notes.append(M_("{file}: {fixed} of {ops} communication ops give 0 ms transit while their links moved data; "
+                        "their transit is taken from the links' time (an upper bound where an op uses several links "
+                        "at once) and their idle time lowered by it", file=path.name, fixed=fixed, ops=len(infos)))
     return {**totals, "ops": float(len(infos))}
 
 
@@ -191,7 +197,11 @@ def read_matrix(path: Path, notes: list[str]) -> list[list]:
     links: dict[tuple[str, str, str], list[float]] = {}
     for _, step in _dicts(_load(path, notes)):
         for _, kind in _dicts(step):
-            for _, op in _dicts(kind):
+            ops = dict(_dicts(kind))
+            # torch_npu groups each collective's ops as -top1, -middle, -bottom1..3 and their sum, -total: the
+            # total alone, where it is written, or every link would count two to five times
+            totals = {name: op for name, op in ops.items() if name.split("@")[0].endswith("-total")}
+            for _, op in (totals or ops).items():
                 for pair, link in _dicts(op):
                     src, _, dst = pair.partition("-")
                     if dst:

@@ -36,6 +36,8 @@ AICPU = {"op_type", "execution_time"}
 STEP_TRACE = {"step_num", "start_point", "end_point", "total", "fp_point", "iteration_interval"}
 #: step_trace_raw values are in units of 10 ns (step_trace_parser.py: "The unit of duration is 10ns").
 STEP_TRACE_UNIT_US = 0.01
+#: A step trace value above this (10 ns units: about 11.6 days) is not a plausible step.
+STEP_TRACE_MAX = 1e14
 #: Where 1.x puts its files below the path given.
 FOLDERS = ("", "profiler", "data/profiler")
 
@@ -97,18 +99,19 @@ class MindSpore1Reader:
         if len(files["detail"]) > 1:
             notes.append(f"{len(files['detail'])} devices' op tables ({', '.join(f.name for f in files['detail'])}): "
                          "their op types are summed")
+        steps = read_step_trace(files["step_trace"][0]) if files.get("step_trace") else []
         if not files.get("framework"):
             notes.append("framework_raw_<id>.csv is missing: op types are taken from the op names")
         notes.append("MindSpore 1.x per-op summaries: op types and their time over the profiled steps"
                      + (" (per step: the two-column 1.0-1.2 table)" if per_step else "")
                      + (" and the steps (step_trace_raw: free = the gap before each forward pass, the rest "
-                        "computing)" if files.get("step_trace") else "")
-                     + " are judged; launches, " + ("" if files.get("step_trace") else "the step split, ")
+                        "computing)" if steps else "")
+                     + " are judged; launches, " + ("" if steps else "the step split, ")
                      + "bound classes and block dims need the MindSpore 2.3+ profiler (mindspore.Profiler, *_ascend_ms)")
         raw = RawProfile(path=str(path), format=FORMAT, kernels=KernelTable(), notes=notes)
-        if files.get("step_trace"):
+        if steps:
             trace = files["step_trace"][0]
-            raw.extra["steps"], raw.extra["step_source"] = read_step_trace(trace), trace.name
+            raw.extra["steps"], raw.extra["step_source"] = steps, trace.name
             if len(files["step_trace"]) > 1:
                 notes.append(f"{len(files['step_trace'])} devices' step traces: the steps are those of {trace.name}")
         raw.extra["op_statistic"] = list(rows.values())
@@ -174,7 +177,7 @@ def read_step_trace(path: Path) -> list[StepSplit]:
             continue  # the average of the rows above
         values = {name: columns.parse_float(_cell(row, index[name])) for name in
                   ("total", "iteration_interval", *compute_columns)}
-        if not step or any(v is None or v < 0 for v in values.values()):
+        if not step or any(v is None or v < 0 or v > STEP_TRACE_MAX for v in values.values()):
             raise MalformedProfile(f"step row without its times: {','.join(row)[:80]!r}", path=path, line=number,
                                    hint="export the profile again")
         total = values["total"] * STEP_TRACE_UNIT_US

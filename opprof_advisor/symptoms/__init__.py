@@ -199,14 +199,26 @@ def check_slow_link(ctx: Kernels) -> None:
                 peers.append((M_("{rank} {transport} {rate:.1f} GB/s against a median {typical:.1f} GB/s", rank=rank,
                                  transport=transport, rate=rate, typical=typical),
                               (time_ms - size / typical) * 1000.0))
-    peers += _slow_matrix_links(ctx.raw.extra.get("matrix") or [])
-    expected = _below_expected(ctx, ctx.raw.extra.get("transports") or _job_transports(links))
-    found = peers + expected
+    pairs = _slow_matrix_links(ctx.raw.extra.get("matrix") or [])
+    flagged = {str(message.values.get("transport")) for message, _ in peers + pairs if hasattr(message, "values")}
+    expected = _below_expected(ctx, ctx.raw.extra.get("transports") or _job_transports(links), flagged)
+    found = peers + pairs + expected
     if not found:
         return
-    time_us = max(sum(t for _, t in peers), sum(t for _, t in expected))
+    # three views of the same transfers (ranks against each other, pairs against each other, against the
+    # chip): the largest excess, never their sum
+    time_us = max(sum(t for _, t in group) for group in (peers, pairs, expected))
     ctx.add("slow_link", [], time_us, join_messages([message for message, _ in found[:4]], "; "),
             share=ctx.step_share(time_us), ceiling_us=time_us)
+
+
+#: How the notes of the link checks begin (a job drops its ranks' and judges its links itself).
+LINK_NOTES = ("cannot judge link bandwidth", )
+
+
+def is_link_note(note: str) -> bool:
+    """True for a note the link checks wrote (see LINK_NOTES and the small-packet note)."""
+    return str(note).startswith(LINK_NOTES) or getattr(note, "template", "") == SMALL_PACKETS
 
 
 def _slow_matrix_links(matrix: list[list]) -> list[tuple[str, float]]:
@@ -230,12 +242,20 @@ def _slow_matrix_links(matrix: list[list]) -> list[tuple[str, float]]:
 
 
 def _job_transports(links: dict[str, dict[str, list[float]]]) -> dict[str, list[float]]:
-    """{transport: [MB, ms, packets, large]} summed over the ranks of a job."""
-    return {transport: [sum(entry[i] if len(entry) > i else 0.0 for entry in ranks.values()) for i in range(4)]
-            for transport, ranks in links.items()}
+    """{transport: [MB, ms, packets, large]} of the mean rank of a job (ranks transfer at the same time: their
+    excess times overlap, so the job's is one rank's, not the sum)."""
+    return {transport: [sum(entry[i] if len(entry) > i else 0.0 for entry in ranks.values()) / len(ranks)
+                        for i in range(4)]
+            for transport, ranks in links.items() if ranks}
 
 
-def _below_expected(ctx: Kernels, transports: dict[str, list[float]]) -> list[tuple[str, float]]:
+SMALL_PACKETS = N_("{transport} moved {size:.0f} MB at {rate:.1f} GB/s, below the {floor:g} GB/s large transfers reach, "
+                   "but only {share:.0%} of its packets are large: small transfers are bound by latency, not by the "
+                   "link; fewer, larger collectives (gradient bucketing) raise it")
+
+
+def _below_expected(ctx: Kernels, transports: dict[str, list[float]], flagged: set[str] = frozenset()
+                    ) -> list[tuple[str, float]]:
     """(message, excess µs) for each transport below the bandwidth a large transfer should reach on the chip
     (chips.link_floor) while most of its packets are large; notes for a chip of unknown generation and for
     transports slow because their packets are small."""
@@ -263,11 +283,9 @@ def _below_expected(ctx: Kernels, transports: dict[str, list[float]]) -> list[tu
             continue
         share = large / packets if packets else None
         if share is not None and share < chips.LARGE_PACKET_SHARE:
-            ctx.notes.append(M_(
-                "{transport} moved {size:.0f} MB at {rate:.1f} GB/s, below the {floor:g} GB/s large transfers reach, but "
-                "only {share:.0%} of its packets are large: small transfers are bound by latency, not by the link; "
-                "fewer, larger collectives (gradient bucketing) raise it", transport=transport, size=size, rate=rate,
-                floor=floor, share=share))
+            if transport in flagged:
+                continue  # a slow rank or pair of this transport is the finding; the mean says nothing more
+            ctx.notes.append(M_(SMALL_PACKETS, transport=transport, size=size, rate=rate, floor=floor, share=share))
             continue
         ideal_ms = size / floor
         found.append((M_(
