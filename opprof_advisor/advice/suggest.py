@@ -25,6 +25,7 @@ from opprof_advisor.cluster.reduce import per_rank, per_rank_of
 from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
 from opprof_advisor.advice.rules_kernel import kernels
+from opprof_advisor.advice.rules_memory import memory_findings, saving_json
 from opprof_advisor.advice.rules_run import RUN_RULES
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
@@ -113,6 +114,7 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     if note:
         notes.append(note)
     more = len(listed) - len(shown)
+    memory = _memory_section(profile, entries, context, matcher, kinds)
     return {
         "schema": SUGGEST_SCHEMA,
         "profile": {"path": profile.path, "format": profile.format, "device_time_us": profile.device_time_us,
@@ -128,7 +130,26 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
         "left_out": left_out if explain else [],
         "explain": explain,
         "profile_document": profile_to_json(profile),
+        **({"memory": memory} if memory is not None else {}),
     }
+
+
+def _memory_section(profile: Profile, entries: Sequence[Entry], context: dict[str, Any], matcher: Any,
+                    kinds: Sequence[str]) -> dict[str, Any] | None:
+    """The memory block of the document: the peak and each memory finding with what it can save (bytes, not time:
+    apart from the ranked time findings) and its remedies."""
+    if profile.memory is None:
+        return None
+    findings = []
+    for finding, saving in memory_findings(profile):
+        remedies, _, relevance = remedies_for(finding, entries, profile, context, matcher, kinds)
+        listed = [remedy_json(entry, finding, relevance.get(entry.id)) for entry in remedies]
+        findings.append({"id": finding.id, "title": finding.title, "matched_symptoms": list(finding.symptoms),
+                         "saving": saving_json(saving), "remedies": listed,
+                         "first_step": listed[0]["first_step"] if listed else NO_REMEDY})
+    return {"peak": profile.memory.get("peak"), "components": profile.memory.get("components"),
+            "holders": profile.memory.get("holders"), "outside_allocator": profile.memory.get("outside_allocator"),
+            "modules": profile.memory.get("modules"), "findings": findings}
 
 
 def _rank_key(row) -> tuple:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
@@ -54,6 +55,23 @@ def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind
     for warning in advisor.warnings:
         warn(str(warning))
     return advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
+
+
+def memory(path: str | Path, *, db: str | Path | None = None, progress: Any = None, executor: Any = None,
+           warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``memory/1`` document of ``advisor memory PATH``: the memory peak, its gap and holders, and each memory
+    finding with what it can save and its remedies (the memory section of the suggest document)."""
+    document = suggest(path, db=db, progress=progress, executor=executor, warn=warn)
+    section = document.get("memory")
+    notes = list((document["profile_document"].get("memory") or {}).get("notes") or [])
+    if section is None:
+        notes.append(M_("cannot judge memory: the profile holds no memory data (collect with the torch_npu profiler's "
+                        "profile_memory=True, or msprof --task-memory=on / --sys-hardware-mem=on)"))
+    return {"schema": MEMORY_SCHEMA, "path": str(path), **(section or {"findings": []}), "notes": notes}
+
+
+#: The document of ``advisor memory PATH --format json``.
+MEMORY_SCHEMA = "opprof-advisor/memory/1"
 
 
 def search(query: str, *, top: int = 10, kind: str | None = None, operator: str | None = None,

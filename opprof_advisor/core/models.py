@@ -215,6 +215,8 @@ class Profile(Record):
     roofline: Roofline | None = None  # op types against the chip's roofs (opprof_advisor/profile/roofline.py)
     # A folder of ranks: slow / fast rank, per-op-type dispersion, links (opprof_advisor/cluster/reduce.py)
     cluster: dict[str, Any] | None = None
+    # The memory summary (peaks per allocator component, the gap, holders at the peak; readers/memory.py)
+    memory: dict[str, Any] | None = None
 
     def symptom_ids(self) -> set[str]:
         return {s.id for s in self.symptoms}

@@ -86,6 +86,12 @@ SLOW_RANK_GAP = 0.05
 #: bandwidth). msprof-analyze's slow-link analyzer compares the same per-transport bandwidths.
 SLOW_LINK_SHARE = 0.8
 SLOW_LINK_MIN_MB = 1.0
+#: memory_fragmentation: reserved − allocated at the memory peak above this share of the reserved peak and
+#: MEMORY_MIN_BYTES (this project's thresholds: a tenth of the peak is worth an allocator setting).
+FRAGMENTATION_SHARE = 0.10
+#: memory_outside_allocator: the process's HBM beyond the allocator's reserved peak above this share of it.
+OUTSIDE_SHARE = 0.10
+MEMORY_MIN_BYTES = 64 * 1024 * 1024
 #: ub_bank_conflict: vector cycles stalled on UB bank / bank-group conflicts (ResourceConflictRatio,
 #: time-weighted). This project's threshold: one cycle in twenty.
 BANK_CONFLICT_RATIO = 0.05

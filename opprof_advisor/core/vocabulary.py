@@ -39,6 +39,10 @@ SYMPTOMS: dict[str, str] = {
     "slow_link": N_("one communication link or transport moves data well below the bandwidth of the others"),
     "ub_bank_conflict": N_("vector instructions stall on Unified Buffer bank or bank-group conflicts"),
     "l2_cache_miss": N_("the kernel's L2 cache hit rate is low, so its loads go out to HBM"),
+    "memory_fragmentation": N_("at the memory peak the allocator holds reserved memory no tensor uses (fragmentation, "
+                               "cached blocks)"),
+    "memory_outside_allocator": N_("the process holds device memory outside the framework's allocator "
+                                   "(communication buffers, runtime, workspaces)"),
 }
 
 #: Keys of an entry's ``requires:`` front matter: conditions that must all hold for the entry to apply

@@ -181,15 +181,14 @@ def with_aliases(counts: dict[str, int]) -> dict[str, int]:
 
 def closest_word(word: str, vocabulary: dict[str, int]) -> str | None:
     """The known word within a small edit distance (transpositions count once), or None."""
-    from rapidfuzz import process
-    from rapidfuzz.distance import OSA
+    from rapidfuzz import distance as edits, process
 
     if len(word) < 3:
         return None
     limit = 1 if len(word) <= 4 else 2
     best: tuple | None = None
     # rapidfuzz measures every word in C; the loop below sees only those within the limit
-    for candidate, distance, _ in process.extract(word, list(vocabulary), scorer=OSA.distance, limit=None,
+    for candidate, distance, _ in process.extract(word, list(vocabulary), scorer=edits.OSA.distance, limit=None,
                                                   score_cutoff=limit):
         if len(candidate) < 3 or abs(len(candidate) - len(word)) > limit:
             continue

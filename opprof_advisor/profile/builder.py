@@ -169,12 +169,13 @@ class Kernels:
         return M_("collect with {switch}", switch=switch)
 
     def add(self, symptom_id: str, op_types: Iterable[str], time_us: float, detail: str,
-            share: float | None = None, ceiling_us: float | None = None) -> None:
+            share: float | None = None, ceiling_us: float | None = None, base: str | None = None) -> None:
         ops = list(dict.fromkeys(op_types))
         value = self.share(time_us) if share is None else share
         ceiling = None if ceiling_us is None else round(ceiling_us, 3)
         # a share the check gives itself is of the step where the profile has one (step_share's rule)
-        base = "step" if share is not None and self.step_total and self.step_total.stage_us else "device time"
+        if base is None:
+            base = "step" if share is not None and self.step_total and self.step_total.stage_us else "device time"
         self.symptoms.append(Symptom(id=symptom_id, op_types=ops, share=round(value, 6), detail=detail,
                                      time_us=round(time_us, 3), ceiling_us=ceiling, base=base))
 
@@ -197,7 +198,7 @@ def profile_facts(ctx: Kernels) -> Profile:
         device_time_us=round(ctx.device_time, 3), compute_time_us=round(ctx.compute_time, 3),
         communication_time_us=round(ctx.comm_time, 3), op_types=ctx.rows, ranks=ctx.ranks,
         steps=ctx.steps, step_source=ctx.step_source,
-        kernel=dict(raw.kernel_detail) if raw.kernel_detail else None,
+        kernel=dict(raw.kernel_detail) if raw.kernel_detail else None, memory=raw.extra.get("memory"),
     )
     if raw.core_counts:
         profile.versions.setdefault("cores", ",".join(f"{k}={v}" for k, v in sorted(raw.core_counts.items())))
@@ -498,4 +499,6 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
     }
     if profile.cluster is not None:
         document["cluster"] = profile.cluster  # a folder of ranks: slow / fast rank, dispersion, links
+    if profile.memory is not None:
+        document["memory"] = profile.memory  # bytes and µs (readers/memory.py)
     return document

@@ -181,3 +181,18 @@ def op_type_from_name(name: str) -> str:
         text = text[len("trans_"):]
     text = text.rsplit("/", 1)[0].rsplit("_", 1)[-1]
     return _TRAILING_DIGITS.sub("", text) or name
+
+
+#: Byte factor of a header's unit suffix (memory tables: torch_npu writes MB, system msprof KB).
+UNITS = {"b": 1.0, "kb": 1024.0, "mb": 1024.0 * 1024.0, "gb": 1024.0 ** 3}
+_UNIT = re.compile(r"\((b|kb|mb|gb)\)$")
+
+
+def plain_header(name: str) -> tuple[str, float]:
+    """(normalised name without its unit, byte factor) of a header cell: ``Total Reserved(MB)`` -> (``total
+    reserved``, 1 MiB); time suffixes are dropped with factor 1."""
+    cell = normalise_header(name)
+    unit = _UNIT.search(cell)
+    if unit:
+        return cell[:unit.start()].strip(), UNITS[unit.group(1)]
+    return re.sub(r"\((us|ns|ms)\)$", "", cell).strip(), 1.0

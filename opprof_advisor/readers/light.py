@@ -16,6 +16,7 @@ from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import OUTPUT_DIR, light_files
 from opprof_advisor.readers.communication import add_collectives
+from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.readers.msprof_text import read_device_info, read_platform_version
 from opprof_advisor.readers.torch_npu_text import read_profiler_info, read_step_trace
 
@@ -58,6 +59,7 @@ class LightExportReader:
             if split:
                 raw.extra["steps"], raw.extra["step_source"] = split, files["step_trace"].name
         add_collectives(raw.extra, next(iter(files.values())).parent, notes)
+        add_memory(raw.extra, next(iter(files.values())).parent)
         root = _root(path)
         raw.versions.update(read_profiler_info(root, notes))
         counts, raw.freq_mhz = read_device_info(root)

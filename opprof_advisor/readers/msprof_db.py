@@ -32,6 +32,7 @@ from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.core.i18n import N_
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.callstacks import db_call_stacks
+from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
@@ -220,6 +221,7 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     communication = _analysis_communication(path)
     if communication:
         raw.extra["communication"] = communication
+    add_memory(raw.extra, path)
     return raw
 
 

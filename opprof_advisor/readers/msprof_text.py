@@ -14,6 +14,7 @@ from pathlib import Path
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.frame import Frame
+from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.core.sidefile import dig, read_json, small_int
 from opprof_advisor.readers.collectives import count_collectives_once
@@ -147,6 +148,7 @@ class MsprofTextReader:
         if len(files) > 1:
             raw.extra["files"] = [str(f) for f in files]
         add_compile_time(raw, api_statistic_files(path))
+        add_memory(raw.extra, root)
         raw.kernels = count_collectives_once(raw.kernels, raw.notes)  # per device, before the devices are split
         return split_devices(raw)
 

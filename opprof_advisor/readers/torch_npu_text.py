@@ -17,6 +17,7 @@ from opprof_advisor.readers import csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.callstacks import trace_call_stacks
 from opprof_advisor.readers.communication import add_collectives
+from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.readers.layouts import KERNEL_FILE, OUTPUT_DIR, is_torch_npu_text, output_dir
 from opprof_advisor.readers.msprof_text import add_compile_time, read_device_info, read_platform_version
 from opprof_advisor.core.sidefile import dig, read_json
@@ -60,6 +61,7 @@ class TorchNpuTextReader:
         if split:
             raw.extra["steps"], raw.extra["step_source"] = split, "step_trace_time.csv"
         add_collectives(raw.extra, out, notes)
+        add_memory(raw.extra, out)
         add_compile_time(raw, [out / "api_statistic.csv"])
         wanted = with_stack(root) is not False and kernels.has("op_type")  # (a run without stacks: not parsed)
         stacks = trace_call_stacks(out / "trace_view.json", dict(zip(kernels.name, kernels.op_type))) \

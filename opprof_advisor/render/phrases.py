@@ -23,7 +23,8 @@ def reference_name(reference: str | None) -> str:
 
 
 #: A symptom's share with what it is a share of (Symptom.base).
-SHARE_OF = {"step": N_("{share} of the step"), "device time": N_("{share} of device time")}
+SHARE_OF = {"step": N_("{share} of the step"), "device time": N_("{share} of device time"),
+            "memory peak": N_("{share} of the memory peak")}
 
 
 def share_of(symptom: dict, units: Units = TEXT) -> str:

@@ -1,0 +1,56 @@
+"""Memory findings: what the memory summary (readers/memory.py) says can be saved, in bytes.
+
+Gain models (GAIN-MODELS.md "Memory"): fragmentation saves at most the gap at the peak (reserved − allocated:
+memory the allocator holds that no tensor uses); memory outside the allocator saves at most what the largest
+module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE, for one). Neither is time: a
+smaller peak is worth a larger batch or a model that fits, and time only where it avoids running out of memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opprof_advisor.advice.finding import Finding
+from opprof_advisor.core.i18n import M_
+from opprof_advisor.core.models import Profile
+
+MIB = 1024.0 * 1024.0
+
+
+def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
+    """(finding, saving) for each memory symptom; ``saving``: ``high_bytes`` (the most the remedy can give back),
+    ``share_of_peak`` and ``basis``."""
+    memory = profile.memory or {}
+    peak = memory.get("peak") or {}
+    reserved = peak.get("reserved") or 0.0
+    found = {s.id: s for s in profile.symptoms}
+    out = []
+    gap = found.get("memory_fragmentation")
+    if gap is not None and reserved:
+        saved = peak["gap"]
+        out.append((Finding("memory-fragmentation", "memory", M_("Memory the allocator holds but no tensor uses: {detail}",
+                                                                 detail=gap.detail), 0.0, None, [gap.id],
+                            story="memory-fragmentation-static-memory"),
+                    {"high_bytes": saved, "share_of_peak": saved / reserved, "basis": M_(
+                        "the gap at the {component} peak: {gap:.0f} MiB of {reserved:.0f} MiB reserved (what an allocator "
+                        "setting such as expandable segments can give back at most)", component=peak["component"],
+                        gap=saved / MIB, reserved=reserved / MIB)}))
+    outside = found.get("memory_outside_allocator")
+    if outside is not None and reserved:
+        held = memory["outside_allocator"]["bytes"]
+        modules = [m for m in memory.get("modules") or [] if m["module"] not in ("APP", "GE")]
+        top = modules[0] if modules else None
+        saved = min(held, top["peak_reserved"]) if top else held
+        out.append((Finding("memory-outside-allocator", "memory", M_("Memory held outside the allocator: {detail}",
+                                                                     detail=outside.detail), 0.0, None, [outside.id],
+                            operators=["HCCL"] if top and top["module"] == "HCCL" else []),
+                    {"high_bytes": saved, "share_of_peak": saved / reserved, "basis": M_(
+                        "what {module} holds beyond the allocator: at most {saved:.0f} MiB ({held:.0f} MiB in all outside it)",
+                        module=top["module"] if top else M_("the process"), saved=saved / MIB,
+                        held=held / MIB)}))
+    return out
+
+
+def saving_json(saving: dict[str, Any]) -> dict[str, Any]:
+    return {"high_bytes": round(saving["high_bytes"]), "high_mib": round(saving["high_bytes"] / MIB, 1),
+            "share_of_peak": round(saving["share_of_peak"], 6), "basis": saving["basis"], "model": "model"}

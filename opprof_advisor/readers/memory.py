@@ -1,0 +1,292 @@
+"""Memory data of a profile (FORMATS.md §10): allocator records, tensors, device HBM and module reservations.
+
+Sources, found by content (a CSV by its header, a DB by its tables), in a profile folder, its
+``ASCEND_PROFILER_OUTPUT`` or ``mindstudio_profiler_output``:
+
+* ``memory_record*.csv`` (``Component,Timestamp(us),Total Allocated(MB|KB),Total Reserved(MB|KB)[,Total
+  Active(MB)]``; torch_npu writes MB, system msprof KB: the unit is read from the header) or the DB's
+  ``MEMORY_RECORD`` (bytes, ns);
+* ``operator_memory*.csv`` (``Name,Size(KB),Allocation Time(us),Release Time(us)|Duration(us)``) or ``OP_MEMORY``:
+  one row per tensor, no release = still held at the end of the window;
+* ``npu_mem*.csv`` (``event,hbm(KB),timestamp(us)``) or ``NPU_MEM``: the process (``app``) and the whole device's
+  HBM as the driver sees it;
+* ``npu_module_mem*.csv`` (``Component,Timestamp(us),Total Reserved(MB|KB)``) or ``NPU_MODULE_MEM``: per CANN module.
+
+Everything comes out in bytes and µs, as pyarrow tables (a memory record table can hold millions of rows:
+CSVs are read with pyarrow.csv, only the columns used; the DB's rows are selected in SQL).
+
+The summary (``memory_summary``, FORMATS.md §10.4–10.5) is what the profile keeps: peaks per allocator
+component, the gap at the peak, who holds the memory at that moment, and what the process holds outside the
+allocator.
+
+* **Peaks** per (device, component): the highest ``Total Reserved`` with the allocated figure of that same
+  record, and the highest ``Total Allocated``. ``PTA+GE`` is the framework-visible total torch_npu builds
+  (each PTA or GE record plus the latest of the other), so its peak is the process's, never PTA's + GE's.
+* **Gap at the peak** = reserved − allocated at the reserved peak (of the records at that reserved figure, the one
+  with the most allocated): what the caching allocator holds that no tensor used at any moment of the peak
+  (fragmentation and cache).
+* **Holders at the peak**: tensors allocated at or before the peak and released after it (or never, in the
+  window), summed by name, largest first.
+* **Outside the allocator** = the process's HBM as the driver sees it (``NPU_MEM`` app) at the sample nearest the
+  peak − the reserved peak: communication buffers, runtime, workspaces (``NPU_MODULE_MEM`` names the module).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.sqlite_files import connect_readonly
+from opprof_advisor.readers.layouts import _header
+from opprof_advisor.readers.columns import plain_header
+
+
+@dataclass
+class MemoryData:
+    """A profile's memory tables, bytes and µs; a table is None when the profile has none of it."""
+
+    sources: list[str] = field(default_factory=list)
+    records: Any = None  # pyarrow Table: device, component, t_us, allocated, reserved, active (nullable)
+    tensors: Any = None  # pyarrow Table: device, name, size, alloc_us, release_us (nullable: held to the end)
+    npu: Any = None  # pyarrow Table: device, type ("app" / "device"), t_us, hbm
+    modules: Any = None  # pyarrow Table: device, module, t_us, reserved
+    notes: list[str] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return all(table is None or table.num_rows == 0 for table in (self.records, self.tensors, self.npu,
+                                                                       self.modules))
+
+
+def read_memory(sources: list[tuple[Path, str]]) -> MemoryData:
+    """The memory tables of ``sources`` (memory_files.memory_sources); a broken table is one error naming the file
+    and line."""
+    data = MemoryData()
+    for path, kind in sources:
+        if kind == "db":
+            _read_db(path, data)
+        else:
+            setattr(data, kind, _read_csv(path, kind))
+        data.sources.append(str(path))
+    return data
+
+
+# ------------------------------------------------------------------------------------------------
+# CSV (pyarrow.csv, only the columns used)
+# ------------------------------------------------------------------------------------------------
+
+#: (field, header name without unit, required) per kind.
+_FIELDS = {
+    "records": (("component", "component", True), ("t_us", "timestamp", True), ("allocated", "total allocated", True),
+                ("reserved", "total reserved", True), ("active", "total active", False)),
+    "tensors": (("name", "name", True), ("size", "size", True), ("alloc_us", "allocation time", True),
+                ("release_us", "release time", False), ("duration_us", "duration", False)),
+    "npu": (("type", "event", True), ("t_us", "timestamp", True), ("hbm", "hbm", True)),
+    "modules": (("module", "component", True), ("t_us", "timestamp", True), ("reserved", "total reserved", True)),
+}
+_TEXT_FIELDS = {"component", "name", "type", "module", "device"}
+_DEVICE_HEADERS = ("device_id", "device type", "device")
+
+
+def _read_csv(path: Path, kind: str):
+    header = [cell.strip().lstrip("\ufeff").strip('"') for cell in _header(path)]  # pyarrow names them unquoted
+    plain = {plain_header(cell)[0]: (cell, plain_header(cell)[1]) for cell in header}
+    chosen: dict[str, tuple[str, float]] = {}
+    for name, wanted, required in _FIELDS[kind]:
+        if wanted in plain:
+            chosen[name] = plain[wanted]
+        elif required:
+            raise MalformedProfile(f"required column {wanted!r} is missing", path=path, line=1,
+                                   hint="export the profile again")
+    device = next((plain[h][0] for h in _DEVICE_HEADERS if h in plain), None)
+    types = {cell: (pa.string() if name in _TEXT_FIELDS else pa.float64()) for name, (cell, _) in chosen.items()}
+    if device:
+        types[device] = pa.string()
+    try:
+        table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(encoding="utf-8-sig"),
+                               convert_options=pacsv.ConvertOptions(include_columns=list(types), column_types=types,
+                                                                    strings_can_be_null=False))
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        line = re.search(r"[Rr]ow #?(\d+)", str(exc))
+        raise MalformedProfile(f"not a readable {kind} table: {str(exc).splitlines()[0][:120]}", path=path,
+                               line=int(line.group(1)) if line else None, hint="export the profile again") from None
+    out = {"device": table.column(device) if device else pa.array([""] * table.num_rows, pa.string())}
+    for name, (cell, factor) in chosen.items():
+        column = table.column(cell)
+        out[name] = column if name in _TEXT_FIELDS or factor == 1.0 else pc.multiply(column, factor)
+    if kind == "tensors" and "release_us" not in out:
+        duration = out.pop("duration_us", None)
+        out["release_us"] = pc.add(out["alloc_us"], duration) if duration is not None else \
+            pa.nulls(table.num_rows, pa.float64())
+    out.pop("duration_us", None)
+    if kind == "records" and "active" not in out:
+        out["active"] = pa.nulls(table.num_rows, pa.float64())
+    return pa.table(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# DB (torch_npu / msprof export): bytes and ns, names through STRING_IDS
+# ------------------------------------------------------------------------------------------------
+
+_DB_QUERIES = {
+    "records": ("MEMORY_RECORD", "SELECT CAST(m.deviceId AS TEXT), COALESCE(s.value, CAST(m.component AS TEXT)), "
+                "m.timestamp / 1000.0, m.totalAllocated * 1.0, m.totalReserved * 1.0, m.totalActive * 1.0 "
+                "FROM MEMORY_RECORD m LEFT JOIN STRING_IDS s ON s.id = m.component",
+                ("device", "component", "t_us", "allocated", "reserved", "active")),
+    "tensors": ("OP_MEMORY", "SELECT CAST(o.deviceId AS TEXT), COALESCE(s.value, CAST(o.name AS TEXT)), o.size * 1.0, "
+                "o.allocationTime / 1000.0, o.releaseTime / 1000.0 FROM OP_MEMORY o "
+                "LEFT JOIN STRING_IDS s ON s.id = o.name", ("device", "name", "size", "alloc_us", "release_us")),
+    "npu": ("NPU_MEM", "SELECT CAST(n.deviceId AS TEXT), COALESCE(s.value, CAST(n.type AS TEXT)), "
+            "n.timestampNs / 1000.0, n.hbm * 1.0 FROM NPU_MEM n LEFT JOIN STRING_IDS s ON s.id = n.type",
+            ("device", "type", "t_us", "hbm")),
+    "modules": ("NPU_MODULE_MEM", "SELECT CAST(n.deviceId AS TEXT), COALESCE(e.name, CAST(n.moduleId AS TEXT)), "
+                "n.timestampNs / 1000.0, n.totalReserved * 1.0 FROM NPU_MODULE_MEM n "
+                "LEFT JOIN ENUM_MODULE e ON e.id = n.moduleId", ("device", "module", "t_us", "reserved")),
+}
+
+
+def _read_db(path: Path, data: MemoryData) -> bool:
+    """Fill ``data`` from the DB's memory tables; False when it has none."""
+    try:
+        conn = connect_readonly(path, immutable=True)
+    except sqlite3.Error:
+        return False
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "STRING_IDS" not in tables:
+            return False
+        found = False
+        for kind, (table, sql, names) in _DB_QUERIES.items():
+            if table not in tables or (kind == "modules" and "ENUM_MODULE" not in tables):
+                continue
+            rows = conn.execute(sql).fetchall()
+            text = {"device", "component", "name", "type", "module"}
+            setattr(data, kind, pa.table({name: pa.array([row[i] for row in rows],
+                                                          pa.string() if name in text else pa.float64())
+                                          for i, name in enumerate(names)}))
+            found = found or bool(rows)
+        return found
+    except sqlite3.DatabaseError as exc:
+        raise MalformedProfile(f"cannot read the memory tables: {exc}", path=path,
+                               hint="export the profile again") from None
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# The summary
+# ------------------------------------------------------------------------------------------------
+
+#: The component whose peak is the process's framework-visible peak, in order of preference.
+MAIN_COMPONENTS = ("PTA+GE", "PTA", "GE", "APP")
+#: Holders and modules listed.
+TOP = 5
+MIB = 1024.0 * 1024.0
+
+
+def memory_summary(data: MemoryData) -> dict[str, Any] | None:
+    """The memory block of a profile document (bytes, µs), or None when the profile holds no memory data."""
+    if data.empty():
+        return None
+    facts: dict[str, Any] = {"sources": list(data.sources), "components": [], "peak": None, "holders": [],
+                             "device_hbm": None, "outside_allocator": None, "modules": [], "notes": list(data.notes)}
+    records = data.records
+    if records is not None and records.num_rows:
+        facts["components"] = _components(records)
+        main = _main(facts["components"])
+        if main is not None:
+            facts["peak"] = main
+            devices = {c["device"] for c in facts["components"]}
+            if len(devices) > 1:
+                facts["notes"].append(f"{len(devices)} devices: the peak is device {main['device']}'s, the largest")
+    else:
+        facts["notes"].append("cannot judge the allocator's peak and its gap: no memory record table (collect with "
+                              "profile_memory=True)")
+    peak = facts["peak"]
+    if data.tensors is not None and data.tensors.num_rows and peak is not None:
+        facts["holders"], facts["holders_total"] = _holders(data.tensors, peak)
+        if peak["allocated"] and facts["holders_total"] < 0.9 * peak["allocated"]:
+            facts["notes"].append(f"the tensors listed at the peak hold {facts['holders_total'] / MIB:.0f} MiB of the "
+                                  f"{peak['allocated'] / MIB:.0f} MiB allocated: the rest was allocated before the "
+                                  "profiled window (start the profiler earlier to see it)")
+    if data.npu is not None and data.npu.num_rows:
+        hbm = {}
+        for kind in ("app", "device"):
+            rows = data.npu.filter(pc.equal(data.npu["type"], kind))
+            if rows.num_rows:
+                hbm[f"{kind}_peak"] = float(pc.max(rows["hbm"]).as_py())
+        facts["device_hbm"] = hbm or None
+        app = data.npu.filter(pc.equal(data.npu["type"], "app"))
+        if peak is not None and app.num_rows:
+            nearest = pc.abs(pc.subtract(app["t_us"], peak["at_us"]))
+            at = pc.index(nearest, pc.min(nearest)).as_py()
+            held = float(app["hbm"][at].as_py())
+            facts["outside_allocator"] = {"bytes": max(0.0, held - peak["reserved"]), "app_hbm": held,
+                                          "sample_us": float(app["t_us"][at].as_py())}
+    if data.modules is not None and data.modules.num_rows:
+        grouped = data.modules.group_by("module").aggregate([("reserved", "max")])
+        rows = sorted(zip(grouped["module"].to_pylist(), grouped["reserved_max"].to_pylist()), key=lambda r: -r[1])
+        facts["modules"] = [{"module": m, "peak_reserved": r} for m, r in rows[:TOP] if r > 0]
+    return facts
+
+
+def _components(records) -> list[dict[str, Any]]:
+    grouped = records.group_by(["device", "component"]).aggregate([("allocated", "max"), ("reserved", "max"),
+                                                                   ("reserved", "count")])
+    found = []
+    for device, component, allocated, reserved, rows in zip(*(grouped[c].to_pylist() for c in (
+            "device", "component", "allocated_max", "reserved_max", "reserved_count"))):
+        part = records.filter(pc.and_(pc.equal(records["device"], device), pc.equal(records["component"], component)))
+        # reserved stays at its peak over many records: the busiest of them (most allocated) leaves the gap that
+        # no tensor used at any moment of the peak
+        at = -1
+        if reserved is not None:
+            plateau = pc.if_else(pc.equal(part["reserved"], reserved), part["allocated"], None)
+            busiest = pc.max(plateau).as_py()
+            at = pc.index(plateau, busiest).as_py() if busiest is not None else pc.index(part["reserved"], reserved).as_py()
+        allocated_then = float(part["allocated"][at].as_py()) if at >= 0 else None
+        gap = reserved - allocated_then if reserved is not None and allocated_then is not None else None
+        found.append({"device": device, "component": component, "rows": rows, "peak_reserved": reserved,
+                      "peak_allocated": allocated, "allocated_at_peak": allocated_then,
+                      "at_us": float(part["t_us"][at].as_py()) if at >= 0 else None, "gap": gap,
+                      "gap_share": gap / reserved if gap is not None and reserved else None})
+    order = {name: i for i, name in enumerate(MAIN_COMPONENTS)}
+    return sorted(found, key=lambda c: (c["device"], order.get(c["component"], len(order)), c["component"]))
+
+
+def _main(components: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The framework-visible peak: PTA+GE where torch_npu wrote it, else PTA, GE, APP; the device with the most."""
+    for name in MAIN_COMPONENTS:
+        rows = [c for c in components if c["component"] == name and c["peak_reserved"] is not None]
+        if rows:
+            top = max(rows, key=lambda c: c["peak_reserved"])
+            return {"device": top["device"], "component": name, "reserved": top["peak_reserved"],
+                    "allocated": top["allocated_at_peak"], "gap": top["gap"], "gap_share": top["gap_share"],
+                    "at_us": top["at_us"]}
+    return None
+
+
+def _holders(tensors, peak: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+    t = peak["at_us"]
+    same = pc.equal(tensors["device"], peak["device"]) if peak["device"] else None
+    held = pc.and_(pc.less_equal(tensors["alloc_us"], t),
+                   pc.or_kleene(pc.is_null(tensors["release_us"]), pc.greater(tensors["release_us"], t)))
+    rows = tensors.filter(pc.and_(held, same) if same is not None and pc.any(same).as_py() else held)
+    if not rows.num_rows:
+        return [], 0.0
+    grouped = rows.group_by("name").aggregate([("size", "sum"), ("size", "count"), ("alloc_us", "min")])
+    names = grouped["name"].to_pylist()
+    sizes = grouped["size_sum"].to_pylist()
+    counts = grouped["size_count"].to_pylist()
+    first = grouped["alloc_us_min"].to_pylist()
+    order = sorted(range(len(names)), key=lambda i: (-sizes[i], names[i]))
+    holders = [{"name": names[i], "bytes": sizes[i], "tensors": counts[i], "held_for_us": round(t - first[i], 3)}
+               for i in order[:TOP]]
+    return holders, float(sum(sizes))

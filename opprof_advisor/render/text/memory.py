@@ -1,0 +1,56 @@
+"""The terminal view of a ``memory/1`` document: the peak, the components, the holders, the findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opprof_advisor.core.i18n import _, localize
+from opprof_advisor.core.units import TEXT as U
+from opprof_advisor.render.text.styled import Text
+
+MIB = 1024.0 * 1024.0
+
+
+def _mib(value: Any) -> str:
+    return "-" if value is None else f"{float(value) / MIB:,.0f} MiB"
+
+
+def memory_table(doc: dict[str, Any], **_options: Any) -> list:
+    """Lines: the peak and its gap, each allocator component, the tensors at the peak, what is outside the
+    allocator, then each finding with what it can give back and its first step."""
+    out: list = []
+    peak = doc.get("peak")
+    if peak:
+        out.append(Text.assemble((_("memory peak"), "bold"), f" ({peak['component']}, device {peak['device']}): "
+                                 + _("{reserved} reserved, {allocated} allocated, gap {gap} ({share})").format(
+                                     reserved=_mib(peak["reserved"]), allocated=_mib(peak["allocated"]),
+                                     gap=_mib(peak["gap"]), share=U.share(peak.get("gap_share")))))
+        for c in doc.get("components") or []:
+            out.append(Text("  " + _("{component}: peak reserved {reserved}, peak allocated {allocated}, "
+                                     "{rows} records").format(component=c["component"], reserved=_mib(c["peak_reserved"]),
+                                                              allocated=_mib(c["peak_allocated"]), rows=c["rows"])))
+    holders = doc.get("holders") or []
+    if holders:
+        out.append(Text(_("held at the peak, largest first:"), "bold"))
+        out += [Text(f"  {h['name']}  {_mib(h['bytes'])}  " + _("{n} tensor(s), held {time}").format(
+            n=h["tensors"], time=U.time(h["held_for_us"]))) for h in holders]
+    outside = doc.get("outside_allocator")
+    if outside:
+        modules = ", ".join(f"{m['module']} {_mib(m['peak_reserved'])}" for m in doc.get("modules") or [])
+        out.append(Text(_("outside the allocator: {held} (process HBM {app}); modules: {modules}").format(
+            held=_mib(outside["bytes"]), app=_mib(outside["app_hbm"]), modules=modules or "-")))
+    findings = doc.get("findings") or []
+    if findings:
+        out.append(Text(_("findings"), "bold"))
+    for number, f in enumerate(findings, start=1):
+        saving = f["saving"]
+        out.append(Text(f"{number}. {localize(f['title'])}"))
+        out.append(Text("   " + _("gives back at most {mib} MiB ({share} of the peak): {basis}").format(
+            mib=f"{saving['high_mib']:,.0f}", share=U.share(saving["share_of_peak"]), basis=localize(saving["basis"]))))
+        out.append(Text("   " + _("first step: {step}").format(step=localize(f["first_step"]))))
+        if f.get("remedies"):
+            out.append(Text("   " + _("remedies: {ids}").format(ids=", ".join(r["id"] for r in f["remedies"]))))
+    if not peak and not findings:
+        out.append(Text(_("no memory data")))
+    out += [Text(_("note: {note}").format(note=localize(note))) for note in doc.get("notes") or []]
+    return out

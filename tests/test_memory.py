@@ -1,0 +1,130 @@
+"""Memory (issue: memory and serving): peaks per allocator component, the gap at the peak, holders, memory outside
+the allocator, and the findings with what they can give back — on the real torch_npu DB and on text exports."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from opprof_advisor.cli.app import app
+from opprof_advisor.profiles import read_profile
+from opprof_advisor.testing import KernelSpec, write_torch_npu_text
+
+DB_RUN = "msinsight-torch-npu/db/level1/rank0_ascend_pt"
+DB_FILE = DB_RUN + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db"
+MIB = 1024 * 1024
+
+
+def _hand(real_profiles):
+    """The figures summed here with plain SQL over the real DB (FORMATS.md §10.5 lists the same)."""
+    con = sqlite3.connect(f"file:{real_profiles / DB_FILE}?mode=ro", uri=True)
+    peaks = dict((name, (alloc, reserved)) for name, alloc, reserved in con.execute(
+        "SELECT s.value, MAX(totalAllocated), MAX(totalReserved) FROM MEMORY_RECORD m JOIN STRING_IDS s "
+        "ON s.id = m.component GROUP BY s.value"))
+    # the PTA+GE records at the reserved peak: the busiest of them leaves the gap
+    (busiest, at), = con.execute(
+        "SELECT MAX(totalAllocated), timestamp FROM MEMORY_RECORD m JOIN STRING_IDS s ON s.id = m.component "
+        "WHERE s.value = 'PTA+GE' AND totalReserved = (SELECT MAX(totalReserved) FROM MEMORY_RECORD m2 JOIN "
+        "STRING_IDS s2 ON s2.id = m2.component WHERE s2.value = 'PTA+GE')")
+    held = dict(con.execute(
+        "SELECT s.value, SUM(size) FROM OP_MEMORY o JOIN STRING_IDS s ON s.id = o.name WHERE allocationTime <= ? "
+        "AND (releaseTime IS NULL OR releaseTime > ?) GROUP BY s.value", (at, at)))
+    hccl = con.execute("SELECT MAX(totalReserved) FROM NPU_MODULE_MEM n JOIN ENUM_MODULE e ON e.id = n.moduleId "
+                       "WHERE e.name = 'HCCL'").fetchone()[0]
+    return peaks, busiest, held, hccl
+
+
+def test_the_real_db_gives_peaks_gap_and_holders_of_a_hand_sum(real_profiles):
+    peaks, busiest, held, hccl = _hand(real_profiles)
+    assert peaks["PTA+GE"] == (1263251456, 1600913408)  # FORMATS.md §10.5
+    profile = read_profile(real_profiles / DB_RUN)
+    memory = profile.memory
+    assert {c["component"]: (c["peak_allocated"], c["peak_reserved"]) for c in memory["components"]} == peaks
+    peak = memory["peak"]
+    assert (peak["component"], peak["reserved"], peak["allocated"]) == ("PTA+GE", 1600913408, busiest)
+    assert peak["gap"] == 1600913408 - busiest == 337661952  # 322 MiB, 21.1 % of the peak
+    top = max(held, key=held.get)
+    assert memory["holders"][0]["name"] == top and memory["holders"][0]["bytes"] == held[top]
+    assert memory["holders_total"] == pytest.approx(sum(held.values()))
+    assert [m["module"] for m in memory["modules"]][:2] == ["APP", "HCCL"]
+    assert memory["modules"][1]["peak_reserved"] == hccl
+    symptoms = {s.id: s for s in profile.symptoms}
+    assert symptoms["memory_fragmentation"].share == pytest.approx(337661952 / 1600913408, abs=1e-6)
+    assert symptoms["memory_fragmentation"].base == "memory peak"
+    assert "memory_outside_allocator" in symptoms
+
+
+def test_memory_findings_give_back_bytes_with_their_remedies(real_profiles, runner):
+    result = runner.invoke(app, ["memory", str(real_profiles / DB_RUN), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "opprof-advisor/memory/1"
+    findings = {f["id"]: f for f in doc["findings"]}
+    fragmentation = findings["memory-fragmentation"]
+    assert fragmentation["saving"]["high_bytes"] == 337661952 and fragmentation["saving"]["high_mib"] == 322.0
+    assert "expandable-segments-memory-ops" in [r["id"] for r in fragmentation["remedies"]]
+    outside = findings["memory-outside-allocator"]
+    assert outside["saving"]["high_bytes"] == 423690240  # what HCCL holds, less than the 587 MiB outside in all
+    assert outside["remedies"][0]["id"] == "hccl-communicator-memory"
+
+
+def _text_run(tmp_path, unit="MB"):
+    root = write_torch_npu_text(tmp_path, [KernelSpec("MatMulV2", task_type="AI_CORE", duration_us=100.0, count=4,
+                                                      block_dim=20)])
+    out = root / "ASCEND_PROFILER_OUTPUT"
+    scale = 1 if unit == "MB" else 1024
+    rows = [f"Component,Timestamp(us),Total Allocated({unit}),Total Reserved({unit}),Total Active({unit}),Stream Ptr,"
+            "Device Type"]
+    for t, (alloc, reserved) in enumerate([(100, 200), (300, 1000), (700, 1000), (200, 1000)]):
+        rows.append(f"PTA,{1000 + t},{alloc * scale},{reserved * scale},{alloc * scale},1,NPU:0")
+        rows.append(f"PTA+GE,{1000 + t},{(alloc + 50) * scale},{(reserved + 60) * scale},{alloc * scale},1,NPU:0")
+    (out / "memory_record.csv").write_text("\n".join(rows) + "\n")
+    (out / "operator_memory.csv").write_text(
+        "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),Active Duration(us),"
+        "Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total "
+        "Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n"
+        "aten::mm,409600,1001,1003,1003,2,2,,,,,,,1,NPU:0\n"
+        "aten::empty,102400,1000,,,,,,,,,,,1,NPU:0\n"
+        "aten::add,51200,1003,1004,1004,1,1,,,,,,,1,NPU:0\n")
+    return root
+
+
+@pytest.mark.parametrize("unit", ["MB", "KB"])
+def test_a_text_export_reads_the_unit_from_the_header(tmp_path, unit):
+    memory = read_profile(_text_run(tmp_path, unit)).memory
+    scale = MIB if unit == "MB" else 1024 * 1024  # KB rows were written x1024: the same bytes
+    peak = memory["peak"]
+    # PTA+GE reserved peaks at 1060 on t=1001..1003; the busiest of them allocates 750 (t=1002)
+    assert (peak["component"], peak["reserved"], peak["allocated"]) == ("PTA+GE", 1060 * scale, 750 * scale)
+    assert peak["gap"] == 310 * scale
+    # at t=1002: aten::mm (400 MiB, 1001-1003) and aten::empty (100 MiB, never released) are held
+    assert [(h["name"], h["bytes"]) for h in memory["holders"]] == [("aten::mm", 400 * MIB), ("aten::empty", 100 * MIB)]
+
+
+def test_a_broken_memory_table_is_one_line_naming_the_file(tmp_path, runner):
+    root = _text_run(tmp_path)
+    path = root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    path.write_text(path.read_text().replace("PTA,1002,700", "PTA,1002,seven"))
+    result = runner.invoke(app, ["memory", str(root)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert str(path) in line and "memory_record" in line
+
+
+def test_a_profile_without_memory_data_says_what_to_collect(runner, tmp_path):
+    root = write_torch_npu_text(tmp_path, [KernelSpec("MatMulV2", task_type="AI_CORE", duration_us=100.0, count=4)])
+    result = runner.invoke(app, ["memory", str(root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["findings"] == [] and "profile_memory=True" in doc["notes"][-1]
+
+
+def test_a_quoted_header_written_by_another_tool_is_read(tmp_path):
+    root = _text_run(tmp_path)
+    path = root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    lines = path.read_text().splitlines()
+    lines[0] = ",".join(f'"{cell}"' for cell in lines[0].split(","))
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    assert read_profile(root).memory["peak"]["reserved"] == 1060 * MIB
