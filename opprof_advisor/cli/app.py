@@ -85,7 +85,7 @@ def _main(
 
 
 #: One line per command module; each adds its commands with ``register(app)``.
-COMMAND_MODULES = ("kb_commands", "profile_commands", "roofline_commands", "memory_commands", "suggest_commands",
+COMMAND_MODULES = ("kb_commands", "profile_commands", "roofline_commands", "workload_commands", "suggest_commands",
                    "loop_commands",
                    "scan_commands", "report_commands", "mcp_commands")
 

@@ -14,6 +14,8 @@ from opprof_advisor.core.i18n import M_
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
+from opprof_advisor.advice.serving import serving_document
+from opprof_advisor.readers.serving import read_serving
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.kb.search import run_search
 from opprof_advisor.kb.search import search_to_json
@@ -68,6 +70,15 @@ def memory(path: str | Path, *, db: str | Path | None = None, progress: Any = No
         notes.append(M_("cannot judge memory: the profile holds no memory data (collect with the torch_npu profiler's "
                         "profile_memory=True, or msprof --task-memory=on / --sys-hardware-mem=on)"))
     return {"schema": MEMORY_SCHEMA, "path": str(path), **(section or {"findings": []}), "notes": notes}
+
+
+def serving(path: str | Path, *, db: str | Path | None = None, warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``serving/1`` document of ``advisor serving PATH``: TTFT, TPOT, batches, KV cache, and the findings."""
+    data = read_serving(Path(path))
+    advisor = open_advisor(Path(db) if db else None)
+    for warning in advisor.warnings:
+        warn(str(warning))
+    return serving_document(data, str(path), advisor.entries, advisor.matcher)
 
 
 #: The document of ``advisor memory PATH --format json``.

@@ -41,6 +41,11 @@ SYMPTOMS: dict[str, str] = {
     "l2_cache_miss": N_("the kernel's L2 cache hit rate is low, so its loads go out to HBM"),
     "memory_fragmentation": N_("at the memory peak the allocator holds reserved memory no tensor uses (fragmentation, "
                                "cached blocks)"),
+    "serving_batch_small": N_("serving: the decode batch follows the few requests the clients keep in flight while the "
+                              "KV cache has room for more"),
+    "serving_kv_exhausted": N_("serving: the KV cache runs out (blocks nearly all used, requests swapped or preempted)"),
+    "serving_prefill_stall": N_("serving: prefill in the same iterations stretches the decode step (TPOT tail)"),
+    "serving_host_gap": N_("serving: the device waits for the scheduler between forwards"),
     "memory_outside_allocator": N_("the process holds device memory outside the framework's allocator "
                                    "(communication buffers, runtime, workspaces)"),
 }

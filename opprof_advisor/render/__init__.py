@@ -42,6 +42,7 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("roofline", "table"): "opprof_advisor.render.text.profile:roofline_table",
     ("roofline", "html"): "opprof_advisor.render.html.roofline:render_roofline",
     ("memory", "table"): "opprof_advisor.render.text.memory:memory_table",
+    ("serving", "table"): "opprof_advisor.render.text.memory:serving_table",
     ("compare", "table"): "opprof_advisor.render.text.loop:compare_table",
     ("compare", "html"): "opprof_advisor.render.html.compare:render_compare",
     ("scan", "table"): "opprof_advisor.render.text.scan:scan_table",

@@ -54,3 +54,43 @@ def memory_table(doc: dict[str, Any], **_options: Any) -> list:
         out.append(Text(_("no memory data")))
     out += [Text(_("note: {note}").format(note=localize(note))) for note in doc.get("notes") or []]
     return out
+
+
+def _dist(figure: dict[str, Any] | None) -> str:
+    if not figure:
+        return "-"
+    return _("p50 {p50} / p90 {p90} / p99 {p99} ms").format(
+        **{k: "-" if figure.get(k) is None else f"{figure[k]:,.1f}" for k in ("p50", "p90", "p99")})
+
+
+def serving_table(doc: dict[str, Any], **_options: Any) -> list:
+    """Lines of a ``serving/1`` document: the figures, then each finding with what it can win and its first step."""
+    f = doc.get("figures") or {}
+    batch, kv, alive, forward = (f.get(k) or {} for k in ("batch", "kv", "concurrency", "forward"))
+    engine = doc.get("engine") or _("engine not named")
+    out: list = [Text.assemble((_("serving"), "bold"), " (" + engine + "): "
+                               + _("{n} requests").format(n=f.get("requests") or "-"))]
+    out.append(Text("  TTFT " + _dist(f.get("ttft_ms"))))
+    out.append(Text("  TPOT " + _dist(f.get("tpot_ms"))))
+    out.append(Text("  " + _("queue wait {dist}").format(dist=_dist(f.get("queue_wait_ms")))))
+    out.append(Text("  " + _("throughput {tps} tokens/s; batch mean {mean} (decode {decode}), max {max}; in flight "
+                             "mean {alive}").format(tps="-" if f.get("throughput_tok_s") is None else
+                                                    f"{f['throughput_tok_s']:,.1f}", mean=batch.get("mean", "-"),
+                                                    decode=batch.get("decode_mean") or "-", max=batch.get("max", "-"),
+                                                    alive=alive.get("mean") or "-")))
+    out.append(Text("  " + _("KV cache peak {peak}, mean {mean}; preempted {preempted}; gap between forwards "
+                             "{bubble}").format(peak=U.share(kv.get("peak_usage")), mean=U.share(kv.get("mean_usage")),
+                                                preempted="-" if f.get("preempted") is None else int(f["preempted"]),
+                                                bubble=U.share(forward.get("bubble_share")))))
+    findings = doc.get("findings") or []
+    if findings:
+        out.append(Text(_("findings"), "bold"))
+    for number, item in enumerate(findings, start=1):
+        out.append(Text(f"{number}. {localize(item['title'])}"))
+        out.append(Text("   " + localize(item["gain"]["basis"])))
+        if item.get("first_step"):
+            out.append(Text("   " + _("first step: {step}").format(step=localize(item["first_step"]))))
+        if item.get("remedies"):
+            out.append(Text("   " + _("remedies: {ids}").format(ids=", ".join(r["id"] for r in item["remedies"]))))
+    out += [Text(_("note: {note}").format(note=localize(note))) for note in doc.get("notes") or []]
+    return out

@@ -1,0 +1,56 @@
+"""`advisor memory PATH` and `advisor serving PATH`: the two analyses beside the kernel profile.
+
+memory: the memory peak of a profile, what holds it, and what can be given back. serving: TTFT, TPOT, batches and
+KV cache of an ms_service_profiler run, and what to change. Each renders its document as a table or JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from opprof_advisor import commands
+from opprof_advisor.cli._common import DelayedProgress, LangOption, TableOrJson, show
+from opprof_advisor.cli.fast_commands import warn
+
+FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
+DbOption = Annotated[Optional[Path], typer.Option("--db", help="Knowledge-base index (default: the shipped one).",
+                                                  show_default=False)]
+
+
+def register(app: typer.Typer) -> None:
+    """Add `advisor memory` and `advisor serving` to the app."""
+    app.command("memory", no_args_is_help=True)(memory_command)
+    app.command("serving", no_args_is_help=True)(serving_command)
+
+
+def memory_command(
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="Profiler output collected with profile_memory=True "
+                                                              "(torch_npu) or msprof --task-memory=on.",
+                                         show_default=False)],
+    fmt: FormatOption = TableOrJson.table, db: DbOption = None, lang: LangOption = None,
+) -> None:
+    """Show the memory peak per allocator component (PTA, GE, PTA+GE), the gap at the peak, the tensors that hold
+    it, memory held outside the allocator, and what each remedy can give back (MiB, share of the peak).
+
+    Example: advisor memory ./rank0_ascend_pt
+    """
+    with DelayedProgress(f"reading {path.name}") as progress:
+        document = commands.memory(path, db=db, progress=progress, warn=lambda message: warn([message]))
+    show(document, fmt.value)
+
+
+def serving_command(
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="The output of msserviceprofiler parse / analyze "
+                                                              "(request.csv, batch.csv, forward.csv ...).",
+                                         show_default=False)],
+    fmt: FormatOption = TableOrJson.table, db: DbOption = None, lang: LangOption = None,
+) -> None:
+    """Show TTFT and TPOT (p50 / p90 / p99), throughput, the batch per iteration against the requests in flight,
+    KV-cache use and preemptions, the host gap between forwards, and the findings with what each can win.
+
+    Example: advisor serving ./output
+    """
+    show(commands.serving(path, db=db, warn=lambda message: warn([message])), fmt.value)

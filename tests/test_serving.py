@@ -1,0 +1,123 @@
+"""Serving (ms_service_profiler parsed output, FORMATS-SERVING.md §3): TTFT / TPOT, batches against the requests
+in flight, KV cache, and the finding each pattern supports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from opprof_advisor.advice.serving import serving_figures, serving_findings
+from opprof_advisor.cli.app import app
+from opprof_advisor.readers.serving import read_serving
+
+BASE_US = 1_736_000_000_000_000.0
+
+
+def _line(cells: list) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
+
+
+def _write(folder: Path, *, clients: int, requests: int, tokens: int, step_ms: float, kv_peak: float,
+           swapped: int = 0, bubble_ms: float = 0.1, prefill_every: int = 0, stall_ms: float = 0.0) -> Path:
+    """A vLLM-Ascend run: ``clients`` requests in flight at once, each ``tokens`` decode iterations of ``step_ms``;
+    every ``prefill_every``-th iteration also runs a prefill and takes ``stall_ms`` more."""
+    folder.mkdir(parents=True, exist_ok=True)
+    req = ["http_rid,start_datetime,recv_token_size,reply_token_size,execution_time(ms),queue_wait_time(ms),"
+           "first_token_latency(ms),cache_hit_rate,start_time(ms)"]
+    batch = ["name,res_list,start_datetime,end_datetime,during_time(ms),batch_type,prof_id,batch_size,total_blocks,"
+             "used_blocks,free_blocks,blocks_allocated,blocks_freed,kvcache_usage_rate,prefill_batch_size,"
+             "decode_batch_size,prefill_scheduled_tokens,decode_scheduled_tokens,total_scheduled_tokens,dp_rank,"
+             "start_time(ms),end_time(ms)"]
+    forward = ["name,relative_start_time(ms),start_datetime,end_datetime,during_time(ms),bubble_time(ms),batch_size,"
+               "batch_type,forward_iter,dp_rank,prof_id,hostname,start_time(ms),end_time(ms)"]
+    t = 0.0  # ms
+    iteration = 0
+    for wave in range(requests // clients):
+        rids = [f"r{wave}_{c}" for c in range(clients)]
+        start = t
+        for step in range(tokens):
+            mixed = prefill_every and iteration % prefill_every == prefill_every - 1
+            during = step_ms + (stall_ms if mixed else 0.0)
+            t += during
+            usage = kv_peak * (step + 1) / tokens
+            res = json.dumps([{"rid": rid, "iter": step} for rid in rids])
+            kind = "Prefill,Decode" if mixed else ("Prefill" if step == 0 else "Decode")
+            batch.append(_line(["modelExec", res, "", "", during, kind, "p0", clients, 1000, int(usage * 1000),
+                                1000 - int(usage * 1000), 0, 0, usage, 1 if mixed else 0, clients, 0, clients, clients,
+                                0, BASE_US + (t - during) * 1000, BASE_US + t * 1000]))
+            forward.append(f"forward,{t - during},,,{during},{bubble_ms},{clients},Decode,{iteration},0,p0,h,"
+                           f"{t - during},{t}")
+            iteration += 1
+            t += bubble_ms
+        for c, rid in enumerate(rids):
+            req.append(f"{rid},,100,{tokens},{t - start},{c * 0.5},{step_ms + c},1.0,{start}")
+    (folder / "request.csv").write_text("\n".join(req) + "\n")
+    (folder / "batch.csv").write_text("\n".join(batch) + "\n")
+    (folder / "forward.csv").write_text("\n".join(forward) + "\n")
+    (folder / "request_status.csv").write_text("hostuid,pid,start_datetime,relative_timestamp(ms),waiting,running,"
+                                               f"swapped,timestamp(ms)\nh,1,,0,0,{clients},{swapped},0\n")
+    return folder
+
+
+def test_ttft_tpot_and_batches_are_read_as_the_tables_say(tmp_path):
+    figures = serving_figures(read_serving(_write(tmp_path / "run", clients=4, requests=8, tokens=10, step_ms=20.0,
+                                                  kv_peak=0.2)))
+    # TTFT: 20, 21, 22, 23 ms for each wave of 4 -> p50 21.5
+    assert figures["ttft_ms"]["p50"] == pytest.approx(21.5) and figures["requests"] == 8
+    # TPOT: consecutive iteration ends of one request, 20 ms forward + 0.1 ms gap
+    assert figures["tpot_ms"]["p50"] == pytest.approx(20.1) and figures["tpot_ms"]["n"] == 8 * 9
+    assert figures["batch"]["mean"] == 4 and figures["batch"]["iterations"] == 20
+    assert figures["concurrency"]["mean"] == pytest.approx(4.0)
+    assert figures["kv"]["peak_usage"] == pytest.approx(0.2)
+    # throughput: 80 tokens over two waves of 10 x 20.1 ms
+    assert figures["throughput_tok_s"] == pytest.approx(80 / (2 * 10 * 20.1 / 1000), rel=1e-6)
+
+
+def test_a_batch_that_follows_the_clients_with_room_in_the_cache(tmp_path, runner):
+    folder = _write(tmp_path / "run", clients=4, requests=8, tokens=10, step_ms=20.0, kv_peak=0.2)
+    result = runner.invoke(app, ["serving", str(folder), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "opprof-advisor/serving/1" and doc["engine"] is None
+    first = doc["findings"][0]
+    assert first["id"] == "batch-limited-by-clients"
+    # 4 sequences at 20 % of the blocks: the cache holds about 20, so throughput up to 5x
+    assert first["gain"]["throughput_x_high"] == pytest.approx(5.0)
+    assert "kv-cache-memory-budget" in [r["id"] for r in first["remedies"]]
+
+
+def test_an_exhausted_cache_is_named_not_the_clients(tmp_path):
+    figures = serving_figures(read_serving(_write(tmp_path / "run", clients=16, requests=32, tokens=10, step_ms=20.0,
+                                                  kv_peak=0.99, swapped=3)))
+    ids = [f["id"] for f in serving_findings(figures)]
+    assert ids == ["kv-cache-exhausted"]
+
+
+def test_prefill_in_decode_iterations_shows_as_a_tpot_tail(tmp_path):
+    figures = serving_figures(read_serving(_write(tmp_path / "run", clients=8, requests=8, tokens=100, step_ms=20.0,
+                                                  kv_peak=0.9, prefill_every=10, stall_ms=60.0)))
+    stall = next(f for f in serving_findings(figures) if f["id"] == "prefill-stalls-decode")
+    assert figures["tpot_ms"]["p50"] == pytest.approx(20.1)
+    assert stall["gain"]["latency_ms_high"] == pytest.approx(figures["tpot_ms"]["p99"] - 20.1)
+
+
+def test_a_host_gap_between_forwards(tmp_path):
+    figures = serving_figures(read_serving(_write(tmp_path / "run", clients=8, requests=8, tokens=10, step_ms=10.0,
+                                                  kv_peak=0.9, bubble_ms=3.0)))
+    gap = next(f for f in serving_findings(figures) if f["id"] == "host-gap-between-forwards")
+    assert figures["forward"]["bubble_share"] == pytest.approx(0.3)
+    assert gap["gain"]["step_share_high"] == pytest.approx(3.0 / 13.0)
+
+
+def test_a_folder_without_serving_tables_is_one_line(tmp_path, runner):
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    result = runner.invoke(app, ["serving", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert "no ms_service_profiler table" in line and "msserviceprofiler parse" in line
