@@ -128,3 +128,13 @@ def test_a_quoted_header_written_by_another_tool_is_read(tmp_path):
     lines[0] = ",".join(f'"{cell}"' for cell in lines[0].split(","))
     path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
     assert read_profile(root).memory["peak"]["reserved"] == 1060 * MIB
+
+
+def test_the_html_report_draws_each_component_and_marks_the_peak(real_profiles, runner, tmp_path):
+    out = tmp_path / "memory.html"
+    result = runner.invoke(app, ["memory", str(real_profiles / DB_RUN), "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert page.count('<polyline class="line reserved"') == 3  # PTA+GE, PTA, GE
+    assert page.count('<circle class="peak"') == 1 and "peak 1,527 MiB, gap 322 MiB" in page
+    assert page.index("PTA+GE memory over time") < page.index("PTA memory over time")

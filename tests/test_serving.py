@@ -121,3 +121,15 @@ def test_a_folder_without_serving_tables_is_one_line(tmp_path, runner):
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.splitlines()
     assert "no ms_service_profiler table" in line and "msserviceprofiler parse" in line
+
+
+def test_the_html_report_draws_batch_size_and_duration_per_iteration(tmp_path, runner):
+    folder = _write(tmp_path / "run", clients=8, requests=8, tokens=100, step_ms=20.0, kv_peak=0.9, prefill_every=10,
+                    stall_ms=60.0)
+    out = tmp_path / "serving.html"
+    result = runner.invoke(app, ["serving", str(folder), "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "Batch size per iteration" in page and "Duration per iteration" in page
+    assert page.count("<polyline") == 2 and "chunked-prefill-decode-first" in page
+    assert "serving-request-length-imbalance" not in page  # a case is a similar run, not a remedy

@@ -35,6 +35,8 @@ SERVING_KV_ROOM = 0.5  # a peak KV use below this leaves room for at least twice
 SERVING_FOLLOWS = 0.8  # decode batch / requests alive at or above this: the batch follows the clients
 SERVING_TAIL_RATIO = 2.0
 SERVING_BUBBLE_SHARE = 0.1
+#: Iterations kept for the picture of batch size and duration per iteration (every n-th beyond it).
+SERIES_POINTS = 500
 
 
 def percentiles(values: list[float]) -> dict[str, float] | None:
@@ -113,6 +115,8 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
     forwards = [number(r, "during_time(ms)") for r in data.forward if number(r, "during_time(ms)") is not None]
     bubbles = [number(r, "bubble_time(ms)") for r in data.forward if number(r, "bubble_time(ms)") is not None]
     swapped = [number(r, "swapped") for r in data.status if number(r, "swapped") is not None]
+    step = max(1, len(executed) // SERIES_POINTS)
+    series = [[i, number(r, "batch_size"), number(r, "during_time(ms)")] for i, r in enumerate(executed)][::step]
     return {
         "requests": len(requests) or None, "ttft_ms": ttft, "tpot_ms": tpot, "queue_wait_ms": queue,
         "throughput_tok_s": round(throughput, 3) if throughput else None,
@@ -128,6 +132,7 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
         "forward": {"mean_ms": round(mean(forwards), 3) if forwards else None,
                     "bubble_mean_ms": round(mean(bubbles), 3) if bubbles else None,
                     "bubble_share": round(sum(bubbles) / sum(forwards), 6) if bubbles and sum(forwards) else None},
+        "iterations": series,  # [iteration, batch size, duration ms], at most SERIES_POINTS of them
     }
 
 
@@ -219,7 +224,7 @@ def serving_document(data: ServingData, path: str, entries: Sequence[Entry], mat
 
 def _remedies(finding: dict[str, Any], entries: Sequence[Entry], matcher: Any, context: dict[str, Any]) -> list[Entry]:
     """KB entries that name the finding's symptom and fit the run, best match to the finding first."""
-    fits = [e for e in entries if finding["symptom"] in e.symptoms and misfit(e, context) is None]
+    fits = [e for e in entries if e.kind != "case" and finding["symptom"] in e.symptoms and misfit(e, context) is None]
     if not fits:
         return []
     scores = dict(zip(matcher.entry_ids_, matcher.score(" ".join([finding["symptom"]] * 3 + [str(finding["title"])]))))

@@ -148,6 +148,7 @@ def _memory_section(profile: Profile, entries: Sequence[Entry], context: dict[st
                          "saving": saving_json(saving), "remedies": listed,
                          "first_step": listed[0]["first_step"] if listed else NO_REMEDY})
     return {"peak": profile.memory.get("peak"), "components": profile.memory.get("components"),
+            "curve": profile.memory.get("curve"),
             "holders": profile.memory.get("holders"), "outside_allocator": profile.memory.get("outside_allocator"),
             "modules": profile.memory.get("modules"), "findings": findings}
 

@@ -12,10 +12,14 @@ from typing import Annotated, Optional
 import typer
 
 from opprof_advisor import commands
-from opprof_advisor.cli._common import DelayedProgress, LangOption, TableOrJson, show
+from opprof_advisor.cli._common import DelayedProgress, ForceOption, LangOption, TableJsonHtml, show, write_html
 from opprof_advisor.cli.fast_commands import warn
 
-FormatOption = Annotated[TableOrJson, typer.Option("--format", "-f", help="Output format.")]
+FormatOption = Annotated[TableJsonHtml, typer.Option("--format", "-f", help="Output format (html: a report with "
+                                                                               "its pictures).")]
+OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Where to write the HTML report (default: "
+                                                                            "advisor-report-<time>.html here).",
+                                                      dir_okay=False, show_default=False)]
 DbOption = Annotated[Optional[Path], typer.Option("--db", help="Knowledge-base index (default: the shipped one).",
                                                   show_default=False)]
 
@@ -30,7 +34,8 @@ def memory_command(
     path: Annotated[Path, typer.Argument(metavar="PATH", help="Profiler output collected with profile_memory=True "
                                                               "(torch_npu) or msprof --task-memory=on.",
                                          show_default=False)],
-    fmt: FormatOption = TableOrJson.table, db: DbOption = None, lang: LangOption = None,
+    fmt: FormatOption = TableJsonHtml.table, db: DbOption = None, output: OutputOption = None,
+    force: ForceOption = False, lang: LangOption = None,
 ) -> None:
     """Show the memory peak per allocator component (PTA, GE, PTA+GE), the gap at the peak, the tensors that hold
     it, memory held outside the allocator, and what each remedy can give back (MiB, share of the peak).
@@ -39,18 +44,28 @@ def memory_command(
     """
     with DelayedProgress(f"reading {path.name}") as progress:
         document = commands.memory(path, db=db, progress=progress, warn=lambda message: warn([message]))
-    show(document, fmt.value)
+    _emit(document, fmt, output, force, path)
 
 
 def serving_command(
     path: Annotated[Path, typer.Argument(metavar="PATH", help="The output of msserviceprofiler parse / analyze "
                                                               "(request.csv, batch.csv, forward.csv ...).",
                                          show_default=False)],
-    fmt: FormatOption = TableOrJson.table, db: DbOption = None, lang: LangOption = None,
+    fmt: FormatOption = TableJsonHtml.table, db: DbOption = None, output: OutputOption = None,
+    force: ForceOption = False, lang: LangOption = None,
 ) -> None:
     """Show TTFT and TPOT (p50 / p90 / p99), throughput, the batch per iteration against the requests in flight,
     KV-cache use and preemptions, the host gap between forwards, and the findings with what each can win.
 
     Example: advisor serving ./output
     """
-    show(commands.serving(path, db=db, warn=lambda message: warn([message])), fmt.value)
+    _emit(commands.serving(path, db=db, warn=lambda message: warn([message])), fmt, output, force, path)
+
+
+def _emit(document: dict, fmt: TableJsonHtml, output: Optional[Path], force: bool, path: Path) -> None:
+    if output is not None and fmt is not TableJsonHtml.html:
+        raise typer.BadParameter("--output needs --format html", param_hint="--output")
+    if fmt is TableJsonHtml.html:
+        write_html(document, output, force=force, inputs=[path])
+    else:
+        show(document, fmt.value)

@@ -188,6 +188,8 @@ def _read_db(path: Path, data: MemoryData) -> bool:
 MAIN_COMPONENTS = ("PTA+GE", "PTA", "GE", "APP")
 #: Holders and modules listed.
 TOP = 5
+#: Points of each component's memory curve (the records bucketed in time, each bucket's highest values).
+CURVE_POINTS = 200
 MIB = 1024.0 * 1024.0
 
 
@@ -203,6 +205,7 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
         main = _main(facts["components"])
         if main is not None:
             facts["peak"] = main
+            facts["curve"] = _curves(records, main["device"])
             devices = {c["device"] for c in facts["components"]}
             if len(devices) > 1:
                 facts["notes"].append(f"{len(devices)} devices: the peak is device {main['device']}'s, the largest")
@@ -235,6 +238,25 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
         rows = sorted(zip(grouped["module"].to_pylist(), grouped["reserved_max"].to_pylist()), key=lambda r: -r[1])
         facts["modules"] = [{"module": m, "peak_reserved": r} for m, r in rows[:TOP] if r > 0]
     return facts
+
+
+def _curves(records, device: str) -> dict[str, Any]:
+    """Each component's memory over time on ``device``: ms from the first record, and per time bucket the highest
+    reserved and allocated bytes (the peak stays visible however many records there are)."""
+    part = records.filter(pc.equal(records["device"], device))
+    first, last = pc.min(part["t_us"]).as_py(), pc.max(part["t_us"]).as_py()
+    span = (last - first) or 1.0
+    bucket = pc.cast(pc.floor(pc.multiply(pc.divide(pc.subtract(part["t_us"], first), span), CURVE_POINTS - 1)),
+                     pa.int64())
+    table = pa.table({"component": part["component"], "bucket": bucket, "t_us": part["t_us"],
+                      "reserved": part["reserved"], "allocated": part["allocated"]})
+    grouped = table.group_by(["component", "bucket"]).aggregate([("t_us", "min"), ("reserved", "max"),
+                                                                 ("allocated", "max")])
+    curves: dict[str, list[list[float]]] = {}
+    for component, t, reserved, allocated in sorted(zip(*(grouped[c].to_pylist() for c in (
+            "component", "t_us_min", "reserved_max", "allocated_max"))), key=lambda r: (r[0], r[1])):
+        curves.setdefault(component, []).append([round((t - first) / 1000.0, 3), reserved, allocated])
+    return {"start_us": first, "series": curves}
 
 
 def _components(records) -> list[dict[str, Any]]:

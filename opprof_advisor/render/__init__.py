@@ -43,6 +43,8 @@ RENDERERS: dict[tuple[str, str], str] = {
     ("roofline", "html"): "opprof_advisor.render.html.roofline:render_roofline",
     ("memory", "table"): "opprof_advisor.render.text.memory:memory_table",
     ("serving", "table"): "opprof_advisor.render.text.memory:serving_table",
+    ("memory", "html"): "opprof_advisor.render.html.workload:render_memory",
+    ("serving", "html"): "opprof_advisor.render.html.workload:render_serving",
     ("compare", "table"): "opprof_advisor.render.text.loop:compare_table",
     ("compare", "html"): "opprof_advisor.render.html.compare:render_compare",
     ("scan", "table"): "opprof_advisor.render.text.scan:scan_table",

@@ -139,3 +139,53 @@ def render_segment(seg: Segment, top: float, scale: float) -> str:
     width = max((seg.end - seg.start) * scale, 1.5 if seg.end > seg.start else 0.0)
     tip = f"<title>{esc(seg.tip)}</title>" if seg.tip else ""
     return f'<rect class="bar {esc(seg.css)}" x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" height="{LANE_H}" rx="3">{tip}</rect>'
+
+
+@dataclass
+class Line:
+    """One series of a line chart: (x, y) points in data units, a CSS class, a legend label."""
+
+    label: str
+    css: str
+    points: list[tuple[float, float]]
+
+
+LINE_W, LINE_H, LINE_LEFT, LINE_BOTTOM, LINE_TOP = 960, 300, 90, 30, 16
+
+
+def render_lines(lines: list[Line], *, title: str, caption: str, x_tick: Any, y_tick: Any,
+                 mark: tuple[float, float, str] | None = None) -> str:
+    """A line chart as an inline SVG figure: round y ticks from 0, x from the first to the last point, one
+    polyline per series, an optional marked point (the peak) with its label."""
+    points = [p for line in lines for p in line.points]
+    if not points:
+        return ""
+    x0, x1 = min(x for x, _ in points), max(x for x, _ in points)
+    step, ymax = axis_scale(max(y for _, y in points))
+    width, height = LINE_W - LINE_LEFT - 20, LINE_H - LINE_BOTTOM - LINE_TOP
+    sx = (lambda x: LINE_LEFT + (x - x0) / (x1 - x0) * width) if x1 > x0 else (lambda x: LINE_LEFT + width / 2)
+    sy = lambda y: LINE_TOP + height - y / ymax * height  # noqa: E731
+    parts = []
+    for i in range(int(round(ymax / step)) + 1):
+        y = sy(step * i)
+        parts.append(f'<line class="grid" x1="{LINE_LEFT}" y1="{y:.1f}" x2="{LINE_LEFT + width}" y2="{y:.1f}"/>'
+                     f'<text class="tick" x="{LINE_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">'
+                     f'{esc(y_tick(step * i))}</text>')
+    for value, anchor in ((x0, "start"), (x1, "end")):
+        parts.append(f'<text class="tick" x="{sx(value):.1f}" y="{LINE_H - 8}" text-anchor="{anchor}">'
+                     f'{esc(x_tick(value))}</text>')
+    for line in lines:
+        coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in line.points)
+        parts.append(f'<polyline class="line {esc(line.css)}" fill="none" points="{coords}"><title>{esc(line.label)}'
+                     f'</title></polyline>')
+    if mark is not None:
+        x, y, label = mark
+        parts.append(f'<circle class="peak" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5"/>'
+                     f'<text class="strong" x="{min(sx(x) + 8, LINE_W - 200):.1f}" y="{max(sy(y) - 8, 12):.1f}">'
+                     f'{esc(label)}</text>')
+    legend = "".join(f'<span class="legend-line {esc(line.css)}"></span>{esc(line.label)} ' for line in lines)
+    chart_id = f"l{zlib.crc32((title + caption).encode()):08x}"
+    svg = (f'<svg class="chart lines" viewBox="0 0 {LINE_W} {LINE_H}" width="{LINE_W}" height="{LINE_H}" role="img" '
+           f'aria-labelledby="{chart_id}-t" preserveAspectRatio="xMinYMin meet"><title id="{chart_id}-t">'
+           f'{esc(title)}</title>{"".join(parts)}</svg>')
+    return f'<figure class="chart">{svg}<figcaption>{legend}· {esc(caption)}</figcaption></figure>'
