@@ -138,3 +138,34 @@ def test_the_html_report_draws_each_component_and_marks_the_peak(real_profiles, 
     assert page.count('<polyline class="line reserved"') == 3  # PTA+GE, PTA, GE
     assert page.count('<circle class="peak"') == 1 and "peak 1,527 MiB, gap 322 MiB" in page
     assert page.index("PTA+GE memory over time") < page.index("PTA memory over time")
+
+
+def test_app_rows_without_an_allocated_figure_are_the_process_seen_by_the_driver(tmp_path):
+    # torch_npu writes APP records (from NPU_MEM) with Total Allocated empty
+    root = _text_run(tmp_path)
+    path = root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    path.write_text(path.read_text() + "APP,1002,,2000,,,NPU:0\nAPP,1003,,2100,,,NPU:0\n")
+    memory = read_profile(root).memory
+    assert memory["peak"]["component"] == "PTA+GE"
+    # the PTA+GE peak is at t=1002, where the process holds 2000 MiB: 940 MiB beyond the 1060 MiB reserved
+    assert memory["outside_allocator"]["bytes"] == (2000 - 1060) * MIB
+
+
+def test_msprof_kb_tables_with_upper_case_events_and_two_devices(tmp_path, runner):
+    out = tmp_path / "PROF_000001_20250101000000000_ABCDEFGHIJKLMNOP" / "mindstudio_profiler_output"
+    out.mkdir(parents=True)
+    (out / "memory_record_20250101.csv").write_text(
+        "Device_id,Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device\n"
+        + "".join(f"{d},GE,{1000 + t},{a * 1024},{r * 1024},NPU:{d}\n" for d, rows in
+                  ((0, [(100, 200), (150, 400)]), (1, [(100, 1000), (900, 1000)])) for t, (a, r) in enumerate(rows)))
+    (out / "npu_mem_20250101.csv").write_text(
+        "Device_id,event,ddr(KB),hbm(KB),memory(KB),timestamp(us)\n"
+        "0,APP,0,5120000,5120000,1001\n1,APP,0,3072000,3072000,1001\n1,Device,0,4096000,4096000,1001\n")
+    result = runner.invoke(app, ["memory", str(out.parent), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    # device 1 holds the larger GE peak (1000 MiB reserved, 900 allocated at its busiest); its own APP sample:
+    # 3000 MiB, 2000 MiB outside — not device 0's 5000 MiB
+    assert (doc["peak"]["device"], doc["peak"]["reserved"], doc["peak"]["gap"]) == ("1", 1000 * MIB, 100 * MIB)
+    assert doc["outside_allocator"]["bytes"] == 2000 * MIB
+    assert any("the others' GE peaks: device 0 400 MiB" in note for note in doc["notes"])

@@ -111,8 +111,34 @@ def test_a_host_gap_between_forwards(tmp_path):
     figures = serving_figures(read_serving(_write(tmp_path / "run", clients=8, requests=8, tokens=10, step_ms=10.0,
                                                   kv_peak=0.9, bubble_ms=3.0)))
     gap = next(f for f in serving_findings(figures) if f["id"] == "host-gap-between-forwards")
-    assert figures["forward"]["bubble_share"] == pytest.approx(0.3)
-    assert gap["gain"]["step_share_high"] == pytest.approx(3.0 / 13.0)
+    # 10 forwards of 10 ms; the gap after the last one has no request left in flight: 9 x 3 ms of 100 ms
+    assert figures["forward"]["bubble_share"] == pytest.approx(0.27)
+    assert gap["gain"]["step_share_high"] == pytest.approx(0.27 / 1.27)
+
+
+def test_a_pause_with_no_request_in_flight_is_not_a_scheduler_gap(tmp_path):
+    # one client, a 50 ms pause between its requests: the gaps fall where nothing is in flight
+    figures = serving_figures(read_serving(_write(tmp_path / "run", clients=1, requests=4, tokens=1, step_ms=10.0,
+                                                  kv_peak=0.9, bubble_ms=50.0)))
+    assert figures["forward"]["bubble_share"] is None
+    assert "host-gap-between-forwards" not in [f["id"] for f in serving_findings(figures)]
+
+
+def test_request_and_batch_summaries_are_both_read(tmp_path):
+    folder = _write(tmp_path / "run", clients=4, requests=4, tokens=10, step_ms=20.0, kv_peak=0.5)
+    header = "Metric,Average,Max,Min,P50,P90,P99\n"
+    (folder / "batch_summary.csv").write_text(header + "prefill_batch_num,1,1,1,1,1,1\n")
+    (folder / "request_summary.csv").write_text(header + "subsequent_token_latency (ms),40,390,10,15,200,390\n")
+    assert serving_figures(read_serving(folder))["tpot_ms"]["p99"] == 390
+
+
+def test_kv_usage_in_percent_is_read_as_percent_for_the_whole_table(tmp_path):
+    folder = _write(tmp_path / "run", clients=4, requests=4, tokens=10, step_ms=20.0, kv_peak=0.5)
+    (folder / "kvcache.csv").write_text("name,start_time,total_blocks,used_blocks,free_blocks,blocks_allocated,"
+                                        "blocks_freed,kvcache_usage_rate\nKVCacheStatus,,1000,2,998,0,0,0.2\n"
+                                        "KVCacheStatus,,1000,30,970,0,0,3.0\n")
+    (folder / "batch.csv").write_text((folder / "batch.csv").read_text().splitlines()[0] + "\n")
+    assert serving_figures(read_serving(folder))["kv"]["peak_usage"] == pytest.approx(0.03)
 
 
 def test_a_folder_without_serving_tables_is_one_line(tmp_path, runner):

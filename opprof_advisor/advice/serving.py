@@ -85,6 +85,23 @@ def _alive(requests: list[dict[str, Any]]) -> list[int]:
     return [bisect_right(starts, t) - bisect_right(ends, t) for t in starts]
 
 
+def _busy_bubbles(forwards: list[dict[str, Any]], requests: list[dict[str, Any]]) -> list[float]:
+    """The gaps after each forward (``bubble_time``) while requests were in flight: a gap with nothing to run is the
+    clients' pause, not the scheduler's (with no request table every gap counts)."""
+    starts = sorted(s for s in (number(r, "start_time(ms)") for r in requests) if s is not None)
+    ends = sorted((number(r, "start_time(ms)") or 0.0) + (number(r, "execution_time(ms)") or 0.0)
+                  for r in requests if number(r, "start_time(ms)") is not None)
+    found = []
+    for row in forwards:
+        gap, end = number(row, "bubble_time(ms)"), number(row, "end_time(ms)")
+        if gap is None:
+            continue
+        if starts and end is not None and bisect_right(starts, end) - bisect_right(ends, end + gap) <= 0:
+            continue  # no request alive across the gap
+        found.append(gap)
+    return found
+
+
 def serving_figures(data: ServingData) -> dict[str, Any]:
     """The figures of the run (ms, tokens/s, counts); a figure the tables cannot give is None."""
     requests = data.request
@@ -102,8 +119,9 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
     mixed = sum(1 for r in executed if (number(r, "prefill_batch_size") or 0) > 0 and (number(r, "decode_batch_size")
                                                                                           or 0) > 0
                 or "," in str(r.get("batch_type") or ""))
-    usage = [u / 100.0 if u > 1 else u for u in (number(r, "kvcache_usage_rate") for r in data.kvcache + data.batch)
-             if u is not None]
+    usage = [u for u in (number(r, "kvcache_usage_rate") for r in data.kvcache + data.batch) if u is not None]
+    if usage and max(usage) > 1.0:  # a table in percent (vLLM's UsagePercent): every value of it, not row by row
+        usage = [u / 100.0 for u in usage]
     blocks = [number(r, "total_blocks") for r in data.kvcache + data.batch if number(r, "total_blocks")]
     alive = _alive(requests)
     starts = [number(r, "start_time(ms)") for r in requests if number(r, "start_time(ms)") is not None]
@@ -113,7 +131,7 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
     window_s = (max(ends) - min(starts)) / 1000.0 if starts and ends and max(ends) > min(starts) else None
     throughput = tokens / window_s if window_s and tokens else data.service.get("generate_token_speed (token/s)")
     forwards = [number(r, "during_time(ms)") for r in data.forward if number(r, "during_time(ms)") is not None]
-    bubbles = [number(r, "bubble_time(ms)") for r in data.forward if number(r, "bubble_time(ms)") is not None]
+    bubbles = _busy_bubbles(data.forward, requests)
     swapped = [number(r, "swapped") for r in data.status if number(r, "swapped") is not None]
     step = max(1, len(executed) // SERIES_POINTS)
     series = [[i, number(r, "batch_size"), number(r, "during_time(ms)")] for i, r in enumerate(executed)][::step]

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable
+from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.core.i18n import M_
+from opprof_advisor.profiles import build_profile
+from opprof_advisor.readers.base import KernelTable, RawProfile
+from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
@@ -63,7 +67,16 @@ def memory(path: str | Path, *, db: str | Path | None = None, progress: Any = No
            warn: Warn = _ignore) -> dict[str, Any]:
     """The ``memory/1`` document of ``advisor memory PATH``: the memory peak, its gap and holders, and each memory
     finding with what it can save and its remedies (the memory section of the suggest document)."""
-    document = suggest(path, db=db, progress=progress, executor=executor, warn=warn)
+    try:
+        document = suggest(path, db=db, progress=progress, executor=executor, warn=warn)
+    except AdvisorError:
+        extra: dict[str, Any] = {}
+        add_memory(extra, Path(path))  # a folder of memory tables alone (no kernel table): its memory is judged
+        if not extra.get("memory"):
+            raise
+        raw = RawProfile(path=str(path), format="memory", kernels=KernelTable(), extra=extra)
+        advisor = open_advisor(Path(db) if db else None)
+        document = advisor.advise(build_profile(raw))
     section = document.get("memory")
     notes = list((document["profile_document"].get("memory") or {}).get("notes") or [])
     if section is None:

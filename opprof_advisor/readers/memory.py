@@ -66,15 +66,22 @@ class MemoryData:
 
 
 def read_memory(sources: list[tuple[Path, str]]) -> MemoryData:
-    """The memory tables of ``sources`` (memory_files.memory_sources); a broken table is one error naming the file
-    and line."""
+    """The memory tables of ``sources`` (memory_files.memory_sources): the DB's, then each CSV kind the DB lacks (the
+    files of one kind concatenated); a broken table is one error naming the file and line."""
     data = MemoryData()
+    from_db: set[str] = set()
+    parts: dict[str, list] = {}
     for path, kind in sources:
         if kind == "db":
             _read_db(path, data)
+            from_db = {k for k in ("records", "tensors", "npu", "modules") if getattr(data, k) is not None}
+        elif kind not in from_db:
+            parts.setdefault(kind, []).append(_read_csv(path, kind))
         else:
-            setattr(data, kind, _read_csv(path, kind))
+            continue
         data.sources.append(str(path))
+    for kind, tables in parts.items():
+        setattr(data, kind, pa.concat_tables(tables) if len(tables) > 1 else tables[0])
     return data
 
 
@@ -93,6 +100,11 @@ _FIELDS = {
 }
 _TEXT_FIELDS = {"component", "name", "type", "module", "device"}
 _DEVICE_HEADERS = ("device_id", "device type", "device")
+
+
+def _device_ids(column):
+    """Device cells as their number: ``NPU:0`` (torch_npu's Device Type) and ``0`` (Device_id, the DB) alike."""
+    return pc.replace_substring_regex(pc.cast(column, pa.string()), r"^\D*?(\d+)$", r"\1")
 
 
 def _read_csv(path: Path, kind: str):
@@ -117,7 +129,7 @@ def _read_csv(path: Path, kind: str):
         line = re.search(r"[Rr]ow #?(\d+)", str(exc))
         raise MalformedProfile(f"not a readable {kind} table: {str(exc).splitlines()[0][:120]}", path=path,
                                line=int(line.group(1)) if line else None, hint="export the profile again") from None
-    out = {"device": table.column(device) if device else pa.array([""] * table.num_rows, pa.string())}
+    out = {"device": _device_ids(table.column(device)) if device else pa.array([""] * table.num_rows, pa.string())}
     for name, (cell, factor) in chosen.items():
         column = table.column(cell)
         out[name] = column if name in _TEXT_FIELDS or factor == 1.0 else pc.multiply(column, factor)
@@ -126,6 +138,12 @@ def _read_csv(path: Path, kind: str):
         out["release_us"] = pc.add(out["alloc_us"], duration) if duration is not None else \
             pa.nulls(table.num_rows, pa.float64())
     out.pop("duration_us", None)
+    if kind == "npu":
+        out["type"] = pc.utf8_lower(out["type"])  # msprof writes APP / Device, the DB app / device
+    for name in ("allocated", "reserved", "size", "hbm", "t_us", "alloc_us", "release_us"):
+        if name in out:  # a non-finite cell is not a value (it would reach the JSON as Infinity)
+            column = out[name]
+            out[name] = pc.if_else(pc.is_finite(column), column, pa.scalar(None, pa.float64()))
     if kind == "records" and "active" not in out:
         out["active"] = pa.nulls(table.num_rows, pa.float64())
     return pa.table(out)
@@ -152,6 +170,11 @@ _DB_QUERIES = {
 }
 
 
+#: GE's allocator totals from msprof's NPU_OP_MEM (allocate / release events of operators; no MEMORY_RECORD there).
+_GE_RECORDS = ("SELECT CAST(deviceId AS TEXT), 'GE', timestampNs / 1000.0, totalAllocate * 1.0, totalReserve * 1.0, "
+               "NULL FROM NPU_OP_MEM")
+
+
 def _read_db(path: Path, data: MemoryData) -> bool:
     """Fill ``data`` from the DB's memory tables; False when it has none."""
     try:
@@ -164,9 +187,13 @@ def _read_db(path: Path, data: MemoryData) -> bool:
             return False
         found = False
         for kind, (table, sql, names) in _DB_QUERIES.items():
+            if kind == "records" and table not in tables and "NPU_OP_MEM" in tables:
+                table, sql = "NPU_OP_MEM", _GE_RECORDS  # msprof --task-memory=on: GE's totals per operator event
             if table not in tables or (kind == "modules" and "ENUM_MODULE" not in tables):
                 continue
             rows = conn.execute(sql).fetchall()
+            if not rows:
+                continue  # (an empty table leaves the kind to a CSV beside the DB)
             text = {"device", "component", "name", "type", "module"}
             setattr(data, kind, pa.table({name: pa.array([row[i] for row in rows],
                                                           pa.string() if name in text else pa.float64())
@@ -206,9 +233,13 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
         if main is not None:
             facts["peak"] = main
             facts["curve"] = _curves(records, main["device"])
-            devices = {c["device"] for c in facts["components"]}
-            if len(devices) > 1:
-                facts["notes"].append(f"{len(devices)} devices: the peak is device {main['device']}'s, the largest")
+            others = [c for c in facts["components"] if c["component"] == main["component"]
+                      and c["device"] != main["device"] and c["peak_reserved"]]
+            if others:
+                listed = ", ".join(f"device {c['device']} {c['peak_reserved'] / MIB:.0f} MiB (gap "
+                                   f"{(c['gap_share'] or 0.0):.0%})" for c in others[:7])
+                facts["notes"].append(f"{len(others) + 1} devices: the figures are device {main['device']}'s, the "
+                                      f"largest; the others' {main['component']} peaks: {listed}")
     else:
         facts["notes"].append("cannot judge the allocator's peak and its gap: no memory record table (collect with "
                               "profile_memory=True)")
@@ -219,25 +250,43 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
             facts["notes"].append(f"the tensors listed at the peak hold {facts['holders_total'] / MIB:.0f} MiB of the "
                                   f"{peak['allocated'] / MIB:.0f} MiB allocated: the rest was allocated before the "
                                   "profiled window (start the profiler earlier to see it)")
-    if data.npu is not None and data.npu.num_rows:
+    npu = _on_device(data.npu, peak)
+    if npu is not None and npu.num_rows:
         hbm = {}
         for kind in ("app", "device"):
-            rows = data.npu.filter(pc.equal(data.npu["type"], kind))
+            rows = npu.filter(pc.equal(npu["type"], kind))
             if rows.num_rows:
                 hbm[f"{kind}_peak"] = float(pc.max(rows["hbm"]).as_py())
         facts["device_hbm"] = hbm or None
-        app = data.npu.filter(pc.equal(data.npu["type"], "app"))
-        if peak is not None and app.num_rows:
+    if peak is not None and peak["component"] != "APP":
+        # the process as the driver sees it: NPU_MEM's app samples, else the APP records torch_npu writes from them
+        app = npu.filter(pc.equal(npu["type"], "app")) if npu is not None else None
+        if app is None or not app.num_rows:
+            apps = _on_device(records, peak)
+            app = apps.filter(pc.equal(apps["component"], "APP")).rename_columns(
+                ["hbm" if name == "reserved" else name for name in apps.column_names]) if apps is not None else None
+        app = app.filter(pc.is_valid(app["hbm"])) if app is not None else None
+        if app is not None and app.num_rows:
             nearest = pc.abs(pc.subtract(app["t_us"], peak["at_us"]))
             at = pc.index(nearest, pc.min(nearest)).as_py()
             held = float(app["hbm"][at].as_py())
             facts["outside_allocator"] = {"bytes": max(0.0, held - peak["reserved"]), "app_hbm": held,
                                           "sample_us": float(app["t_us"][at].as_py())}
-    if data.modules is not None and data.modules.num_rows:
-        grouped = data.modules.group_by("module").aggregate([("reserved", "max")])
-        rows = sorted(zip(grouped["module"].to_pylist(), grouped["reserved_max"].to_pylist()), key=lambda r: -r[1])
+    modules = _on_device(data.modules, peak)
+    if modules is not None and modules.num_rows:
+        grouped = modules.group_by("module").aggregate([("reserved", "max")])
+        rows = sorted(((m, r) for m, r in zip(grouped["module"].to_pylist(), grouped["reserved_max"].to_pylist())
+                       if r is not None), key=lambda r: -r[1])
         facts["modules"] = [{"module": m, "peak_reserved": r} for m, r in rows[:TOP] if r > 0]
     return facts
+
+
+def _on_device(table, peak: dict[str, Any] | None):
+    """The rows of ``table`` on the peak's device (all of them when the table names no device or that one)."""
+    if table is None or peak is None or not peak.get("device"):
+        return table
+    same = pc.equal(table["device"], peak["device"])
+    return table.filter(same) if pc.any(same).as_py() else table
 
 
 def _curves(records, device: str) -> dict[str, Any]:
@@ -273,7 +322,8 @@ def _components(records) -> list[dict[str, Any]]:
             plateau = pc.if_else(pc.equal(part["reserved"], reserved), part["allocated"], None)
             busiest = pc.max(plateau).as_py()
             at = pc.index(plateau, busiest).as_py() if busiest is not None else pc.index(part["reserved"], reserved).as_py()
-        allocated_then = float(part["allocated"][at].as_py()) if at >= 0 else None
+        value = part["allocated"][at].as_py() if at >= 0 else None
+        allocated_then = float(value) if value is not None else None  # APP rows carry no allocated figure
         gap = reserved - allocated_then if reserved is not None and allocated_then is not None else None
         found.append({"device": device, "component": component, "rows": rows, "peak_reserved": reserved,
                       "peak_allocated": allocated, "allocated_at_peak": allocated_then,

@@ -16,7 +16,7 @@ TENSORS = frozenset({"name", "size", "allocation time"})
 MODULES = frozenset({"component", "timestamp", "total reserved"})
 NPU_MEM = frozenset({"event", "hbm", "timestamp"})
 #: DB tables that hold memory data.
-DB_TABLES = frozenset({"MEMORY_RECORD", "OP_MEMORY", "NPU_MEM", "NPU_MODULE_MEM"})
+DB_TABLES = frozenset({"MEMORY_RECORD", "OP_MEMORY", "NPU_MEM", "NPU_MODULE_MEM", "NPU_OP_MEM"})
 
 
 def csv_memory_kind(path: Path) -> str | None:
@@ -53,20 +53,19 @@ def db_has_memory(path: Path) -> bool:
 
 
 def memory_sources(path: str | Path) -> list[tuple[Path, str]]:
-    """(file, kind) of the profile's memory data: one DB ("db"), else its memory CSVs, one of each kind."""
+    """(file, kind) of the profile's memory data: a DB with memory tables ("db") first, then the memory CSVs (all
+    files of a kind: msprof slices a large table), which fill what the DB lacks."""
     path = Path(path)
     if path.is_file() and path.suffix == ".db":
         return [(path, "db")] if db_has_memory(path) else []
     folders = _folders(path) if path.exists() else []
-    for db in (f for folder in folders for f in sorted(folder.glob("*.db"))):
-        if db_has_memory(db):
-            return [(db, "db")]
-    found: dict[str, Path] = {}
+    found = [(db, "db") for db in (f for folder in folders for f in sorted(folder.glob("*.db"))) if db_has_memory(db)]
+    found = found[:1]
     for file in (f for folder in folders for f in sorted(folder.glob("*.csv"))):
         kind = csv_memory_kind(file)
-        if kind is not None and kind not in found:
-            found[kind] = file
-    return [(file, kind) for kind, file in found.items()]
+        if kind is not None:
+            found.append((file, kind))
+    return found
 
 
 def add_memory(extra: dict, path: str | Path) -> None:

@@ -221,7 +221,7 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     communication = _analysis_communication(path)
     if communication:
         raw.extra["communication"] = communication
-    add_memory(raw.extra, path)
+    add_memory(raw.extra, path.parent if path.is_file() else path)  # the DB and the memory CSVs beside it
     return raw
 
 

@@ -57,19 +57,22 @@ def serving_kind(path: Path) -> str | None:
     return next((kind for kind, needed in FINGERPRINTS.items() if needed <= names), None)
 
 
-def serving_files(path: Path) -> dict[str, Path]:
-    """The parsed serving tables at ``path`` (a folder, or one CSV), one per kind, by header."""
+def serving_files(path: Path) -> dict[str, Any]:
+    """The parsed serving tables at ``path`` (a folder, or one CSV), one per kind (every summary table), by header."""
     if path.is_file():
         kind = serving_kind(path) if path.suffix.lower() == ".csv" else None
         return {kind: path} if kind else {}
-    found: dict[str, Path] = {}
+    found: dict[str, Any] = {}
     for sub in FOLDERS:
         folder = path / sub if sub else path
         if not folder.is_dir():
             continue
         for file in sorted(folder.glob("*.csv")):
             kind = serving_kind(file)
-            if kind and kind not in found:
+            if kind == "summary":  # request_summary and batch_summary share a header: both are read
+                found.setdefault("summary", [])
+                found["summary"].append(file)  # type: ignore[union-attr]
+            elif kind and kind not in found:
                 found[kind] = file
     # a summary table alone is not a serving profile; request or batch rows are
     return found if {"request", "batch", "forward"} & set(found) else {}
@@ -82,12 +85,13 @@ def read_serving(path: str | Path) -> ServingData:
     if not files:
         raise MalformedProfile("no ms_service_profiler table (request.csv, batch.csv, forward.csv) found", path=path,
                                hint="run msserviceprofiler parse --input-path <raw> (or analyze) and give its output")
-    data = ServingData(files={kind: str(file) for kind, file in files.items()})
+    data = ServingData(files={kind: [str(f) for f in file] if isinstance(file, list) else str(file)
+                              for kind, file in files.items()})
     for kind in ("request", "batch", "forward", "kvcache", "status"):
         if kind in files:
             setattr(data, kind, _rows(files[kind]))
-    if "summary" in files:
-        for row in _rows(files["summary"]):
+    for summary in files.get("summary") or []:
+        for row in _rows(summary):
             name = str(row.get("metric") or "").strip()
             data.summary[name] = {k: v for k, v in row.items() if k != "metric" and isinstance(v, float)}
     if "service" in files:
@@ -125,6 +129,8 @@ def res_list(row: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     try:
         items = json.loads(text)
+    except RecursionError:
+        return []
     except ValueError:
         try:
             items = ast.literal_eval(text)

@@ -56,6 +56,10 @@ def memory_table(doc: dict[str, Any], **_options: Any) -> list:
     return out
 
 
+def _or_dash(value: Any) -> Any:
+    return "-" if value is None else value
+
+
 def _dist(figure: dict[str, Any] | None) -> str:
     if not figure:
         return "-"
@@ -75,8 +79,8 @@ def serving_table(doc: dict[str, Any], **_options: Any) -> list:
     out.append(Text("  " + _("queue wait {dist}").format(dist=_dist(f.get("queue_wait_ms")))))
     out.append(Text("  " + _("throughput {tps} tokens/s; batch mean {mean} (decode {decode}), max {max}; in flight "
                              "mean {alive}").format(tps="-" if f.get("throughput_tok_s") is None else
-                                                    f"{f['throughput_tok_s']:,.1f}", mean=batch.get("mean", "-"),
-                                                    decode=batch.get("decode_mean") or "-", max=batch.get("max", "-"),
+                                                    f"{f['throughput_tok_s']:,.1f}", mean=_or_dash(batch.get("mean")),
+                                                    decode=batch.get("decode_mean") or "-", max=_or_dash(batch.get("max")),
                                                     alive=alive.get("mean") or "-")))
     out.append(Text("  " + _("KV cache peak {peak}, mean {mean}; preempted {preempted}; gap between forwards "
                              "{bubble}").format(peak=U.share(kv.get("peak_usage")), mean=U.share(kv.get("mean_usage")),
