@@ -159,3 +159,11 @@ def test_the_html_report_draws_batch_size_and_duration_per_iteration(tmp_path, r
     assert "Batch size per iteration" in page and "Duration per iteration" in page
     assert page.count("<polyline") == 2 and "chunked-prefill-decode-first" in page
     assert "serving-request-length-imbalance" not in page  # a case is a similar run, not a remedy
+
+
+def test_suggest_on_a_serving_output_points_to_advisor_serving(tmp_path, runner):
+    folder = _write(tmp_path / "run", clients=4, requests=4, tokens=10, step_ms=20.0, kv_peak=0.5)
+    result = runner.invoke(app, ["suggest", "--profile", str(folder)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert "an ms_service_profiler (serving) output" in line and f"advisor serving {folder}" in line
