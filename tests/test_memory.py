@@ -169,3 +169,18 @@ def test_msprof_kb_tables_with_upper_case_events_and_two_devices(tmp_path, runne
     assert (doc["peak"]["device"], doc["peak"]["reserved"], doc["peak"]["gap"]) == ("1", 1000 * MIB, 100 * MIB)
     assert doc["outside_allocator"]["bytes"] == 2000 * MIB
     assert any("the others' GE peaks: device 0 400 MiB" in note for note in doc["notes"])
+
+
+def test_records_without_a_reserved_column_give_the_allocated_peak_and_say_what_is_missing(tmp_path, runner):
+    root = _text_run(tmp_path)
+    path = root / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv"
+    lines = [",".join(cell for i, cell in enumerate(line.split(",")) if i != 3) for line in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+    memory = read_profile(root).memory
+    assert memory["peak"]["allocated"] == 750 * MIB and memory["peak"]["gap"] is None
+    assert any(note.startswith("cannot judge fragmentation: the memory records have no Total Reserved column")
+               for note in memory["notes"])
+    for fmt in ("table", "html"):
+        result = runner.invoke(app, ["memory", str(root), "--format", fmt, "--output", str(tmp_path / "m.html")]
+                               if fmt == "html" else ["memory", str(root)])
+        assert result.exit_code == 0, result.output

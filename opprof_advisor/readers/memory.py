@@ -92,7 +92,7 @@ def read_memory(sources: list[tuple[Path, str]]) -> MemoryData:
 #: (field, header name without unit, required) per kind.
 _FIELDS = {
     "records": (("component", "component", True), ("t_us", "timestamp", True), ("allocated", "total allocated", True),
-                ("reserved", "total reserved", True), ("active", "total active", False)),
+                ("reserved", "total reserved", False), ("active", "total active", False)),
     "tensors": (("name", "name", True), ("size", "size", True), ("alloc_us", "allocation time", True),
                 ("release_us", "release time", False), ("duration_us", "duration", False)),
     "npu": (("type", "event", True), ("t_us", "timestamp", True), ("hbm", "hbm", True)),
@@ -144,6 +144,8 @@ def _read_csv(path: Path, kind: str):
         if name in out:  # a non-finite cell is not a value (it would reach the JSON as Infinity)
             column = out[name]
             out[name] = pc.if_else(pc.is_finite(column), column, pa.scalar(None, pa.float64()))
+    if kind == "records" and "reserved" not in out:  # judged without: the peak of allocated, no gap (a note says)
+        out["reserved"] = pa.nulls(table.num_rows, pa.float64())
     if kind == "records" and "active" not in out:
         out["active"] = pa.nulls(table.num_rows, pa.float64())
     return pa.table(out)
@@ -229,6 +231,10 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     records = data.records
     if records is not None and records.num_rows:
         facts["components"] = _components(records)
+        if not pc.any(pc.is_valid(records["reserved"])).as_py():
+            facts["notes"].append("cannot judge fragmentation: the memory records have no Total Reserved column (collect "
+                                  "with the torch_npu profiler's profile_memory=True, which records what the allocator "
+                                  "reserves)")
         main = _main(facts["components"])
         if main is not None:
             facts["peak"] = main
@@ -258,7 +264,7 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
             if rows.num_rows:
                 hbm[f"{kind}_peak"] = float(pc.max(rows["hbm"]).as_py())
         facts["device_hbm"] = hbm or None
-    if peak is not None and peak["component"] != "APP":
+    if peak is not None and peak["component"] != "APP" and peak["reserved"] is not None:
         # the process as the driver sees it: NPU_MEM's app samples, else the APP records torch_npu writes from them
         app = npu.filter(pc.equal(npu["type"], "app")) if npu is not None else None
         if app is None or not app.num_rows:
@@ -322,6 +328,8 @@ def _components(records) -> list[dict[str, Any]]:
             plateau = pc.if_else(pc.equal(part["reserved"], reserved), part["allocated"], None)
             busiest = pc.max(plateau).as_py()
             at = pc.index(plateau, busiest).as_py() if busiest is not None else pc.index(part["reserved"], reserved).as_py()
+        elif allocated is not None:  # no reserved column: the peak is the allocated one
+            at = pc.index(part["allocated"], allocated).as_py()
         value = part["allocated"][at].as_py() if at >= 0 else None
         allocated_then = float(value) if value is not None else None  # APP rows carry no allocated figure
         gap = reserved - allocated_then if reserved is not None and allocated_then is not None else None
@@ -336,9 +344,9 @@ def _components(records) -> list[dict[str, Any]]:
 def _main(components: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The framework-visible peak: PTA+GE where torch_npu wrote it, else PTA, GE, APP; the device with the most."""
     for name in MAIN_COMPONENTS:
-        rows = [c for c in components if c["component"] == name and c["peak_reserved"] is not None]
+        rows = [c for c in components if c["component"] == name and (c["peak_reserved"] or c["peak_allocated"])]
         if rows:
-            top = max(rows, key=lambda c: c["peak_reserved"])
+            top = max(rows, key=lambda c: c["peak_reserved"] or c["peak_allocated"])
             return {"device": top["device"], "component": name, "reserved": top["peak_reserved"],
                     "allocated": top["allocated_at_peak"], "gap": top["gap"], "gap_share": top["gap_share"],
                     "at_us": top["at_us"]}

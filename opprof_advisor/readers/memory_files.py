@@ -11,7 +11,7 @@ from opprof_advisor.readers.columns import plain_header
 from opprof_advisor.readers.layouts import LIGHT_FOLDERS, _header
 
 #: Header fingerprints (normalised names, unit suffixes dropped).
-RECORD = frozenset({"component", "timestamp", "total allocated", "total reserved"})
+RECORD = frozenset({"component", "timestamp", "total allocated"})
 TENSORS = frozenset({"name", "size", "allocation time"})
 MODULES = frozenset({"component", "timestamp", "total reserved"})
 NPU_MEM = frozenset({"event", "hbm", "timestamp"})

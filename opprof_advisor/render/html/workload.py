@@ -46,7 +46,8 @@ def memory_curves(doc: dict[str, Any]) -> str:
         lines = [Line(_("reserved"), "reserved", [(p[0], p[1] / MIB) for p in points if p[1] is not None]),
                  Line(_("allocated"), "allocated", [(p[0], p[2] / MIB) for p in points if p[2] is not None])]
         mark = None
-        if component == peak.get("component") and peak.get("at_us") is not None and curve.get("start_us") is not None:
+        if component == peak.get("component") and peak.get("at_us") is not None and curve.get("start_us") is not None \
+                and peak.get("reserved") is not None:
             mark = ((peak["at_us"] - curve["start_us"]) / 1000.0, peak["reserved"] / MIB,
                     _("peak {reserved}, gap {gap}").format(reserved=_mib(peak["reserved"]), gap=_mib(peak["gap"])))
         charts.append(render_lines(lines, title=_("{component} memory over time").format(component=component),
