@@ -167,3 +167,69 @@ def test_suggest_on_a_serving_output_points_to_advisor_serving(tmp_path, runner)
     assert result.exit_code == 1 and "Traceback" not in result.output
     [line] = result.stderr.splitlines()
     assert "an ms_service_profiler (serving) output" in line and f"advisor serving {folder}" in line
+
+
+def _spans(clients: int, tokens: int, step_ms: float) -> list[tuple]:
+    """(name, start ns, end ns, args) of one wave of ``clients`` requests decoded ``tokens`` times together."""
+    base = int(BASE_US * 1000)
+    ms = 1_000_000
+    rows = [("httpReq", base + c * ms, base + c * ms + 100, {"rid": f"r{c}", "recvTokenSize=": 100})
+            for c in range(clients)]
+    t = base + 10 * ms
+    for step in range(tokens):
+        rid = [{"rid": f"r{c}", "iter": step} for c in range(clients)]
+        end = t + int(step_ms * ms)
+        rows.append(("modelExec", t, end, {"rid": rid, "batch_size": clients * 7}))
+        rows.append(("forward", t, end, {}))
+        rows.append(("KVCacheStatus", end, end, {"TotalBlocks=": 1000, "FreeBlocks=": 900, "UsagePercent=": 10}))
+        t = end + ms
+    rows += [("httpRes", t, t + 100, {"rid": f"r{c}", "replyTokenSize=": tokens}) for c in range(clients)]
+    return rows
+
+
+def test_a_raw_service_db_is_read_from_its_spans(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "ms_service_host-1.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE slice (id INTEGER, timestamp INTEGER, duration INTEGER, name TEXT, depth INTEGER, "
+                 "track_id INTEGER, cat TEXT, args TEXT, cname TEXT, end_time INTEGER, flag_id TEXT, pid INTEGER, "
+                 "tid INTEGER)")
+    conn.executemany("INSERT INTO slice (id, timestamp, duration, name, args, end_time, pid) VALUES (?,?,?,?,?,?,1)",
+                     [(i, start, end - start, name, json.dumps(args), end)
+                      for i, (name, start, end, args) in enumerate(_spans(4, 10, 20.0))])
+    conn.commit()
+    conn.close()
+    figures = serving_figures(read_serving(tmp_path))
+    # arrivals at 0..3 ms, the first iteration ends at 30 ms: TTFT 30, 29, 28, 27 ms
+    assert figures["requests"] == 4 and figures["ttft_ms"]["p50"] == pytest.approx(28.5)
+    # one iteration every 21 ms (20 ms forward + 1 ms gap); the batch is the 4 requests, not the tokens
+    assert figures["tpot_ms"]["p50"] == pytest.approx(21.0) and figures["batch"]["mean"] == 4
+    assert figures["kv"]["peak_usage"] == pytest.approx(0.1)
+    assert figures["forward"]["bubble_mean_ms"] == pytest.approx(1.0)
+
+
+def test_the_2024_prototype_span_table_is_read(tmp_path):
+    header = ("pid,tid,event_type,start_time,end_time,mark_id,message,domain,rid,name,type,=recvTokenSize,"
+              "=QueueSize,queue,from,to,action,LogicalBlockNum,=deviceKvCache,+WAITING,+RUNNING,+PENDING,+END,"
+              "=replyTokenSize,rid_list,token_id_list,batch_size,batch_type,during_time,metrics")
+    lines = [header]
+    columns = header.split(",")
+
+    def row(**cells):
+        return _line([cells.get(c, "") for c in columns])
+
+    for c in range(2):
+        lines.append(row(pid=1, start_time=BASE_US + c * 1000, end_time=BASE_US + c * 1000 + 10, rid=f"r{c}",
+                         name="httpReq", **{"=recvTokenSize": 50}))
+    t = BASE_US + 5000
+    for step in range(3):
+        lines.append(row(pid=1, start_time=t, end_time=t + 10000, name="modelExec", rid_list=str(["r0", "r1"]),
+                         token_id_list=str([step, step]), batch_size=2))
+        t += 12000
+    for c in range(2):
+        lines.append(row(pid=1, start_time=t, end_time=t + 10, rid=f"r{c}", name="httpRes", **{"=replyTokenSize": 3}))
+    (tmp_path / "tx_data_df.csv").write_text("\n".join(lines) + "\n")
+    figures = serving_figures(read_serving(tmp_path))
+    assert figures["requests"] == 2 and figures["ttft_ms"]["p50"] == pytest.approx(14.5)  # 15 and 14 ms
+    assert figures["tpot_ms"]["p50"] == pytest.approx(12.0) and figures["batch"]["mean"] == 2

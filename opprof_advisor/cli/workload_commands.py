@@ -49,7 +49,8 @@ def memory_command(
 
 def serving_command(
     path: Annotated[Path, typer.Argument(metavar="PATH", help="The output of msserviceprofiler parse / analyze "
-                                                              "(request.csv, batch.csv, forward.csv ...).",
+                                                              "(request.csv, batch.csv ...), or its raw "
+                                                              "ms_service_*.db.",
                                          show_default=False)],
     fmt: FormatOption = TableJsonHtml.table, db: DbOption = None, output: OutputOption = None,
     force: ForceOption = False, lang: LangOption = None,

@@ -22,6 +22,18 @@ def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Conne
     return sqlite3.connect(f"{db_path.resolve().as_uri()}{flags}", uri=True)
 
 
+def table_names(db_path: Path) -> set[str]:
+    """The tables of the SQLite file at ``db_path`` (opened read-only, immutable); empty when it is not one."""
+    try:
+        conn = connect_readonly(db_path, immutable=True)
+        try:
+            return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return set()
+
+
 JOURNAL_SUFFIXES = ("-journal", "-wal", "-shm")
 
 

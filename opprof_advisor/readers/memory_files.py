@@ -3,10 +3,9 @@ header, a DB by its tables. Cheap, and free of pyarrow: the tables are read (rea
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from opprof_advisor.core.sqlite_files import connect_readonly
+from opprof_advisor.core.sqlite_files import table_names
 from opprof_advisor.readers.columns import plain_header
 from opprof_advisor.readers.layouts import LIGHT_FOLDERS, _header
 
@@ -41,14 +40,7 @@ def _folders(path: Path) -> list[Path]:
 
 def db_has_memory(path: Path) -> bool:
     """True for a DB export with at least one memory table."""
-    try:
-        conn = connect_readonly(path, immutable=True)
-        try:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return False
+    tables = table_names(path)
     return bool(tables & DB_TABLES) and "STRING_IDS" in tables
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import ast
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.sqlite_files import connect_readonly, table_names
 from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.layouts import header_names
 
@@ -82,6 +84,8 @@ def read_serving(path: str | Path) -> ServingData:
     """The serving tables at ``path``; MalformedProfile naming the file and line for a broken one."""
     path = Path(path)
     files = serving_files(path)
+    if not files and (spans := span_sources(path)) is not None:
+        return data_from_spans(read_spans(*spans), str(spans[0]))
     if not files:
         raise MalformedProfile("no ms_service_profiler table (request.csv, batch.csv, forward.csv) found", path=path,
                                hint="run msserviceprofiler parse --input-path <raw> (or analyze) and give its output")
@@ -143,3 +147,163 @@ def res_list(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 def is_exec(row: dict[str, Any]) -> bool:
     return str(row.get("name") or "").strip().lower() in EXEC_NAMES
+
+
+# ------------------------------------------------------------------------------------------------
+# Spans: the raw DB (before `msserviceprofiler parse`) and the 2024 prototype's tx_data_df.csv
+# ------------------------------------------------------------------------------------------------
+
+#: The prototype's span table (FORMATS-SERVING.md §6), by header.
+PROTOTYPE = frozenset({"start_time", "end_time", "name", "rid_list", "batch_size"})
+#: Spans that end a request (its last response) and that bring it in.
+_REQUEST_ENDS = frozenset({"httpres", "decodeend", "sendresponse", "outputsync"})
+
+
+@dataclass
+class Span:
+    name: str
+    start_us: float
+    end_us: float
+    attrs: dict[str, Any]
+    pid: str = ""
+
+
+def span_sources(path: Path) -> tuple[Path, str] | None:
+    """A raw serving DB (a ``slice`` table) or a prototype tx_data_df.csv at ``path``, else None."""
+    candidates = [path] if path.is_file() else [f for sub in FOLDERS for f in sorted(
+        ((path / sub) if sub else path).glob("*")) if f.suffix.lower() in (".db", ".csv")] if path.is_dir() else []
+    for file in candidates:
+        if file.suffix.lower() == ".csv" and PROTOTYPE <= header_names(file):
+            return file, "prototype"
+        if file.suffix.lower() == ".db" and _has_slices(file):
+            return file, "raw"
+    return None
+
+
+def _has_slices(path: Path) -> bool:
+    return "slice" in table_names(path)
+
+
+def read_spans(path: Path, kind: str) -> list[Span]:
+    """The spans of a raw DB (ns since epoch, ``args`` JSON) or of the prototype's table (µs)."""
+    if kind == "raw":
+        try:
+            conn = connect_readonly(path, immutable=True)
+            try:
+                rows = conn.execute("SELECT name, timestamp, end_time, duration, args, pid FROM slice").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise MalformedProfile(f"cannot read the slice table: {exc}", path=path,
+                                   hint="give the ms_service_*.db of one process, or its parsed output") from None
+        spans = []
+        for name, start, end, duration, args, pid in rows[:MAX_ROWS]:
+            if not isinstance(start, (int, float)):
+                continue
+            stop = end if isinstance(end, (int, float)) and end else start + (duration or 0)
+            spans.append(Span(str(name or ""), start / 1000.0, stop / 1000.0, _attrs(args), str(pid or "")))
+        return spans
+    spans = []
+    for row in _rows(path):
+        start, end = number(row, "start_time"), number(row, "end_time")
+        if start is None:
+            continue
+        attrs = {key.strip("=+"): value for key, value in row.items() if value is not None}
+        spans.append(Span(str(row.get("name") or ""), start, end if end is not None else start, attrs,
+                          str(row.get("pid") or "")))
+    return spans
+
+
+def _attrs(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str) or not text.startswith("{"):
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return {str(k).strip("=+"): v for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            try:
+                return ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return None
+    return value
+
+
+def _requests_of(span: Span) -> list[dict[str, Any]]:
+    """The requests a batch span carries: ``rid`` as a list of {rid, iter}, or the prototype's rid_list with
+    token_id_list (the iteration of each)."""
+    rid = _literal(span.attrs.get("rid"))
+    if isinstance(rid, list):
+        return [item if isinstance(item, dict) else {"rid": item} for item in rid]
+    rids, iters = _literal(span.attrs.get("rid_list")), _literal(span.attrs.get("token_id_list"))
+    if isinstance(rids, list):
+        iters = iters if isinstance(iters, list) and len(iters) == len(rids) else [None] * len(rids)
+        return [{"rid": r, "iter": i} for r, i in zip(rids, iters)]
+    return []
+
+
+def data_from_spans(spans: list[Span], source: str) -> ServingData:
+    """The tables `msserviceprofiler parse` would write, rebuilt from the spans (same column names)."""
+    data = ServingData(files={"spans": source})
+    arrival: dict[str, float] = {}
+    finish: dict[str, float] = {}
+    tokens: dict[str, dict[str, float]] = {}
+    first: dict[str, float] = {}
+    for span in sorted(spans, key=lambda s: s.start_us):
+        name = span.name.lower()
+        rid = span.attrs.get("rid")
+        if name == "httpreq" and isinstance(rid, (str, int)):
+            arrival.setdefault(str(rid), span.start_us)
+        if isinstance(rid, (str, int)):
+            for key in ("recvTokenSize", "replyTokenSize"):
+                if isinstance(span.attrs.get(key), (int, float)):
+                    tokens.setdefault(str(rid), {})[key] = float(span.attrs[key])
+            if name in _REQUEST_ENDS:
+                finish[str(rid)] = max(finish.get(str(rid), 0.0), span.end_us)
+        if name in EXEC_NAMES:
+            carried = _requests_of(span)
+            if not carried:
+                continue
+            for item in carried:
+                key = str(item.get("rid"))
+                first.setdefault(key, span.end_us)
+                finish[key] = max(finish.get(key, 0.0), span.end_us)
+            data.batch.append({"name": span.name, "res_list": json.dumps(carried, default=str),
+                               "batch_size": float(len(carried)), "batch_type": span.attrs.get("batch_type"),
+                               "during_time(ms)": (span.end_us - span.start_us) / 1000.0,
+                               "start_time(ms)": span.start_us, "end_time(ms)": span.end_us})  # epoch µs, as batch.csv
+        elif name == "forward":
+            data.forward.append({"name": "forward", "during_time(ms)": (span.end_us - span.start_us) / 1000.0,
+                                 "start_time(ms)": span.start_us / 1000.0, "end_time(ms)": span.end_us / 1000.0,
+                                 "pid": span.pid})
+        elif name == "kvcachestatus":
+            usage = span.attrs.get("UsagePercent")
+            total, free = span.attrs.get("TotalBlocks"), span.attrs.get("FreeBlocks")
+            if not isinstance(usage, (int, float)) and isinstance(total, (int, float)) and isinstance(free, (int, float)) \
+                    and total:
+                usage = (total - free) / total
+            if isinstance(usage, (int, float)):
+                data.kvcache.append({"kvcache_usage_rate": float(usage),
+                                     "total_blocks": float(total) if isinstance(total, (int, float)) else None})
+    by_pid: dict[str, list[dict[str, Any]]] = {}
+    for row in data.forward:
+        by_pid.setdefault(row.pop("pid"), []).append(row)
+    for rows in by_pid.values():
+        for this, after in zip(rows, rows[1:]):
+            this["bubble_time(ms)"] = max(0.0, after["start_time(ms)"] - this["end_time(ms)"])
+    for rid, start in arrival.items():
+        end = finish.get(rid)
+        data.request.append({
+            "http_rid": rid, "start_time(ms)": start / 1000.0,
+            "execution_time(ms)": (end - start) / 1000.0 if end else None,
+            "first_token_latency(ms)": (first[rid] - start) / 1000.0 if rid in first else None,
+            "recv_token_size": tokens.get(rid, {}).get("recvTokenSize"),
+            "reply_token_size": tokens.get(rid, {}).get("replyTokenSize")})
+    return data
