@@ -184,3 +184,16 @@ def test_records_without_a_reserved_column_give_the_allocated_peak_and_say_what_
         result = runner.invoke(app, ["memory", str(root), "--format", fmt, "--output", str(tmp_path / "m.html")]
                                if fmt == "html" else ["memory", str(root)])
         assert result.exit_code == 0, result.output
+
+
+def test_a_folder_of_ranks_judges_the_rank_with_the_highest_peak(real_profiles, tmp_path, runner):
+    import shutil
+
+    for name in ("rank0_ascend_pt", "rank1_ascend_pt"):  # the same run copied twice: two ranks of one job
+        shutil.copytree(real_profiles / DB_RUN, tmp_path / name)
+    result = runner.invoke(app, ["memory", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["peak"]["reserved"] == 1600913408 and doc["peak"]["gap"] == 337661952
+    assert {f["id"] for f in doc["findings"]} == {"memory-fragmentation", "memory-outside-allocator"}
+    assert any(note.startswith("memory of rank0, the highest peak of 2 ranks") for note in doc["notes"])

@@ -42,7 +42,7 @@ from opprof_advisor.readers.multirank import check_windows
 #: The checks that judge the job as a whole (they read the ranks, the mean split and the links).
 JOB_CHECKS = tuple(check for check in symptoms.CHECKS if check in (
     symptoms.check_step_split, symptoms.check_communication_wait, symptoms.check_slow_rank,
-    symptoms.check_slow_link))
+    symptoms.check_slow_link, symptoms.check_memory))
 #: How many op types the slow-rank finding and the dispersion table name.
 DISPERSION_TOP = 5
 #: Distinct notes of the ranks kept in the job's notes (the rest are counted).
@@ -87,6 +87,9 @@ def job_raw(path: Path, summaries: list[dict[str, Any]]) -> RawProfile:
     matrix = [row for row in matrix if isinstance(row, list) and len(row) == 5 and _numbers(row[3:], 2)]
     if matrix:
         raw.extra["matrix"] = matrix
+    memory = _job_memory(readable, {s["path"]: row["rank"] for s, row in zip(summaries, table)})
+    if memory:
+        raw.extra["memory"] = memory
     raw.extra["job"] = readable
     raw.extra["labels"] = {s["path"]: row["rank"] for s, row in zip(summaries, table)}
     return raw
@@ -134,6 +137,25 @@ def _mean_totals(tables: list[dict[str, float]]) -> dict[str, float]:
         return {}
     keys = set().union(*tables)
     return {key: sum(t.get(key, 0.0) for t in tables) / len(tables) for key in sorted(keys)}
+
+
+def _job_memory(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, Any] | None:
+    """The memory of the rank with the highest peak (ranks run the same program: the highest one is the one that
+    runs out first), with a note giving every rank's peak and gap."""
+    ranks = [(s, s["memory"]) for s in readable if (s.get("memory") or {}).get("peak")]
+    if not ranks:
+        return None
+    def size(peak: dict[str, Any]) -> float:
+        return peak.get("reserved") or peak.get("allocated") or 0.0
+    summary, memory = max(ranks, key=lambda item: size(item[1]["peak"]))
+    memory = dict(memory)
+    if len(ranks) > 1:
+        listed = ", ".join(f"{labels[s['path']]} {size(m['peak']) / 2**20:.0f} MiB"
+                           + (f" (gap {m['peak']['gap_share']:.0%})" if m["peak"].get("gap_share") is not None else "")
+                           for s, m in ranks[:16])
+        memory["notes"] = list(memory.get("notes") or []) + [
+            f"memory of {labels[summary['path']]}, the highest peak of {len(ranks)} ranks: {listed}"]
+    return memory
 
 
 def _numbers(values: Any, at_least: int) -> bool:

@@ -30,10 +30,11 @@ from opprof_advisor.profile.builder import Kernels
 from opprof_advisor.symptoms import is_link_note, profile_of
 from opprof_advisor.readers import multirank, read_raw
 
-SCHEMA = "opprof-advisor/rank-summary/4"  # 4: transports with packets, symptom bases, no link notes (old caches unread)
+SCHEMA = "opprof-advisor/rank-summary/5"  # 5: memory; 4: transports with packets, symptom bases, no link notes
 #: Symptoms of the whole job, judged again on the reduced job (the mean rank's split, every rank's
 #: computation and links); a rank's own are not carried over.
-JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link"})
+JOB_SYMPTOMS = frozenset({"communication_exposed", "host_bound", "communication_wait", "slow_rank", "slow_link",
+                          "memory_fragmentation", "memory_outside_allocator"})
 OP_COLUMNS = ("op_type", "family", "unit", "bound", "busiest_pipe", "busiest_ratio", "bound_why", "count", "time_us",
               "p50_us", "p95_us", "max_us", "wait_us", "block_dim", "dtypes", "formats")
 
@@ -76,6 +77,7 @@ def _summarize(path: str) -> dict[str, Any]:
                      for s in profile.symptoms if s.id not in JOB_SYMPTOMS],
         "notes": [note for note in profile.notes if not is_link_note(note)],  # links are judged on the job
         "communication": dict(raw.extra.get("communication") or {}),
+        "memory": raw.extra.get("memory"),
         **collectives(raw),
     }
 
