@@ -46,6 +46,7 @@ READ_BY_BOTH = [
     ["search", "-k", "tip", "zebra", "-"], ["search", "--operator=", "x"],
     ["add", "case.md"], ["add", "--replace", "case.md", "--db", "/tmp/x.db", "--lang", "zh"], ["add", "--", "-odd.md"],
     ["remove", "my-case"], ["remove", " my-case ", "-f", "json", "--db=/tmp/x.db"],
+    ["suggest", EXAMPLE], ["suggest", EXAMPLE, "-n", "3", "-f", "json"],
 ]
 
 #: Command lines Typer refuses with a usage message (exit 2).
@@ -72,7 +73,9 @@ def test_every_spelling_of_every_option_reaches_the_command(argv):
     received: list = []
     result = CliRunner().invoke(_recording_app(argv[0], received), argv)
     assert result.exit_code == 0, result.output
-    assert set(received[0]) == {row.name for row in options.COMMANDS[argv[0]].params} - {"lang"}
+    # suggest's PATH and --profile reach the body as one value, "profile"
+    merged = {"path"} if argv[0] == "suggest" else set()
+    assert set(received[0]) == {row.name for row in options.COMMANDS[argv[0]].params} - {"lang"} - merged
 
 
 def test_values_are_the_types_the_bodies_use():
@@ -84,6 +87,17 @@ def test_values_are_the_types_the_bodies_use():
                            "executor": "auto", "scheduler": None, "each": False}
     CliRunner().invoke(_recording_app("search", received), READ_BY_BOTH[14])
     assert received[-1]["query"] == ["flash", "attention", "--literal"]
+
+
+def test_suggest_takes_the_profile_as_path_or_as_profile_once(runner):
+    received: list = []
+    CliRunner().invoke(_recording_app("suggest", received), ["suggest", EXAMPLE])
+    CliRunner().invoke(_recording_app("suggest", received), ["suggest", "--profile", EXAMPLE])
+    assert [r["profile"] for r in received] == [Path(EXAMPLE), Path(EXAMPLE)]
+    both = runner.invoke(app, ["suggest", EXAMPLE, "--profile", EXAMPLE])
+    assert both.exit_code == 2 and "give the profile once" in both.stderr
+    neither = runner.invoke(app, ["suggest", "--top", "3"])
+    assert neither.exit_code == 2 and "which profile? advisor suggest PATH" in neither.stderr
 
 
 @pytest.mark.parametrize("argv", USAGE_ERRORS)

@@ -90,6 +90,8 @@ def typer_command(name: str, body: Callable[[dict[str, Any]], None]) -> Callable
         problem = options.usage_problem(name, values)
         if problem is not None:
             raise typer.BadParameter(problem.message, param_hint=problem.param_hint)
+        if "profile" in values and "path" in values:  # suggest: PATH, or --profile PATH as before
+            values["profile"] = values.pop("path") or values["profile"]
         body(values)
 
     parameters = [inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=typer_default(param),

@@ -87,8 +87,11 @@ PEAKS = Param("peaks", ("--peaks",), Path,
 
 SUGGEST = Command("suggest", "Findings for a profile, ranked by expected gain (a modelled range, Amdahl- and "
                              "roofline-bounded), each with the knowledge-base remedies that apply to this workload.", (
-    Param("profile", ("--profile", "-p"), Path, "Profiler output: a folder, a CSV/DB file or an archive.",
-          required=True),
+    Param("path", (), Path, "Profiler output: a torch_npu *_ascend_pt folder, a PROF_* or OPPROF_* folder, an "
+                            "op_summary / kernel_details CSV, an msprof DB, a folder of ranks, or a .zip / .tar.gz "
+                            "of one.", metavar="PATH", show_default=False),
+    Param("profile", ("--profile", "-p"), Path, "The same as PATH (the older spelling, kept for scripts).",
+          show_default=False),
     Param("top", ("--top", "-n"), int, "At most this many findings (fewer when the rest is under 3 %).", default=5,
           min=1),
     Param("model", ("--model",), str, "Model hint, e.g. yolov8, llama2-7b: weighs in when choosing remedies."),
@@ -171,6 +174,10 @@ class UsageProblem(NamedTuple):
 def usage_problem(name: str, values: dict[str, Any]) -> UsageProblem | None:
     """What is wrong with the combination of ``values`` for command ``name``, before any work is done."""
     fmt, output = values.get("fmt"), values.get("output")
+    if name == "suggest" and (values.get("path") is None) == (values.get("profile") is None):
+        return (UsageProblem("give the profile once: advisor suggest PATH (or --profile PATH)", "--profile")
+                if values.get("path") is not None else
+                UsageProblem("which profile? advisor suggest PATH", "PATH"))
     if name in ("suggest", "profile"):
         if values.get("each") and fmt not in ("table", "json"):
             return UsageProblem("--each prints a table or json for each profile", "--each")
