@@ -197,3 +197,30 @@ def test_a_folder_of_ranks_judges_the_rank_with_the_highest_peak(real_profiles, 
     assert doc["peak"]["reserved"] == 1600913408 and doc["peak"]["gap"] == 337661952
     assert {f["id"] for f in doc["findings"]} == {"memory-fragmentation", "memory-outside-allocator"}
     assert any(note.startswith("memory of rank0, the highest peak of 2 ranks") for note in doc["notes"])
+
+
+def _capacity_profile(chip, used_gib):
+    from opprof_advisor.profile.builder import Kernels
+    from opprof_advisor.readers.base import KernelTable, RawProfile
+    from opprof_advisor.symptoms import profile_of
+
+    gib = 2**30
+    memory = {"peak": {"device": "0", "component": "PTA+GE", "reserved": 20 * gib, "allocated": 19.5 * gib,
+                       "gap": 0.5 * gib, "gap_share": 0.025, "at_us": 0.0},
+              "device_hbm": {"device_peak": used_gib * gib}, "notes": []}
+    raw = RawProfile(path="x", format="memory", kernels=KernelTable(), chip=chip, extra={"memory": memory})
+    return profile_of(Kernels(raw))
+
+
+def test_a_peak_near_the_part_s_memory_is_named_with_its_headroom():
+    # Ascend910B4: 32 GiB (CANN 8.1.RC1 platform config memory_size)
+    near = {s.id: s for s in _capacity_profile("Ascend910B4", 30.0).symptoms}["memory_near_capacity"]
+    assert near.detail == "the device's HBM peaks at 30.0 GiB of 32 GiB (94%): 2.0 GiB of headroom"
+    assert near.base == "device memory" and near.share == pytest.approx(30 / 32)
+    # a family name covers 32 and 64 GiB parts: near only for the small one, so a note, no symptom
+    family = _capacity_profile("Ascend910B", 30.0)
+    assert "memory_near_capacity" not in family.symptom_ids()
+    assert any("near the memory of a 32 GiB Ascend910B part, far from a 64 GiB one" in n for n in family.notes)
+    unknown = _capacity_profile(None, 30.0)
+    assert any(n.startswith("cannot judge headroom against the device's memory: the chip is not in the profile")
+               for n in unknown.notes)

@@ -48,6 +48,14 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
                         "what {module} holds beyond the allocator: at most {saved:.0f} MiB ({held:.0f} MiB in all outside it)",
                         module=top["module"] if top else M_("the process"), saved=saved / MIB,
                         held=held / MIB)}))
+    near = found.get("memory_near_capacity")
+    if near is not None:
+        gains = sum(saving["high_bytes"] for _, saving in out)
+        out.insert(0, (Finding("memory-near-capacity", "memory", M_("Little memory left on the device: {detail}",
+                                                                    detail=near.detail), 0.0, None, [near.id]),
+                       {"high_bytes": gains, "share_of_peak": gains / reserved if reserved else 0.0, "basis": M_(
+                           "running out is the risk; what the findings below give back ({gains:.0f} MiB) and the "
+                           "remedies' savings (recompute, offload) are the room to win", gains=gains / MIB)}))
     return out
 
 

@@ -92,6 +92,9 @@ FRAGMENTATION_SHARE = 0.10
 #: memory_outside_allocator: the process's HBM beyond the allocator's reserved peak above this share of it.
 OUTSIDE_SHARE = 0.10
 MEMORY_MIN_BYTES = 64 * 1024 * 1024
+#: memory_near_capacity: the device's HBM peak at or above this share of the part's memory (this project's
+#: threshold: a tenth left is what one more activation or a fragmentation spike can take).
+NEAR_CAPACITY = 0.90
 #: ub_bank_conflict: vector cycles stalled on UB bank / bank-group conflicts (ResourceConflictRatio,
 #: time-weighted). This project's threshold: one cycle in twenty.
 BANK_CONFLICT_RATIO = 0.05

@@ -46,6 +46,8 @@ SYMPTOMS: dict[str, str] = {
     "serving_kv_exhausted": N_("serving: the KV cache runs out (blocks nearly all used, requests swapped or preempted)"),
     "serving_prefill_stall": N_("serving: prefill in the same iterations stretches the decode step (TPOT tail)"),
     "serving_host_gap": N_("serving: the device waits for the scheduler between forwards"),
+    "memory_near_capacity": N_("the device's memory peaks near the part's capacity: little headroom before running "
+                               "out"),
     "memory_outside_allocator": N_("the process holds device memory outside the framework's allocator "
                                    "(communication buffers, runtime, workspaces)"),
 }

@@ -59,6 +59,7 @@ class SocSpec(Record):
     freq_mhz: float | None = None  # nominal (rated) AI Core clock
     hbm_gbps: float | None = None  # nominal HBM (GM) bandwidth, GB/s
     l2_mb: float | None = None  # L2 cache size, MB (an above-HBM-roof result may come from L2)
+    hbm_gib: float | None = None  # device memory (platform config memory_size), GiB
     sources: dict[str, str] = field(default_factory=dict)  # figure -> source key (see module docstring)
 
 
@@ -67,7 +68,7 @@ _A2_CONFIG = "KB-SOURCES #43 (A2 platform_config: 24 Cube / 48 Vector cores)"
 _GM_BW = "hiascend canncommercial 800 atlas_ascendc_best_practices_10_0035 (GM about 1.6 TB/s, L2 192 MB)"
 _TILELANG = "tile-ai/tilelang-ascend@77f5caf3 msOpProf sample (Run Soc Version=Ascend910_9362, Rated Freq=1650)"
 _CANN = ("leideng/CANN-8.1.RC1@4332a013:Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/data/platform_config/{soc}.ini "
-         "(ai_core_cnt, vector_core_cnt, cube_freq, l2_size)")
+         "(ai_core_cnt, vector_core_cnt, cube_freq, l2_size, memory_size)")
 
 
 def _cann(soc: str) -> str:
@@ -78,19 +79,19 @@ def _cann(soc: str) -> str:
 SOCS: dict[str, SocSpec] = {
     spec.name: spec
     for spec in (
-        SocSpec("Ascend910B1", aic=24, aiv=48, freq_mhz=1850.0, hbm_gbps=1600.0, l2_mb=192.0,
-                sources={"cores": _cann("Ascend910B1"), "freq_mhz": _cann("Ascend910B1"), "hbm_gbps": _GM_BW}),
-        SocSpec("Ascend910B2", aic=24, aiv=48, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0,
-                sources={"cores": _cann("Ascend910B2"), "freq_mhz": _cann("Ascend910B2"), "hbm_gbps": _GM_BW}),
-        SocSpec("Ascend910B3", aic=20, aiv=40, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0,
-                sources={"cores": _CATLASS, "freq_mhz": _CATLASS, "hbm_gbps": _GM_BW}),
-        SocSpec("Ascend910B4", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=96.0,
-                sources={"cores": _cann("Ascend910B4"), "freq_mhz": _cann("Ascend910B4")}),
+        SocSpec("Ascend910B1", aic=24, aiv=48, freq_mhz=1850.0, hbm_gbps=1600.0, l2_mb=192.0, hbm_gib=64.0,
+                sources={"hbm_gib": _cann("Ascend910B1"), "cores": _cann("Ascend910B1"), "freq_mhz": _cann("Ascend910B1"), "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B2", aic=24, aiv=48, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0, hbm_gib=64.0,
+                sources={"hbm_gib": _cann("Ascend910B2"), "cores": _cann("Ascend910B2"), "freq_mhz": _cann("Ascend910B2"), "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B3", aic=20, aiv=40, freq_mhz=1800.0, hbm_gbps=1600.0, l2_mb=192.0, hbm_gib=64.0,
+                sources={"hbm_gib": _cann("Ascend910B3"), "cores": _CATLASS, "freq_mhz": _CATLASS, "hbm_gbps": _GM_BW}),
+        SocSpec("Ascend910B4", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=96.0, hbm_gib=32.0,
+                sources={"hbm_gib": _cann("Ascend910B4"), "cores": _cann("Ascend910B4"), "freq_mhz": _cann("Ascend910B4")}),
         # A3: no HBM figure is sourced for these parts (the 1.6 TB/s page is about Atlas A2)
-        SocSpec("Ascend910_9391", aic=24, aiv=48, freq_mhz=1850.0, l2_mb=192.0,
-                sources={"cores": _cann("Ascend910_9391"), "freq_mhz": _cann("Ascend910_9391")}),
-        SocSpec("Ascend910_9362", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=168.0,
-                sources={"cores": _cann("Ascend910_9362"), "freq_mhz": _cann("Ascend910_9362")}),
+        SocSpec("Ascend910_9391", aic=24, aiv=48, freq_mhz=1850.0, l2_mb=192.0, hbm_gib=64.0,
+                sources={"hbm_gib": _cann("Ascend910_9391"), "cores": _cann("Ascend910_9391"), "freq_mhz": _cann("Ascend910_9391")}),
+        SocSpec("Ascend910_9362", aic=20, aiv=40, freq_mhz=1500.0, l2_mb=168.0, hbm_gib=32.0,
+                sources={"hbm_gib": _cann("Ascend910_9362"), "cores": _cann("Ascend910_9362"), "freq_mhz": _cann("Ascend910_9362")}),
     )
 }
 
@@ -184,3 +185,11 @@ def link_floor(transport: str, standard: float) -> float:
     reasonable = REASONABLE_GBPS.get(transport)
     floor = LINK_USE_THRESHOLD * standard
     return min(floor, reasonable) if reasonable else floor
+
+
+def hbm_capacity(chip: str | None) -> tuple[float, float] | None:
+    """(smallest, largest) device memory in bytes of the part or family ``chip`` names; None when unknown."""
+    name = (chip or "").strip()
+    parts = FAMILIES.get(name) or ((name,) if name in SOCS else ())
+    sizes = [SOCS[p].hbm_gib for p in parts if p in SOCS and SOCS[p].hbm_gib]
+    return (min(sizes) * 2**30, max(sizes) * 2**30) if sizes else None

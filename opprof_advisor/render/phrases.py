@@ -24,7 +24,7 @@ def reference_name(reference: str | None) -> str:
 
 #: A symptom's share with what it is a share of (Symptom.base).
 SHARE_OF = {"step": N_("{share} of the step"), "device time": N_("{share} of device time"),
-            "memory peak": N_("{share} of the memory peak")}
+            "memory peak": N_("{share} of the memory peak"), "device memory": N_("{share} of the device's memory")}
 
 
 def share_of(symptom: dict, units: Units = TEXT) -> str:

@@ -22,7 +22,7 @@ from typing import Iterable
 
 from opprof_advisor.core.thresholds import (
     AICPU_MIN_SHARE, CANN_WAIT_RATIO, COMM_EXPOSED_SHARE, COMM_WAIT_SHARE, COMPILE_SHARE, FLOAT64_DTYPE,
-    FRAGMENTATION_SHARE, FREE_HIGH_SHARE, FREE_SHARE, INPUT_GENERATION, MEMORY_MIN_BYTES, OUTSIDE_SHARE, INT64_DTYPE, LAUNCH_MIN_KERNELS, LAUNCH_SHORT_FRACTION,
+    FRAGMENTATION_SHARE, FREE_HIGH_SHARE, FREE_SHARE, INPUT_GENERATION, MEMORY_MIN_BYTES, NEAR_CAPACITY, OUTSIDE_SHARE, INT64_DTYPE, LAUNCH_MIN_KERNELS, LAUNCH_SHORT_FRACTION,
     MIN_TASK_DURATION_US, NO_PIPE_UNITS, PAUSE_SHARE, SETUP_SHARE, SLOW_LINK_MIN_MB, SLOW_LINK_SHARE,
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
@@ -563,7 +563,32 @@ def check_memory(ctx: Kernels) -> None:
                 "memory outside the framework's allocator{named}", app=outside['app_hbm'] / MIB,
                 held=held / MIB, reserved=reserved / MIB, named=named),
                 share=held / reserved, base="memory peak")
+    _check_capacity(ctx, memory)
     ctx.notes.extend(note for note in memory.get("notes") or [] if note not in ctx.notes)
+
+
+def _check_capacity(ctx: Kernels, memory: dict) -> None:
+    """The device's HBM at its peak against the part's memory (platform config memory_size); a family name gives a
+    range, judged only where both ends agree."""
+    hbm = memory.get("device_hbm") or {}
+    used = hbm.get("device_peak") or hbm.get("app_peak")
+    if not used:
+        return
+    capacity = chips.hbm_capacity(ctx.raw.chip)
+    if capacity is None:
+        ctx.note(N_("headroom against the device's memory"), M_(
+            "the chip is not in the profile (the device's HBM peaks at {used:.1f} GiB)", used=used / 2**30), "cores")
+        return
+    low, high = capacity
+    if used >= NEAR_CAPACITY * high:
+        ctx.add("memory_near_capacity", [], 0.0, M_(
+            "the device's HBM peaks at {used:.1f} GiB of {cap:.0f} GiB ({share:.0%}): {free:.1f} GiB of headroom",
+            used=used / 2**30, cap=high / 2**30, share=used / high, free=(high - used) / 2**30),
+            share=used / high, base="device memory")
+    elif used >= NEAR_CAPACITY * low:
+        ctx.notes.append(M_("the device's HBM peaks at {used:.1f} GiB: near the memory of a {low:.0f} GiB {chip} part, "
+                            "far from a {high:.0f} GiB one (the profile names the family, not the part)",
+                            used=used / 2**30, low=low / 2**30, chip=ctx.raw.chip, high=high / 2**30))
 
 
 #: Every check, in the order its findings are listed. Symptoms that read other symptoms come after them.
