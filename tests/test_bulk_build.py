@@ -80,31 +80,3 @@ def test_an_insert_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
     with pytest.raises(sqlite3.IntegrityError):  # entries.title is NOT NULL
         store.build_index(tmp_path / "bulk.db", kb_dirs=[ROOT / "kb"], rebuild=True)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["bulk.db.lock"]
-
-
-def test_a_worker_that_dies_leaves_its_share_to_the_builder(tmp_path, monkeypatch):
-    from concurrent.futures import Future
-    from concurrent.futures.process import BrokenProcessPool
-
-    class DyingPool:  # every worker "killed": its future fails as a broken pool's does
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def submit(self, *args):
-            future = Future()
-            future.set_exception(BrokenProcessPool("a child process terminated abruptly"))
-            return future
-
-    monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10)
-    monkeypatch.setattr(index_sync, "ProcessPoolExecutor", DyingPool)
-    monkeypatch.setattr(index_sync.os, "cpu_count", lambda: 4)
-    store.build_index(tmp_path / "dying.db", kb_dirs=[ROOT / "kb"], rebuild=True).close()
-    monkeypatch.setattr(index_sync, "POOL_MIN_FILES", 10**9)
-    store.build_index(tmp_path / "serial.db", kb_dirs=[ROOT / "kb"], rebuild=True).close()
-    assert everything(tmp_path / "dying.db") == everything(tmp_path / "serial.db")

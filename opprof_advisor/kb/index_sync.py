@@ -31,9 +31,8 @@ from opprof_advisor import kb
 from opprof_advisor.kb import entry_too_big, manifest, related_problems
 import time
 import pickle
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
+import sys
+import subprocess
 
 _FILE_COLUMNS = ("path", "source", "origin", "sha256", "size", "mtime_ns", "entry_id", "entry", "problems")
 _ROW_COLUMNS = (*_ENTRY_COLUMNS, "zh_grams", "row_hash")
@@ -232,34 +231,43 @@ def _marks(columns: Sequence[str]) -> str:
 
 
 def parse_files(files: Sequence[SourceFile]) -> list[Parsed]:
-    """Parse and validate ``files``; when there are many, a share goes to worker processes (one per other core).
-
-    The workers are spawned, not forked (a fork would inherit the index lock's descriptor); a share whose worker
-    fails (killed, out of memory, a caller's script without a ``__main__`` guard) is parsed here instead."""
+    """Parse and validate ``files``; when there are many, a share goes to worker processes (one per other core)."""
     items = [(f.path, f.size, f.origin) for f in files]
     helpers = min(os.cpu_count() or 1, 4) - 1
     if len(items) < POOL_MIN_FILES or helpers < 1:
         return [parse_one(item) for item in items]
     share = len(items) // (helpers + 1)
     shares = [items[number * share:(number + 1) * share] for number in range(helpers)]
-    found: list[Parsed] = []
-    try:
-        with ProcessPoolExecutor(max_workers=helpers, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(parse_many, mine) for mine in shares]
-            own = [parse_one(item) for item in items[helpers * share:]]
-            for future, mine in zip(futures, shares):
-                try:
-                    found += future.result()
-                except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError):
-                    found += [parse_one(item) for item in mine]
-    except (OSError, RuntimeError):  # no process could be started: all of it here
+    workers = [_start_worker(mine) for mine in shares]
+    own = [parse_one(item) for item in items[helpers * share:]]
+    return [parsed for worker, mine in zip(workers, shares) for parsed in _worker_results(worker, mine)] + own
+
+
+def _start_worker(items: list[tuple]):
+    # A plain child interpreter, not multiprocessing: it needs no `if __name__ == "__main__"` guard in the
+    # caller's script, inherits no file descriptor (the index lock), and exits on a broken pipe when this
+    # process is killed.
+
+    process = subprocess.Popen([sys.executable, "-m", "opprof_advisor.kb.index_sync"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE)
+    process.stdin.write(pickle.dumps(items))
+    process.stdin.close()
+    return process
+
+
+def _worker_results(process, items: list[tuple]) -> list[Parsed]:
+    """The worker's results; its share parsed here when it failed (killed, out of memory ...)."""
+    data = process.stdout.read()
+    if process.wait() != 0 or not data:
         return [parse_one(item) for item in items]
-    return found + own
+    return [Parsed(*item) for item in pickle.loads(data)]
 
 
-def parse_many(items: list[tuple[str, int, str]]) -> list[Parsed]:
-    """A worker's share."""
-    return [parse_one(item) for item in items]
+def _serve_worker() -> None:
+
+    items = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps([tuple(parse_one(item)) for item in items], protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
 
 
 def parse_one(item: tuple[str, int, str]) -> Parsed:
@@ -405,3 +413,10 @@ def _meta_values(sources, file_count: int, folders: list[list], scanned_at: int,
 
 def _write_meta(conn: sqlite3.Connection, values: dict[str, str]) -> None:
     conn.executemany("insert or replace into meta (key, value) values (?, ?)", list(values.items()))
+
+
+if __name__ == "__main__":
+    try:
+        _serve_worker()
+    except BaseException:  # noqa: BLE001 - a killed parent, Ctrl-C: the parent parses the share itself, or stops
+        os._exit(1)
