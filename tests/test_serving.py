@@ -190,17 +190,21 @@ def _spans(clients: int, tokens: int, step_ms: float) -> list[tuple]:
 def test_a_raw_service_db_is_read_from_its_spans(tmp_path):
     import sqlite3
 
-    db = tmp_path / "ms_service_host-1.db"
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE slice (id INTEGER, timestamp INTEGER, duration INTEGER, name TEXT, depth INTEGER, "
-                 "track_id INTEGER, cat TEXT, args TEXT, cname TEXT, end_time INTEGER, flag_id TEXT, pid INTEGER, "
-                 "tid INTEGER)")
-    conn.executemany("INSERT INTO slice (id, timestamp, duration, name, args, end_time, pid) VALUES (?,?,?,?,?,?,1)",
-                     [(i, start, end - start, name, json.dumps(args), end)
-                      for i, (name, start, end, args) in enumerate(_spans(4, 10, 20.0))])
-    conn.commit()
-    conn.close()
-    figures = serving_figures(read_serving(tmp_path))
+    # one DB per process (FORMATS-SERVING.md §1): the requests in the API server's, the batches in the engine's
+    spans = _spans(4, 10, 20.0)
+    folder = tmp_path / "0105-1200" / "Trace_Service"
+    folder.mkdir(parents=True)
+    for pid, wanted in ((1, {"httpReq", "httpRes"}), (2, {"modelExec", "forward", "KVCacheStatus"})):
+        conn = sqlite3.connect(folder / f"ms_service_host-{pid}.db")
+        conn.execute("CREATE TABLE slice (id INTEGER, timestamp INTEGER, duration INTEGER, name TEXT, depth INTEGER, "
+                     "track_id INTEGER, cat TEXT, args TEXT, cname TEXT, end_time INTEGER, flag_id TEXT, pid INTEGER, "
+                     "tid INTEGER)")
+        conn.executemany("INSERT INTO slice (id, timestamp, duration, name, args, end_time, pid) VALUES "
+                         "(?,?,?,?,?,?,?)", [(i, start, end - start, name, json.dumps(args), end, pid)
+                                            for i, (name, start, end, args) in enumerate(spans) if name in wanted])
+        conn.commit()
+        conn.close()
+    figures = serving_figures(read_serving(tmp_path / "0105-1200"))
     # arrivals at 0..3 ms, the first iteration ends at 30 ms: TTFT 30, 29, 28, 27 ms
     assert figures["requests"] == 4 and figures["ttft_ms"]["p50"] == pytest.approx(28.5)
     # one iteration every 21 ms (20 ms forward + 1 ms gap); the batch is the 4 requests, not the tokens
@@ -219,17 +223,20 @@ def test_the_2024_prototype_span_table_is_read(tmp_path):
     def row(**cells):
         return _line([cells.get(c, "") for c in columns])
 
-    for c in range(2):
-        lines.append(row(pid=1, start_time=BASE_US + c * 1000, end_time=BASE_US + c * 1000 + 10, rid=f"r{c}",
+    for c in range(2):  # the real prototype's rids are numbers (0, 1 ...), read from the CSV as 0.0, 1.0
+        lines.append(row(pid=1, start_time=BASE_US + c * 1000, end_time=BASE_US + c * 1000 + 10, rid=c,
                          name="httpReq", **{"=recvTokenSize": 50}))
     t = BASE_US + 5000
     for step in range(3):
-        lines.append(row(pid=1, start_time=t, end_time=t + 10000, name="modelExec", rid_list=str(["r0", "r1"]),
+        lines.append(row(pid=1, start_time=t, end_time=t + 10000, name="modelExec", rid_list=str([0, 1]),
                          token_id_list=str([step, step]), batch_size=2))
         t += 12000
     for c in range(2):
-        lines.append(row(pid=1, start_time=t, end_time=t + 10, rid=f"r{c}", name="httpRes", **{"=replyTokenSize": 3}))
+        lines.append(row(pid=1, start_time=t, end_time=t + 10, rid=c, name="httpRes", **{"=replyTokenSize": 3}))
     (tmp_path / "tx_data_df.csv").write_text("\n".join(lines) + "\n")
     figures = serving_figures(read_serving(tmp_path))
     assert figures["requests"] == 2 and figures["ttft_ms"]["p50"] == pytest.approx(14.5)  # 15 and 14 ms
     assert figures["tpot_ms"]["p50"] == pytest.approx(12.0) and figures["batch"]["mean"] == 2
+    # 6 tokens from the first arrival to the last response (41.01 ms); the decode batches named from the iterations
+    assert figures["throughput_tok_s"] == pytest.approx(6 / 0.04101, rel=1e-5)
+    assert figures["batch"]["decode_mean"] == 2

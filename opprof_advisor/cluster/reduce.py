@@ -147,7 +147,8 @@ def _job_memory(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[
         return None
     def size(peak: dict[str, Any]) -> float:
         return peak.get("reserved") or peak.get("allocated") or 0.0
-    summary, memory = max(ranks, key=lambda item: size(item[1]["peak"]))
+    # ranks that recorded what the allocator reserves first (their gap can be judged), then the highest peak
+    summary, memory = max(ranks, key=lambda item: (item[1]["peak"].get("reserved") is not None, size(item[1]["peak"])))
     memory = dict(memory)
     if len(ranks) > 1:
         listed = ", ".join(f"{labels[s['path']]} {size(m['peak']) / 2**20:.0f} MiB"

@@ -17,7 +17,7 @@ from opprof_advisor.core.errors import ProfileError, UnknownFormat
 from opprof_advisor.readers.collectives import count_collectives_once
 from opprof_advisor.readers.layouts import is_multi_rank
 from opprof_advisor.readers.memory_files import memory_sources
-from opprof_advisor.readers.serving import serving_files
+from opprof_advisor.readers.serving import serving_files, span_sources
 from opprof_advisor.core.sidefile import check_durations
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ def _unknown(path: Path, name_profiles: bool = True, scanned: list[tuple[Path, s
         found = (scanned if scanned is not None else _profiles_below(path)) if name_profiles else []
         if found:
             return _several(path, found)
-        if serving_files(path):
+        if serving_files(path) or span_sources(path):
             return UnknownFormat("an ms_service_profiler (serving) output, not a kernel profile", path=path,
                                  hint=f"analyse it with: advisor serving {path}")
         if memory_sources(path):

@@ -84,8 +84,9 @@ def read_serving(path: str | Path) -> ServingData:
     """The serving tables at ``path``; MalformedProfile naming the file and line for a broken one."""
     path = Path(path)
     files = serving_files(path)
-    if not files and (spans := span_sources(path)) is not None:
-        return data_from_spans(read_spans(*spans), str(spans[0]))
+    if not files and (sources := span_sources(path)):
+        spans = [span for source, kind in sources for span in read_spans(source, kind)]
+        return data_from_spans(spans, ", ".join(str(source) for source, _ in sources))
     if not files:
         raise MalformedProfile("no ms_service_profiler table (request.csv, batch.csv, forward.csv) found", path=path,
                                hint="run msserviceprofiler parse --input-path <raw> (or analyze) and give its output")
@@ -168,20 +169,29 @@ class Span:
     pid: str = ""
 
 
-def span_sources(path: Path) -> tuple[Path, str] | None:
-    """A raw serving DB (a ``slice`` table) or a prototype tx_data_df.csv at ``path``, else None."""
-    candidates = [path] if path.is_file() else [f for sub in FOLDERS for f in sorted(
-        ((path / sub) if sub else path).glob("*")) if f.suffix.lower() in (".db", ".csv")] if path.is_dir() else []
-    for file in candidates:
-        if file.suffix.lower() == ".csv" and PROTOTYPE <= header_names(file):
-            return file, "prototype"
-        if file.suffix.lower() == ".db" and _has_slices(file):
-            return file, "raw"
-    return None
+#: Where the raw per-process DBs sit under a collection folder (FORMATS-SERVING.md §1).
+RAW_FOLDERS = ("", "output", "Trace_Service")
 
 
-def _has_slices(path: Path) -> bool:
-    return "slice" in table_names(path)
+def span_sources(path: Path) -> list[tuple[Path, str]]:
+    """Every raw serving DB (one per process, each with a ``slice`` table) at ``path``, or a prototype
+    tx_data_df.csv; [] when there is none. A parsed profiler.db (its ``request`` / ``batch`` tables) is not raw."""
+    if path.is_file():
+        candidates = [path]
+    elif path.is_dir():
+        candidates = [f for sub in RAW_FOLDERS if ((path / sub) if sub else path).is_dir()
+                      for f in sorted(((path / sub) if sub else path).glob("*")) if f.suffix.lower() in (".db", ".csv")]
+    else:
+        candidates = []
+    raw = [(f, "raw") for f in candidates if f.suffix.lower() == ".db" and _is_raw(f)]
+    if raw:
+        return raw
+    return [(f, "prototype") for f in candidates if f.suffix.lower() == ".csv" and PROTOTYPE <= header_names(f)][:1]
+
+
+def _is_raw(path: Path) -> bool:
+    tables = table_names(path)
+    return "slice" in tables and not {"request", "batch"} & tables
 
 
 def read_spans(path: Path, kind: str) -> list[Span]:
@@ -190,17 +200,19 @@ def read_spans(path: Path, kind: str) -> list[Span]:
         try:
             conn = connect_readonly(path, immutable=True)
             try:
-                rows = conn.execute("SELECT name, timestamp, end_time, duration, args, pid FROM slice").fetchall()
+                rows = conn.execute("SELECT name, timestamp, end_time, duration, args, pid FROM slice LIMIT ?",
+                                    (MAX_ROWS,)).fetchall()
             finally:
                 conn.close()
         except sqlite3.Error as exc:
             raise MalformedProfile(f"cannot read the slice table: {exc}", path=path,
                                    hint="give the ms_service_*.db of one process, or its parsed output") from None
         spans = []
-        for name, start, end, duration, args, pid in rows[:MAX_ROWS]:
+        for name, start, end, duration, args, pid in rows:
             if not isinstance(start, (int, float)):
                 continue
-            stop = end if isinstance(end, (int, float)) and end else start + (duration or 0)
+            length = duration if isinstance(duration, (int, float)) else 0
+            stop = end if isinstance(end, (int, float)) and end else start + length
             spans.append(Span(str(name or ""), start / 1000.0, stop / 1000.0, _attrs(args), str(pid or "")))
         return spans
     spans = []
@@ -208,7 +220,7 @@ def read_spans(path: Path, kind: str) -> list[Span]:
         start, end = number(row, "start_time"), number(row, "end_time")
         if start is None:
             continue
-        attrs = {key.strip("=+"): value for key, value in row.items() if value is not None}
+        attrs = {key.strip("=+").lower(): value for key, value in row.items() if value is not None}
         spans.append(Span(str(row.get("name") or ""), start, end if end is not None else start, attrs,
                           str(row.get("pid") or "")))
     return spans
@@ -221,7 +233,7 @@ def _attrs(text: Any) -> dict[str, Any]:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return {}
-    return {str(k).strip("=+"): v for k, v in value.items()} if isinstance(value, dict) else {}
+    return {str(k).strip("=+").lower(): v for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def _literal(value: Any) -> Any:
@@ -234,6 +246,35 @@ def _literal(value: Any) -> Any:
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 return None
     return value
+
+
+#: MindIE's integer batchType (FORMATS-SERVING.md §5).
+_MINDIE_BATCH = {0: "Prefill", 1: "Decode", 3: "Prefill,Decode"}
+
+
+def _batch_type(span: Span, carried: list[dict[str, Any]]) -> str | None:
+    """vLLM's batch_type, MindIE's batchType, else from the iterations: all 0 prefill, all above decode."""
+    named = span.attrs.get("batch_type")
+    if isinstance(named, str) and named:
+        return named
+    number = span.attrs.get("batchtype")
+    if isinstance(number, (int, float)) and int(number) in _MINDIE_BATCH:
+        return _MINDIE_BATCH[int(number)]
+    steps = [item.get("iter") for item in carried if isinstance(item.get("iter"), (int, float))]
+    if not steps:
+        return None
+    if all(step == 0 for step in steps):
+        return "Prefill"
+    return "Decode" if all(step > 0 for step in steps) else "Prefill,Decode"
+
+
+def _rid(value: Any) -> str | None:
+    """A request id as text: ``0.0`` read from a CSV cell is the rid ``0``; lists and empties are none."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+        return str(value).strip()
+    return None
 
 
 def _requests_of(span: Span) -> list[dict[str, Any]]:
@@ -258,25 +299,28 @@ def data_from_spans(spans: list[Span], source: str) -> ServingData:
     first: dict[str, float] = {}
     for span in sorted(spans, key=lambda s: s.start_us):
         name = span.name.lower()
-        rid = span.attrs.get("rid")
-        if name == "httpreq" and isinstance(rid, (str, int)):
-            arrival.setdefault(str(rid), span.start_us)
-        if isinstance(rid, (str, int)):
-            for key in ("recvTokenSize", "replyTokenSize"):
+        rid = _rid(span.attrs.get("rid"))
+        if name == "httpreq" and rid is not None:
+            arrival.setdefault(rid, span.start_us)
+        if rid is not None:
+            for key in ("recvtokensize", "replytokensize"):
                 if isinstance(span.attrs.get(key), (int, float)):
-                    tokens.setdefault(str(rid), {})[key] = float(span.attrs[key])
+                    tokens.setdefault(rid, {})[key] = float(span.attrs[key])
             if name in _REQUEST_ENDS:
-                finish[str(rid)] = max(finish.get(str(rid), 0.0), span.end_us)
+                finish[rid] = max(finish.get(rid, 0.0), span.end_us)
         if name in EXEC_NAMES:
             carried = _requests_of(span)
             if not carried:
                 continue
             for item in carried:
-                key = str(item.get("rid"))
+                key = _rid(item.get("rid"))
+                if key is None:
+                    continue
                 first.setdefault(key, span.end_us)
                 finish[key] = max(finish.get(key, 0.0), span.end_us)
+            carried = [{**item, "rid": _rid(item.get("rid"))} for item in carried]
             data.batch.append({"name": span.name, "res_list": json.dumps(carried, default=str),
-                               "batch_size": float(len(carried)), "batch_type": span.attrs.get("batch_type"),
+                               "batch_size": float(len(carried)), "batch_type": _batch_type(span, carried),
                                "during_time(ms)": (span.end_us - span.start_us) / 1000.0,
                                "start_time(ms)": span.start_us, "end_time(ms)": span.end_us})  # epoch µs, as batch.csv
         elif name == "forward":
@@ -284,8 +328,8 @@ def data_from_spans(spans: list[Span], source: str) -> ServingData:
                                  "start_time(ms)": span.start_us / 1000.0, "end_time(ms)": span.end_us / 1000.0,
                                  "pid": span.pid})
         elif name == "kvcachestatus":
-            usage = span.attrs.get("UsagePercent")
-            total, free = span.attrs.get("TotalBlocks"), span.attrs.get("FreeBlocks")
+            usage = span.attrs.get("usagepercent")
+            total, free = span.attrs.get("totalblocks"), span.attrs.get("freeblocks")
             if not isinstance(usage, (int, float)) and isinstance(total, (int, float)) and isinstance(free, (int, float)) \
                     and total:
                 usage = (total - free) / total
@@ -304,6 +348,6 @@ def data_from_spans(spans: list[Span], source: str) -> ServingData:
             "http_rid": rid, "start_time(ms)": start / 1000.0,
             "execution_time(ms)": (end - start) / 1000.0 if end else None,
             "first_token_latency(ms)": (first[rid] - start) / 1000.0 if rid in first else None,
-            "recv_token_size": tokens.get(rid, {}).get("recvTokenSize"),
-            "reply_token_size": tokens.get(rid, {}).get("replyTokenSize")})
+            "recv_token_size": tokens.get(rid, {}).get("recvtokensize"),
+            "reply_token_size": tokens.get(rid, {}).get("replytokensize")})
     return data
