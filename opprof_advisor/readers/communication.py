@@ -18,6 +18,7 @@ with a note; otherwise "all of it is waiting" would be reported for collectives 
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
@@ -215,6 +216,30 @@ def read_matrix(path: Path, notes: list[str]) -> list[list]:
 
 def _rounded(transports: dict[str, list[float]]) -> dict[str, list[float]]:
     return {t: [round(v, 6) for v in entry] for t, entry in sorted(transports.items()) if entry[0] or entry[1]}
+
+
+#: analysis.db CommAnalyzerTime column -> the communication.json field it holds (ms).
+_ANALYZER_COLUMNS = {"elapse_time": "Elapse Time(ms)", "transit_time": "Transit Time(ms)", "wait_time": "Wait Time(ms)",
+                     "synchronization_time": "Synchronization Time(ms)", "idle_time": "Idle Time(ms)"}
+
+
+def analysis_communication(con: sqlite3.Connection) -> dict[str, float]:
+    """msprof-analyze's analysis.db CommAnalyzerTime summed like communication.json (one row per communication op,
+    its "Total Op Info" rows left out); {} without it."""
+    try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'CommAnalyzerTime'").fetchone():
+            return {}
+        cols = [row[1] for row in con.execute('PRAGMA table_info("CommAnalyzerTime")') if row[1] in _ANALYZER_COLUMNS]
+        if "elapse_time" not in cols:
+            return {}
+        row = con.execute(f"SELECT COUNT(*), {', '.join(f'SUM({c})' for c in cols)} FROM CommAnalyzerTime "
+                          "WHERE hccl_op_name != 'Total Op Info'").fetchone()
+    except sqlite3.DatabaseError:
+        return {}
+    if not row or not row[0]:
+        return {}
+    totals = {_ANALYZER_COLUMNS[c]: float(v or 0.0) for c, v in zip(cols, row[1:])}
+    return {**{field: 0.0 for field in _ANALYZER_COLUMNS.values()}, **totals, "ops": float(row[0])}
 
 
 def _load(path: Path, notes: list[str]) -> Any:

@@ -32,6 +32,7 @@ from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.core.i18n import N_
 from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.callstacks import db_call_stacks
+from opprof_advisor.readers.communication import analysis_communication
 from opprof_advisor.readers.memory_files import add_memory
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
@@ -515,32 +516,15 @@ def _analysis_steps(db: Path) -> list[StepSplit]:
     return found
 
 
-#: analysis.db CommAnalyzerTime column -> the communication.json field it holds (ms).
-_COMM_COLUMNS = {"elapse_time": "Elapse Time(ms)", "transit_time": "Transit Time(ms)", "wait_time": "Wait Time(ms)",
-                 "synchronization_time": "Synchronization Time(ms)", "idle_time": "Idle Time(ms)"}
-
-
 def _analysis_communication(db: Path) -> dict[str, float]:
-    """analysis.db CommAnalyzerTime summed like communication.json (one row per communication op)."""
+    """analysis.db CommAnalyzerTime summed like communication.json (readers.communication)."""
     con = _analysis_db(db)
     if con is None:
         return {}
     try:
-        if "CommAnalyzerTime" not in _tables(con):
-            return {}
-        cols = [c for c in _columns(con, "CommAnalyzerTime") if c in _COMM_COLUMNS]
-        if "elapse_time" not in cols:
-            return {}
-        row = con.execute(f"SELECT COUNT(*), {', '.join(f'SUM({c})' for c in cols)} FROM CommAnalyzerTime "
-                          "WHERE hccl_op_name != 'Total Op Info'").fetchone()
-    except sqlite3.DatabaseError:
-        return {}
+        return analysis_communication(con)
     finally:
         con.close()
-    if not row or not row[0]:
-        return {}
-    totals = {_COMM_COLUMNS[c]: float(v or 0.0) for c, v in zip(cols, row[1:])}
-    return {**{field: 0.0 for field in _COMM_COLUMNS.values()}, **totals, "ops": float(row[0])}
 
 
 def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str], strings: "_Strings") -> None:
