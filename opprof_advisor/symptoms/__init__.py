@@ -22,7 +22,7 @@ from typing import Iterable
 
 from opprof_advisor.core.thresholds import (
     AICPU_MIN_SHARE, CANN_WAIT_RATIO, COMM_EXPOSED_SHARE, COMM_WAIT_SHARE, COMPILE_SHARE, FLOAT64_DTYPE,
-    FRAGMENTATION_SHARE, FREE_HIGH_SHARE, FREE_SHARE, INPUT_GENERATION, MEMORY_MIN_BYTES, NEAR_CAPACITY, OUTSIDE_SHARE, INT64_DTYPE, LAUNCH_MIN_KERNELS, LAUNCH_SHORT_FRACTION,
+    FREE_HIGH_SHARE, FREE_SHARE, INPUT_GENERATION, INT64_DTYPE, LAUNCH_MIN_KERNELS, LAUNCH_SHORT_FRACTION,
     MIN_TASK_DURATION_US, NO_PIPE_UNITS, PAUSE_SHARE, SETUP_SHARE, SLOW_LINK_MIN_MB, SLOW_LINK_SHARE,
     SLOW_RANK_GAP, SMALL_KERNEL_SHARE, TRANSDATA_SHARE, WARMUP_MIN_STEPS, WARMUP_RATIO,
 )
@@ -35,6 +35,7 @@ from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.symptoms.kernels import (
     check_attention, check_block_dim, check_bound, check_fp32, check_imbalance, check_msopprof_memory, check_norm,
 )
+from opprof_advisor.symptoms.memory import check_memory
 
 # ----------------------------------------------------------------------------------------------
 # Step split: exposed communication, free (idle) time, communication waits
@@ -527,68 +528,6 @@ def check_single_kernel_scope(ctx: Kernels) -> None:
     if ctx.single_kernel:
         ctx.note(N_("AI CPU fallback, communication, the step split, launch gaps, dynamic shapes and dtypes"),
                  N_("msprof op profiles one kernel"), "whole_run")
-
-
-# ----------------------------------------------------------------------------------------------
-# Memory: the gap at the peak, memory held outside the allocator
-# ----------------------------------------------------------------------------------------------
-
-MIB = 1024.0 * 1024.0
-
-
-def check_memory(ctx: Kernels) -> None:
-    """Memory symptoms from the memory summary (readers/memory.py); their shares are of the reserved peak."""
-    memory = ctx.raw.extra.get("memory")
-    if not memory:
-        return
-    peak = memory.get("peak")
-    if peak is None:
-        ctx.notes.extend(note for note in memory.get("notes") or [] if note not in ctx.notes)
-        return
-    gap, reserved = peak.get("gap"), peak.get("reserved") or 0.0
-    if gap is not None and reserved and gap >= MEMORY_MIN_BYTES and gap / reserved >= FRAGMENTATION_SHARE:
-        ctx.add("memory_fragmentation", [], 0.0, M_(
-            "at the {component} peak ({reserved:.0f} MiB reserved) {gap:.0f} MiB = {share:.1%} is reserved by the allocator "
-            "but held by no tensor", component=peak["component"], reserved=reserved / MIB,
-            gap=gap / MIB, share=gap / reserved), share=gap / reserved, base="memory peak")
-    outside = memory.get("outside_allocator")
-    if outside and reserved:
-        held = outside["bytes"]
-        if held >= MEMORY_MIN_BYTES and held / reserved >= OUTSIDE_SHARE:
-            modules = [m for m in memory.get("modules") or [] if m["module"] not in ("APP", "GE")][:3]
-            listed = ", ".join("{} {:.0f} MiB".format(m["module"], m["peak_reserved"] / MIB) for m in modules)
-            named = M_("; largest modules: {modules}", modules=listed) if modules else ""
-            ctx.add("memory_outside_allocator", [], 0.0, M_(
-                "the process holds {app:.0f} MiB of HBM at the peak, {held:.0f} MiB more than the allocator's {reserved:.0f} MiB: "
-                "memory outside the framework's allocator{named}", app=outside['app_hbm'] / MIB,
-                held=held / MIB, reserved=reserved / MIB, named=named),
-                share=held / reserved, base="memory peak")
-    _check_capacity(ctx, memory)
-    ctx.notes.extend(note for note in memory.get("notes") or [] if note not in ctx.notes)
-
-
-def _check_capacity(ctx: Kernels, memory: dict) -> None:
-    """The device's HBM at its peak against the part's memory (platform config memory_size); a family name gives a
-    range, judged only where both ends agree."""
-    hbm = memory.get("device_hbm") or {}
-    used = hbm.get("device_peak") or hbm.get("app_peak")
-    if not used:
-        return
-    capacity = chips.hbm_capacity(ctx.raw.chip)
-    if capacity is None:
-        ctx.note(N_("headroom against the device's memory"), M_(
-            "the chip is not in the profile (the device's HBM peaks at {used:.1f} GiB)", used=used / 2**30), "cores")
-        return
-    low, high = capacity
-    if used >= NEAR_CAPACITY * high:
-        ctx.add("memory_near_capacity", [], 0.0, M_(
-            "the device's HBM peaks at {used:.1f} GiB of {cap:.0f} GiB ({share:.0%}): {free:.1f} GiB of headroom",
-            used=used / 2**30, cap=high / 2**30, share=used / high, free=(high - used) / 2**30),
-            share=used / high, base="device memory")
-    elif used >= NEAR_CAPACITY * low:
-        ctx.notes.append(M_("the device's HBM peaks at {used:.1f} GiB: near the memory of a {low:.0f} GiB {chip} part, "
-                            "far from a {high:.0f} GiB one (the profile names the family, not the part)",
-                            used=used / 2**30, low=low / 2**30, chip=ctx.raw.chip, high=high / 2**30))
 
 
 #: Every check, in the order its findings are listed. Symptoms that read other symptoms come after them.
