@@ -31,6 +31,7 @@ from opprof_advisor import symptoms
 from opprof_advisor.cluster.summary import JOB_SYMPTOMS
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import OpTypeStat, Profile, StepSplit, Symptom
 from opprof_advisor.readers.base import KernelTable, RawProfile
 from opprof_advisor.core.units import TEXT as U
@@ -155,7 +156,8 @@ def _job_memory(readable: list[dict[str, Any]], labels: dict[str, str]) -> dict[
                            + (f" (gap {m['peak']['gap_share']:.0%})" if m["peak"].get("gap_share") is not None else "")
                            for s, m in ranks[:16])
         memory["notes"] = list(memory.get("notes") or []) + [
-            f"memory of {labels[summary['path']]}, the highest peak of {len(ranks)} ranks: {listed}"]
+            M_("memory of {rank}, the highest peak of {n} ranks: {listed}", rank=labels[summary["path"]], n=len(ranks),
+               listed=listed)]
     return memory
 
 

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from opprof_advisor.core.errors import MalformedProfile
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.sqlite_files import connect_readonly
 from opprof_advisor.readers.layouts import _header
 from opprof_advisor.readers.columns import plain_header
@@ -232,9 +233,9 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     if records is not None and records.num_rows:
         facts["components"] = _components(records)
         if not pc.any(pc.is_valid(records["reserved"])).as_py():
-            facts["notes"].append("cannot judge fragmentation: the memory records have no Total Reserved column (collect "
-                                  "with the torch_npu profiler's profile_memory=True, which records what the allocator "
-                                  "reserves)")
+            facts["notes"].append(M_("cannot judge fragmentation: the memory records have no Total Reserved column "
+                                     "(collect with the torch_npu profiler's profile_memory=True, which records what "
+                                     "the allocator reserves)"))
         main = _main(facts["components"])
         if main is not None:
             facts["peak"] = main
@@ -244,18 +245,20 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
             if others:
                 listed = ", ".join(f"device {c['device']} {c['peak_reserved'] / MIB:.0f} MiB (gap "
                                    f"{(c['gap_share'] or 0.0):.0%})" for c in others[:7])
-                facts["notes"].append(f"{len(others) + 1} devices: the figures are device {main['device']}'s, the "
-                                      f"largest; the others' {main['component']} peaks: {listed}")
+                facts["notes"].append(M_("{n} devices: the figures are device {device}'s, the largest; the others' "
+                                         "{component} peaks: {listed}", n=len(others) + 1, device=main["device"],
+                                         component=main["component"], listed=listed))
     else:
-        facts["notes"].append("cannot judge the allocator's peak and its gap: no memory record table (collect with "
-                              "profile_memory=True)")
+        facts["notes"].append(M_("cannot judge the allocator's peak and its gap: no memory record table (collect "
+                                 "with profile_memory=True)"))
     peak = facts["peak"]
     if data.tensors is not None and data.tensors.num_rows and peak is not None:
         facts["holders"], facts["holders_total"] = _holders(data.tensors, peak)
         if peak["allocated"] and facts["holders_total"] < 0.9 * peak["allocated"]:
-            facts["notes"].append(f"the tensors listed at the peak hold {facts['holders_total'] / MIB:.0f} MiB of the "
-                                  f"{peak['allocated'] / MIB:.0f} MiB allocated: the rest was allocated before the "
-                                  "profiled window (start the profiler earlier to see it)")
+            facts["notes"].append(M_("the tensors listed at the peak hold {held:.0f} MiB of the {allocated:.0f} MiB "
+                                     "allocated: the rest was allocated before the profiled window (start the "
+                                     "profiler earlier to see it)", held=facts["holders_total"] / MIB,
+                                     allocated=peak["allocated"] / MIB))
     npu = _on_device(data.npu, peak)
     if npu is not None and npu.num_rows:
         hbm = {}
