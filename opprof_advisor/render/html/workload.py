@@ -8,6 +8,7 @@ from typing import Any
 from opprof_advisor.core.i18n import _, localize
 from opprof_advisor.core.units import HTML as U
 from opprof_advisor.render.html.charts import Line, render_lines
+from opprof_advisor.render.text.memory import first_step
 from opprof_advisor.render.html.page import (
     check_schema, esc, file_name, headings, render_notes_section, render_page, render_table, section,
 )
@@ -27,7 +28,7 @@ def _findings(findings: list[dict[str, Any]], saving) -> str:
     for number, item in enumerate(findings, start=1):
         remedies = ", ".join(r["id"] for r in item.get("remedies") or [])
         first = item.get("first_step")
-        step = _("first step: {step}").format(step=localize(first)) if first else ""
+        step = _("first step: {step}").format(step=first_step(item)) if first else ""
         listed = _("remedies: {ids}").format(ids=remedies) if remedies else ""
         cards.append(f'<article class="card"><h3>{number}. {esc(localize(item["title"]))}</h3>'
                      f'<p>{esc(saving(item))}</p>' + (f"<p>{esc(step)}</p>" if step else "")

@@ -6,9 +6,17 @@ from typing import Any
 
 from opprof_advisor.core.i18n import _, localize
 from opprof_advisor.core.units import TEXT as U
+from opprof_advisor.render.phrases import entry_text
 from opprof_advisor.render.text.styled import Text
 
 MIB = 1024.0 * 1024.0
+
+
+def first_step(finding: dict[str, Any]) -> str:
+    """A memory or serving finding's first step in the language in use: its lead remedy's (Chinese when the entry
+    has it), else the finding's own."""
+    remedies = finding.get("remedies") or []
+    return entry_text(remedies[0], "first_step") if remedies else localize(finding.get("first_step") or "")
 
 
 def _mib(value: Any) -> str:
@@ -47,7 +55,7 @@ def memory_table(doc: dict[str, Any], **_options: Any) -> list:
         out.append(Text(f"{number}. {localize(f['title'])}"))
         out.append(Text("   " + _("gives back at most {mib} MiB ({share} of the peak): {basis}").format(
             mib=f"{saving['high_mib']:,.0f}", share=U.share(saving["share_of_peak"]), basis=localize(saving["basis"]))))
-        out.append(Text("   " + _("first step: {step}").format(step=localize(f["first_step"]))))
+        out.append(Text("   " + _("first step: {step}").format(step=first_step(f))))
         if f.get("remedies"):
             out.append(Text("   " + _("remedies: {ids}").format(ids=", ".join(r["id"] for r in f["remedies"]))))
     if not peak and not findings:
@@ -93,7 +101,7 @@ def serving_table(doc: dict[str, Any], **_options: Any) -> list:
         out.append(Text(f"{number}. {localize(item['title'])}"))
         out.append(Text("   " + localize(item["gain"]["basis"])))
         if item.get("first_step"):
-            out.append(Text("   " + _("first step: {step}").format(step=localize(item["first_step"]))))
+            out.append(Text("   " + _("first step: {step}").format(step=first_step(item))))
         if item.get("remedies"):
             out.append(Text("   " + _("remedies: {ids}").format(ids=", ".join(r["id"] for r in item["remedies"]))))
     out += [Text(_("note: {note}").format(note=localize(note))) for note in doc.get("notes") or []]
