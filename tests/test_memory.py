@@ -224,3 +224,11 @@ def test_a_peak_near_the_part_s_memory_is_named_with_its_headroom():
     unknown = _capacity_profile(None, 30.0)
     assert any(n.startswith("cannot judge headroom against the device's memory: the chip is not in the profile")
                for n in unknown.notes)
+
+
+def test_the_profile_report_shows_the_memory_curves(real_profiles, runner, tmp_path):
+    out = tmp_path / "profile.html"
+    result = runner.invoke(app, ["profile", str(real_profiles / DB_RUN), "--format", "html", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "Memory over time" in page and page.count('<circle class="peak"') == 1

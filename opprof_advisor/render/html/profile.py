@@ -10,6 +10,7 @@ from opprof_advisor.render.html.page import (
     unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
+from opprof_advisor.render.html.workload import memory_curves
 from opprof_advisor.render.phrases import share_of
 from opprof_advisor.core.units import HTML as U
 from opprof_advisor.core.units import as_float
@@ -152,6 +153,8 @@ def render_profile(doc: dict) -> str:
     ]
     if isinstance(doc.get("kernel"), dict) and doc["kernel"]:
         blocks.append(section("kernel", _("Kernel detail"), kernel_facts(doc["kernel"])))
+    if isinstance(doc.get("memory"), dict) and doc["memory"].get("curve"):
+        blocks.append(section("memory", _("Memory over time"), memory_curves(doc["memory"])))
     blocks.append(render_notes_section(list(doc.get("notes") or [])))
     title = _("Operator profile of {name}").format(name=file_name(source.get("path")))
     return render_page(title, "opprof-advisor · profile", subtitle_of(source), blocks)
