@@ -77,20 +77,23 @@ def _tpot(data: ServingData) -> list[float]:
     return gaps
 
 
+def _lifetimes(requests: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """(arrivals, finishes) of the requests with an arrival time, each sorted (ms)."""
+    spans = [(start, start + (number(r, "execution_time(ms)") or 0.0))
+             for r in requests if (start := number(r, "start_time(ms)")) is not None]
+    return sorted(s for s, _ in spans), sorted(e for _, e in spans)
+
+
 def _alive(requests: list[dict[str, Any]]) -> list[int]:
     """Requests alive (arrived, not yet finished) at each arrival, by a sweep over sorted starts and ends."""
-    starts = sorted(s for s in (number(r, "start_time(ms)") for r in requests) if s is not None)
-    ends = sorted((number(r, "start_time(ms)") or 0.0) + (number(r, "execution_time(ms)") or 0.0)
-                  for r in requests if number(r, "start_time(ms)") is not None)
+    starts, ends = _lifetimes(requests)
     return [bisect_right(starts, t) - bisect_right(ends, t) for t in starts]
 
 
 def _busy_bubbles(forwards: list[dict[str, Any]], requests: list[dict[str, Any]]) -> list[float]:
     """The gaps after each forward (``bubble_time``) while requests were in flight: a gap with nothing to run is the
     clients' pause, not the scheduler's (with no request table every gap counts)."""
-    starts = sorted(s for s in (number(r, "start_time(ms)") for r in requests) if s is not None)
-    ends = sorted((number(r, "start_time(ms)") or 0.0) + (number(r, "execution_time(ms)") or 0.0)
-                  for r in requests if number(r, "start_time(ms)") is not None)
+    starts, ends = _lifetimes(requests)
     found = []
     for row in forwards:
         gap, end = number(row, "bubble_time(ms)"), number(row, "end_time(ms)")
@@ -124,9 +127,7 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
         usage = [u / 100.0 for u in usage]
     blocks = [number(r, "total_blocks") for r in data.kvcache + data.batch if number(r, "total_blocks")]
     alive = _alive(requests)
-    starts = [number(r, "start_time(ms)") for r in requests if number(r, "start_time(ms)") is not None]
-    ends = [s + (number(r, "execution_time(ms)") or 0.0) for r, s in zip(
-        (r for r in requests if number(r, "start_time(ms)") is not None), starts)]
+    starts, ends = _lifetimes(requests)
     tokens = sum(number(r, "reply_token_size") or 0.0 for r in requests)
     window_s = (max(ends) - min(starts)) / 1000.0 if starts and ends and max(ends) > min(starts) else None
     throughput = tokens / window_s if window_s and tokens else data.service.get("generate_token_speed (token/s)")

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.sidefile import read_json
+from opprof_advisor.readers.columns import parse_float
 
 #: "Communication Time Info" fields summed (ms).
 TIME_FIELDS = ("Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
@@ -119,19 +120,12 @@ def add_links(totals: dict[str, list[float]], op: dict) -> None:
         for packet, counted in _dicts_or_lists(link.get("Size Distribution")):
             count = number(counted[0]) if isinstance(counted, list) and counted else 0.0
             entry[2] += count
-            if large is not None and number(_float(packet)) > large:
+            if large is not None and number(parse_float(packet)) > large:
                 entry[3] += count
 
 
 def _dicts_or_lists(value: Any) -> list[tuple[str, Any]]:
     return [(str(k), v) for k, v in value.items()] if isinstance(value, dict) else []
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return 0.0
 
 
 def sum_times(infos: list[dict[str, float]], notes: list[str], path: Path) -> dict[str, float]:

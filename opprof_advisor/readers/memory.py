@@ -45,7 +45,7 @@ import pyarrow.csv as pacsv
 
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.i18n import M_
-from opprof_advisor.core.sqlite_files import connect_readonly
+from opprof_advisor.core.sqlite_files import connect_readonly, table_names
 from opprof_advisor.readers.layouts import _header
 from opprof_advisor.readers.columns import plain_header
 
@@ -180,14 +180,14 @@ _GE_RECORDS = ("SELECT CAST(deviceId AS TEXT), 'GE', timestampNs / 1000.0, total
 
 def _read_db(path: Path, data: MemoryData) -> bool:
     """Fill ``data`` from the DB's memory tables; False when it has none."""
+    tables = table_names(path)
+    if "STRING_IDS" not in tables:
+        return False
     try:
         conn = connect_readonly(path, immutable=True)
     except sqlite3.Error:
         return False
     try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "STRING_IDS" not in tables:
-            return False
         found = False
         for kind, (table, sql, names) in _DB_QUERIES.items():
             if kind == "records" and table not in tables and "NPU_OP_MEM" in tables:

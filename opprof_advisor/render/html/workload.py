@@ -8,7 +8,7 @@ from typing import Any
 from opprof_advisor.core.i18n import _, localize
 from opprof_advisor.core.units import HTML as U
 from opprof_advisor.render.html.charts import Line, render_lines
-from opprof_advisor.render.text.memory import first_step
+from opprof_advisor.render.text.workload import first_step
 from opprof_advisor.render.html.page import (
     check_schema, esc, file_name, headings, render_notes_section, render_page, render_table, section,
 )

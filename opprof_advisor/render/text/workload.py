@@ -1,4 +1,4 @@
-"""The terminal view of a ``memory/1`` document: the peak, the components, the holders, the findings."""
+"""The terminal views of the ``memory/1`` and ``serving/1`` documents: figures, then findings with what each gives back."""
 
 from __future__ import annotations
 
