@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# The suite pins what it reads from the environment before the package is imported (the consoles fix
+# their width at import), so it passes in any terminal, locale and CI runner: COLUMNS=40 or 137, a tmux
+# TERM, FORCE_COLOR or NO_COLOR exported, a Chinese locale.
+for _name in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "LINES", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
+              "ADVISOR_LANG", "ADVISOR_DEBUG", "ADVISOR_DB"):
+    os.environ.pop(_name, None)
+os.environ.update(COLUMNS="200", TERM="dumb", LANG="C.UTF-8")
 
 import pytest
 from typer.testing import CliRunner

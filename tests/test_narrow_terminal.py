@@ -1,5 +1,7 @@
 """Every command's table output fits an 80-column terminal without cutting a word or a number.
 
+(A terminal: on a pipe nothing is wrapped at all, tests/test_plain_render.py.)
+
 A cut shows as a piece of a word that the same output at 200 columns never prints (``NonMaxSuppress``
 of ``NonMaxSuppressionV3``, ``1.1`` of ``1.15 ms``): each table cell's words at 80 columns must be
 words of the 200-column output. Columns a narrow terminal leaves out are named on one note line;
@@ -13,6 +15,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from opprof_advisor.cli import output
 from opprof_advisor.cli.app import app
 from opprof_advisor.render.text.fit import Column, fitted_table, min_width, pieces, wrap_lines
 
@@ -39,9 +42,16 @@ BORDERS = re.compile(r"[│┃║|]")
 
 
 def run(args: list[str], columns: int) -> str:
-    result = CliRunner(env={"COLUMNS": str(columns), "TERM": "dumb"}).invoke(app, args)
+    """What ``advisor ARGS`` prints on a terminal ``columns`` wide (without colours: TERM=dumb)."""
+    saved = output.console.columns, output.console._lines, output.console._console
+    # a console made for this size (Rich takes a dumb terminal for 80 x 25 unless both are given)
+    output.console.columns, output.console._lines, output.console._console = columns, "50", None
+    try:
+        result = CliRunner(env={"COLUMNS": str(columns), "TERM": "dumb", "TTY_COMPATIBLE": "1"}).invoke(app, args)
+    finally:
+        output.console.columns, output.console._lines, output.console._console = saved
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def words(text: str) -> set[str]:

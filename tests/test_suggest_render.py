@@ -11,7 +11,11 @@ from html_docs import yolo_suggest_doc
 from opprof_advisor.core.i18n import set_lang
 from opprof_advisor.render.markdown import suggest_markdown
 from opprof_advisor.render.phrases import gain_line
-from opprof_advisor.render.plain import cell_len, plain_lines
+import io
+
+from opprof_advisor.render.console import safe_console
+from opprof_advisor.render.plain import cell_len
+from opprof_advisor.render.text.styled import rich_item
 from opprof_advisor.render.sheets import render_csv, suggest_tables
 from opprof_advisor.render.text.suggest import suggest_table
 
@@ -24,12 +28,12 @@ def english():
 
 
 def table_text(doc: dict, width: int, **options) -> str:
-    lines = []
+    """The terminal table as Rich prints it ``width`` columns wide."""
+    stream = io.StringIO()
+    console = safe_console(highlight=False, soft_wrap=False, file=stream, width=width)
     for item in suggest_table(doc, width=width, **options):
-        rendered = plain_lines(item, width)
-        assert rendered is not None, item
-        lines += rendered
-    return "\n".join(lines)
+        console.print(rich_item(item))
+    return stream.getvalue().rstrip("\n")
 
 
 def cells(text: str, column: int) -> list[str]:

@@ -1,8 +1,8 @@
 """What the CLI prints through: the two consoles, JSON on stdout, rendered documents, the delayed progress bar.
 
 No Typer here. Rich is imported when a console first prints through Rich, not with this module; the
-renderers' tables and lines go to a pipe or a file as the plain lines Rich would print
-(render/plain.py), so a piped `advisor suggest` or `search` never imports Rich at all.
+renderers' tables and lines go to a pipe or a file whole and without box drawing (render/plain.py:
+one block per finding), so a piped `advisor suggest` or `search` never imports Rich's console.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from opprof_advisor.render.console import safe_console
-from opprof_advisor.render.plain import columns_at_start, console_width, plain_lines, prints_plain
+from opprof_advisor.render.plain import columns_at_start, pipe_lines, prints_plain
 from opprof_advisor.render.text.styled import rich_item
 from opprof_advisor.core.terminal import dumps_json, printable
 from opprof_advisor.cluster.executors import ExecutorChoice
@@ -47,13 +47,24 @@ class LazyConsole:
 
     @property
     def width(self) -> int:
+        """The terminal's width; on a pipe or a file, PIPE_WIDTH (nothing is wrapped, cut or left out there)."""
         if self._console is None and not self._options.get("stderr") and prints_plain(sys.stdout):
-            return console_width(self.columns)
+            return PIPE_WIDTH
         return self.rich().width
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        """Rich's print; on a pipe or a file a line is never wrapped (Rich's soft wrap)."""
+        if not self._options.get("stderr") and prints_plain(sys.stdout):
+            options.setdefault("soft_wrap", True)
+        self.rich().print(*objects, **options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.rich(), name)
 
+
+#: The width renderers are given for a pipe or a file: wider than any line, so tables keep every column and
+#: no cell is wrapped (render/plain.py lays them out without a box).
+PIPE_WIDTH = 1_000_000
 
 # Both consoles drop the control characters of whatever text they print (profile, KB and file-name
 # text is not trusted).
@@ -133,16 +144,16 @@ def show(document: dict[str, Any], fmt: str, **options: Any) -> None:
 def print_items(items: list[Any], *, to_stderr: bool = False) -> None:
     """Print what a table renderer returned: a ``str`` as the line it is, the rest as Rich prints it.
 
-    On a pipe or a file a styled Text or Table is written as the plain lines Rich would print there
-    (``render.plain``); on a terminal, and for anything ``plain_lines`` does not render, through Rich.
+    On a pipe or a file a styled Text or Table is written whole, without box drawing (``render.plain``);
+    on a terminal, and for anything ``pipe_lines`` does not lay out, through Rich.
     """
     target = err_console if to_stderr else console
-    width = None if to_stderr or not prints_plain(sys.stdout) else console.width
+    piped = not to_stderr and prints_plain(sys.stdout)
     for item in items:
         if isinstance(item, str):
             echo(item, err=to_stderr)
             continue
-        lines = None if width is None else plain_lines(item, width)
+        lines = pipe_lines(item) if piped else None
         if lines is None:
             target.print(rich_item(item))
         else:
