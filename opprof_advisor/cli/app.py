@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Annotated, Optional
@@ -12,8 +13,9 @@ from typer.core import TyperGroup
 from opprof_advisor import __version__
 from opprof_advisor.cli._common import LangOption
 from opprof_advisor.cli.help_types import use_plain_types
+from opprof_advisor.cli.output import err_console
 from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
-from opprof_advisor.core.terminal import detach_closed_stdout
+from opprof_advisor.core.terminal import detach_closed_stdout, one_line
 import warnings
 import importlib
 
@@ -24,8 +26,18 @@ def _print_error(exc: BaseException) -> None:
     sys.stderr.write("".join(line + "\n" for line in error_lines(exc)))
 
 
+#: `advisor --help` lists the commands in this order (any other after them).
+HELP_ORDER = ("suggest", "profile", "memory", "serving", "roofline", "compare", "collect", "scan", "search", "show",
+              "add", "remove", "kb", "outcomes", "report", "eval", "mcp")
+
+
 class AdvisorGroup(TyperGroup):
     """Turns core errors into one line on stderr and exit code 1 (a traceback only with --debug)."""
+
+    def list_commands(self, ctx):  # noqa: D401 - click API
+        """The commands in the order a newcomer needs them: advice on a profile first."""
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: HELP_ORDER.index(name) if name in HELP_ORDER else len(HELP_ORDER))
 
     def invoke(self, ctx):  # noqa: D401 - click API
         try:
@@ -44,10 +56,41 @@ class AdvisorGroup(TyperGroup):
             detach_closed_stdout()
             raise typer.Exit(0) from None
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+            if exc.__class__.__name__ == "BadParameter":
+                exc.message = bad_value_words(exc)
+                raise
             if _state["debug"] or exc.__class__.__module__.startswith(("click", "typer")):
                 raise
             _print_error(exc)
             raise typer.Exit(1) from None
+
+
+#: What a value given to an option should have been, by the validation error Typer's coercion raises.
+_BAD_VALUE_WORDS = {
+    "int_parsing": "{input!r} is not a whole number",
+    "int_from_float": "{input!r} is not a whole number",
+    "float_parsing": "{input!r} is not a number",
+    "finite_number": "{input!r} is not a finite number",
+    "greater_than_equal": "{input} is too small: it must be at least {ge}",
+    "greater_than": "{input} is too small: it must be above {gt}",
+    "less_than_equal": "{input} is too large: it must be at most {le}",
+    "less_than": "{input} is too large: it must be below {lt}",
+}
+
+
+def bad_value_words(exc: BaseException) -> str:
+    """A bad option value in our words: ``'abc' is not a whole number``, not the validation library's."""
+    message = str(getattr(exc, "message", exc))
+    errors = getattr(exc.__cause__, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            words = _BAD_VALUE_WORDS.get(first["type"])
+            if words is not None:
+                return words.format(input=first.get("input"), **(first.get("ctx") or {}))
+        except (IndexError, KeyError, TypeError, ValueError):
+            pass
+    return message.removeprefix("Value error, ")
 
 
 use_plain_types()
@@ -82,6 +125,27 @@ def _main(
     _state["debug"] = debug or bool(os.environ.get("ADVISOR_DEBUG"))
 
     warnings.formatwarning = format_warning  # an AdvisorWarning prints as one "warning: ..." line
+    _show_slow_steps()
+
+
+def _show_slow_steps() -> None:
+    """The package's INFO log lines (the first KB index build) as one line each on stderr, when it is a terminal."""
+    logger = logging.getLogger("opprof_advisor")
+    if not any(isinstance(handler, _TerminalNotice) for handler in logger.handlers):
+        logger.addHandler(_TerminalNotice())
+        logger.setLevel(logging.INFO)
+
+
+class _TerminalNotice(logging.Handler):
+    """Writes ``advisor: message`` to the stderr of the moment, and only when that is a terminal (no noise in logs)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if err_console.is_terminal:
+                sys.stderr.write(f"advisor: {one_line(record.getMessage())}\n")
+                sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # a closed or broken stderr: the notice is not worth an error
 
 
 #: One line per command module; each adds its commands with ``register(app)``.

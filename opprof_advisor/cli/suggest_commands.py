@@ -45,8 +45,9 @@ def eval_command(
     db: DbOption = None,
     lang: LangOption = None,
 ) -> None:
-    """Score the advice: hit@1, hit@3 and MRR on the labelled synthetic scenarios, and on the real profiles the
-    checks of an expert's reading (first right, gains, inapplicable remedies, repeats, contradictions)."""
+    """Score the advice: hit@1, hit@3 and MRR on labelled scenarios, an expert's checks on real profiles.
+
+    On the real profiles: first right, gains, inapplicable remedies, repeats, contradictions."""
 
     folder = bench_dir or paths.bench_dir()
     advisor = _open(db, outcomes=False)  # the bench scores the KB as shipped, not as calibrated here

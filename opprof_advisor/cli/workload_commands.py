@@ -37,8 +37,10 @@ def memory_command(
     fmt: FormatOption = TableJsonHtml.table, db: DbOption = None, output: OutputOption = None,
     force: ForceOption = False, lang: LangOption = None,
 ) -> None:
-    """Show the memory peak per allocator component (PTA, GE, PTA+GE), the gap at the peak, the tensors that hold
-    it, memory held outside the allocator, and what each remedy can give back (MiB, share of the peak).
+    """Show the memory peak per component, the gap at the peak, the tensors holding it and what each remedy gives back.
+
+    Per allocator component (PTA, GE, PTA+GE): peak reserved and allocated, the tensors held at the peak, memory
+    held outside the allocator, and each finding's saving in MiB and as a share of the peak.
 
     Example: advisor memory ./rank0_ascend_pt
     """
@@ -55,8 +57,10 @@ def serving_command(
     fmt: FormatOption = TableJsonHtml.table, db: DbOption = None, output: OutputOption = None,
     force: ForceOption = False, lang: LangOption = None,
 ) -> None:
-    """Show TTFT and TPOT (p50 / p90 / p99), throughput, the batch per iteration against the requests in flight,
-    KV-cache use and preemptions, the host gap between forwards, and the findings with what each can win.
+    """Show TTFT and TPOT (p50 / p90 / p99), throughput, batch sizes, KV-cache use and the serving findings.
+
+    The batch per iteration against the requests in flight, KV-cache use and preemptions, the host gap between
+    forwards, and the findings with what each can win.
 
     Example: advisor serving ./output
     """

@@ -7,16 +7,21 @@ keyed on their path and content hash and only changed files are parsed again.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.core.i18n import _
 from opprof_advisor.core.sqlite_files import file_lock
 from opprof_advisor.kb.index_build import _write_in_place, build, write_index
 from opprof_advisor.kb.manifest import FRESH, SAME_CONTENT, _freshness, _open_snapshot, _warn, folders_unchanged, kb_sources, scan_files
 from opprof_advisor.kb.rows import Index
+
+#: Says on stderr (cli/app.py shows it on a terminal) that the index is being built, the one slow open.
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -35,6 +40,7 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
     sources = kb_sources(kb_dirs)
     scanned_at = time.time_ns()
     snapshot = _open_snapshot(db)
+    first = snapshot is None
     if snapshot is not None and folders_unchanged(snapshot[1], sources):
         return Index(db, *snapshot)
     folders: list[list] = []
@@ -51,6 +57,10 @@ def open_index(db_path: Path | str | None = None, *, kb_dirs: Sequence[Path | st
             return Index(db, *snapshot)
         else:
             snapshot[0].close()
+    if first:
+        log.info(_("building the knowledge-base index at %s (once: a few seconds)"), db)
+    else:
+        log.info(_("the knowledge base changed: updating its index at %s"), db)
     try:
         return build_index(db, kb_dirs=kb_dirs)
     except StoreNotWritable as exc:
