@@ -163,7 +163,7 @@ def test_small_kernels_are_summed_and_always_noted():
     profile = build_profile(_raw(kernels))
     small = next(s for s in profile.symptoms if s.id == "small_kernels")
     assert small.op_types == ["Mul"] and small.time_us == 150.0
-    assert any(n.startswith("30 kernel launch(es) shorter than 20 µs (1 op types, 20.0% of compute time) are not "
+    assert any(n.startswith("30 kernel launch(es) shorter than 20 µs (1 op types, 20.0% of device time) are not "
                             "judged one by one") for n in profile.notes)
 
 

@@ -110,6 +110,7 @@ class Symptom(Record):
     time_us: float = 0.0  # time of what the symptom concerns
     ceiling_us: float | None = None  # the most fixing it can save, where the profile bounds it
     base: str = "device time"  # what ``share`` is a share of: "device time" or "step" (the step's wall time)
+    rank: str | None = None  # the rank a job-level symptom names (slow_rank: the rank the others wait for)
 
 
 @dataclass

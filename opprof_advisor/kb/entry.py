@@ -412,13 +412,18 @@ def suggest_close(word: str, choices: Iterable[str]) -> str:
 
 #: The section of each kind that says what to do: its first item is shown as the suggestion's first step.
 ACTION_SECTIONS: dict[str, str] = {"recipe": "Steps", "pattern": "What to do", "tip": "How", "case": "Fix"}
-MAX_STEP_CHARS = 300
+MAX_STEP_CHARS = 400  # the longest shipped first step is 394 characters: none is shortened
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:\d+[.)]|[-*+])\s+(.*)$")
 
 
 def first_step(entry: Entry) -> str:
     """The first item (or paragraph) of the entry's action section, as one line; "" when it has none."""
-    lines = _section_lines(entry.body, ACTION_SECTIONS.get(entry.kind, ""))
+    return first_step_of(entry.body, entry.kind)
+
+
+def first_step_of(body: str, kind: str) -> str:
+    """``first_step`` of a body of ``kind`` (for a file not loaded yet: `advisor kb check`)."""
+    lines = _section_lines(body, ACTION_SECTIONS.get(kind, ""))
     text: list[str] = []
     code: list[str] = []  # the first code line, for a section that opens with a code block
     in_code = False
@@ -442,10 +447,19 @@ def first_step(entry: Entry) -> str:
             text.append(item.group(1) if item else line.strip())
     if text and text[-1].endswith(":"):  # "Apply the settings:" — the step is what follows
         text += _first_code_line(lines[end:])
-    step = " ".join(" ".join(text or code).split())
-    if len(step) > MAX_STEP_CHARS:
-        step = step[:MAX_STEP_CHARS].rsplit(" ", 1)[0] + " …"
-    return step
+    return _whole_sentences(" ".join(" ".join(text or code).split()))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
+
+
+def _whole_sentences(step: str) -> str:
+    """``step``, or its first sentences up to MAX_STEP_CHARS (at least one): a step is never cut mid-sentence."""
+    if len(step) <= MAX_STEP_CHARS:
+        return step
+    ends = [m.start() for m in _SENTENCE_END.finditer(step)]
+    fitting = [end for end in ends if end <= MAX_STEP_CHARS]
+    return step[:fitting[-1]] if fitting else step[:ends[0]] if ends else step
 
 
 def _first_code_line(lines: list[str]) -> list[str]:

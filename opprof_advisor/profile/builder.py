@@ -134,15 +134,16 @@ class Kernels:
         return self.raw.format in TIMELINE_FORMATS
 
     def share(self, time_us: float) -> float:
-        return time_us / self.device_time if self.device_time else 0.0
+        """Share of device time: at most 1 (an op type's time is rounded to the ns, the total is not)."""
+        return min(1.0, time_us / self.device_time) if self.device_time else 0.0
 
     def step_share(self, time_us: float) -> float:
         """Share of the step's wall time (of device time when there is no step split)."""
         stage = self.step_total.stage_us if self.step_total else 0.0
-        return time_us / stage if stage else self.share(time_us)
+        return min(1.0, time_us / stage) if stage else self.share(time_us)
 
     def compute_share(self, time_us: float) -> float:
-        return time_us / self.compute_time if self.compute_time else 0.0
+        return min(1.0, time_us / self.compute_time) if self.compute_time else 0.0
 
     def symptom(self, symptom_id: str) -> Symptom | None:
         return next((s for s in self.symptoms if s.id == symptom_id), None)
@@ -169,7 +170,8 @@ class Kernels:
         return M_("collect with {switch}", switch=switch)
 
     def add(self, symptom_id: str, op_types: Iterable[str], time_us: float, detail: str,
-            share: float | None = None, ceiling_us: float | None = None, base: str | None = None) -> None:
+            share: float | None = None, ceiling_us: float | None = None, base: str | None = None,
+            rank: str | None = None) -> None:
         ops = list(dict.fromkeys(op_types))
         value = self.share(time_us) if share is None else share
         ceiling = None if ceiling_us is None else round(ceiling_us, 3)
@@ -177,7 +179,7 @@ class Kernels:
         if base is None:
             base = "step" if share is not None and self.step_total and self.step_total.stage_us else "device time"
         self.symptoms.append(Symptom(id=symptom_id, op_types=ops, share=round(value, 6), detail=detail,
-                                     time_us=round(time_us, 3), ceiling_us=ceiling, base=base))
+                                     time_us=round(time_us, 3), ceiling_us=ceiling, base=base, rank=rank))
 
 
 def profile_facts(ctx: Kernels) -> Profile:
@@ -488,7 +490,8 @@ def profile_to_json(profile: Profile) -> dict[str, Any]:
             for r in profile.op_types
         ],
         "symptoms": [{"id": s.id, "op_types": s.op_types, "share": s.share, "detail": s.detail,
-                      "time_us": s.time_us, "ceiling_us": s.ceiling_us, "base": s.base}
+                      "time_us": s.time_us, "ceiling_us": s.ceiling_us, "base": s.base,
+                      **({"rank": s.rank} if s.rank else {})}  # slow_rank: the rank the others wait for
                      for s in profile.symptoms],
         "notes": list(profile.notes),
         "device": dict(profile.device),

@@ -150,7 +150,7 @@ def check_slow_rank(ctx: Kernels) -> None:
             M_("the slowest rank by computation, {who}, computes {gap} = {share:.1%} of the step longer than "
                "{fastest} ({fastest_time}); the other ranks wait for it in collectives", who=who, gap=U.time(gap),
                share=share, fastest=fastest.rank, fastest_time=U.time(fastest.computing_us)),
-            share=share, ceiling_us=gap)
+            share=share, ceiling_us=gap, rank=slowest.rank)
 
 
 #: How the slow-rank finding of a rank late for its idle time begins (the advice tells the two kinds apart by it).
@@ -178,7 +178,7 @@ def _idle_rank(ctx: Kernels, ranks: list, base: float, computing_gap: float) -> 
         "{compute}; host work or data loading on that rank, not its kernels{spread}", rank=late.rank, gap=U.time(gap),
         share=gap / base, early=early.rank, idle=U.time(idle), late_free=U.time(late.free_us),
         early_free=U.time(early.free_us), compute=U.time(abs(late.computing_us - early.computing_us)), spread=spread),
-        share=gap / base, ceiling_us=gap)
+        share=gap / base, ceiling_us=gap, rank=late.rank)
     return True
 
 
@@ -338,9 +338,9 @@ def check_aicpu(ctx: Kernels) -> None:
         return
     ops = [op for op, _ in time_by_op.most_common()]
     ctx.add("aicpu_fallback", ops, total,
-            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time, longest "
+            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of device time, longest "
                "{longest})", count=count, ops=", ".join(ops[:5]), total=U.time(total),
-               share=ctx.compute_share(total), longest=U.time(longest)), ceiling_us=total)
+               share=ctx.share(total), longest=U.time(longest)), ceiling_us=total)
     _nms_on_ai_cpu(ctx, {op: time_by_op[op] for op in ops})
 
 
@@ -350,8 +350,8 @@ def _nms_on_ai_cpu(ctx: Kernels, time_by_op: dict[str, float]) -> None:
     if nms:
         nms_time = sum(time_by_op[op] for op in nms)
         ctx.add("nms_cpu", nms, nms_time, M_("non-maximum suppression ({ops}) runs on the AI CPU: {time} "
-                                             "({share:.1%} of compute time)", ops=", ".join(nms), time=U.time(nms_time),
-                                             share=ctx.compute_share(nms_time)), ceiling_us=nms_time)
+                                             "({share:.1%} of device time)", ops=", ".join(nms), time=U.time(nms_time),
+                                             share=ctx.share(nms_time)), ceiling_us=nms_time)
 
 
 def _aicpu_from_rows(ctx: Kernels) -> None:
@@ -363,9 +363,9 @@ def _aicpu_from_rows(ctx: Kernels) -> None:
         return
     ops = [r.op_type for r in sorted(rows, key=lambda r: -r.time_us)]
     ctx.add("aicpu_fallback", ops, total,
-            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of compute time)",
+            M_("{count} AI CPU kernel(s) of {ops} take {total} ({share:.1%} of device time)",
                count=sum(r.count for r in rows), ops=", ".join(ops[:5]), total=U.time(total),
-               share=ctx.compute_share(total)), ceiling_us=total)
+               share=ctx.share(total)), ceiling_us=total)
     _nms_on_ai_cpu(ctx, {r.op_type: r.time_us for r in sorted(rows, key=lambda r: -r.time_us)})
 
 
@@ -388,8 +388,8 @@ def check_double(ctx: Kernels) -> None:
     if time_by_op and (longest >= MIN_TASK_DURATION_US or ctx.compute_share(total) >= AICPU_MIN_SHARE):
         ops = [op for op, _ in time_by_op.most_common()]
         ctx.add("double_dtype", ops, total, M_("float64, or int64 on the AI CPU, in {ops}: {total} "
-                                               "({share:.1%} of compute time)", ops=", ".join(ops[:5]), total=U.time(total),
-                                               share=ctx.compute_share(total)))
+                                               "({share:.1%} of device time)", ops=", ".join(ops[:5]), total=U.time(total),
+                                               share=ctx.share(total)))
 
 
 def check_transdata(ctx: Kernels) -> None:
@@ -398,8 +398,8 @@ def check_transdata(ctx: Kernels) -> None:
     if hits and ctx.compute_share(total) >= TRANSDATA_SHARE:
         count = sum(r.count for r in hits)
         ctx.add("transdata_overhead", [r.op_type for r in hits], total,
-                M_("{count} TransData kernel(s) take {total} = {share:.1%} of compute time", count=count,
-                   total=U.time(total), share=ctx.compute_share(total)),
+                M_("{count} TransData kernel(s) take {total} = {share:.1%} of device time", count=count,
+                   total=U.time(total), share=ctx.share(total)),
                 ceiling_us=total)
 
 
@@ -485,16 +485,16 @@ def check_small_kernels(ctx: Kernels) -> None:
         return
     total = sum(time_by_op.values())
     share = ctx.compute_share(total)
-    ctx.notes.append(M_("{count} kernel launch(es) shorter than {limit} ({ops} op types, {share:.1%} of compute "
+    ctx.notes.append(M_("{count} kernel launch(es) shorter than {limit} ({ops} op types, {share:.1%} of device "
                         "time) are not judged one by one for bound class or block dim: their pipe counters are too "
                         "short to mean much (msprof-analyze's 20 µs rule)", count=count, limit=U.time_tick(MIN_TASK_DURATION_US),
-                        ops=len(time_by_op), share=share))
+                        ops=len(time_by_op), share=ctx.share(total)))
     if share >= SMALL_KERNEL_SHARE:
         ops = [op for op, _ in time_by_op.most_common()]
         ctx.add("small_kernels", ops, total,
-                M_("{count} kernels shorter than {limit} take {total} = {share:.1%} of compute time "
+                M_("{count} kernels shorter than {limit} take {total} = {share:.1%} of device time "
                    "({ops} …): latency-bound work best fused or captured as a graph", count=count,
-                   limit=U.time_tick(MIN_TASK_DURATION_US), total=U.time(total), share=share, ops=", ".join(ops[:4])))
+                   limit=U.time_tick(MIN_TASK_DURATION_US), total=U.time(total), share=ctx.share(total), ops=", ".join(ops[:4])))
 
 
 def check_setup(ctx: Kernels) -> None:

@@ -91,13 +91,13 @@ def check_block_dim(ctx: Kernels) -> None:
             continue
         time_us = sum(bucket[op][0] for op in hot)
         ceiling = sum(bucket[op][1] for op in hot)
-        template = (N_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip at least "
+        template = (N_("{examples}: kernels that {what} take {time} ({share:.1%} of device time; chip at least "
                        "{aic} AIC / {aiv} AIV); using every core would save at least {ceiling}") if lower else
-                    N_("{examples}: kernels that {what} take {time} ({share:.1%} of compute time; chip {aic} AIC / "
+                    N_("{examples}: kernels that {what} take {time} ({share:.1%} of device time; chip {aic} AIC / "
                        "{aiv} AIV); using every core would save at most {ceiling}"))
         ctx.add(symptom_id, hot, time_us,
                 Message(template, examples=join_messages([examples[op] for op in hot[:3]], "; "), what=what,
-                        time=U.time(time_us), share=ctx.compute_share(time_us), aic=aic, aiv=aiv,
+                        time=U.time(time_us), share=ctx.share(time_us), aic=aic, aiv=aiv,
                         ceiling=U.time(ceiling)), ceiling_us=ceiling)
 
 
@@ -122,7 +122,7 @@ def check_bound(ctx: Kernels) -> None:
             by_class[row.bound].append(row)
     for bound, hits in by_class.items():
         total = sum(r.time_us for r in hits)
-        names = join_messages([M_("{op} {share:.0%} ({pipe})", op=r.op_type, share=ctx.compute_share(r.time_us),
+        names = join_messages([M_("{op} {share:.0%} ({pipe})", op=r.op_type, share=ctx.share(r.time_us),
                                   pipe=_pipe_text(r)) for r in hits[:4]])
         what = N_("no pipe reaches the bound threshold") if bound == "none" else M_("{bound} pipe is the busiest",
                                                                                        bound=bound)
@@ -212,7 +212,7 @@ def check_attention(ctx: Kernels) -> None:
         ctx.add("unfused_attention", sorted(set(op_of.values())), total,
                 M_("{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total} ({share:.1%} of compute "
                    "time) instead of one fused attention kernel", count=count, total=U.time(total),
-                   share=ctx.compute_share(total)))
+                   share=ctx.share(total)))
 
 
 #: Unfused normalisation / activation chains: ordered op-type steps (normalised names without a
@@ -255,8 +255,8 @@ def check_norm(ctx: Kernels) -> None:
     duration = frame.floats("duration_us")
     total = sum(float(duration[i]) for i in kernels)
     ctx.add("unfused_norm", sorted({frame.value_at(ctx.ops, i) for i in kernels}), total,
-            M_("{patterns} built from separate small kernels: {total} ({share:.1%} of compute time)",
-               patterns=", ".join(found), total=U.time(total), share=ctx.compute_share(total)))
+            M_("{patterns} built from separate small kernels: {total} ({share:.1%} of device time)",
+               patterns=", ".join(found), total=U.time(total), share=ctx.share(total)))
 
 
 def _compute_names(ctx: Kernels, compute: list[int]):
@@ -288,7 +288,7 @@ def check_fp32(ctx: Kernels) -> None:
         total = sum(hot.values())
         order = sorted(hot, key=hot.get, reverse=True)
         ctx.add("fp32_compute", order, total, M_("float32 inputs on the cube unit in {ops}: {total} ({share:.1%} of "
-                                                 "compute time)", ops=", ".join(order[:4]), total=U.time(total),
-                                                 share=ctx.compute_share(total)))
+                                                 "device time)", ops=", ".join(order[:4]), total=U.time(total),
+                                                 share=ctx.share(total)))
 
 
