@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kb_helpers import body_for, without_near_duplicate_warnings, write_entry, write_text
+from kb_helpers import GUIDE_FIELDS, body_for, without_near_duplicate_warnings, write_entry, write_text
 
 from opprof_advisor.cli.app import app
 from opprof_advisor.core.vocabulary import KINDS
@@ -24,7 +24,8 @@ def invoke(runner, *args):
 
 def add_case(tmp_path, name="my-yolox-port", title="YOLOX port stalls in post-processing"):
     source = write_entry(tmp_path / "drafts", name, kind="case", title=title, operators=["NMS"],
-                         symptoms=["nms_cpu"], related=["nms-on-npu"], body=body_for("case"))
+                         symptoms=["nms_cpu"], related=["nms-on-npu"], body=body_for("case"), op_mix=["Conv2D", "NMS"],
+                         **GUIDE_FIELDS)
     return source
 
 
@@ -203,8 +204,8 @@ def test_eight_concurrent_adds_all_end_up_indexed(tmp_path, advisor_home):
 
 
 def test_kb_check_lists_problems_and_exits_1(runner, tmp_path):
-    write_entry(tmp_path, "good")
-    bad = write_entry(tmp_path, "bad", symptoms=["nms_cpu", "slowness"], related=["good", "missing"])
+    write_entry(tmp_path, "good", **GUIDE_FIELDS)
+    bad = write_entry(tmp_path, "bad", symptoms=["nms_cpu", "slowness"], related=["good", "missing"], **GUIDE_FIELDS)
     result = invoke(runner, "kb", "check", tmp_path)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
@@ -213,7 +214,7 @@ def test_kb_check_lists_problems_and_exits_1(runner, tmp_path):
 
 
 def test_kb_check_dangling_related_and_json(runner, tmp_path):
-    path = write_entry(tmp_path, "alone", related=["nowhere-at-all"])
+    path = write_entry(tmp_path, "alone", related=["nowhere-at-all"], **GUIDE_FIELDS)
     result = invoke(runner, "kb", "check", tmp_path, "--format", "json")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
@@ -224,7 +225,7 @@ def test_kb_check_dangling_related_and_json(runner, tmp_path):
 
 
 def test_kb_check_related_may_point_into_the_installed_kb(runner, tmp_path):
-    write_entry(tmp_path, "mine", related=["nms-on-npu"])
+    write_entry(tmp_path, "mine", related=["nms-on-npu"], **GUIDE_FIELDS)
     result = invoke(runner, "kb", "check", tmp_path)
     assert result.exit_code == 0
     assert result.stderr.strip() == "1 file(s) checked: no problems"
@@ -289,7 +290,8 @@ def test_every_command_has_help(runner, command):
 
 
 def test_kb_check_default_allows_user_overrides_of_builtin_ids(runner, advisor_home):
-    write_entry(advisor_home / "kb", "nms-on-npu", title="My own NMS notes", related=["flash-attention"])
+    write_entry(advisor_home / "kb", "nms-on-npu", title="My own NMS notes", related=["flash-attention"],
+                **GUIDE_FIELDS)
     result = invoke(runner, "kb", "check")
     assert "duplicate id" not in result.stdout
     assert result.stderr.strip().startswith(f"{len(SHIPPED_FILES) + 1} file(s) checked")

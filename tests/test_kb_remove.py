@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb_helpers import without_near_duplicate_warnings, write_entry
+from kb_helpers import without_near_duplicate_warnings, write_entry, GUIDE_FIELDS
 from opprof_advisor.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,8 @@ def invoke(runner, *args):
 
 
 def add_case(tmp_path: Path, name: str = "my-yolox-port", title: str = "YOLOX port stalls in post-processing") -> Path:
-    return write_entry(tmp_path, name, kind="case", title=title, summary="The NMS of a YOLOX port ran on the AI CPU.")
+    return write_entry(tmp_path, name, kind="case", title=title, summary="The NMS of a YOLOX port ran on the AI CPU.",
+                       symptoms=["nms_cpu"], op_mix=["Conv2D", "NMS"], **GUIDE_FIELDS)
 
 
 def test_remove_takes_an_added_entry_out_of_the_folder_and_the_index(runner, tmp_path, advisor_home):
@@ -142,6 +143,15 @@ def test_adding_a_near_copy_warns_naming_the_closest_entry_but_adds_it(runner, t
 def test_adding_a_distinct_entry_raises_no_warning(runner, tmp_path):
     result = invoke(runner, "add", add_case(tmp_path))
     assert result.exit_code == 0 and "warning" not in result.stderr
+
+
+def test_adding_a_case_without_what_the_guide_asks_says_what_to_write_and_adds_it(runner, tmp_path):
+    source = write_entry(tmp_path, "bare-case", kind="case", title="A bare case", summary="Only the required keys.")
+    result = invoke(runner, "add", source)
+    assert result.exit_code == 0 and result.stdout.startswith("added bare-case (case)")
+    warnings = [line.split(": warning: ", 1)[1].split(" — ")[0] for line in result.stderr.splitlines()]
+    assert warnings == ["no `requires:`", "no `zh:`", "no `op_mix:`", "no `symptoms:`"]
+    assert "can never show as similar" in result.stderr
 
 
 def test_replacing_an_entry_is_not_its_own_duplicate(runner, tmp_path):

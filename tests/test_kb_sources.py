@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kb_helpers import write_entry
+from kb_helpers import GUIDE_FIELDS, write_entry
 
 from opprof_advisor import kb
 
@@ -70,7 +70,7 @@ def test_moving_branch_links_are_recognised(link, unpinned):
 def test_kb_check_warns_on_unpinned_links_but_passes(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("ADVISOR_HOME", str(tmp_path / "home"))
     link = "https://gitcode.com/Ascend/msprof/blob/master/docs/zh/best_practices/x.md"
-    path = write_entry(tmp_path / "kb", "x", sources=[link])
+    path = write_entry(tmp_path / "kb", "x", sources=[link], **GUIDE_FIELDS)
     result = runner.invoke(app, ["kb", "check", str(path)])
     assert result.exit_code == 0, result.output
     assert f"{path}:6: warning: source {link!r} follows a moving branch" in result.stderr

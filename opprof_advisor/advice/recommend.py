@@ -50,7 +50,7 @@ from opprof_advisor.advice.similar_cases import (  # noqa: F401  (re-exported: t
     MIN_SIMILARITY, SimilarCase, case_mix_weights, closest_case_note, cosine, jaccard, rank_cases, resembling,
     similar_cases,
 )
-from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.core.vocabulary import DESCRIPTIVE_SYMPTOMS
 from opprof_advisor.advice.matcher import ready_matcher
 from opprof_advisor.profile.builder import profile_to_json
 
@@ -63,9 +63,6 @@ SUGGEST_SCHEMA = "opprof-advisor/suggest/1"
 RELEVANCE_SPAN = 0.4
 GENERAL = 0.85
 HARDWARE_MISMATCH = 0.8
-#: Descriptive symptoms: the bound classes say which pipe limits the hot kernels, ``dynamic_shape``
-#: how the run executes (binary kernels report OP State "dynamic" in healthy runs, KB-SOURCES #30).
-DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
 #: Symptoms that concern only the AI CPU launches of their op types (where the profile has any).
 AI_CPU_SYMPTOMS = frozenset({"aicpu_fallback", "nms_cpu", "double_dtype"})
 #: Symptoms about how a class of time is exposed, not about single operators: an entry they back

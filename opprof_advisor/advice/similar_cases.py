@@ -27,10 +27,8 @@ from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.operators import COMMUNICATION_FAMILIES
 from opprof_advisor.core.records import Record
-from opprof_advisor.core.vocabulary import BOUND_SYMPTOM
+from opprof_advisor.core.vocabulary import DESCRIPTIVE_SYMPTOMS as DESCRIPTIVE
 
-#: Symptoms that describe how kernels run rather than a waste (excluded from the overlap).
-DESCRIPTIVE = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
 MAX_SIMILAR_CASES = 3
 #: Below this similarity a case is not said to resemble the profile (a note names the closest).
 MIN_SIMILARITY = 0.3

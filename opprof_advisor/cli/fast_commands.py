@@ -30,6 +30,8 @@ from opprof_advisor.kb.near_duplicates import closest_in_index
 from opprof_advisor.render.text.kb import near_duplicate_line
 from opprof_advisor.kb.remove import remove_entry
 from opprof_advisor.render.text.kb import removed_line
+from opprof_advisor.render.text.kb import problem_line
+from opprof_advisor.kb.checks import check_warnings
 from opprof_advisor.profile.export import export_profile
 
 
@@ -202,6 +204,9 @@ def run_add(values: dict[str, Any]) -> None:
     index.close()
     if close is not None:  # a warning, not a refusal: two entries may rightly share their words
         err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
+    for warning in check_warnings([entry.path]):  # what the KB guide asks and the entry lacks: added anyway
+        err_console.print(one_line(problem_line({"path": warning.path, "line": warning.line, "message": warning.message})),
+                          markup=False)
 
 
 def run_remove(values: dict[str, Any]) -> None:

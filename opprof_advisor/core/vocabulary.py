@@ -157,6 +157,11 @@ BOUND_SYMPTOM: dict[str, str] = {
     "none": "no_bound",
 }
 
+#: Descriptive symptoms: they say how kernels run, not what went wrong. The bound classes say which pipe limits
+#: the hot kernels, ``dynamic_shape`` how the run executes (binary kernels report OP State "dynamic" in healthy
+#: runs, KB-SOURCES #30). Ranking weighs them below problems; similar-case matching leaves them out.
+DESCRIPTIVE_SYMPTOMS = frozenset(BOUND_SYMPTOM.values()) | {"dynamic_shape"}
+
 
 _DTYPE_ALIASES = {"FLOAT32": "FLOAT", "FP32": "FLOAT", "FP16": "FLOAT16", "HALF": "FLOAT16", "BFLOAT16": "BF16",
                   "FLOAT64": "DOUBLE", "FP64": "DOUBLE", "HIFLOAT32": "HF32"}

@@ -1,9 +1,10 @@
 """The rules a KB file must follow (kb/README.md): keys, vocabulary, ids, sections, sources a user can open, sourced figures.
 
 ``validate_parsed`` returns every problem of one parsed file (``kb.parse_file``), each at its
-``path:line``; ``check_warnings`` the softer ones (a source that follows a moving branch);
-``check_installed`` applies the rules to the built-in and user KB folders the way
-`advisor kb check` does.
+``path:line``; ``check_warnings`` the softer ones (a source that follows a moving branch, and
+``guide_warnings``: what the KB guide asks of an entry that it lacks, with what to write, and a case
+outside the shipped KB that similar-case matching cannot use); ``check_installed`` applies the rules
+to the built-in and user KB folders the way `advisor kb check` does.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import Problem
-from opprof_advisor.kb.entry import KEYS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, parse_file, suggest_close
+from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.kb.entry import (
+    ACTION_SECTIONS, KEYS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, first_step_of, parse_file,
+    suggest_close,
+)
 from opprof_advisor.core.vocabulary import (
-    APPLIES_KEYS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS, UNITS, WORKLOADS, canonical_dtype,
+    APPLIES_KEYS, DESCRIPTIVE_SYMPTOMS, DTYPES, EVIDENCE_GRADES, GAIN_SCOPES, KINDS, PRODUCERS, REQUIRE_KEYS, SYMPTOMS,
+    UNITS, WORKLOADS, canonical_dtype,
 )
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.core.paths import builtin_kb_dir
@@ -253,16 +259,108 @@ def heading_anchor(heading: str) -> str:
 
 
 def check_warnings(paths: Iterable[Path | str]) -> list[Problem]:
-    """Warnings that do not fail `kb check`: sources that follow a moving branch instead of a commit."""
+    """Warnings that do not fail `kb check`: sources that follow a moving branch instead of a commit, and what the
+    KB guide asks of an entry that it lacks (``guide_warnings``); each file's by line."""
     warnings = []
+    shipped_root = builtin_kb_dir().resolve()
     for path in find_kb_files(paths):
         parsed = parse_file(Path(path))
+        found = []
         for index, source in _string_items(parsed, "sources"):
             if unpinned_source(source):
                 message = (f"warning: source {source!r} follows a moving branch: pin it to a commit "
                            "(owner/repo@<commit>:<path> or a /blob/<commit>/ link)")
-                warnings.append(_problem(parsed, ("sources", index), message))
+                found.append(_problem(parsed, ("sources", index), message))
+        found += guide_warnings(parsed, shipped=Path(path).resolve().is_relative_to(shipped_root))
+        warnings += sorted(found, key=lambda problem: problem.line or 0)
     return warnings
+
+
+# ---------------------------------------------------------------------------------------------
+# What the KB guide asks beyond the rules (warnings: the entry works without it, with less use)
+# ---------------------------------------------------------------------------------------------
+
+#: What each key of ``zh:`` holds, for the line that asks for a missing one.
+_ZH_WHAT = {"title": N_("the title in one line"), "summary": N_("the summary"), "first_step": N_("the first step")}
+_REQUIRES_EXAMPLE = "`requires: [{symptom: nms_cpu}]`"
+_ZH_EXAMPLE = "`zh: {title: …, summary: …, first_step: …}`"
+_OP_MIX_EXAMPLE = "`op_mix: [Conv2D, NMS, Activation]`"
+_SYMPTOMS_EXAMPLE = "`symptoms: [nms_cpu, aicpu_fallback]`"
+
+
+def guide_warnings(parsed: ParsedFile, *, shipped: bool = False) -> list[Problem]:
+    """What the KB guide (kb/README.md) asks of every entry and ``parsed`` lacks, one warning each with what to
+    write: ``requires:``, ``zh:`` (title, summary, first step) and a first step in the action section. For a case
+    outside the shipped KB (``shipped`` False), also what keeps similar-case matching (advice/similar_cases.py)
+    from using it: no ``op_mix:`` (it can never show as similar) or no problem symptom.
+
+    Shipped cases without an op mix are deliberate (host-side and single-kernel cases, whose sources give no
+    model mix), so they are not listed each time the shipped KB is checked. A file that does not parse, or whose
+    kind is unknown, gets none: its errors come first.
+    """
+    kind = parsed.data.get("kind")
+    if parsed.problems or kind not in KINDS:
+        return []
+    found = _missing_requires(parsed) + _missing_zh(parsed) + _missing_first_step(parsed, kind)
+    if kind == "case" and not shipped:
+        found += _unmatchable_case(parsed)
+    return found
+
+
+def _missing_requires(parsed: ParsedFile) -> list[Problem]:
+    if parsed.data.get("requires") is not None:  # `requires: []` says that nothing must hold
+        return []
+    return [Problem(parsed.path, 1, M_(
+        "warning: no `requires:` — write the conditions without which the advice is wrong or useless, e.g. "
+        "{example} (keys: {keys}), or `requires: []` when nothing must hold",
+        example=_REQUIRES_EXAMPLE, keys=", ".join(REQUIRE_KEYS)))]
+
+
+def _missing_zh(parsed: ParsedFile) -> list[Problem]:
+    value = parsed.data.get("zh")
+    if value is None:
+        return [Problem(parsed.path, 1, M_(
+            "warning: no `zh:` — write the title, summary and first step in Chinese, shown with --lang zh: {example}",
+            example=_ZH_EXAMPLE))]
+    if not isinstance(value, dict):
+        return []  # an error already
+    return [_problem(parsed, "zh", M_("warning: no `{field}:` — write {what} in Chinese, shown with --lang zh",
+                                      field="zh." + key, what=_ZH_WHAT[key]))
+            for key in ZH_KEYS if key not in value]
+
+
+def _missing_first_step(parsed: ParsedFile, kind: str) -> list[Problem]:
+    section = ACTION_SECTIONS[kind]
+    line = next((line for name, line in parsed.headings if name == section), None)
+    if line is None or first_step_of(parsed.body, kind):
+        return []  # a missing section is an error already
+    return [Problem(parsed.path, line, M_(
+        "warning: {section} gives no first step — open it with a numbered or bulleted item: one concrete action in "
+        "one or two sentences (a setting, a code change, or the profiler command that confirms the diagnosis); "
+        "`advisor suggest` shows it as the entry's first step", section="`## " + section + "`"))]
+
+
+def _unmatchable_case(parsed: ParsedFile) -> list[Problem]:
+    """Why similar-case matching cannot use a case, or can only rarely, with what to add."""
+    found = []
+    if not _string_items(parsed, "op_mix"):
+        found.append(Problem(parsed.path, 1, M_(
+            "warning: no `op_mix:` — this case can never show as similar to a profile: list the model's operator "
+            "families in descending order of device time, e.g. {example} (the family column of `advisor profile` "
+            "on the case's profile, top down)", example=_OP_MIX_EXAMPLE)))
+    symptoms = [name for _, name in _string_items(parsed, "symptoms")]
+    if not symptoms:
+        found.append(Problem(parsed.path, 1, M_(
+            "warning: no `symptoms:` — this case shows as similar only to a profile with nearly the same op mix, "
+            "unless it shares a problem symptom with it: list the symptoms the case shows, e.g. {example} (the ids "
+            "under `symptoms` in `advisor profile`; every id in `advisor kb stats`)", example=_SYMPTOMS_EXAMPLE)))
+    elif all(name in DESCRIPTIVE_SYMPTOMS for name in symptoms):
+        found.append(_problem(parsed, "symptoms", M_(
+            "warning: `symptoms:` lists only {ids}, which similar-case matching leaves out (they say how kernels run, "
+            "not what went wrong) — this case shows as similar only to a profile with nearly the same op mix: add "
+            "the problem symptoms the case shows (the ids under `symptoms` in `advisor profile`; every id in "
+            "`advisor kb stats`)", ids=", ".join(symptoms))))
+    return found
 
 
 def _check_gain(parsed: ParsedFile) -> list[Problem]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.core.i18n import N_, _
+from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
@@ -173,7 +173,7 @@ def check_table(doc: dict[str, Any], **_options: Any) -> list:
 
 def problem_line(problem: dict[str, Any]) -> str:
     """``path:line: message`` of a kb-check problem or warning."""
-    return f"{problem.get('path')}:{problem.get('line') or 1}: {problem.get('message')}"
+    return f"{problem.get('path')}:{problem.get('line') or 1}: {localize(problem.get('message'))}"
 
 
 def check_summary(doc: dict[str, Any]) -> str:
