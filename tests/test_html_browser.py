@@ -164,7 +164,7 @@ def test_verdict_is_visible_without_scrolling(suggest_report):
 
 def test_every_chart_and_bar_has_a_box(suggest_report):
     layout = suggest_report["layout"]
-    assert len(layout["charts"]) == 2  # family chart and gain chart
+    assert len(layout["charts"]) == 3  # family chart, top operators and gain chart (the document has no steps)
     for _, _, width, height in layout["charts"]:
         assert width > 800 and height > 80
     assert layout["bars"], "no chart bar was laid out"
@@ -289,3 +289,48 @@ def test_the_chinese_report_lays_out_its_labels_inside_the_charts_and_logs_nothi
         left, _, width, _ = t["box"]
         svg_left, _, svg_width, _ = t["svg"]
         assert left >= svg_left - 0.5 and left + width <= svg_left + svg_width + 0.5, f"chart text outside its chart: {t}"
+
+
+def inside(inner: list[float], outer: list[float], slack: float = 0.5) -> bool:
+    """Whether box ``inner`` (left, top, width, height) lies within ``outer``."""
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
+            and inner[0] + inner[2] <= outer[0] + outer[2] + slack and inner[1] + inner[3] <= outer[1] + outer[3] + slack)
+
+
+def test_a_real_whole_run_report_lays_out_its_step_bar_gain_ranges_and_marked_rank(real_profiles, tmp_path):
+    from opprof_advisor import commands
+    from opprof_advisor.render.html.profile import render_profile
+
+    doc = commands.suggest(real_profiles / "msinsight-torch-npu/text/level1/rank0_ascend_pt")
+    report = load_report(render_suggest(doc), "suggest-level1", tmp_path)
+    run, layout = report["run"], report["layout"]
+    assert run.returncode == 0 and console_lines(run.stderr) == []
+    assert layout["scrollWidth"] <= WIDTH
+    # step bar, top operators, families and gains: four charts, every bar with a box
+    assert len(layout["charts"]) == 4
+    step = {b["cls"]: b["box"] for b in layout["bars"] if b["label"] == "step 50"}
+    assert set(step) == {"bar u-core", "bar u-comm", "bar u-unknown"}
+    split = doc["profile_document"]["steps"]["per_step"][0]
+    assert step["bar u-comm"][2] / step["bar u-unknown"][2] == pytest.approx(split["exposed_us"] / split["free_us"],
+                                                                           rel=0.01)
+    # the shares written in their bars are inside them
+    for text, cls in (("74.7\u00a0%", "bar u-comm"), ("18.8\u00a0%", "bar u-unknown")):
+        (found,) = [t for t in layout["texts"] if t["text"] == text]
+        assert inside(found["box"], step[cls]), (text, found["box"], step[cls])
+    # every finding has its gain range drawn, longer for the wider range
+    ranges = [b for b in layout["bars"] if b["cls"] in ("bar g-first", "bar g-range")]
+    assert len(ranges) == len(doc["suggestions"]) and all(b["box"][2] > 5 for b in ranges)
+    gains = [s["expected_gain"] for s in doc["suggestions"]]
+    assert ranges[0]["box"][2] / ranges[1]["box"][2] == pytest.approx(
+        (gains[0]["high_pct"] - gains[0]["low_pct"]) / (gains[1]["high_pct"] - gains[1]["low_pct"]), rel=0.02)
+    for t in layout["texts"]:
+        assert inside([t["box"][0], t["svg"][1], t["box"][2], 0], [t["svg"][0], t["svg"][1], t["svg"][2], 1]), t
+    # the cluster of eight ranks: per-rank bars, the rank the others wait for among them, all inside the page
+    cluster = load_report(render_profile(commands.profile(real_profiles / "msprof-analyze-ut/cluster_8rank")),
+                          "profile-cluster", tmp_path)
+    assert cluster["run"].returncode == 0 and console_lines(cluster["run"].stderr) == []
+    labels = {b["label"] for b in cluster["layout"]["bars"]}
+    assert {f"rank{i}" for i in range(8)} <= labels
+    value = [t for t in cluster["layout"]["texts"] if "waited for" in t["text"]]
+    (box, svg) = (value[0]["box"], value[0]["svg"]) if len(value) == 1 else (None, None)
+    assert box and inside([box[0], 0, box[2], 0], [svg[0], 0, svg[2], 0]), value  # the marked rank's value fits

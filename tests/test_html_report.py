@@ -199,7 +199,8 @@ def test_profile_summary_shows_format_chip_versions_and_times(suggest_tree):
 
 
 def test_family_chart_orders_families_by_share_and_colours_them_by_unit(suggest_tree):
-    chart = section(suggest_tree, "families")
+    block = section(suggest_tree, "families")
+    chart = block.find_all("figure")[0]  # the families; the op types follow (see the top-operators test)
     rows = chart.find_all("g", "row")
     labels = [row.find_all("text")[0].text() for row in rows]
     expected = sorted(family_shares().items(), key=lambda kv: (-kv[1], kv[0]))[:10]
@@ -210,7 +211,7 @@ def test_family_chart_orders_families_by_share_and_colours_them_by_unit(suggest_
     assert bars["Cast"] == ["bar u-vector", "bar u-cpu"]  # one family on two units: stacked
     values = {label: row.find_all("text", "value")[0].text() for label, row in zip(labels, rows)}
     assert values["NMS"] == f"{pct(family_shares()['NMS'])} · 8.69 ms · AI CPU"
-    legend = [li.text() for li in chart.find_all("li")]
+    legend = [li.text() for li in block.find_all("ul", "legend")[0].find_all("li")]
     assert legend == ["AI Core", "AI Vector", "AI CPU"]
     rest = sorted(family_shares().values(), reverse=True)[10:]
     assert f"{len(rest)} smaller families together: {pct(sum(rest))}" in chart.text()
@@ -223,7 +224,7 @@ def test_gain_chart_has_one_row_per_finding_with_range_and_ceiling(suggest_tree)
     assert [b.attrs["class"] for b in first.find_all("rect", "bar")] == ["bar ceiling", "bar g-first"]
     assert first.find_all("text", "value")[0].text() == "10.8–16.2 % · 5.21–7.82 ms · model"
     assert rows[1].find_all("text", "value")[0].text() == "1.5–2.7 % · 724 µs – 1.30 ms · sourced"
-    assert rows[2].find_all("text", "value")[0].text() == "no model"
+    assert rows[2].find_all("text", "value")[0].text() == "no modelled gain"
     # The ceiling bar spans exactly the matched share; the range bar starts at low_pct on the same axis.
     ceiling, gain = first.find_all("rect", "bar")
     scale = float(ceiling.attrs["width"]) / 18.0
@@ -398,7 +399,7 @@ def test_suggest_with_embedded_profile_document_draws_the_chart():
     doc = yolo_suggest_doc()
     doc["profile_doc"] = yolo_profile_doc()
     root = parse(render_suggest(doc))
-    assert len(section(root, "families").find_all("g", "row")) == 10
+    assert len(section(root, "families").find_all("figure")[0].find_all("g", "row")) == 10
 
 
 def test_suggest_without_suggestions():
@@ -439,7 +440,7 @@ def test_profile_report_lists_every_op_type_with_unit_and_share():
     assert nms == ["NonMaxSuppressionV3", "NMS", "AI CPU", "16", "8.69 ms", pct(8_685 / DEVICE_US), "unknown"]
     assert [td.text().strip() for td in rows[2].find_all("td")][3] == "1,248"
     assert root.find_all("h2")[0].text() == f"Conv2D takes {pct(14_957.5 / DEVICE_US)} of device time"
-    assert len(section(root, "families").find_all("g", "row")) == 10
+    assert len(section(root, "families").find_all("figure")[0].find_all("g", "row")) == 10
     assert "cannot judge block dim against the core count:" in [s.text() for s in section(root, "notes").find_all("strong")]
 
 
@@ -553,6 +554,183 @@ def test_scan_report_lists_findings_at_file_and_line_without_gains():
     assert "tests/data/scan_repo/broken.py: SyntaxError: invalid syntax (line 3)" in section(root, "failed").text()
     chart = {r.find_all("text")[0].text(): r.find_all("text", "value")[0].text() for r in section(root, "categories").find_all("g", "row")}
     assert chart == {"convolution": "2 findings", "attention": "1 finding", "custom_kernel": "1 finding", "nms": "1 finding"}
+
+
+# --------------------------------------------------------------------------------------------
+# pictures: the step bar, the ranks, the top operators, the gain ranges (issue 31)
+# --------------------------------------------------------------------------------------------
+
+LEVEL1 = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
+CLUSTER = "msprof-analyze-ut/cluster_8rank"
+
+
+def chart_scale(figure: Node) -> tuple[float, float]:
+    """(x of 0, units per axis unit) of a bar chart, read from its grid lines and the last tick's number."""
+    lines = [float(line.attrs["x1"]) for line in figure.find_all("line", "grid")]
+    ticks = [t.text() for t in figure.find_all("text", "tick") if re.fullmatch(r"[\d.]+ %", plain(t.text()))]
+    last = float(plain(ticks[-1]).split()[0])
+    return lines[0], (lines[-1] - lines[0]) / last
+
+
+def bar_rects(row: Node) -> list[Node]:
+    return row.find_all("rect", "bar")
+
+
+def test_a_whole_run_profile_draws_its_step_bar_and_a_filled_gain_chart(real_profiles):
+    from opprof_advisor import commands
+
+    doc = commands.suggest(real_profiles / LEVEL1)
+    page = render_suggest(doc)
+    root = parse(page)
+    headings = [h.text() for h in root.find_all("h2")]
+    assert headings[1:4] == ["Where the step goes", "Profile summary", "Where the device time goes"]
+    # the step bar: one row for the one step, computing / exposed communication / free as shares of the step
+    steps = section(root, "steps")
+    (row,) = steps.find_all("g", "row")
+    assert row.find_all("text")[0].text() == "step 50" and row.find_all("text", "value")[0].text() == "137 ms"
+    split = doc["profile_document"]["steps"]["per_step"][0]
+    rects = bar_rects(row)
+    assert [r.attrs["class"] for r in rects] == ["bar u-core", "bar u-comm", "bar u-unknown"]
+    assert [plain(r.text()) for r in rects] == [
+        "computing: 6.5 % of the step (8.87 ms)", "exposed communication: 74.7 % of the step (102 ms)",
+        "free: 18.8 % of the step (25.7 ms)"]
+    zero, per_pct = chart_scale(steps.find_all("figure")[0])
+    for rect, key in zip(rects, ("computing_us", "exposed_us", "free_us")):
+        assert float(rect.attrs["width"]) == pytest.approx(split[key] / split["stage_us"] * 100 * per_pct, abs=0.15)
+    assert float(rects[0].attrs["x"]) == pytest.approx(zero, abs=0.05)
+    # the shares wide enough are written in their bar; all of them in the caption, with their base said once
+    assert [plain(t.text()) for t in row.find_all("text", "in-bar")] == ["74.7 %", "18.8 %"]
+    caption = plain(steps.find_all("figcaption")[0].text())
+    assert caption.startswith("Over the whole run: computing 6.5 %, exposed communication 74.7 %, free 18.8 % of "
+                              "the step (137 ms). Share of the step:")
+    assert [li.text() for li in steps.find_all("li")] == ["computing", "exposed communication", "free"]
+    # the gain chart: every finding with a gain has a range bar from its low to its high, on the axis of its base
+    gains = section(root, "gains")
+    zero, per_pct = chart_scale(gains.find_all("figure")[0])
+    rows = gains.find_all("g", "row")
+    assert len(rows) == len(doc["suggestions"]) >= 2
+    for row, finding in zip(rows, doc["suggestions"]):
+        gain = finding["expected_gain"]
+        (bar,) = [r for r in bar_rects(row) if r.attrs["class"] in ("bar g-first", "bar g-range")]
+        assert float(bar.attrs["x"]) == pytest.approx(zero + gain["low_pct"] * per_pct, abs=0.1)
+        assert float(bar.attrs["width"]) == pytest.approx((gain["high_pct"] - gain["low_pct"]) * per_pct, abs=0.15)
+        assert row.find_all("text")[0].text().startswith(f"#{finding['rank']} ")
+        assert plain(row.find_all("text", "value")[0].text()).startswith(
+            f"{gain['low_pct']:.1f}–{gain['high_pct']:.1f} % · ")
+    assert "(% of the step)" in gains.text()
+    # the top operators: the longest op types as shares of device time
+    families = section(root, "families")
+    ops = families.find_all("figure")[1]
+    labels = [r.find_all("text")[0].text() for r in ops.find_all("g", "row")]
+    assert labels[:3] == ["hcom_allReduce_", "ForeachAddList", "TransData"] and len(labels) == 10
+    assert plain(ops.find_all("g", "row")[0].find_all("text", "value")[0].text()) == "92.3 % · 106 ms · communication"
+    assert "Share of device time (115 ms) per operator type" in plain(ops.text())
+    # run-level evidence names no operator: the verdict says the share alone, never "None"
+    assert "None takes" not in page and "72.1 % of the step (98.4 ms): communication_wait" in plain(page)
+    assert "Share of the step" in [th.text() for th in section(root, "suggestions").find_all("th")]
+
+
+def test_the_cluster_marks_the_rank_the_others_wait_for(real_profiles):
+    from opprof_advisor import commands
+
+    doc = commands.profile(real_profiles / CLUSTER)
+    # the document says which rank the others wait for: the slow_rank symptom's new "rank" key
+    (slow,) = [s for s in doc["symptoms"] if s["id"] == "slow_rank"]
+    assert slow["rank"] == "rank1" and slow["detail"].startswith("the rank the others wait for, rank1,")
+    root = parse(render_profile(doc))
+    summary = section(root, "profile")
+    chart = summary.find_all("figure")[0]
+    rows = {r.find_all("text")[0].text(): r for r in chart.find_all("g", "row")}
+    assert len(rows) == 8
+    marked = [label for label, row in rows.items() if row.find_all("rect", "mark")]
+    assert marked == ["rank1"]
+    assert rows["rank1"].find_all("text")[0].attrs.get("class") == "strong"
+    assert plain(rows["rank1"].find_all("text", "value")[0].text()) == "computing 80.4 ms · waited for"
+    for row in rows.values():
+        assert [r.attrs["class"] for r in bar_rects(row)] == ["bar u-core", "bar u-comm", "bar u-unknown"]
+    assert "Outlined: rank1, the rank the others wait for" in chart.text()
+    table = summary.find_all("table")[0]
+    badges = [tr.find_all("td")[0].text().strip() for tr in table.find_all("tr")[1:]]
+    assert [b for b in badges if " " in b] == ["rank1 waited for"]  # not rank4, the slowest by computing
+    # and its step bar: the mean rank's split
+    (step,) = section(root, "steps").find_all("g", "row")
+    assert step.find_all("text")[0].text() == "whole profile"
+    assert "Source: mean of 8 ranks in cluster_step_trace_time.csv." in section(root, "steps").text()
+
+
+def steps_doc(splits: list[tuple[str, float, float, float, float]]) -> dict:
+    """The YOLO profile document with step splits (step, computing, exposed, free, stage µs)."""
+    doc = yolo_profile_doc()
+    per_step = [{"step": step, "computing_us": c, "exposed_us": e, "free_us": f, "stage_us": stage}
+                for step, c, e, f, stage in splits]
+    total = {key: sum(s[key] for s in per_step) for key in ("computing_us", "exposed_us", "free_us", "stage_us")}
+    doc["steps"] = {"source": "step_trace_time.csv", "total": {"step": None, **total}, "per_step": per_step}
+    return doc
+
+
+def test_several_steps_draw_the_total_first_then_one_bar_per_step_with_the_rest_as_other():
+    doc = steps_doc([("1", 9_000.0, 1_000.0, 500.0, 10_500.0), ("2", 8_000.0, 2_500.0, 400.0, 10_900.0),
+                     ("3", 7_000.0, 3_000.0, 800.0, 11_500.0)])
+    root = parse(render_profile(doc))
+    steps = section(root, "steps")
+    rows = steps.find_all("g", "row")
+    assert [r.find_all("text")[0].text() for r in rows] == ["all 3 steps", "step 1", "step 2", "step 3"]
+    assert rows[0].find_all("text")[0].attrs.get("class") == "strong"
+    # step 3's parts leave 700 µs of its 11.5 ms: drawn as "other", so every bar ends at 100 % of its step
+    assert [r.attrs["class"] for r in bar_rects(rows[3])] == ["bar u-core", "bar u-comm", "bar u-unknown", "bar u-other"]
+    assert plain(bar_rects(rows[3])[3].text()) == "other: 6.1 % of the step (700 µs)"
+    zero, per_pct = chart_scale(steps.find_all("figure")[0])
+    for row in rows:
+        last = bar_rects(row)[-1]
+        assert float(last.attrs["x"]) + float(last.attrs["width"]) == pytest.approx(zero + 100 * per_pct, abs=0.2)
+    assert [li.text() for li in steps.find_all("li")] == ["computing", "exposed communication", "free", "other"]
+    # a profile without a step split has no step block
+    assert not [n for n in parse(render_profile(yolo_profile_doc())).find_all("section") if n.attrs.get("id") == "steps"]
+
+
+def test_a_long_run_draws_its_longest_steps_in_step_order():
+    splits = [(str(i), 1_000.0, 0.0, 100.0 + i, 1_100.0 + i) for i in range(25)]
+    steps = section(parse(render_profile(steps_doc(splits))), "steps")
+    labels = [r.find_all("text")[0].text() for r in steps.find_all("g", "row")]
+    assert labels == ["all 25 steps"] + [f"step {i}" for i in range(5, 25)]
+    assert "The 5 shorter steps are not drawn; the JSON output has all." in steps.text()
+
+
+def rank_doc(n: int, waited: str | None) -> dict:
+    doc = yolo_profile_doc()
+    doc["source"]["ranks"] = [
+        {"rank": f"rank{i}", "path": f"run/rank{i}_ascend_pt", "device_time_us": 50_000.0, "error": None,
+         "computing_us": 30_000.0 + 100 * i, "exposed_us": 15_000.0, "free_us": 5_000.0 - 100 * i,
+         "stage_us": 50_000.0} for i in range(n)]
+    if waited:
+        doc["symptoms"].append({"id": "slow_rank", "op_types": [], "share": 0.1, "rank": waited,
+                                "detail": f"the rank the others wait for, {waited}, ..."})
+    return doc
+
+
+def test_a_long_job_keeps_the_rank_the_others_wait_for_in_its_chart_and_table():
+    # computing grows with the rank id: rank23 … rank9 are the 15 slowest, rank4 … rank0 the 5 fastest
+    root = parse(render_profile(rank_doc(24, "rank6")))
+    summary = section(root, "profile")
+    labels = [r.find_all("text")[0].text() for r in summary.find_all("figure")[0].find_all("g", "row")]
+    assert labels == [f"rank{i}" for i in range(23, 9, -1)] + ["rank6"] + [f"rank{i}" for i in range(4, -1, -1)]
+    assert "Showing the 14 slowest, rank6 (the rank the others wait for) and the 5 fastest of 24 ranks" in summary.text()
+    rows = summary.find_all("table")[0].find_all("tr")[1:]
+    assert rows[14].find_all("td")[0].text().strip() == "rank6 waited for"
+    # without a rank named by the document, the slowest by computation is badged as before, none outlined
+    plain_root = parse(render_profile(rank_doc(3, None)))
+    assert not plain_root.find_all("rect", "mark")
+    first = section(plain_root, "profile").find_all("table")[0].find_all("tr")[1]
+    assert first.find_all("td")[0].text().strip() == "rank2 slowest"
+
+
+def test_no_internal_score_anywhere_in_the_reports():
+    doc = scan_doc()
+    for item in doc.get("suggestions") or []:
+        item["score"] = 39_304.03
+    pages = [render_scan(doc), render_suggest(yolo_suggest_doc(), yolo_profile_doc()), render_profile(yolo_profile_doc())]
+    for page in pages:
+        assert not re.search(r"match score|tf-?idf|39304|39,304|relevance", page, re.I)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ class Segment:
     end: float
     css: str
     tip: str = ""
+    text: str = ""  # drawn inside the segment when it fits (a step part's share)
 
 
 @dataclass
@@ -29,6 +30,7 @@ class BarRow:
     value: str
     strong: bool = False
     note: str = ""  # text drawn in an empty lane (e.g. "no sourced gain")
+    marked: bool = False  # outlined: the row the chart points at (the rank the others wait for)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Chart:
     caption: str = ""
     css: str = "chart"
     integer: bool = False  # counts: ticks on whole numbers only
+    desc: str = ""  # the text equivalent of the whole chart; by default each row's label and value
 
 
 CHART_W, LABEL_W, VALUE_W, LANE_H, LANE_GAP, ROW_GAP, AXIS_H = 960, 260, 290, 18, 4, 14, 22
@@ -69,7 +72,7 @@ def render_chart(chart: Chart) -> str:
         y += len(row.lanes) * (LANE_H + LANE_GAP) - LANE_GAP + ROW_GAP
     height = y
     axis = render_axis(chart, step, xmax, bar_w, height)
-    desc = "; ".join(f"{r.label}: {r.value or r.note}" for r in chart.rows)
+    desc = chart.desc or "; ".join(f"{r.label}: {r.value or r.note}" for r in chart.rows)
     svg = (
         f'<svg class="{esc(chart.css)}" viewBox="0 0 {CHART_W} {height}" width="{CHART_W}" height="{height}" '
         f'role="img" aria-labelledby="{{id}}-t {{id}}-d" preserveAspectRatio="xMinYMin meet">'
@@ -118,8 +121,13 @@ def render_chart_row(row: BarRow, y: float, scale: float, bar_w: float) -> str:
         out.append(f'<rect class="track" x="{LABEL_W}" y="{top:.1f}" width="{bar_w:.1f}" height="{LANE_H}" rx="3"/>')
         for seg in lane:
             out.append(render_segment(seg, top, scale))
+        out.extend(segment_text(seg, top, scale) for seg in lane if seg.text)
+    if row.marked:
+        out.append(f'<rect class="mark" x="{LABEL_W - 3}" y="{y - 3:.1f}" width="{bar_w + 6:.1f}" '
+                   f'height="{lanes_h + 6:.1f}" rx="5"/>')
     if row.note and not any(row.lanes[0]):
-        out.append(f'<text class="tick" x="{LABEL_W + 8}" y="{mid:.1f}">{esc(row.note)}</text>')
+        note = shorten(row.note, int((bar_w - 16) / NOTE_CHAR_W))
+        out.append(f'<text class="tick" x="{LABEL_W + 8}" y="{mid:.1f}">{esc(note)}</text>')
     out.append(f'<text class="value" x="{CHART_W - VALUE_W + 10}" y="{mid:.1f}">{esc(row.value)}</text></g>')
     return "".join(out)
 
@@ -131,6 +139,20 @@ def label_chars(bold: bool) -> int:
     Chromium: about 8.0 units per character, 8.9 in bold.
     """
     return int((LABEL_W - 16) / (8.9 if bold else 8.0))
+
+
+#: Units one character of a 12px chart note or in-bar label takes (a little more than measured, to stay inside).
+NOTE_CHAR_W = 7.4
+
+
+def segment_text(seg: Segment, top: float, scale: float) -> str:
+    """A segment's text centred inside it, or nothing when the segment is too narrow to hold it."""
+    width = (seg.end - seg.start) * scale
+    if width < len(seg.text) * NOTE_CHAR_W + 8:
+        return ""
+    x = LABEL_W + max(seg.start, 0.0) * scale + width / 2
+    return (f'<text class="in-bar" x="{x:.1f}" y="{top + LANE_H / 2 + 4:.1f}" text-anchor="middle">'
+            f'{esc(seg.text)}</text>')
 
 
 def render_segment(seg: Segment, top: float, scale: float) -> str:

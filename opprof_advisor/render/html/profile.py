@@ -10,6 +10,7 @@ from opprof_advisor.render.html.page import (
     unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
+from opprof_advisor.render.html.steps import MAX_RANK_ROWS, rank_chart, shown_ranks, step_chart, waited_rank
 from opprof_advisor.render.html.workload import memory_curves
 from opprof_advisor.render.phrases import share_of
 from opprof_advisor.core.units import HTML as U
@@ -46,6 +47,46 @@ def family_chart(profile: dict) -> str:
     chart = Chart(rows, largest, U.pct_tick, _("Top operator families by share of device time"), caption)
     classes = {cls for _, by_class, _ in top for cls, share in by_class.items() if share > 0}
     return render_chart(chart) + unit_legend(classes)
+
+
+#: Op types drawn in the top-operators chart.
+TOP_OP_TYPES = 10
+
+
+def op_type_chart(profile: dict) -> str:
+    """The longest op types as bars of their share of device time, coloured by unit (nothing for fewer than two)."""
+    rows = [r for r in profile.get("op_types") or [] if isinstance(r, dict) and (as_float(r.get("time_us")) or 0) > 0]
+    rows.sort(key=lambda r: -(as_float(r.get("time_us")) or 0.0))
+    if len(rows) < 2:
+        return ""
+    top = rows[:TOP_OP_TYPES]
+    device = as_float(profile.get("device_time_us")) or 0.0
+    bars, classes = [], set()
+    for row in top:
+        share = as_float(row.get("share"))
+        if share is None:
+            share = (as_float(row.get("time_us")) or 0.0) / device if device else 0.0
+        cls = unit_class(row.get("unit"))
+        classes.add(cls)
+        tip = f"{class_name(cls)}: {U.share(share)}"
+        value = " · ".join((U.share(share), U.time(row.get("time_us")), class_name(cls)))
+        bars.append((BarRow(str(row.get("op_type") or "?"), [[Segment(0.0, share * 100, CLASS_CSS[cls], tip)]], value),
+                     share * 100))
+    caption = _("Share of device time ({time}) per operator type, the longest first; colour = execution unit.").format(
+        time=U.time(profile.get("device_time_us")))
+    total = int(as_float(profile.get("op_types_total")) or len(rows))
+    if total > len(top):
+        rest = max(0.0, 1.0 - sum(share for _row, share in bars) / 100)
+        caption += " " + _("The other {n} operator types together: {share}.").format(n=total - len(top),
+                                                                                      share=U.share(rest))
+    chart = Chart([row for row, _share in bars], max(share for _row, share in bars), U.pct_tick,
+                  _("Top operators by share of device time"), caption)
+    return heading(_("Top operators by time")) + render_chart(chart) + unit_legend(classes)
+
+
+def device_time_charts(profile: dict) -> str:
+    """What "Where the device time goes" draws: the operator families, then the longest op types."""
+    return family_chart(profile) + op_type_chart(profile)
 
 
 def family_row(name: str, by_class: dict[str, float], time_us: float) -> BarRow:
@@ -132,12 +173,19 @@ def profile_summary_section(source: dict, profile: dict | None) -> str:
             body += heading(_("Symptoms found")) + render_symptoms(profile.get("symptoms") or [])
     ranks = source.get("ranks") or (profile or {}).get("ranks")
     if isinstance(ranks, list) and ranks:
-        body += heading(_("Ranks")) + rank_chart(ranks) + rank_table(ranks)
+        waited = waited_rank(profile)
+        body += heading(_("Ranks")) + rank_chart(ranks, waited) + rank_table(ranks, waited)
     path = source.get("path")
     if path:
         label = _("Profile:")
         body += f'<p class="small muted">{esc(label)} <span class="mono">{esc(path)}</span></p>'
     return section("profile", _("Profile summary"), body)
+
+
+def steps_section(profile: dict | None, *, excerpt: bool = False) -> str:
+    """The step bars in their own block, or nothing when the profile has no step split."""
+    chart = step_chart(profile, excerpt=excerpt)
+    return section("steps", _("Where the step goes"), chart) if chart else ""
 
 
 def render_profile(doc: dict) -> str:
@@ -146,8 +194,9 @@ def render_profile(doc: dict) -> str:
     source = merged_source({}, doc)
     blocks = [
         profile_verdict(doc),
+        steps_section(doc),
         profile_summary_section(source, doc),
-        section("families", _("Where the device time goes"), family_chart(doc)),
+        section("families", _("Where the device time goes"), device_time_charts(doc)),
         section("op-types", _("Operator types"), op_type_table(doc.get("op_types") or [])),
         roofline_section(doc.get("roofline")),
     ]
@@ -174,7 +223,7 @@ def profile_verdict(doc: dict) -> str:
     found = _("{n} symptom found") if len(symptoms) == 1 else _("{n} symptoms found")
     ids = ", ".join(str(s.get("id")) for s in symptoms)
     sym = (_("{found}: {ids}.") if symptoms else _("{found}.")).format(found=found.format(n=len(symptoms)), ids=ids)
-    run = esc(_("Run {command} for ranked advice.")).format(command="<code>advisor suggest --profile PATH</code>")
+    run = esc(_("Run {command} for ranked advice.")).format(command="<code>advisor suggest PATH</code>")
     label = _("At a glance")
     return (
         f'<section class="verdict" aria-labelledby="verdict-h"><p class="label">{esc(label)}</p>'
@@ -207,66 +256,32 @@ OP_TYPE_HEAD = ((N_("Op type"), False), (N_("Family"), False), (N_("Unit"), Fals
 
 
 
-#: Ranks drawn in the rank chart and listed in the rank table (the slowest and the fastest; JSON has all).
-MAX_RANK_ROWS = 20
-
-
-def _rank_key(rank: dict) -> float:
-    computing = as_float(rank.get("computing_us"))
-    return -(computing if computing is not None else -1.0)
-
-
-def shown_ranks(ranks: list[dict]) -> tuple[list[dict], int]:
-    """Ranks sorted by computation (slowest first), cut to the slowest and fastest; and how many are left out."""
-    ordered = sorted(ranks, key=_rank_key)
-    if len(ordered) <= MAX_RANK_ROWS:
-        return ordered, 0
-    return ordered[:MAX_RANK_ROWS - 5] + ordered[-5:], len(ordered) - MAX_RANK_ROWS
-
-
-def rank_chart(ranks: list[dict]) -> str:
-    """Per-rank step split (computing, exposed communication, free) as stacked bars, slowest computation first."""
-    shown, hidden = shown_ranks([r for r in ranks if as_float(r.get("computing_us")) is not None])
-    if len(shown) < 2:
-        return ""
-    rows, largest = [], 0.0
-    for rank in shown:
-        parts = [(as_float(rank.get(key)) or 0.0, css, label) for key, css, label in (
-            ("computing_us", "u-core", N_("computing")), ("exposed_us", "u-comm", N_("exposed communication")),
-            ("free_us", "u-unknown", N_("free")))]
-        segments, start = [], 0.0
-        for value, css, label in parts:
-            if value > 0:
-                segments.append(Segment(start, start + value, css, f"{_(label)}: {U.time(value)}"))
-                start += value
-        largest = max(largest, start)
-        rows.append(BarRow(str(rank.get("rank")), [segments], _("computing {time}").format(time=U.time(parts[0][0]))))
-    caption = _("Per rank: computing (blue), exposed communication (purple) and free time (grey), sorted by computing.")
-    if hidden:
-        caption += " " + _("{n} ranks between the slowest and the fastest are not drawn; the JSON output has all.").format(
-            n=hidden)
-    return render_chart(Chart(rows, largest, U.time, _("Ranks by computation"), caption))
-
-
-def rank_table(ranks: list[dict]) -> str:
-    """The rank table sorted by computation: the slowest rank marked, unreadable ranks named."""
-    shown, hidden = shown_ranks(ranks)
+def rank_table(ranks: list[dict], waited: str | None = None) -> str:
+    """The rank table sorted by computation: the rank the others wait for marked (else the slowest by
+    computation), unreadable ranks named."""
+    shown, hidden, slowest_n = shown_ranks(ranks, waited)
     slowest = max((as_float(r.get("computing_us")) for r in ranks if as_float(r.get("computing_us")) is not None),
                   default=None)
-    rows, badge = [], _("slowest")
+    rows, badge = [], _("waited for") if waited is not None else _("slowest")
     for r in shown:
         computing = as_float(r.get("computing_us"))
-        mark = f' <span class="badge unit-change">{esc(badge)}</span>' if computing is not None and computing == slowest \
-            and len(ranks) > 1 else ""
+        marked = str(r.get("rank")) == waited if waited is not None else \
+            computing is not None and computing == slowest and len(ranks) > 1
+        mark = f' <span class="badge unit-change">{esc(badge)}</span>' if marked else ""
         cells = "".join(f'<td class="num">{esc(U.time(as_float(r.get(key))))}</td>'
                         for key in ("computing_us", "exposed_us", "free_us", "device_time_us"))
         rows.append(f'<tr><td class="mono">{esc(r.get("rank"))}{mark}</td>{cells}'
                     f'<td>{esc(r.get("error") or "")}</td><td class="mono small">{esc(r.get("path"))}</td></tr>')
     caption = _("Sorted by computing: in a data-parallel job the fast ranks wait in collectives, so device time is "
-                "nearly equal and computing names the slow rank.")
-    if hidden:
+                "nearly equal and computing names the slow rank.") if waited is None else \
+        _("Sorted by computing. Marked: the rank the others wait for (the slow_rank symptom says why: more computing, "
+          "or more idle time before the collectives).")
+    if hidden and slowest_n < MAX_RANK_ROWS - 5:
+        caption += " " + _("Showing the {slowest} slowest, {rank} (the rank the others wait for) and the 5 fastest of "
+                           "{n} ranks; the JSON output has all.").format(slowest=slowest_n, rank=waited, n=len(ranks))
+    elif hidden:
         caption += " " + _("Showing the {slowest} slowest and the 5 fastest of {n} ranks; the JSON output has all.").format(
-            slowest=MAX_RANK_ROWS - 5, n=len(ranks))
+            slowest=slowest_n, n=len(ranks))
     return render_table(headings(RANK_HEAD), rows, caption)
 
 

@@ -156,7 +156,7 @@ def scan_advice_intro() -> str:
     """Why the scan cards carry no gain figures."""
     text = esc(_("Ranked from a static estimate of the compute mix, not from measured time: no expected gain is claimed "
                  "before a profile exists. Profile the model and run {command} for gains."))
-    return f'<p class="small muted">{text.format(command="<code>advisor suggest --profile PATH</code>")}</p>'
+    return f'<p class="small muted">{text.format(command="<code>advisor suggest PATH</code>")}</p>'
 
 
 def failed_list(failed: list[dict]) -> str:

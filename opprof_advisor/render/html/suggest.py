@@ -8,7 +8,7 @@ import re
 
 from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
-    NO_MODEL, entry_text, finding_title, gain_assumptions, gain_model_word, lead_first_step, no_gain_text, remedies_of,
+    entry_text, finding_title, gain_assumptions, gain_model_word, lead_first_step, no_gain_text, remedies_of,
     show_command, symptom_label, word,
 )
 from opprof_advisor.render.html.charts import BarRow, Chart, Segment, render_chart
@@ -16,7 +16,7 @@ from opprof_advisor.render.html.page import (
     check_schema, class_name, esc, file_name, headings, merged_source, render_legend, render_notes_section, render_page,
     muted, render_sources, render_table, section, subtitle_of, unique, unit_class,
 )
-from opprof_advisor.render.html.profile import family_chart, profile_summary_section
+from opprof_advisor.render.html.profile import device_time_charts, profile_summary_section, steps_section
 from opprof_advisor.render.html.roofline import roofline_section
 from opprof_advisor.render.phrases import gain_parts, gain_us
 from opprof_advisor.core.units import HTML as U
@@ -53,8 +53,10 @@ def render_suggest(doc: dict, profile_doc: dict | None = None) -> str:
     blocks = [
         suggest_verdict(suggestions, profile, context=(doc.get("context") or {}).get("line"),
                         reference=summary.get("reference")),
+        steps_section(profile, excerpt=bool(summary.get("excerpt"))),
         profile_summary_section(source, profile),
-        section("families", _("Where the device time goes"), family_chart(profile) if profile else missing_profile_note()),
+        section("families", _("Where the device time goes"),
+                device_time_charts(profile) if profile else missing_profile_note()),
         section("gains", _("Expected gain per finding"),
                 gain_chart(suggestions, reference_us=summary.get("reference_us"), reference=summary.get("reference"))),
         section("suggestions", _("Findings"), cards),
@@ -139,7 +141,9 @@ def verdict_evidence(suggestion: dict, profile: dict | None, reference: Any = No
     parts = []
     for e in evidence[:3]:
         unit = op_unit_class(profile, e.get("op_type"))
-        if reference == "step":
+        if not e.get("op_type"):  # a run-level finding (exposed communication, idle time): no operator to name
+            template = _("{share} of the step ({time})") if reference == "step" else _("{share} of device time ({time})")
+        elif reference == "step":
             template = (_("{op} takes {share} of the step ({time}) in communication") if unit == "communication" else
                         _("{op} takes {share} of the step ({time}) on the {unit}") if unit else
                         _("{op} takes {share} of the step ({time})"))
@@ -200,9 +204,15 @@ def gain_chart(suggestions: list[dict], *, reference_us: Any = None, reference: 
     if not any(gain_pct_range(s.get("expected_gain"), reference_us)[1] is not None for s in suggestions):
         caption += " " + _("No finding here has a modelled gain: the pale bars show the time at stake.")
     chart = Chart(rows, largest, U.pct_tick, _("Expected gain range per finding"), caption)
-    legend = render_legend([("g-first", _("first finding")), ("g-range", _("other findings")),
-                            ("ceiling", _("time at stake"))])
+    drawn = {seg.css for row in rows for lane in row.lanes for seg in lane}
+    legend = render_legend([(css, label) for css, label in (("g-first", _("first finding")),
+                                                            ("g-range", _("other findings")),
+                                                            ("ceiling", _("time at stake"))) if css in drawn])
     return render_chart(chart) + legend
+
+
+#: What a gain-chart row without a modelled gain says in its value column.
+NO_MODELLED_GAIN = N_("no modelled gain")
 
 
 def gain_row(sug: dict, *, first: bool, reference_us: Any = None) -> tuple[BarRow, float]:
@@ -214,7 +224,7 @@ def gain_row(sug: dict, *, first: bool, reference_us: Any = None) -> tuple[BarRo
     gain = sug.get("expected_gain") or {}
     low, high = gain_pct_range(gain, reference_us)
     if low is None or high is None:
-        return BarRow(label, [lane], _(NO_MODEL), strong=first, note=no_gain_text(sug)), ceiling
+        return BarRow(label, [lane], _(NO_MODELLED_GAIN), strong=first, note=no_gain_text(sug)), ceiling
     low, high = min(low, high), max(low, high)
     pct = U.pct_range(low, high)
     low_us, high_us = gain_us(gain)
@@ -248,7 +258,7 @@ def render_finding_card(sug: dict, *, first: bool, reference: Any = None) -> str
         f'<h3 id="{key}-t">{esc(finding_title(sug))}</h3>{finding_badges(sug)}</div>'
         f"{finding_gain_box(sug, reference)}</div>"
         f"{gain_assumptions_line(sug)}"
-        f"<h4>{esc(evidence_title)}</h4>{render_evidence(sug.get('evidence') or [])}{symptoms_line}"
+        f"<h4>{esc(evidence_title)}</h4>{render_evidence(sug.get('evidence') or [], reference)}{symptoms_line}"
         f"{render_remedies(sug)}</article>"
     )
 
@@ -269,7 +279,7 @@ def finding_gain_box(sug: dict, reference: Any = None) -> str:
     gain = sug.get("expected_gain")
     pct, saved = gain_parts(gain, U)
     if not pct and not saved:
-        return f'<div class="gain-box"><p class="figure none">{esc(_(NO_MODEL))}</p></div>'
+        return f'<div class="gain-box"><p class="figure none">{esc(_(NO_MODELLED_GAIN))}</p></div>'
     subs = []
     if pct:
         subs.append(_("of the step") if gain_of(gain, reference) == "step" else _("of device time"))
@@ -382,7 +392,7 @@ def render_card(sug: dict, *, first: bool, static: bool) -> str:
 
 
 def card_badges(sug: dict, *, first: bool) -> str:
-    """Fix-first, kind, evidence grade, entry id and match score."""
+    """Kind, evidence grade and entry id."""
     grade = str(sug.get("evidence_grade") or "?")
     meaning = _(EVIDENCE_GRADES.get(grade, N_("grade not recorded")))
     badges = []
@@ -392,10 +402,7 @@ def card_badges(sug: dict, *, first: bool) -> str:
     grade_text = _("evidence {grade}: {meaning}").format(grade=grade, meaning=meaning)
     badges.append(f'<span class="badge{grade_css}">{esc(grade_text)}</span>')
     badges.append(f'<span class="badge mono">{esc(sug.get("id"))}</span>')
-    score = as_float(sug.get("score"))
-    if score is not None:
-        score_text = _("match score {score}").format(score=f"{score:.2f}")
-        badges.append(f'<span class="badge">{esc(score_text)}</span>')
+    # (the matcher's score ranks the entries; its value means nothing to a reader and is not shown)
     return f'<p class="badges">{"".join(badges)}</p>'
 
 
@@ -430,20 +437,24 @@ def gain_basis(gain: dict | None) -> str:
     return f'<p class="basis"><strong>{esc(label)}</strong> {esc(localize(gain["basis"]))}</p>'
 
 
-def render_evidence(evidence: list[dict]) -> str:
-    """The evidence table of a card: op type, time, share, why."""
+def render_evidence(evidence: list[dict], reference: Any = None) -> str:
+    """The evidence table of a card: op type, time, share (headed with what it is a share of), why."""
     if not evidence:
         return muted(_("No operator evidence recorded."), "muted small")
     rows = [
-        f'<tr><td class="name mono">{esc(e.get("op_type"))}</td><td class="num">{esc(U.time(e.get("time_us")))}</td>'
+        f'<tr><td class="name mono">{esc(e.get("op_type") or "—")}</td><td class="num">{esc(U.time(e.get("time_us")))}</td>'
         f'<td class="num">{esc(U.share(e.get("share")))}</td><td class="why">{esc(localize(e.get("why")))}</td></tr>'
         for e in evidence
     ]
-    return render_table(headings(EVIDENCE_HEAD), rows)
+    share = SHARE_HEAD.get(str(reference), N_("Share"))
+    return render_table(headings(((*EVIDENCE_HEAD[:2], (share, True), *EVIDENCE_HEAD[2:]))), rows)
 
 
-#: (title, numeric) of a card's evidence table.
-EVIDENCE_HEAD = ((N_("Operator"), False), (N_("Time"), True), (N_("Share"), True), (N_("Why it matches"), False))
+#: (title, numeric) of a card's evidence table, the share column put in by ``render_evidence``.
+EVIDENCE_HEAD = ((N_("Operator"), False), (N_("Time"), True), (N_("Why it matches"), False))
+
+#: The evidence share column's title by the document's reference (what the shares are of).
+SHARE_HEAD = {"step": N_("Share of the step"), "device time": N_("Share of device time")}
 
 
 def card_terms(sug: dict) -> str:
