@@ -37,7 +37,7 @@ DATA_KEYS = {"sources", "source", "basis", "tags", "operators", "path", "root", 
              "category", "support", "url"}
 
 #: Words and names that stay as they are in Chinese (commands, hardware and unit names, file names).
-KEPT = re.compile(r"`[^`]*`|<code>.*?</code>|advisor suggest --profile PATH|AI Core \(cube\)|AI Core|AI Vector|AI CPU|"
+KEPT = re.compile(r"`[^`]*`|<code>.*?</code>|advisor suggest PATH|advisor suggest --profile PATH|AI Core \(cube\)|AI Core|AI Vector|AI CPU|"
                   r"https?://\S+|\S*[/_.=@]\S*|\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b")
 
 

@@ -269,7 +269,7 @@ def test_cli_json_document_shape(runner):
     notes = "\n".join(document["notes"])
     assert "no expected gains from a static scan" in notes
     assert "msprof --output=./msprof_out --task-time=on --ai-core=on --aicpu=on python train.py" in notes
-    assert "advisor suggest --profile ./npu_prof" in notes
+    assert "advisor suggest ./npu_prof" in notes
 
 
 def test_cli_table_and_markdown(runner):

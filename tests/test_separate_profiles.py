@@ -22,7 +22,7 @@ def test_two_profiles_of_different_producers_are_named_not_merged(tmp_path, real
         read_profile(tmp_path)
     assert caught.value.message == ("2 separate profiles in this folder, not one: kernelB (msopprof-device), "
                                     "runA (torch-npu-text)")
-    assert caught.value.hint == (f"give one of them (advisor suggest --profile {tmp_path / 'kernelB'}), analyse each "
+    assert caught.value.hint == (f"give one of them (advisor suggest {tmp_path / 'kernelB'}), analyse each "
                                  "in turn with --each (which lists them with their device time and top op), or compare "
                                  "two with advisor compare BEFORE AFTER")
 

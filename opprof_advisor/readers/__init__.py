@@ -140,9 +140,9 @@ def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
     more = f" and {len(found) - 8} more" if len(found) > 8 else ""
     if len(found) == 1:
         return UnknownFormat(f"no profile here, one a folder further down: {named}", path=path,
-                             hint=f"give that folder: advisor suggest --profile {found[0][0]}")
+                             hint=f"give that folder: advisor suggest {found[0][0]}")
     return UnknownFormat(f"{len(found)} separate profiles in this folder, not one: {named}{more}", path=path,
-                         hint=f"give one of them (advisor suggest --profile {found[0][0]}), analyse each in turn "
+                         hint=f"give one of them (advisor suggest {found[0][0]}), analyse each in turn "
                               "with --each (which lists them with their device time and top op), or compare two with "
                               "advisor compare BEFORE AFTER")
 

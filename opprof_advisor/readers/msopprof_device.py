@@ -121,7 +121,7 @@ def _refuse_several_runs(path: Path, dirs: list[Path]) -> None:
         named.append(f"{run.relative_to(path)} ({what})")
     first, second = (str(run) for run in sorted(runs)[:2])
     raise ProfileError(f"{len(runs)} msprof op runs in one folder: {'; '.join(named)}", path=path,
-                       hint=f"give one run (advisor suggest --profile {first}), or compare two: advisor compare "
+                       hint=f"give one run (advisor suggest {first}), or compare two: advisor compare "
                             f"{first} {second}")
 
 

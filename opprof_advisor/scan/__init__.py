@@ -331,9 +331,9 @@ def profiling_notes(result: ScanResult) -> list[str]:
     msprof = f"`msprof --output=./msprof_out --task-time=on --ai-core=on --aicpu=on python {entry}`"
     return [
         M_("profile next (torch_npu): wrap the training loop in {code} and call {step} after each step; then run "
-           "{suggest}", code=with_profiler, step="`prof.step()`", suggest="`advisor suggest --profile ./npu_prof`"),
+           "{suggest}", code=with_profiler, step="`prof.step()`", suggest="`advisor suggest ./npu_prof`"),
         M_("profile next (msprof): {code}; then run {suggest}", code=msprof,
-           suggest="`advisor suggest --profile ./msprof_out`"),
+           suggest="`advisor suggest ./msprof_out`"),
     ]
 
 
