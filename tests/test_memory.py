@@ -70,6 +70,30 @@ def test_memory_findings_give_back_bytes_with_their_remedies(real_profiles, runn
     assert outside["remedies"][0]["id"] == "hccl-communicator-memory"
 
 
+def test_foreach_temporaries_at_the_peak_are_a_finding_bounded_by_what_they_hold(real_profiles, runner):
+    _peaks, _busiest, held, _hccl = _hand(real_profiles)
+    foreach = sum(size for name, size in held.items() if "_foreach_" in name)
+    assert foreach == 245275136  # by hand: aten::_foreach_add, 16 tensors held at the PTA+GE peak (234 MiB)
+    result = runner.invoke(app, ["memory", str(real_profiles / DB_RUN), "--format", "json"])
+    findings = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    temporaries = findings["optimizer-foreach-temporaries"]
+    assert temporaries["saving"]["high_bytes"] == foreach
+    assert temporaries["saving"]["share_of_peak"] == pytest.approx(foreach / 1600913408, abs=1e-6)
+    assert temporaries["remedies"][0]["id"] == "optimizer-foreach-peak-memory"
+    assert "aten::_foreach_add" in temporaries["title"] and "16 tensor(s)" in temporaries["title"]
+
+
+def test_foreach_temporaries_below_a_twentieth_of_the_peak_are_no_finding(tmp_path):
+    root = _text_run(tmp_path)
+    table = root / "ASCEND_PROFILER_OUTPUT" / "operator_memory.csv"
+    # at the reserved peak (t=1002, 1060 MB) aten::_foreach_mul holds 40 MB: under 5 % of it
+    table.write_text(table.read_text() + "aten::_foreach_mul,40960,1001,1003,1003,2,2,,,,,,,1,NPU:0\n")
+    assert "memory_optimizer_temporaries" not in {s.id for s in read_profile(root).symptoms}
+    table.write_text(table.read_text().replace("aten::_foreach_mul,40960,", "aten::_foreach_mul,81920,"))
+    symptom = {s.id: s for s in read_profile(root).symptoms}["memory_optimizer_temporaries"]
+    assert symptom.share == pytest.approx(80 / 1060, abs=1e-4) and symptom.base == "memory peak"
+
+
 def _text_run(tmp_path, unit="MB"):
     root = write_torch_npu_text(tmp_path, [KernelSpec("MatMulV2", task_type="AI_CORE", duration_us=100.0, count=4,
                                                       block_dim=20)])
@@ -195,7 +219,8 @@ def test_a_folder_of_ranks_judges_the_rank_with_the_highest_peak(real_profiles, 
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["peak"]["reserved"] == 1600913408 and doc["peak"]["gap"] == 337661952
-    assert {f["id"] for f in doc["findings"]} == {"memory-fragmentation", "memory-outside-allocator"}
+    assert {f["id"] for f in doc["findings"]} == {"memory-fragmentation", "memory-outside-allocator",
+                                                  "optimizer-foreach-temporaries"}
     assert any(note.startswith("memory of rank0, the highest peak of 2 ranks") for note in doc["notes"])
 
 
@@ -232,3 +257,17 @@ def test_the_profile_report_shows_the_memory_curves(real_profiles, runner, tmp_p
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     assert "Memory over time" in page and page.count('<circle class="peak"') == 1
+
+
+def test_suggest_on_memory_tables_alone_gives_their_memory_findings(tmp_path, runner):
+    tables = _text_run(tmp_path / "run") / "ASCEND_PROFILER_OUTPUT"
+    alone = tmp_path / "memory_only"
+    alone.mkdir()
+    for name in ("memory_record.csv", "operator_memory.csv"):
+        (alone / name).write_bytes((tables / name).read_bytes())
+    suggested = runner.invoke(app, ["suggest", str(alone), "--format", "json"])
+    assert suggested.exit_code == 0, suggested.output
+    document = json.loads(suggested.stdout)
+    assert document["schema"] == "opprof-advisor/memory/1"
+    assert document == json.loads(runner.invoke(app, ["memory", str(alone), "--format", "json"]).stdout)
+    assert document["peak"]["reserved"] == 1060 * MIB

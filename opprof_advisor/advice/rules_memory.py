@@ -2,7 +2,10 @@
 
 Gain models (GAIN-MODELS.md "Memory"): fragmentation saves at most the gap at the peak (reserved − allocated:
 memory the allocator holds that no tensor uses); memory outside the allocator saves at most what the largest
-module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE, for one). Neither is time: a
+module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE, for one); the optimizer's
+foreach temporaries save at most what the ``_foreach_*`` operators hold at the peak (PyTorch's optimizer
+documentation: the foreach implementation uses about the parameters' size more peak memory than the for-loop
+one). None of them is time: a
 smaller peak is worth a larger batch or a model that fits, and time only where it avoids running out of memory.
 """
 
@@ -13,6 +16,7 @@ from typing import Any
 from opprof_advisor.advice.finding import Finding
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Profile
+from opprof_advisor.symptoms.memory import optimizer_holders
 
 MIB = 1024.0 * 1024.0
 
@@ -35,6 +39,17 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
                         "the gap at the {component} peak: {gap:.0f} MiB of {reserved:.0f} MiB reserved (what an allocator "
                         "setting such as expandable segments can give back at most)", component=peak["component"],
                         gap=saved / MIB, reserved=reserved / MIB)}))
+    temporaries = found.get("memory_optimizer_temporaries")
+    if temporaries is not None and reserved:
+        saved = sum(holder["bytes"] for holder in optimizer_holders(memory))
+        out.append((Finding("optimizer-foreach-temporaries", "memory", M_(
+            "Foreach temporaries of the optimizer step are part of the peak: {detail}", detail=temporaries.detail), 0.0, None,
+            [temporaries.id]),
+                    {"high_bytes": saved, "share_of_peak": saved / reserved, "basis": M_(
+                        "what the multi-tensor operators hold at the {component} peak: {held:.0f} MiB of {reserved:.0f} "
+                        "MiB reserved (stepping the parameters one tensor at a time keeps one tensor's intermediates "
+                        "instead: what it gives back at most)", component=peak["component"], held=saved / MIB,
+                        reserved=reserved / MIB)}))
     outside = found.get("memory_outside_allocator")
     if outside is not None and reserved:
         held = memory["outside_allocator"]["bytes"]

@@ -92,6 +92,10 @@ FRAGMENTATION_SHARE = 0.10
 #: memory_outside_allocator: the process's HBM beyond the allocator's reserved peak above this share of it.
 OUTSIDE_SHARE = 0.10
 MEMORY_MIN_BYTES = 64 * 1024 * 1024
+#: memory_optimizer_temporaries: the optimizer's multi-tensor (``_foreach_*``) operators hold this share of the
+#: reserved peak at the peak, and MEMORY_MIN_BYTES (this project's threshold: below it the for-loop's slower step
+#: is not worth the memory).
+OPTIMIZER_TEMPORARY_SHARE = 0.05
 #: memory_near_capacity: the device's HBM peak at or above this share of the part's memory (this project's
 #: threshold: a tenth left is what one more activation or a fragmentation spike can take).
 NEAR_CAPACITY = 0.90

@@ -50,6 +50,8 @@ SYMPTOMS: dict[str, str] = {
                                "out"),
     "memory_outside_allocator": N_("the process holds device memory outside the framework's allocator "
                                    "(communication buffers, runtime, workspaces)"),
+    "memory_optimizer_temporaries": N_("at the memory peak the optimizer step's multi-tensor (foreach) operators hold "
+                                       "temporaries as large as a share of the parameters"),
 }
 
 #: Keys of an entry's ``requires:`` front matter: conditions that must all hold for the entry to apply

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from opprof_advisor.core.i18n import M_, N_
-from opprof_advisor.core.thresholds import FRAGMENTATION_SHARE, MEMORY_MIN_BYTES, NEAR_CAPACITY, OUTSIDE_SHARE
+from opprof_advisor.core.thresholds import (
+    FRAGMENTATION_SHARE, MEMORY_MIN_BYTES, NEAR_CAPACITY, OPTIMIZER_TEMPORARY_SHARE, OUTSIDE_SHARE,
+)
 from opprof_advisor.readers import chips
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ def check_memory(ctx: Kernels) -> None:
             "at the {component} peak ({reserved:.0f} MiB reserved) {gap:.0f} MiB = {share:.1%} is reserved by the allocator "
             "but held by no tensor", component=peak["component"], reserved=reserved / MIB,
             gap=gap / MIB, share=gap / reserved), share=gap / reserved, base="memory peak")
+    _check_optimizer_temporaries(ctx, memory, peak)
     outside = memory.get("outside_allocator")
     if outside and reserved:
         held = outside["bytes"]
@@ -48,6 +51,26 @@ def check_memory(ctx: Kernels) -> None:
                 share=held / reserved, base="memory peak")
     _check_capacity(ctx, memory)
     ctx.notes.extend(note for note in memory.get("notes") or [] if note not in ctx.notes)
+
+
+def optimizer_holders(memory: dict) -> list[dict]:
+    """The tensors held at the peak by the optimizer's multi-tensor operators (``aten::_foreach_add`` ...): torch.optim's
+    foreach implementation keeps a list of intermediates as large as the parameters it steps."""
+    return [holder for holder in memory.get("holders") or [] if "_foreach_" in str(holder.get("name") or "")]
+
+
+def _check_optimizer_temporaries(ctx: Kernels, memory: dict, peak: dict) -> None:
+    reserved = peak.get("reserved") or 0.0
+    holders = optimizer_holders(memory)
+    held = sum(holder["bytes"] for holder in holders)
+    if not reserved or held < MEMORY_MIN_BYTES or held / reserved < OPTIMIZER_TEMPORARY_SHARE:
+        return
+    names = [holder["name"] for holder in holders]
+    ctx.add("memory_optimizer_temporaries", [], 0.0, M_(
+        "at the {component} peak ({reserved:.0f} MiB reserved) multi-tensor (foreach) operators such as the "
+        "optimizer step's ({ops}) hold {held:.0f} MiB = {share:.1%} in {tensors} tensor(s)", component=peak["component"], reserved=reserved / MIB,
+        ops=", ".join(names[:3]), held=held / MIB, share=held / reserved,
+        tensors=sum(holder.get("tensors") or 0 for holder in holders)), share=held / reserved, base="memory peak")
 
 
 def _check_capacity(ctx: Kernels, memory: dict) -> None:
