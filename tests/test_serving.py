@@ -161,12 +161,19 @@ def test_the_html_report_draws_batch_size_and_duration_per_iteration(tmp_path, r
     assert "serving-request-length-imbalance" not in page  # a case is a similar run, not a remedy
 
 
-def test_suggest_on_a_serving_output_points_to_advisor_serving(tmp_path, runner):
-    folder = _write(tmp_path / "run", clients=4, requests=4, tokens=10, step_ms=20.0, kv_peak=0.5)
-    result = runner.invoke(app, ["suggest", "--profile", str(folder)])
-    assert result.exit_code == 1 and "Traceback" not in result.output
-    [line] = result.stderr.splitlines()
-    assert "an ms_service_profiler (serving) output" in line and f"advisor serving {folder}" in line
+def test_suggest_on_a_serving_output_gives_the_serving_findings(tmp_path, runner):
+    folder = _write(tmp_path / "run", clients=4, requests=8, tokens=10, step_ms=20.0, kv_peak=0.2)
+    suggested = runner.invoke(app, ["suggest", str(folder), "--format", "json"])
+    assert suggested.exit_code == 0, suggested.output
+    served = runner.invoke(app, ["serving", str(folder), "--format", "json"])
+    assert json.loads(suggested.stdout) == json.loads(served.stdout)
+    assert json.loads(suggested.stdout)["findings"][0]["id"] == "batch-limited-by-clients"
+    table = runner.invoke(app, ["suggest", str(folder)])
+    assert table.exit_code == 0 and "batch" in table.stdout
+    sheet = runner.invoke(app, ["suggest", str(folder), "--format", "csv"])
+    assert sheet.exit_code == 1 and "Traceback" not in sheet.output
+    assert sheet.stderr.strip() == (f"error: {folder} holds a serving profile: its findings are written as table, json, "
+                                    "html, not csv")
 
 
 def _spans(clients: int, tokens: int, step_ms: float) -> list[tuple]:

@@ -15,6 +15,8 @@ from opprof_advisor.cli.output import (
     write_sheet_formats,
 )
 from opprof_advisor import commands
+from opprof_advisor.core.documents import document_kind
+from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.core.i18n import M_, localize
 from opprof_advisor.core.terminal import one_line
 from opprof_advisor.core.units import TEXT as U
@@ -110,6 +112,11 @@ def run_suggest(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
                                     warn=lambda message: warn([message]))
     if quiet:
         return document
+    kind = document_kind(document)
+    if values["fmt"] not in commands.SUGGEST_FORMATS.get(kind, ()):  # a serving or memory-only profile
+        raise AdvisorError(M_("{path} holds a {kind} profile: its findings are written as {formats}, not {fmt}",
+                              path=profile, kind=kind, formats=", ".join(commands.SUGGEST_FORMATS[kind]),
+                              fmt=values["fmt"]))
     if write_sheet_formats(document, values["fmt"], values["output"], force=values["force"], inputs=[profile]):
         return
     if values["fmt"] == "html":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable
-from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.errors import AdvisorError, UnknownFormat
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.base import KernelTable, RawProfile
@@ -19,7 +19,8 @@ from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
 from opprof_advisor.advice.serving import serving_document
-from opprof_advisor.readers.serving import read_serving
+from opprof_advisor.readers.memory_files import memory_sources
+from opprof_advisor.readers.serving import read_serving, serving_files, span_sources
 from opprof_advisor.profiles import read_profile
 from opprof_advisor.kb.search import run_search
 from opprof_advisor.kb.search import search_to_json
@@ -54,8 +55,29 @@ def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None,
 def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
             explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
             warn: Warn = _ignore) -> dict[str, Any]:
-    """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``."""
+    """The ``suggest/2`` document of ``advisor suggest PATH --format json``; for an ms_service_profiler output, whose
+    findings are the serving ones, its ``serving/1`` document, and for memory tables alone their ``memory/1``."""
+    try:
+        return _suggest(profile, top=top, model=model, kind=kind, explain=explain, db=db, progress=progress,
+                        executor=executor, warn=warn)
+    except UnknownFormat:
+        path = Path(profile)
+        if path.is_dir() and (serving_files(path) or span_sources(path)):
+            return serving(path, db=db, warn=warn)
+        if path.is_dir() and memory_sources(path):
+            return memory(path, db=db, progress=progress, executor=executor, warn=warn)
+        raise
 
+
+#: The document kinds ``suggest`` returns and the formats each is written in.
+SUGGEST_FORMATS = {"suggest": ("table", "json", "markdown", "html", "csv", "xlsx"), "serving": ("table", "json", "html"),
+                   "memory": ("table", "json", "html")}
+
+
+def _suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
+             explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
+             warn: Warn = _ignore) -> dict[str, Any]:
+    """The ``suggest/2`` document of a kernel profile."""
     parsed = read_profile(Path(profile), progress, executor=executor)
     advisor = open_advisor(Path(db) if db else None)
     for warning in advisor.warnings:
@@ -68,7 +90,7 @@ def memory(path: str | Path, *, db: str | Path | None = None, progress: Any = No
     """The ``memory/1`` document of ``advisor memory PATH``: the memory peak, its gap and holders, and each memory
     finding with what it can save and its remedies (the memory section of the suggest document)."""
     try:
-        document = suggest(path, db=db, progress=progress, executor=executor, warn=warn)
+        document = _suggest(path, db=db, progress=progress, executor=executor, warn=warn)
     except AdvisorError:
         extra: dict[str, Any] = {}
         add_memory(extra, Path(path))  # a folder of memory tables alone (no kernel table): its memory is judged

@@ -319,6 +319,8 @@ def _header(path: Path) -> list[str]:
 
 #: Columns only msOpProf's OpBasicInfo has: such a file is one launch's basic info, not a kernel table.
 _OPBASICINFO_ONLY = frozenset({"current freq", "rated freq"})
+#: The columns of a tensor memory table (operator_memory.csv) that no kernel table has.
+_TENSOR_MEMORY = frozenset({"allocation time", "release time"})
 
 
 def header_names(path: Path) -> set[str]:
@@ -330,6 +332,8 @@ def _is_kernel_table(path: Path, header: list[str] | None = None) -> bool:
     header = _header(path) if header is None else header
     if _OPBASICINFO_ONLY & {columns.normalise_header(cell) for cell in header}:
         return False
+    if _TENSOR_MEMORY <= {columns.plain_header(cell)[0] for cell in header}:
+        return False  # operator_memory.csv: a name and a duration, but of tensors held, not kernels run
     mapping = columns.map_header(header)
     return all(field in mapping for field in columns.REQUIRED_FIELDS)
 
