@@ -45,3 +45,16 @@ def test_help_names_the_values_an_option_takes():
 
 def test_plain_metavar_of_types():
     assert plain_metavar(int) == "N" and plain_metavar(list[str]) == "TEXT" and plain_metavar(float) == "X"
+
+
+def test_no_help_is_cut_at_80_columns():
+    """Every command's --help at 80 columns: no text cut with an ellipsis, no choice split inside a value."""
+    from typer.testing import CliRunner as Runner
+
+    names = ["", "suggest", "profile", "memory", "serving", "roofline", "compare", "collect", "scan", "search", "show",
+             "add", "remove", "kb list", "kb check", "kb build", "kb stats", "outcomes list", "report", "eval", "mcp"]
+    for name in names:
+        result = Runner(env={"COLUMNS": "80", "TERM": "dumb"}).invoke(app, [*name.split(), "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert "…" not in result.output, (name, [line for line in result.output.splitlines() if "…" in line])
+        assert "|c " not in result.output and "│ sv" not in result.output, name

@@ -253,7 +253,7 @@ def test_one_card_per_finding_the_first_prominent(suggest_tree):
     assert "Fallback when the NPU NMS kernels do not fit" in alternatives and "tip-nms-single-cpu-call" in alternatives
     assert "tip · evidence D" in alternatives
     assert "basis: sourced" in cards[1].text()
-    assert "no model" in cards[2].text() and "confidence: low" in cards[2].text()
+    assert "no modelled gain" in cards[2].text() and "confidence: low" in cards[2].text()
     assert "evidence D: second-hand" in cards[2].text()
     assert "First step" not in cards[2].text()  # the remedy has none: no empty line for it
     after = section(suggest_tree, "suggestions").text().split("Cut TransData")[-1]

@@ -147,3 +147,16 @@ def test_shipped_cases_without_an_op_mix_are_not_listed_each_check(runner):
     result = check(runner, builtin_kb_dir())
     assert result.exit_code == 0
     assert "op_mix" not in result.stderr
+
+
+def test_a_first_step_too_long_to_show_whole_is_a_warning_with_what_is_shown(runner, tmp_path):
+    step = "Set the environment variable, e.g. " + "HCCL_BUFFSIZE " * 30 + "to twice the default. " + \
+           "Then profile again and compare the exposed communication " * 4 + "."
+    path = write_entry(tmp_path, "long-step", body=body_for("recipe", "1. " + step), **GUIDE_FIELDS)
+    result = runner.invoke(app, ["kb", "check", str(path)])
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if "first step" in line]
+    shown = "Set the environment variable, e.g. " + "HCCL_BUFFSIZE " * 30 + "to twice the default."
+    assert line.endswith(f": warning: the first step of `## Steps` has {len(' '.join(step.split()))} characters: "
+                         f"`advisor suggest` shows only its first sentences up to 400 (\"{shown}\"); keep it to one "
+                         "or two sentences")  # "e.g." does not end the sentence

@@ -152,6 +152,7 @@ def test_adding_a_case_without_what_the_guide_asks_says_what_to_write_and_adds_i
     warnings = [line.split(": warning: ", 1)[1].split(" — ")[0] for line in result.stderr.splitlines()]
     assert warnings == ["no `requires:`", "no `zh:`", "no `op_mix:`", "no `symptoms:`"]
     assert "can never show as similar" in result.stderr
+    assert all(line.startswith(f"{source}:") for line in result.stderr.splitlines())  # the file the user edits
 
 
 def test_replacing_an_entry_is_not_its_own_duplicate(runner, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,8 @@ from opprof_advisor.profiles import read_profile
 
 RUN = "msinsight-torch-npu/text/level1/rank0_ascend_pt"
 KERNEL = "tilelang-ascend/custom/sigmoid/perf_tuning/msprof_output_iter1"
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_two_profiles_of_different_producers_are_named_not_merged(tmp_path, real_profiles):
@@ -137,3 +140,19 @@ def test_each_in_json_summarises_each_profile(tmp_path, real_profiles, runner):
 def test_each_with_a_file_format_is_a_usage_error(tmp_path, runner):
     result = runner.invoke(app, ["profile", str(tmp_path), "--each", "--format", "html"])
     assert result.exit_code == 2 and "--each prints a table or json for each profile" in result.output
+
+
+def test_a_run_of_the_folder_s_own_beside_another_profile_is_two_profiles(tmp_path, runner):
+    """An OPPROF_* run directly in the folder is read as the folder's own; beside a torch_npu run it is a second
+    profile, not the one to read silently."""
+    for example, pattern in (("yolov8_torch_npu", "*_ascend_pt"), ("matmul_msopprof", "OPPROF_*")):
+        [source] = (ROOT / "data/examples" / example).glob(pattern)
+        shutil.copytree(source, tmp_path / source.name)
+    refused = runner.invoke(app, ["suggest", str(tmp_path)])
+    assert refused.exit_code == 1 and "2 separate profiles in this folder" in refused.stderr
+    assert "(msopprof-device)" in refused.stderr and "(torch-npu-text)" in refused.stderr
+    each = runner.invoke(app, ["profile", str(tmp_path), "--each", "--format", "json"])
+    assert each.exit_code == 0, each.output
+    import json
+
+    assert sorted(p["format"] for p in json.loads(each.stdout)["profiles"]) == ["msopprof-device", "torch-npu-text"]

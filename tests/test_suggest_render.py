@@ -65,9 +65,9 @@ def test_the_table_shows_each_finding_its_lead_remedy_and_the_gain_with_its_basi
                            "the rest: advisor show tip-transdata-nd-format")  # no first step: no "1." line
     assert cells(text, 2) == ["8.69 ms 18.0 % of the device time", "1.45 ms 3.0 % of the device time",
                               "2.41 ms 5.0 % of the device time"]
-    assert cells(text, 3) == ["10.8–16.2 % 5.21–7.82 ms model", "1.5–2.7 % 724 µs – 1.30 ms sourced", "no model"]
+    assert cells(text, 3) == ["10.8–16.2 % 5.21–7.82 ms model", "1.5–2.7 % 724 µs – 1.30 ms sourced", "no modelled gain"]
     evidence = cells(text, 4)
-    assert evidence[0] == ("NonMaxSuppressionV3 18.0 % (8.69 ms) symptoms: nms_cpu, aicpu_fallback "
+    assert evidence[0] == ("NonMaxSuppressionV3 18.0 % of device time (8.69 ms) symptoms: nms_cpu, aicpu_fallback "
                            "confidence: high")
     assert evidence[2].endswith("confidence: low")
     lines = text.splitlines()
@@ -92,12 +92,12 @@ def test_explain_says_what_each_gain_assumes_why_each_remedy_applies_and_what_wa
     assert ("   lead remedy recipe-nms-on-npu (recipe, evidence C, relevance 0.71): NMS on the AI CPU in a detection "
             "run") in text
     assert "   alternative tip-nms-single-cpu-call (tip, evidence D, relevance 0.40): NMS runs once per image" in text
-    assert "3. transdata: no model" in text
+    assert "3. transdata: no modelled gain" in text
     assert "left out: tip-vllm-ascend-graph-mode: applies to framework vllm-ascend; this run: torch_npu" in text
 
 
 def test_a_gain_without_a_figure_says_what_the_row_says_instead():
-    assert gain_line(None) == "no model"
+    assert gain_line(None) == "no modelled gain"
     assert gain_line(None, suggestion={"assumptions": "0 to 80 % of 800 µs if the gaps are launches"}) == \
         "0 to 80 % of 800 µs if the gaps are launches"
     assert gain_line({"low_us": 200.0, "high_us": 200.0, "model": "measured"}) == "200 µs, measured"
@@ -139,7 +139,7 @@ def test_the_markdown_has_a_section_per_finding_with_its_remedies():
                  "(`tip-nms-single-cpu-call`, tip, evidence grade D)"):
         assert line in first.splitlines(), line
     third = text.split("## 3. ")[1]
-    assert "- expected gain: no model" in third and "- assumes" not in third.split("## ")[0]
+    assert "- expected gain: no modelled gain" in third and "- assumes" not in third.split("## ")[0]
     assert "nothing else above 3 % of device time" in text and "## Left out" not in text
     assert "## Left out\n\n- `tip-vllm-ascend-graph-mode`: applies to framework vllm-ascend" in suggest_markdown(
         doc, explain=True)

@@ -1,6 +1,6 @@
 """Rank knowledge-base entries against a profile: preconditions, evidence, time at stake, expected gain.
 
-How a suggestion is made (the README section "How suggestions are ranked" says the same):
+How a suggestion is made (docs/suggest.md says the same):
 
 1. **Query.** The profile becomes one text (``profile_query.build_query``): each op family repeated
    ``1 + round(20 × share)`` times, each symptom id ``2 + round(20 × share)`` times plus the words of

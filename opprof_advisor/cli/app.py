@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from typing import Annotated, Optional
@@ -14,6 +15,7 @@ from opprof_advisor import __version__
 from opprof_advisor.cli._common import LangOption
 from opprof_advisor.cli.help_types import use_plain_types
 from opprof_advisor.cli.output import err_console
+from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
 from opprof_advisor.core.terminal import detach_closed_stdout, one_line
 import warnings
@@ -67,15 +69,22 @@ class AdvisorGroup(TyperGroup):
 
 #: What a value given to an option should have been, by the validation error Typer's coercion raises.
 _BAD_VALUE_WORDS = {
-    "int_parsing": "{input!r} is not a whole number",
-    "int_from_float": "{input!r} is not a whole number",
-    "float_parsing": "{input!r} is not a number",
-    "finite_number": "{input!r} is not a finite number",
-    "greater_than_equal": "{input} is too small: it must be at least {ge}",
-    "greater_than": "{input} is too small: it must be above {gt}",
-    "less_than_equal": "{input} is too large: it must be at most {le}",
-    "less_than": "{input} is too large: it must be below {lt}",
+    "int_parsing": N_("{input!r} is not a whole number"),
+    "int_from_float": N_("{input!r} is not a whole number"),
+    "float_parsing": N_("{input!r} is not a number"),
+    "finite_number": N_("{input!r} is not a finite number"),
+    "greater_than_equal": N_("{input} is too small: it must be at least {ge}"),
+    "greater_than": N_("{input} is too small: it must be above {gt}"),
+    "less_than_equal": N_("{input} is too large: it must be at most {le}"),
+    "less_than": N_("{input} is too large: it must be below {lt}"),
 }
+
+
+def _not_finite(value: object) -> bool:
+    try:
+        return not math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def bad_value_words(exc: BaseException) -> str:
@@ -85,9 +94,11 @@ def bad_value_words(exc: BaseException) -> str:
     if callable(errors):
         try:
             first = errors()[0]
-            words = _BAD_VALUE_WORDS.get(first["type"])
+            value = first.get("input")
+            kind = "finite_number" if _not_finite(value) else first["type"]
+            words = _BAD_VALUE_WORDS.get(kind)
             if words is not None:
-                return words.format(input=first.get("input"), **(first.get("ctx") or {}))
+                return _(words).format(input=value, **(first.get("ctx") or {}))
         except (IndexError, KeyError, TypeError, ValueError):
             pass
     return message.removeprefix("Value error, ")

@@ -49,14 +49,13 @@ def each_profile(values: dict[str, Any], key: str, body) -> bool:
         if values["fmt"] == "json":
             document = body({**values, key: child}, quiet=True)
         else:
-            console.print(f"== {child} ({fmt}) ==", markup=False, highlight=False)
+            print_items([f"== {one_line(child)} ({fmt}) =="])
             document = body({**values, key: child})
         documents.append({"path": str(child), "format": fmt, "summary": _each_summary(document), "document": document})
     if values["fmt"] == "json":
         emit_json({"schema": EACH_SCHEMA, "path": str(values[key]), "profiles": documents})
     else:
-        for line in _each_listing(values[key], documents):
-            console.print(line, markup=False, highlight=False)
+        print_items(_each_listing(values[key], documents))
     return True
 
 
@@ -212,8 +211,9 @@ def run_add(values: dict[str, Any]) -> None:
     if close is not None:  # a warning, not a refusal: two entries may rightly share their words
         err_console.print(near_duplicate_line(entry.id, close[0].id, close[1], close[0].title), markup=False)
     for warning in check_warnings([entry.path]):  # what the KB guide asks and the entry lacks: added anyway
-        err_console.print(one_line(problem_line({"path": warning.path, "line": warning.line, "message": warning.message})),
-                          markup=False)
+        # named by the file the user gave (the one they edit), not by the copy in their KB folder
+        line = problem_line({"path": values["file"], "line": warning.line, "message": warning.message})
+        err_console.print(one_line(line), markup=False)
 
 
 def run_remove(values: dict[str, Any]) -> None:

@@ -16,7 +16,10 @@ from typing import Any, Optional, get_args, get_origin
 def plain_metavar(annotation: Any, *, choices: Any = None) -> str:
     """The placeholder a user reads for a value of ``annotation`` (a path's kind is told by the caller)."""
     if choices:
-        return "|".join(str(getattr(choice, "value", choice)) for choice in choices)
+        values = [str(getattr(choice, "value", choice)) for choice in choices]
+        joined = "|".join(values)
+        # a long list may fold between its values in a narrow help column, never inside one ("c" / "sv")
+        return joined if len(joined) <= 24 else " | ".join(values)
     if get_origin(annotation) in (list, tuple):
         args = get_args(annotation)
         return plain_metavar(args[0] if args else str)

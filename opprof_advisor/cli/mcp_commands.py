@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
 def mcp_command(lang: LangOption = None) -> None:
     """Serve profile, suggest, search, show, compare, roofline and scan as MCP tools on stdin/stdout.
 
-    Register it in an MCP client as the command `advisor mcp` (see README, "Agents: advisor mcp").
+    Register it in an MCP client as the command `advisor mcp` (see docs/mcp.md).
     Each tool returns the command's JSON document as structured content plus a one-paragraph summary;
     errors are tool errors with the command's one-line message. Needs: pip install 'opprof-advisor\\[mcp]'.
     """

@@ -74,7 +74,7 @@ EXECUTOR = Param("executor", ("--executor",), ExecutorName,
 SCHEDULER = Param("scheduler", ("--scheduler",), str,
                   "Run the per-rank map on this Dask scheduler (e.g. tcp://host:8786; its workers must see the rank "
                   "folders at the same paths). Implies --executor dask.", metavar="ADDRESS", show_default=False)
-LANG = Param("lang", ("--lang",), str, "Language of the output: zh (中文) or en (default: $ADVISOR_LANG, else zh for "
+LANG = Param("lang", ("--lang",), str, "Language of the output: zh (Chinese) or en (default: $ADVISOR_LANG, else zh for "
                                       "a zh_* locale, else en).", metavar="zh|en", show_default=False)
 TABLE_OR_JSON = Param("fmt", ("--format", "-f"), TableOrJson, _FORMAT_HELP, default="table")
 EACH = Param("each", ("--each",), bool, "When PATH holds several separate profiles (runs of different tools, a before "

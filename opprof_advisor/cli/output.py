@@ -48,7 +48,7 @@ class LazyConsole:
     @property
     def width(self) -> int:
         """The terminal's width; on a pipe or a file, PIPE_WIDTH (nothing is wrapped, cut or left out there)."""
-        if self._console is None and not self._options.get("stderr") and prints_plain(sys.stdout):
+        if not self._options.get("stderr") and prints_plain(sys.stdout):
             return PIPE_WIDTH
         return self.rich().width
 

@@ -18,7 +18,7 @@ from typing import Any
 from opprof_advisor.core.errors import Problem
 from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.kb.entry import (
-    ACTION_SECTIONS, KEYS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, first_step_of, parse_file,
+    ACTION_SECTIONS, KEYS, MAX_STEP_CHARS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, first_step_of, parse_file,
     suggest_close,
 )
 from opprof_advisor.core.vocabulary import (
@@ -332,8 +332,16 @@ def _missing_zh(parsed: ParsedFile) -> list[Problem]:
 def _missing_first_step(parsed: ParsedFile, kind: str) -> list[Problem]:
     section = ACTION_SECTIONS[kind]
     line = next((line for name, line in parsed.headings if name == section), None)
-    if line is None or first_step_of(parsed.body, kind):
+    if line is None:
         return []  # a missing section is an error already
+    whole = first_step_of(parsed.body, kind, whole=True)
+    if len(whole) > MAX_STEP_CHARS:
+        return [Problem(parsed.path, line, M_(
+            "warning: the first step of {section} has {n} characters: `advisor suggest` shows only its first sentences "
+            "up to {most} (\"{shown}\"); keep it to one or two sentences", section="`## " + section + "`", n=len(whole),
+            most=MAX_STEP_CHARS, shown=first_step_of(parsed.body, kind)))]
+    if whole:
+        return []
     return [Problem(parsed.path, line, M_(
         "warning: {section} gives no first step — open it with a numbered or bulleted item: one concrete action in "
         "one or two sentences (a setting, a code change, or the profiler command that confirms the diagnosis); "

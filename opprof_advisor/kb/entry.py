@@ -421,8 +421,9 @@ def first_step(entry: Entry) -> str:
     return first_step_of(entry.body, entry.kind)
 
 
-def first_step_of(body: str, kind: str) -> str:
-    """``first_step`` of a body of ``kind`` (for a file not loaded yet: `advisor kb check`)."""
+def first_step_of(body: str, kind: str, *, whole: bool = False) -> str:
+    """``first_step`` of a body of ``kind`` (for a file not loaded yet: `advisor kb check`); ``whole``: not trimmed to
+    MAX_STEP_CHARS."""
     lines = _section_lines(body, ACTION_SECTIONS.get(kind, ""))
     text: list[str] = []
     code: list[str] = []  # the first code line, for a section that opens with a code block
@@ -447,17 +448,20 @@ def first_step_of(body: str, kind: str) -> str:
             text.append(item.group(1) if item else line.strip())
     if text and text[-1].endswith(":"):  # "Apply the settings:" — the step is what follows
         text += _first_code_line(lines[end:])
-    return _whole_sentences(" ".join(" ".join(text or code).split()))
+    step = " ".join(" ".join(text or code).split())
+    return step if whole else _whole_sentences(step)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
+#: A full stop after these does not end a sentence.
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "incl.", "resp.")
 
 
 def _whole_sentences(step: str) -> str:
     """``step``, or its first sentences up to MAX_STEP_CHARS (at least one): a step is never cut mid-sentence."""
     if len(step) <= MAX_STEP_CHARS:
         return step
-    ends = [m.start() for m in _SENTENCE_END.finditer(step)]
+    ends = [m.start() for m in _SENTENCE_END.finditer(step) if not step[:m.start()].lower().endswith(_ABBREVIATIONS)]
     fitting = [end for end in ends if end <= MAX_STEP_CHARS]
     return step[:fitting[-1]] if fitting else step[:ends[0]] if ends else step
 

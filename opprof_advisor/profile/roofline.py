@@ -91,11 +91,11 @@ def load_peaks_file(path: str | Path) -> dict[str, Any]:
     """Read and check a peaks YAML file; raise PeaksError naming the file and the bad key."""
     path = Path(path)
     # without anchors and aliases, from a regular file: a 'billion laughs' file must not hang every profile
-    data = load_file(path, PeaksError, hint="see the README section on advisor roofline for the format")
+    data = load_file(path, PeaksError, hint="see docs/roofline.md for the format")
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise PeaksError("expected a mapping such as 'aic: 24'", path=path, hint="see the README section on advisor roofline for the format")
+        raise PeaksError("expected a mapping such as 'aic: 24'", path=path, hint="see docs/roofline.md for the format")
     unknown = sorted(set(map(str, data)) - _PEAK_KEYS)
     if unknown:
         raise PeaksError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(_PEAK_KEYS))})", path=path)

@@ -132,7 +132,29 @@ def _refuse_separate_profiles(path: Path) -> list[tuple[Path, str]] | None:
     found = _profiles_below(path, stop_at=2)
     if len(found) >= 2 and any(what != _READS_ITS_RUNS for _, what in found):
         raise _several(path, _profiles_below(path))
+    if found:  # the folder's own msprof / msprof op runs beside another profile: two profiles, not one
+        runs = _own_runs(path)
+        if runs:
+            raise _several(path, sorted(_profiles_below(path) + runs[:1]))
     return found if len(found) < 2 else None  # (fewer than two: every child was looked at, for _unknown)
+
+
+_OWN_RUN = re.compile(r"^(?:PROF_|OPPROF_)")
+
+
+def _own_runs(path: Path) -> list[tuple[Path, str]]:
+    """The PROF_* / OPPROF_* runs directly in ``path``, each with its format (they are read as the folder's own)."""
+    try:
+        runs = sorted(p for p in path.iterdir() if _OWN_RUN.match(p.name) and p.is_dir())
+    except OSError:
+        return []
+    out = []
+    for run in runs[:MAX_CHILDREN]:
+        try:
+            out.append((run, _detect(run, refuse=False)[0].name))
+        except (ProfileError, OSError):
+            continue
+    return out
 
 
 def _several(path: Path, found: list[tuple[Path, str]]) -> UnknownFormat:
@@ -158,6 +180,8 @@ def separate_profiles(path: str | Path) -> list[tuple[Path, str]]:
     if not path.is_dir() or _PARTS_OF_ONE.match(path.name) or is_multi_rank(path):
         return []
     found = _profiles_below(path)
+    if found:  # the folder's own PROF_* / OPPROF_* run beside them is one more
+        found = sorted(found + _own_runs(path)[:1])
     return found if len(found) >= 2 and any(what != _READS_ITS_RUNS for _, what in found) else []
 
 

@@ -77,7 +77,7 @@ def _suggestion_lines(s: dict[str, Any], reference: str, explain: bool) -> list[
         lines.append(_("- assumes: {assumptions}").format(assumptions=cell(assumptions)))
     if s.get("confidence"):
         lines.append(_("- confidence: {level}").format(level=word(s["confidence"])))
-    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e), why=cell(localize(e.get("why"))))
+    lines += [_("- evidence: {line} — {why}").format(line=evidence_line(e, reference), why=cell(localize(e.get("why"))))
               for e in s.get("evidence") or []]
     symptoms = ", ".join(f"`{i}`" for i in s.get("matched_symptoms") or [])
     if symptoms:

@@ -71,7 +71,7 @@ def gain_model_word(gain: dict | None, suggestion: dict | None = None) -> str:
     return _(GAIN_MODELS.get(model, model)) if model else ""
 
 
-NO_MODEL = N_("no model")
+NO_MODEL = N_("no modelled gain")
 #: What a suggest document without a finding says.
 NO_FINDING = N_("No finding: nothing in this profile stands out.")
 
@@ -135,10 +135,12 @@ def show_command(suggestion: dict) -> str:
     return f"advisor show {(remedies[0] if remedies else suggestion).get('id')}"
 
 
-def evidence_line(evidence: dict, units: Units = TEXT) -> str:
-    """``NonMaxSuppressionV3 21.9 % (1.15 ms)`` for a row, the symptom id for a row-less symptom."""
+def evidence_line(evidence: dict, reference: str | None, units: Units = TEXT) -> str:
+    """``NonMaxSuppressionV3 21.9 % of the step (1.15 ms)`` for a row (its share is of the document's ``reference``),
+    the symptom id for a row-less symptom."""
     what = evidence.get("op_type") or str(evidence.get("why") or "").split(":", 1)[0]
-    return f"{what} {units.share(evidence.get('share'))} ({units.time(evidence.get('time_us'))})"
+    share = share_of({"share": evidence.get("share"), "base": reference or "device time"}, units)
+    return f"{what} {share} ({units.time(evidence.get('time_us'))})"
 
 
 def stake_line(suggestion: dict, reference: str, units: Units = TEXT) -> str:
@@ -221,3 +223,12 @@ def symptom_label(symptom_id) -> str:
     if not name or _(name) == name:
         return str(symptom_id)
     return f"{symptom_id}（{_(name)}）"
+
+
+def waited_rank(profile: dict | None) -> str | None:
+    """The rank the others wait for: the one the ``slow_rank`` symptom names, or None (computation and idle
+    time balanced, or a document from before symptoms named it)."""
+    for symptom in (profile or {}).get("symptoms") or []:
+        if isinstance(symptom, dict) and symptom.get("id") == "slow_rank" and symptom.get("rank"):
+            return str(symptom["rank"])
+    return None

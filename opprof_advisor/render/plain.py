@@ -121,7 +121,8 @@ def pipe_lines(item: Any) -> list[str] | None:
 
 
 def _cell_text(cell: Any) -> str:
-    return CONTROLS.sub("", str(getattr(cell, "plain", cell) or "")).rstrip()
+    """A cell's text without control characters; a tab (from a file's names) shown as ``\\t``, never expanded."""
+    return CONTROLS.sub("", str(getattr(cell, "plain", cell) or "")).replace("\t", "\\t").rstrip()
 
 
 def _columns(headers: list[str] | None, justify: list[str], rows: list[list[str]]) -> list[str]:

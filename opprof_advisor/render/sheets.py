@@ -68,9 +68,10 @@ def suggest_tables(doc: dict[str, Any]) -> list[Table]:
                      "alternatives": [r.get("id") for r in listed[1:]], "matched_operators": operators})
         remedies += [{**r, "rank": s.get("rank"), "finding": s.get("id"), "order": number,
                       "role": "lead" if number == 1 else "alternative"} for number, r in enumerate(listed, 1)]
-    evidence = [{"rank": s.get("rank"), "id": s.get("id"), **e} for s in doc.get("suggestions") or []
+    share_of = (doc.get("profile") or {}).get("reference") or "device time"  # what each evidence share is of
+    evidence = [{"rank": s.get("rank"), "id": s.get("id"), **e, "share_of": share_of} for s in doc.get("suggestions") or []
                 for e in s.get("evidence") or []]
-    evidence_columns = ["rank", "id", "op_type", "time_us", "share", "why"]
+    evidence_columns = ["rank", "id", "op_type", "time_us", "share", "share_of", "why"]
     case_columns = ["id", "title", "similarity", "mix_cosine", "symptom_overlap", "why"]
     left_out = [item for item in doc.get("left_out") or [] if isinstance(item, dict)]
     return [("suggestions", _SUGGESTION_COLUMNS, _rows(flat, _SUGGESTION_COLUMNS)),

@@ -122,7 +122,7 @@ def check_bound(ctx: Kernels) -> None:
             by_class[row.bound].append(row)
     for bound, hits in by_class.items():
         total = sum(r.time_us for r in hits)
-        names = join_messages([M_("{op} {share:.0%} ({pipe})", op=r.op_type, share=ctx.share(r.time_us),
+        names = join_messages([M_("{op} {share:.1%} ({pipe})", op=r.op_type, share=ctx.share(r.time_us),
                                   pipe=_pipe_text(r)) for r in hits[:4]])
         what = N_("no pipe reaches the bound threshold") if bound == "none" else M_("{bound} pipe is the busiest",
                                                                                        bound=bound)
@@ -210,7 +210,7 @@ def check_attention(ctx: Kernels) -> None:
         total = sum(float(duration[i]) for i in chains)
         count = sum(1 for i in chains if ctx.family.get(op_of[i]) == "Softmax")
         ctx.add("unfused_attention", sorted(set(op_of.values())), total,
-                M_("{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total} ({share:.1%} of compute "
+                M_("{count} BatchMatMul -> Softmax -> BatchMatMul chain(s) take {total} ({share:.1%} of device "
                    "time) instead of one fused attention kernel", count=count, total=U.time(total),
                    share=ctx.share(total)))
 

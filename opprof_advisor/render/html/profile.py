@@ -10,7 +10,8 @@ from opprof_advisor.render.html.page import (
     unit_label, unit_legend,
 )
 from opprof_advisor.render.html.roofline import roofline_section
-from opprof_advisor.render.html.steps import MAX_RANK_ROWS, rank_chart, shown_ranks, step_chart, waited_rank
+from opprof_advisor.render.html.steps import MAX_RANK_ROWS, rank_chart, shown_ranks, step_chart
+from opprof_advisor.render.phrases import waited_rank
 from opprof_advisor.render.html.workload import memory_curves
 from opprof_advisor.render.phrases import share_of
 from opprof_advisor.core.units import HTML as U

@@ -161,15 +161,6 @@ def shown_ranks(ranks: list[dict], keep: str | None = None) -> tuple[list[dict],
     return shown, len(ordered) - len(shown), slowest
 
 
-def waited_rank(profile: dict | None) -> str | None:
-    """The rank the others wait for: the one the ``slow_rank`` symptom names, or None (computation and idle
-    time balanced, or a document from before symptoms named it)."""
-    for symptom in (profile or {}).get("symptoms") or []:
-        if isinstance(symptom, dict) and symptom.get("id") == "slow_rank" and symptom.get("rank"):
-            return str(symptom["rank"])
-    return None
-
-
 def rank_chart(ranks: list[dict], waited: str | None = None) -> str:
     """Per-rank step split (computing, exposed communication, free, other) as stacked bars in time, slowest
     computation first; the rank the others wait for outlined."""

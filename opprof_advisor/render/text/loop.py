@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from opprof_advisor.core.terminal import one_line
+
 from typing import Any
 
 from opprof_advisor.core.i18n import N_, _, localize
@@ -16,8 +18,8 @@ from rich.text import Text as RichText
 def compare_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """BEFORE and AFTER, the total change, one row per operator family, the kernel side by side, notes."""
     before, after, total = doc.get("before") or {}, doc.get("after") or {}, doc.get("total") or {}
-    out: list = [Text(_("BEFORE {path} ({format})").format(path=before.get("path"), format=before.get("format"))),
-                 Text(_("AFTER  {path} ({format})").format(path=after.get("path"), format=after.get("format"))),
+    out: list = [Text(_("BEFORE {path} ({format})").format(path=one_line(before.get("path")), format=before.get("format"))),
+                 Text(_("AFTER  {path} ({format})").format(path=one_line(after.get("path")), format=after.get("format"))),
                  Text(_("device time: {before} -> {after} ({change})").format(
                      before=U.time(total.get("before_us")), after=U.time(total.get("after_us")),
                      change=_change(total.get("delta_pct")))),
@@ -102,19 +104,22 @@ def removed_line(outcome: dict[str, Any]) -> str:
         gain=_gain(outcome.get("matched_gain_pct")))
 
 
-def outcomes_table(doc: dict[str, Any], **_options: Any) -> list:
+#: The outcomes table: ids, dates and gains whole; on a narrow terminal the note goes first, then chip and operators.
+OUTCOME_COLUMNS = (Column("#", whole=True), Column(N_("date"), whole=True), Column(N_("entry"), whole=True),
+                   Column(N_("operators"), drop=3), Column(N_("operators gain"), "right", whole=True),
+                   Column(N_("end-to-end gain"), "right", whole=True, drop=4), Column(N_("chip"), whole=True, drop=2),
+                   Column(N_("note"), drop=1))
+
+
+def outcomes_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
     """Every recorded outcome of an ``outcomes/1`` document, oldest first (nothing when there is none)."""
     rows = sorted((o for entry in doc.get("entries") or [] for o in entry.get("outcomes") or []),
                   key=lambda o: o.get("id") or 0)
     if not rows:
         return []
-    table = Table(show_edge=False, pad_edge=False)
-    for number, name in enumerate(("#", _("date"), _("entry"), _("operators"), _("operators gain"),
-                                   _("end-to-end gain"), _("chip"), _("note"))):
-        table.add_column(name, no_wrap=number != 7)
-    for o in rows:
-        cells = (str(o.get("id")), str(o.get("recorded_at") or "")[:10], str(o.get("entry_id")),
-                 ", ".join(o.get("matched_families") or []) or "-", _gain(o.get("matched_gain_pct")),
-                 _gain(o.get("e2e_gain_pct")), o.get("chip") or "-", o.get("note") or "-")
-        table.add_row(*map(RichText, cells))  # op families, chips and notes come from files: text, not markup
-    return [table]
+    cells = [[Text(one_line(cell)) for cell in (  # op families, chips and notes come from files: text, not markup
+        str(o.get("id")), str(o.get("recorded_at") or "")[:10], str(o.get("entry_id")),
+        ", ".join(o.get("matched_families") or []) or "-", _gain(o.get("matched_gain_pct")),
+        _gain(o.get("e2e_gain_pct")), o.get("chip") or "-", o.get("note") or "-")] for o in rows]
+    table, dropped = fitted_table(OUTCOME_COLUMNS, cells, width, show_edge=False, pad_edge=False)
+    return [table, *dropped_note(dropped)]

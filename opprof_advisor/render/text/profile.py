@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from opprof_advisor.core.terminal import one_line
+
 from typing import Any
 
 from opprof_advisor.core.i18n import N_, _, localize
-from opprof_advisor.render.phrases import share_of, symptom_label
+from opprof_advisor.render.phrases import share_of, symptom_label, waited_rank
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.render.text.styled import Text
-from rich.table import Table
-from rich.text import Text as RichText
 
 BAR_WIDTH = 10
 #: Source keys of the profile document that are not producer versions.
@@ -28,7 +28,7 @@ def profile_table(doc: dict[str, Any], *, top: int = 20, width: int = 80, **_opt
         out.append(Text(_("... {n} more op type(s) (use --top)").format(n=hidden)))
     ranks = (doc.get("source") or {}).get("ranks")
     if ranks:
-        out.append(rank_table(ranks))
+        out += rank_table(ranks, width, waited_rank(doc))
     located = [row for row in doc.get("op_types") or [] if row.get("stacks")][:min(top, 5)]
     if located:
         out.append(Text(_("where in your code (the innermost frame of yours that launched it)"), style="bold"))
@@ -49,7 +49,7 @@ def _profile_head(doc: dict[str, Any]) -> list:
     versions = ", ".join(f"{k} {v}" for k, v in source.items() if k not in SOURCE_FACTS and v is not None)
     chip = source.get("chip")
     chip_text = _(", chip {chip}").format(chip=chip) if chip else ""
-    out = [Text(f"{source.get('path')}  ({source.get('format')}{', ' + versions if versions else ''}{chip_text})")]
+    out = [Text(f"{one_line(source.get('path'))}  ({source.get('format')}{', ' + versions if versions else ''}{chip_text})")]
     if doc.get("op_types"):
         out.append(Text(_("device time {device} = compute {compute} + communication {communication}").format(
             device=U.time(doc.get("device_time_us")), compute=U.time(doc.get("compute_time_us")),
@@ -113,30 +113,39 @@ def bar(fraction: float) -> str:
     return "█" * filled + "·" * (BAR_WIDTH - filled)
 
 
-def rank_table(ranks: list[dict[str, Any]]):
-    """The rank table, slowest computation first, with a bar of each rank's computing against the slowest's."""
-    table = Table(show_edge=False, pad_edge=False, title=_("ranks, slowest computation first"), title_justify="left")
-    for number, column in enumerate((_("rank"), _("computing"), "", _("exposed communication"), _("free"),
-                                     _("device time"))):
-        table.add_column(column, justify="left" if number in (0, 2) else "right", no_wrap=True)
+#: The rank table; on a narrow terminal the bar goes first, then free and exposed communication.
+RANK_COLUMNS = (Column(N_("rank"), whole=True), Column(N_("computing"), "right", whole=True),
+                Column("", whole=True, drop=3, label=N_("computing bar")),
+                Column(N_("exposed communication"), "right", whole=True, drop=2), Column(N_("free"), "right", whole=True, drop=1),
+                Column(N_("device time"), "right", whole=True))
+
+
+def rank_table(ranks: list[dict[str, Any]], width: int = 80, waited: str | None = None) -> list:
+    """The rank table, slowest computation first, with a bar of each rank's computing against the slowest's; the rank
+    the others wait for (the slow_rank symptom's) marked."""
     ordered = sorted(ranks, key=lambda r: -(r["computing_us"] if r.get("computing_us") is not None else -1.0))
     slowest = max((r["computing_us"] for r in ordered if r.get("computing_us") is not None), default=0.0)
     shown = ordered if len(ordered) <= RANK_ROWS else ordered[:RANK_ROWS - 5] + [None] + ordered[-5:]
+    rows = []
     for rank in shown:
         if rank is None:
-            table.add_row("…", _("{n} more ranks (--format json lists all)").format(n=len(ordered) - RANK_ROWS + 1),
-                          "", "", "", "")
+            rows.append([Text("…"), Text(_("{n} more ranks (--format json lists all)").format(n=len(ordered) - RANK_ROWS + 1)),
+                         Text(""), Text(""), Text(""), Text("")])
             continue
+        name = one_line(rank.get("rank"))  # folder names: text, not markup
         if rank.get("error"):
-            # folder names and errors: text, not markup
-            table.add_row(RichText(str(rank.get("rank"))), RichText(_("not read: {error}").format(error=rank["error"])),
-                          "", "", "", "")
+            rows.append([Text(name), Text(_("not read: {error}").format(error=one_line(rank["error"]))),
+                         Text(""), Text(""), Text(""), Text("")])
             continue
+        if waited is not None and str(rank.get("rank")) == waited:
+            name += " ← " + _("waited for")
         cells = [U.time(rank.get(key)) for key in ("computing_us", "exposed_us", "free_us", "device_time_us")]
         computing = rank.get("computing_us")
         fill = bar(computing / slowest) if computing is not None and slowest else ""
-        table.add_row(RichText(str(rank.get("rank"))), cells[0], fill, *cells[1:])
-    return table
+        rows.append([Text(name), Text(cells[0]), Text(fill), *(Text(cell) for cell in cells[1:])])
+    table, dropped = fitted_table(RANK_COLUMNS, rows, width, show_edge=False, pad_edge=False,
+                                  title=_("ranks, slowest computation first"), title_justify="left")
+    return [table, *dropped_note(dropped)]
 
 
 #: The roofline table; on a narrow terminal the achieved rates go first, then dtype, roof and headroom.
@@ -151,7 +160,7 @@ def roofline_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> 
     """The chip's peaks, one row per op type against the roofs, why rows are not judged, the notes."""
     peaks = doc.get("peaks") or {}
     cube = ", ".join(f"{k} {v:.1f}" for k, v in (peaks.get("cube_tflops") or {}).items())
-    out: list = [Text(f"{(doc.get('source') or {}).get('path')}  " + _(
+    out: list = [Text(f"{one_line((doc.get('source') or {}).get('path'))}  " + _(
         "(chip {chip}, AIC {aic}, {freq} MHz; cube peak TFLOP/s: {cube}; HBM {hbm} GB/s)").format(
         chip=peaks.get("chip") or _("unknown"), aic=peaks.get("aic") or "?", freq=peaks.get("freq_mhz") or "?",
         cube=cube or _("unknown"), hbm=peaks.get("hbm_gbps") or "?"))]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from opprof_advisor.core.terminal import one_line
+
 from typing import Any
 
 from opprof_advisor.core.i18n import N_, _, localize
 from opprof_advisor.render.phrases import (
     NO_FINDING, entry_text, evidence_line, finding_title, gain_assumptions, gain_line, gain_model_word, gain_parts,
-    lead_first_step, localized, no_gain_text, reference_name, remedies_of, show_command, similar_case_line,
+    lead_first_step, localized, no_gain_text, reference_name, remedies_of, show_command, similar_case_line, waited_rank,
     symptom_label, word,
 )
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
@@ -32,7 +34,7 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
         head += _(" per rank (the mean of {n} ranks)").format(n=profile["per_rank_of"])
     if profile.get("reference") == "step":
         head += _(", step {time}").format(time=U.time(profile.get("reference_us")))
-    out: list = [Text.assemble((str(profile.get("path") or ""), "bold"), head)]
+    out: list = [Text.assemble((one_line(profile.get("path") or ""), "bold"), head)]
     context = (doc.get("context") or {}).get("line")
     if context:
         out.append(Text(localize(context), style="dim"))
@@ -44,7 +46,8 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
         for s in suggestions:
             stake = U.time(s.get("stake_us")) + "\n" + _("{share} of the {reference}").format(
                 share=U.share(s.get("stake_share")), reference=reference)
-            rows.append((str(s.get("rank")), _finding_cell(s), stake, _gain_cell(s), _evidence_cell(s)))
+            rows.append((str(s.get("rank")), _finding_cell(s), stake, _gain_cell(s),
+                         _evidence_cell(s, profile.get("reference"))))
         table, dropped = fitted_table(FINDING_COLUMNS, rows, width, show_lines=True)
         out += [table, *dropped_note(dropped)]
     if doc.get("rest"):
@@ -54,7 +57,7 @@ def suggest_table(doc: dict[str, Any], *, explain: bool | None = None, width: in
         out += [Text(line) for line in left_out_lines(doc)]
     ranks = ((doc.get("profile_document") or {}).get("source") or {}).get("ranks")
     if ranks:
-        out.append(rank_table(ranks))
+        out += rank_table(ranks, width, waited_rank(doc.get("profile_document")))
     out += [Text(similar_case_line(case, explain=explain)) for case in doc.get("similar_cases") or []]
     out += [Text.assemble((_("note:"), "yellow"), f" {note}") for note in localized(doc.get("notes"))]
     return out
@@ -93,8 +96,8 @@ def _gain_cell(s: dict[str, Any]):
     return cell
 
 
-def _evidence_cell(s: dict[str, Any]):
-    lines = [evidence_line(e) for e in (s.get("evidence") or [])[:3]]
+def _evidence_cell(s: dict[str, Any], reference: str | None):
+    lines = [evidence_line(e, reference) for e in (s.get("evidence") or [])[:3]]
     symptoms = ", ".join(symptom_label(i) for i in s.get("matched_symptoms") or [])
     lines.append(_("symptoms: {ids}").format(ids=symptoms) if symptoms else _("no matching symptom (loosely related)"))
     if s.get("confidence"):
