@@ -119,7 +119,7 @@ def test_a_chinese_locale_makes_profile_chinese_and_advisor_lang_en_overrides_it
 
 @pytest.mark.parametrize("scenario, english, chinese", [
     ("gemm-low-block-dim", "of core slots idle", "MatMulV2 的 Block Dim 为 4，共 24 个 AI 核（1 轮，83% 的核时隙空闲）"),
-    ("gemm-low-block-dim", "(busiest aic_cube 0.52)", "MatMulV2 75%（最繁忙 aic_cube 0.52）"),  # nested parts
+    ("gemm-low-block-dim", "(busiest aic_cube 0.52)", "MatMulV2 75.2%（最繁忙 aic_cube 0.52）"),  # nested parts
     ("kernel-gemv-imbalance", "balanced blocks would save", "各 block 负载均衡后最多可节省 kernel 耗时的 38%"),
     ("llama2-unfused-attention", "instead of one fused attention kernel", "未使用融合的 Attention 算子"),
     ("vit-fp32-cube", "float32 inputs on the cube unit", "在 Cube 单元上以 float32 输入计算"),

@@ -57,7 +57,7 @@ def test_a_piped_suggest_is_one_block_per_finding_with_its_first_step_whole(monk
                                "`torch_npu.npu_batch_nms(boxes.half(), scores.half(), score_threshold,")
     assert block[-3:] == ["   At stake: 1.15 ms · 21.9 % of the step",
                           "   Expected gain: 10.9–19.7 % · 575 µs – 1.03 ms · model",
-                          "   Evidence: NonMaxSuppressionV3 21.9 % (1.15 ms) · symptoms: aicpu_fallback, nms_cpu"
+                          "   Evidence: NonMaxSuppressionV3 21.9 % of the step (1.15 ms) · symptoms: aicpu_fallback, nms_cpu"
                           " · confidence: high"]
     assert lines[lines.index("", first) + 1].startswith("2  104 kernels under 20 µs take 758 µs")
     # the header line keeps the whole path (a terminal would fold it)
