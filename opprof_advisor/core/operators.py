@@ -54,10 +54,12 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                "LpNormV2", "ReduceStd"),
     "Gather": ("GatherV2", "GatherV3", "Gather", "GatherElements", "GatherElementsV2", "GatherNd", "IndexSelect",
                "Index", "EmbeddingDenseGrad", "Embedding", "EmbeddingBag", "ScatterElements", "ScatterNd",
-               "ScatterNdUpdate", "Scatter", "ScatterUpdate", "ScatterAdd", "UnsortedSegmentSum", "IndexAdd"),
+               "ScatterNdUpdate", "Scatter", "ScatterUpdate", "ScatterAdd", "UnsortedSegmentSum", "IndexAdd",
+               # MoE token routing: tokens gathered into expert order and back (torch_npu npu_moe_init_routing ...)
+               "MoeInitRouting", "MoeFinalizeRouting", "MoeTokenPermute", "MoeTokenUnpermute"),
     "IndexPut": ("IndexPut", "IndexPutV2", "MaskedScatter", "MaskedSelect", "MaskedSelectV2", "BooleanMask"),
     "NonZero": ("NonZero", "NonZeroWithValue", "Unique", "UniqueWithCounts", "UniqueConsecutive"),
-    "TopK": ("TopK", "TopKV2", "Sort", "SortV2", "ArgSort", "InTopK"),
+    "TopK": ("TopK", "TopKV2", "Sort", "SortV2", "ArgSort", "InTopK", "MoeGatingTopK", "MoeGatingTopKSoftmax"),
     "Resize": ("ResizeBilinearV2", "ResizeNearestNeighborV2", "ResizeBilinearV2Grad", "ResizeNearestNeighborV2Grad",
                "UpsampleNearest2d", "UpsampleBilinear2d", "Resize", "Interpolate", "ResizeD", "UpsampleNearest2D"),
     "GridSample": ("GridSampler2D", "GridSampler3D", "GridSample", "GridSampler2DGrad"),
@@ -78,7 +80,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "AllReduce": ("AllReduce", "hcom_allReduce", "HcomAllReduce", "allreduce", "all_reduce", "allreduceAicpuKernel"),
     "AllGather": ("AllGather", "hcom_allGather", "HcomAllGather", "allgather", "all_gather", "allgatherAicpuKernel"),
     "ReduceScatter": ("ReduceScatter", "hcom_reduceScatter", "HcomReduceScatter", "reduce_scatter", "reducescatter"),
-    "AlltoAll": ("AlltoAll", "AllToAll", "AlltoAllV", "hcom_alltoall", "hcom_alltoallv", "all_to_all", "alltoallv"),
+    "AlltoAll": ("AlltoAll", "AllToAll", "AlltoAllV", "hcom_alltoall", "hcom_alltoallv", "all_to_all", "alltoallv",
+                 # MoE expert-parallel dispatch / combine (MC2 kernels that exchange tokens between ranks)
+                 "MoeDistributeDispatch", "MoeDistributeCombine"),
     "Broadcast": ("Broadcast", "hcom_broadcast", "HcomBroadcast"),
     "SendRecv": ("Send", "Receive", "Recv", "hcom_send", "hcom_receive", "BatchSendRecv", "hcom_batchSendRecv"),
 }
@@ -109,6 +113,9 @@ def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
 
     Exact alias first, then the name without a version suffix (``MatMulV9`` -> ``MatMul``), then
     an ``hcom_<op>_...`` prefix, then (if ``fuzzy``) the closest alias by rapidfuzz.
+
+    A profile may hold a million op types, each looked up by several stages: a look-up costs a few dictionary
+    probes and one rapidfuzz call over the aliases whose length can reach the cut-off, never a loop over the table.
     """
     if not op_type:
         return None
@@ -120,8 +127,8 @@ def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
     if stripped in index:
         return index[stripped]
     if key.startswith("hcom"):
-        for alias, family in index.items():
-            if alias.startswith("hcom") and key.startswith(alias):
+        for alias, family in _hcom_aliases():
+            if key.startswith(alias):
                 return family
     prefixed = _leading_alias(key)
     if prefixed is not None:
@@ -130,8 +137,26 @@ def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
         return None
     from rapidfuzz import fuzz, process
 
-    best = process.extractOne(key, list(index), scorer=fuzz.ratio, score_cutoff=88)
+    best = process.extractOne(key, _fuzzy_candidates(len(key)), scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
     return index[best[0]] if best else None
+
+
+#: rapidfuzz ratio (0..100) an op type needs to an alias to take its family.
+FUZZY_CUTOFF = 88
+
+
+@lru_cache(maxsize=1)
+def _hcom_aliases() -> tuple[tuple[str, str], ...]:
+    """The ``hcom...`` aliases with their families, in the table's order (the first a name starts with wins)."""
+    return tuple((alias, family) for alias, family in _alias_index().items() if alias.startswith("hcom"))
+
+
+@lru_cache(maxsize=256)
+def _fuzzy_candidates(length: int) -> list[str]:
+    """The aliases, in the table's order, that a name of ``length`` characters can reach FUZZY_CUTOFF against:
+    ratio is at most 200 * shorter / (sum of the lengths), so the others cannot match and are not compared."""
+    return [alias for alias in _alias_index()
+            if 200 * min(length, len(alias)) >= FUZZY_CUTOFF * (length + len(alias))]
 
 
 #: Shortest alias a custom kernel's name may start with to inherit its family (shorter ones, such as
@@ -140,14 +165,23 @@ MIN_PREFIX_ALIAS = 5
 
 
 @lru_cache(maxsize=1)
-def _prefix_aliases() -> list[tuple[str, str]]:
-    return sorted(((alias, family) for alias, family in _alias_index().items() if len(alias) >= MIN_PREFIX_ALIAS),
-                  key=lambda item: -len(item[0]))
+def _prefix_aliases() -> tuple[tuple[int, ...], dict[str, str]]:
+    """The lengths of the aliases a kernel name may start with, longest first, and those aliases -> family."""
+    aliases = {alias: family for alias, family in _alias_index().items() if len(alias) >= MIN_PREFIX_ALIAS}
+    return tuple(sorted({len(alias) for alias in aliases}, reverse=True)), aliases
 
 
 def _leading_alias(key: str) -> str | None:
-    """The family of the longest alias a custom kernel's name starts with (``MatmulLeakyRelu`` -> MatMul)."""
-    return next((family for alias, family in _prefix_aliases() if key.startswith(alias)), None)
+    """The family of the longest alias a custom kernel's name starts with (``MatmulLeakyRelu`` -> MatMul).
+
+    One dictionary probe per alias length (a few dozen), whatever the size of the table."""
+    lengths, aliases = _prefix_aliases()
+    for length in lengths:
+        if length <= len(key):
+            family = aliases.get(key[:length])
+            if family is not None:
+                return family
+    return None
 
 
 def family_or_self(op_type: str) -> str:
