@@ -132,7 +132,8 @@ def test_a_symptom_query_finds_the_entry_about_that_symptom(index):
 # What engineers type, and the entry that must come first for it (the shipped KB, through the CLI).
 ENGINEER_QUERIES = {
     "kv cache": "kv-cache-memory-budget",
-    "paged attention": "kv-cache-memory-budget",
+    "attention": "flash-attention",
+    "pipeline bubble": "pipeline-bubble",
     "w8a8": "w8a8-static-vs-dynamic",
     "torchair": "torchair-reduce-overhead",
     "torch.compile": "torchair-reduce-overhead",
@@ -176,6 +177,7 @@ TOPIC_QUERIES = {
     "quantization": "quantization-when-it-pays",
     "fp8": "mxfp8-qwen35-sglang",
     "grouped matmul": "moe-grouped-matmul",
+    "paged attention": "kv-cache-memory-budget",
 }
 
 

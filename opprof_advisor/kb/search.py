@@ -25,6 +25,9 @@ SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
 WEIGHT_OPERATOR = 0.30
 WEIGHT_FUZZY = 0.25
+#: The entry the query names: its id is the query, or the operator family the query names (``flash attention``,
+#: ``attention`` -> flash-attention), or begins with the query (``oom`` -> oom-first-checks, half as much; not a case).
+WEIGHT_NAME = 0.20
 #: rapidfuzz similarity (0..100) below which a title/id/tag match counts for nothing.
 FUZZY_FLOOR = 60.0
 #: A hit needs at least this score unless full-text search found it.
@@ -37,7 +40,7 @@ KIND_ORDER = {"recipe": 0, "pattern": 1, "case": 2, "tip": 3}
 #: A small prior for actionable kinds: with equal evidence of relevance, the recipe comes before the case.
 KIND_PRIOR = {"recipe": 0.04, "pattern": 0.03, "tip": 0.02, "case": 0.0}
 #: Scores are divided by the best possible sum so they lie in 0..1.
-MAX_SCORE = WEIGHT_FTS + WEIGHT_OPERATOR + WEIGHT_FUZZY + max(KIND_PRIOR.values())
+MAX_SCORE = WEIGHT_FTS + WEIGHT_OPERATOR + WEIGHT_FUZZY + WEIGHT_NAME + max(KIND_PRIOR.values())
 STOPWORDS = frozenset(
     "a an and are as at be by do does for from how i in is it me my of on or not the to use using what when "
     "where which why with".split()
@@ -258,6 +261,8 @@ def score_entries(candidates: list[EntrySummary], terms: list[str], families: di
                   symptoms: dict[str, float], bm25: dict[str, float], best_bm25: float) -> list[SearchHit]:
     """The hits among ``candidates``, best first, given the FTS5 bm25 of those full-text search found."""
     fuzzy_raw = fuzzy_scores(candidates, terms)
+    named = {normalise_name("".join(terms)), *(normalise_name(f) for f, weight in families.items() if weight >= 1.0)}
+    prefix = "-".join(terms) + "-"
     hits = []
     for position, entry in enumerate(candidates):
         # The query names an operator family or a profile symptom the entry is about.
@@ -267,15 +272,19 @@ def score_entries(candidates: list[EntrySummary], terms: list[str], families: di
             continue
         fts = fts_value(bm25[entry.id], best_bm25) if entry.id in bm25 else 0.0
         fuzzy = fuzzy_value(raw)
-        score = blend(fts, operator, fuzzy, KIND_PRIOR.get(entry.kind, 0.0))
+        # (a case begins with its topic too, but is one instance of it: only the exact name counts for a case)
+        name = 1.0 if normalise_name(entry.id) in named else \
+            0.5 if entry.id.startswith(prefix) and entry.kind != "case" else 0.0
+        score = blend(fts, operator, fuzzy, KIND_PRIOR.get(entry.kind, 0.0), name)
         hits.append(SearchHit(entry.id, entry.kind, entry.title, score, entry.operators, entry.tags))
     hits.sort(key=hit_order)
     return hits
 
 
-def blend(fts: float, operator: float, fuzzy: float, prior: float) -> float:
+def blend(fts: float, operator: float, fuzzy: float, prior: float, name: float = 0.0) -> float:
     """The score of a hit (0..1, four decimals); it never decreases when one of its signals grows."""
-    return round((WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + prior) / MAX_SCORE, 4)
+    return round((WEIGHT_FTS * fts + WEIGHT_OPERATOR * operator + WEIGHT_FUZZY * fuzzy + WEIGHT_NAME * name + prior)
+                 / MAX_SCORE, 4)
 
 
 def fts_value(bm25: float, best_bm25: float) -> float:
