@@ -9,8 +9,11 @@ bad input is a tool error carrying the one line the command would print (``error
 — <what to do>``); nothing is ever written (``compare`` records no outcome: that stays a
 deliberate ``advisor compare --applied`` on the command line).
 
-The official ``mcp`` SDK (2.x) is an optional extra: ``pip install 'opprof-advisor[mcp]'``.
-This module imports it only when the server is built, so nothing else pays for it.
+Each call computes in a process of its own (``work``), so that no call sees what another set (the
+language, options) and a cancelled one can be stopped; its arguments are bounded (``MAX_TEXT``,
+``MAX_ITEMS``, ``MAX_TOP``) before any work. This module holds the tools and needs no SDK; the official
+``mcp`` SDK (2.x), an optional extra (``pip install 'opprof-advisor[mcp]'``), is imported by
+``mcp/wire.py`` only when the server starts, so nothing else pays for it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,14 @@ from opprof_advisor.core.i18n import LANGS
 from opprof_advisor.core.i18n import current_lang
 from opprof_advisor.core.i18n import normalise_lang
 from opprof_advisor.core.i18n import set_lang
-from opprof_advisor import __version__
+import contextlib
+import ctypes
 import inspect
+import math
+import multiprocessing.forkserver
+import os
+import signal
+import sys
 import typing
 from opprof_advisor.render.text.kb import no_hits_line
 
@@ -286,46 +295,126 @@ def error_message(exc: BaseException) -> str:
     return " ".join(error_lines(exc))
 
 
-def build_server():
-    """The MCPServer with every tool registered (imports the ``mcp`` SDK)."""
+def said_in(lang: str | None, exc: BaseException) -> str:
+    """``error_message(exc)`` in ``lang`` (None: the server's language), which is put back before this returns.
+
+    For the server process only, whose calls all run on one event loop thread: nothing else runs between
+    the two ``set_lang``. The tools themselves compute in processes of their own (``work``).
+    """
+    previous = current_lang()
+    set_lang(lang or previous)
     try:
-        from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ToolError
-        from mcp_types import CallToolResult, TextContent
-    except ImportError as exc:
-        raise MissingSDK(f"the MCP server needs the mcp SDK 2.x ({exc.name or exc} is missing)",
-                         hint="pip install 'opprof-advisor[mcp]'") from None
+        return error_message(exc)
+    finally:
+        set_lang(previous)
 
 
-    # WARNING: a tool error is an answer the agent reads, not something to log on every call.
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+# ---------------------------------------------------------------------------------------------
+# What one call may ask, and the process that answers it
+# ---------------------------------------------------------------------------------------------
 
-    def register(name: str, function: Callable[..., dict[str, Any]], description: str) -> None:
-        def call(lang: str | None = None, **arguments: Any) -> CallToolResult:
-            # `lang` changes the summary, the entries' titles and the error line, never the JSON document
-
-            previous = None
-            try:
-                previous = use_language(lang)
-                document, summary = run_tool(name, arguments)
-            except Exception as exc:  # noqa: BLE001 - every failure is a tool error with the CLI's one line
-                raise ToolError(error_message(exc)) from None
-            finally:
-                set_lang(previous)
-            return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=document)
-
-        call.__name__ = name
-        call.__doc__ = description
-        call.__signature__ = _signature_of(function)  # the arguments the agent sees are the document function's
-        server.add_tool(call, name=name, description=description, structured_output=False)
-
-    for name, (function, description) in TOOLS.items():
-        register(name, function, description)
-    return server
+#: The longest message (one line of JSON) the server reads, in bytes; a longer one is refused unread.
+MAX_REQUEST_BYTES = 1 << 20
+#: The longest text any argument may be (a path, a query, an id, a pattern): PATH_MAX, and a query that
+#: the search answers at once.
+MAX_TEXT = 4096
+#: The most items a list argument may hold (scan's exclude patterns are each matched against every file).
+MAX_ITEMS = 100
+#: The largest ``top`` a tool takes.
+MAX_TOP = 10_000
+#: How long one call may compute before it is stopped, in seconds (``advisor mcp --timeout``; 0: no limit).
+DEFAULT_TIMEOUT_S = 600.0
+#: How long a cancelled call's process has to stop on SIGINT (and clean up) before it is killed, in seconds.
+STOP_GRACE_S = 0.5
 
 
-def _signature_of(function: Callable[..., Any]):
+def minimum_top(tool: str) -> int:
+    """The smallest ``top`` of ``tool``: what its command's ``--top`` takes."""
+    return 0 if tool == "scan" else 1
 
+
+class BadArgument(AdvisorError):
+    """An argument of a tool call the server refuses before any work."""
+
+
+class CallStopped(AdvisorError):
+    """A tool call that ran out of time, or whose process ended (or could not start) without an answer."""
+
+
+def work(connection: Any, name: str, arguments: dict[str, Any], lang: str) -> None:
+    """The body of the process that computes one tool call: sends ("done", document, summary) or ("failed", line).
+
+    A process per call, so that nothing one call sets (the language above all) reaches another, and so that
+    a cancelled call can be stopped: SIGINT to the process group made here (KeyboardInterrupt unwinds the
+    computation through its clean-ups), SIGKILL if it is still there after ``STOP_GRACE_S``.
+    """
+    _own_process_group()
+    try:
+        try:
+            use_language(lang)
+            document, summary = run_tool(name, arguments)
+            outcome: tuple[Any, ...] = ("done", json_safe(document), json_safe(summary))
+        except Exception as exc:  # noqa: BLE001 - every failure is a tool error with the CLI's one line
+            outcome = ("failed", json_safe(error_message(exc)))
+        connection.send(outcome)
+    except (KeyboardInterrupt, OSError):
+        pass  # the call was cancelled, or the server is gone: nobody listens for the answer
+    finally:
+        connection.close()
+
+
+def _own_process_group() -> None:
+    """Make this process the leader of a process group of its own (the server stops it and whatever it started
+    with one signal), and let it die with the server when the server is killed outright."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpgid(0, 0)
+    # multiprocessing's fork server, the parent of this process, runs while any process holds the descriptor it
+    # watches; let go of it, so that it ends with the server (and a fork server this process might want would be
+    # its own), and have the kernel kill this process when it ends (Linux: PR_SET_PDEATHSIG)
+    fork_server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    alive = getattr(fork_server, "_forkserver_alive_fd", None)
+    if not isinstance(alive, int) or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError):
+        os.close(alive)
+    fork_server._forkserver_alive_fd = fork_server._forkserver_address = fork_server._forkserver_pid = None
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the fork server ended before that: the server is gone
+        os._exit(1)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON holds it: text without lone surrogates (a file name that is not UTF-8 shows its
+    bytes as ``\\x..``), no NaN or infinity (null), keys as text, anything else as its text."""
+    if isinstance(value, str):
+        return _utf8(value)
+    if isinstance(value, dict):
+        return {_utf8(str(key)): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    return _utf8(str(value))
+
+
+def _utf8(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:  # os.fsdecode's surrogateescape: the bytes of a name that is not UTF-8
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def signature_of(function: Callable[..., Any]) -> inspect.Signature:
+    """The arguments of a tool: those of its document function, and ``lang``."""
     signature = inspect.signature(function)
     hints = typing.get_type_hints(function)
     parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
@@ -333,8 +422,3 @@ def _signature_of(function: Callable[..., Any]):
     parameters.append(inspect.Parameter("lang", inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=typing.Optional[str]))
     return signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
-
-
-def serve() -> None:
-    """Serve the tools over stdio until the client closes the connection."""
-    build_server().run("stdio")
