@@ -8,7 +8,9 @@
 * ``cache`` keeps each summary as Parquet under the advisor home, keyed by the fingerprints of the
   rank's files (path, size, mtime_ns): a second run re-reads nothing that did not change.
 * ``executors.run_map`` runs the same map function serially, in worker processes, or on Dask
-  (a ``LocalCluster``, or the scheduler given by ``--scheduler``).
+  (``dask_map``: a ``LocalCluster``, or the scheduler given by ``--scheduler``). A rank whose worker
+  dies is mapped once more, then named; every wait is bounded; SIGTERM / SIGHUP / Ctrl-C stop the map
+  at once and kill its workers (``runtime``: what the executors share).
 * ``reduce`` turns the summaries into the job's profile: op types summed over ranks, the mean rank's
   step split, the slow and fast rank by computation, which op types make the slow rank slow, slow
   links and the communication matrix.
