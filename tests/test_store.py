@@ -474,13 +474,13 @@ def test_entry_rows_hold_the_json_that_json_dumps_writes():
 
 def test_a_kb_file_is_read_to_its_end_whatever_its_listed_size(tmp_path):
     # The parse reads with the size the folder scan saw as a hint: a file that grew since is still read
-    # whole, an empty one is empty, and what cannot be read gives None (the parse then says why).
+    # whole, an empty one is empty, and what cannot be read gives why (the problem the parse records), what is gone None.
     path = tmp_path / "grown.md"
     path.write_bytes(b"x" * 200_000 + b"\r\nend")
-    assert index_sync._read_or_none(str(path), 10) == path.read_bytes()
-    assert index_sync._read_or_none(str(path), 200_005) == path.read_bytes()
+    assert index_sync._read(str(path), 10) == path.read_bytes()
+    assert index_sync._read(str(path), 200_005) == path.read_bytes()
     (tmp_path / "empty.md").write_bytes(b"")
-    assert index_sync._read_or_none(str(tmp_path / "empty.md"), 0) == b""
+    assert index_sync._read(str(tmp_path / "empty.md"), 0) == b""
     (tmp_path / "folder.md").mkdir()
-    assert index_sync._read_or_none(str(tmp_path / "folder.md"), 0) is None
-    assert index_sync._read_or_none(str(tmp_path / "missing.md"), 0) is None
+    assert index_sync._read(str(tmp_path / "folder.md"), 0) == "not a regular file (a FIFO, device or socket)"
+    assert index_sync._read(str(tmp_path / "missing.md"), 0) is None  # gone since it was listed

@@ -16,7 +16,7 @@ from typing import Any
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import DuplicateOutcome, OutcomesError
 from opprof_advisor.kb.migrations import outcome_migrations
-from opprof_advisor.core.sqlite_files import connect_readonly, file_lock, make_parent
+from opprof_advisor.core.sqlite_files import connect_readonly, file_lock, make_parent, odd_journal
 
 def outcomes_path(db_path: Path | str | None = None) -> Path:
     """The outcomes database that belongs to an index: ``<index stem>.outcomes.db`` beside it."""
@@ -42,6 +42,9 @@ def record_outcome(row: dict[str, Any], path: Path | str | None = None, *, force
         # Serialised across processes: concurrent writers otherwise fail with "database is locked"
         # (a read-then-write transaction cannot wait for the busy timeout) and lose their outcome.
         with file_lock(target):
+            odd = odd_journal(target)
+            if odd is not None:  # (SQLite would wait on a FIFO there for good)
+                raise sqlite3.OperationalError(f"{odd.name} beside it is not a regular file")
             db = sqlite_utils.Database(target)
             try:
                 outcome_migrations().apply(db)

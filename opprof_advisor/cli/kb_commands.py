@@ -6,6 +6,7 @@ command pays only for what it uses) and renders their documents. No logic that a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -79,7 +80,7 @@ def check_command(
     page); a link that follows a moving branch (blob/master ...) is a warning, not a failure.
     """
     if dirs:
-        missing = [path for path in dirs if not path.exists()]
+        missing = [path for path in dirs if not os.path.lexists(path)]  # (a name too long is not there either)
         for path in missing:
             err_console.print(f"error: {path}: no such file or folder", markup=False)
         if missing:

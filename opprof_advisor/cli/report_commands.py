@@ -13,6 +13,9 @@ import typer
 
 from opprof_advisor.cli._common import LangOption, ForceOption, ReportFormat, show, write_html
 from opprof_advisor.commands.documents import read_document
+from opprof_advisor.core.errors import DocumentError
+from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.terminal import one_line
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +42,22 @@ def report_command(
         raise typer.BadParameter("--output is only used with --format html", param_hint="--output")
 
     loaded = read_document(document)
-    if fmt is ReportFormat.html:
-        write_html(loaded, output, force=force, inputs=[document])
-    else:
-        show(loaded, fmt.value)
+    try:
+        if fmt is ReportFormat.html:
+            write_html(loaded, output, force=force, inputs=[document])
+        else:
+            show(loaded, fmt.value)
+    except UnicodeError:
+        raise  # the terminal's, not the document's
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError, ZeroDivisionError,
+            RecursionError) as exc:
+        # A value of the wrong type or out of range deeper than read_document checks: the document was
+        # changed after it was written (a bug of advisor's shows with --debug, as this error's cause).
+        error = type(exc).__name__ + ": " + one_line(exc)
+        raise DocumentError(M_("cannot be rendered: a value in it has the wrong type or is out of range ({error})",
+                               error=error), path=document,
+                            hint=N_("give a file saved from `advisor ... --format json`, as it was written")) from exc
+    except DocumentError as exc:
+        if exc.path is None:  # (the renderer does not know the file)
+            exc.path = str(document)
+        raise

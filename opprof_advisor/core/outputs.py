@@ -17,20 +17,33 @@ marker comment.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import signal
+import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from opprof_advisor.core.errors import OutputError
 from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.paths import too_long
 
 
 def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], bool], force: bool = False,
                  inputs: Sequence[Path | str] = (), option: str = "--output") -> Path:
     """The absolute path to write ``what`` to; raise OutputError when rules 2 or 3 (above) forbid it."""
     target = Path(os.path.realpath(Path(target).expanduser()))  # through a link: the file it names
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:  # a name too long for the file system, no permission on a folder, a link loop
+        raise OutputError(_os_reason(exc), path=target,
+                          hint=M_("give {option} a shorter or another path", option=option)) from None
     for source in inputs:
         source = Path(os.path.realpath(source))
         if target == source or source in target.parents:
@@ -38,8 +51,11 @@ def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], boo
             raise OutputError(M_("is {where} ({source}); advisor never writes into what it reads", where=where,
                                  source=source), path=target,
                               hint=M_("give {option} a path outside the profile", option=option))
-    if target.is_dir():
+    if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(N_("is a folder, not a file"), path=target, hint=M_("give {option} a file name", option=option))
+    if mode is not None and not stat.S_ISREG(mode):  # renaming a file over it would replace the device itself
+        raise OutputError(N_("is not a regular file (a device, FIFO or socket); advisor never replaces one, even with "
+                             "--force"), path=target, hint=M_("give {option} the name of a file", option=option))
     if not target.parent.is_dir():
         raise OutputError(N_("folder does not exist"), path=target.parent,
                           hint=M_("create it first or choose another {option}", option=option))
@@ -47,6 +63,13 @@ def check_target(target: Path | str, *, what: str, is_ours: Callable[[Path], boo
         raise OutputError(M_("exists and is not {what} written by advisor; it was left untouched", what=what), path=target,
                           hint=M_("choose another {option}, or add --force to replace it", option=option))
     return target
+
+
+def _os_reason(exc: OSError) -> str:
+    """What an OSError about a path says, in words (the name too long: how long, and what the limit is)."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return too_long(exc.filename or "") or N_("the name is too long for the file system")
+    return M_("cannot use this path: {reason}", reason=exc.strerror or str(exc))
 
 
 def _is_ours(target: Path, is_ours: Callable[[Path], bool]) -> bool:
@@ -74,24 +97,83 @@ def tail_contains(path: Path, marker: bytes, size: int = 4096) -> bool:
         return marker in handle.read()
 
 
+#: The temporary file's name keeps at most this many bytes of the target's, so that it and its SQLite journal
+#: (``-journal``, ``-wal``) fit the 255 bytes a file name may have whatever the target's name.
+TEMP_NAME_BYTES = 100
+
+
 @contextmanager
-def replacing(target: Path) -> Iterator[Path]:
-    """A temporary path beside ``target``; renamed over ``target`` when the block ends without error."""
+def replacing(target: Path, *, before_replace: Callable[[], None] | None = None) -> Iterator[Path]:
+    """A temporary path beside ``target``; renamed over ``target`` when the block ends without error.
+
+    ``before_replace`` runs just before the rename (and may refuse it by raising). SIGTERM and SIGHUP end the
+    block like Ctrl-C does: the temporary file is removed, then advisor exits (143 / 129).
+    """
+    with _signals_end_the_write():
+        try:
+            handle, name = tempfile.mkstemp(prefix=f".{_short(target.name)}.", suffix=".tmp", dir=target.parent)
+        except OSError as exc:
+            raise _cannot_write(target, exc) from exc
+        os.close(handle)
+        tmp = Path(name)
+        try:
+            yield tmp
+            if before_replace is not None:
+                before_replace()
+            os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; an output is meant to be shared
+            _sync(tmp)  # on disk before it replaces the target: after a crash, the old file or the whole new one
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _cannot_write(target, exc) from exc
+        finally:
+            for leftover in (tmp, *(tmp.with_name(tmp.name + suffix) for suffix in ("-journal", "-wal", "-shm"))):
+                leftover.unlink(missing_ok=True)
+
+
+def _sync(path: Path) -> None:
+    handle = os.open(path, os.O_RDONLY)
     try:
-        handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise _cannot_write(target, exc) from exc
-    os.close(handle)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; an output is meant to be shared
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise _cannot_write(target, exc) from exc
+        os.fsync(handle)
     finally:
-        for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
-            leftover.unlink(missing_ok=True)
+        os.close(handle)
+
+
+def _short(name: str) -> str:
+    """``name`` cut to TEMP_NAME_BYTES bytes of UTF-8 (whole characters; undecodable bytes of a path kept)."""
+    raw = os.fsencode(name)
+    if len(raw) <= TEMP_NAME_BYTES:
+        return name
+    return os.fsdecode(raw[:TEMP_NAME_BYTES].decode("utf-8", "ignore").encode("utf-8"))
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived during a write (a BaseException, like KeyboardInterrupt: nothing catches it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _signals_end_the_write() -> Iterator[None]:
+    """While a file is written, SIGTERM and SIGHUP unwind the write (its temporary file removed), then exit
+    with 128 + the signal's number, as a shell reports a process the signal ended."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers can only be set from the main thread (the MCP server's calls run in others)
+        return
+
+    def stop(signum, frame):
+        raise _Stopped(signum)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, stop) for signum in wanted}
+    try:
+        yield
+    except _Stopped as stopped:
+        raise SystemExit(128 + stopped.signum) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def write_text(target: Path, text: str, *, what: str, is_ours: Callable[[Path], bool], force: bool = False,
@@ -100,11 +182,38 @@ def write_text(target: Path, text: str, *, what: str, is_ours: Callable[[Path], 
     target = check_target(target, what=what, is_ours=is_ours, force=force, inputs=inputs, option=option)
     with replacing(target) as tmp:
         with tmp.open("w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            handle.write(encodable(text, json_text=is_ours is is_json_document))
     return target
 
 
+_UNENCODABLE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str, *, json_text: bool = False) -> str:
+    """``text`` as UTF-8 can hold it: a byte of a path that is not UTF-8 (kept by Python as a lone surrogate,
+    ``os.fsdecode``) written ``\\xff``, as a shell would show it; any other lone surrogate as ``\\udXXX``.
+
+    ``json_text``: ``text`` is JSON, where a lone surrogate can only be inside a string: written as the JSON
+    escape ``\\udcff`` (valid JSON, read back as the same string).
+    """
+    if text.isascii() or not _UNENCODABLE.search(text):
+        return text
+    return _UNENCODABLE.sub(_json_escaped if json_text else _escaped, text)
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def _json_escaped(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def _cannot_write(target: Path, exc: OSError) -> OutputError:
+    if exc.errno == errno.ENAMETOOLONG:  # the temporary file's name, beside a path that just fits
+        return OutputError(N_("the path is too long for the file system to write a file beside it"), path=target,
+                           hint=N_("choose a shorter path"))
     return OutputError(f"cannot write: {exc.strerror or exc}", path=target,
                        hint="choose a writable place with enough free space")
 

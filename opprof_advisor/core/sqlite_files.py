@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def connect_readonly(db_path: Path, *, immutable: bool = False) -> sqlite3.Connection:
     # Never opened for writing: readers must not change the live index (a kill in the middle of a
     # write would leave a journal that every later read-only open trips over).
+    if not immutable:
+        odd = odd_journal(db_path)
+        if odd is not None:
+            raise sqlite3.OperationalError(f"{odd.name} beside it is not a regular file")
     flags = "?mode=ro&immutable=1" if immutable else "?mode=ro"
     return sqlite3.connect(f"{db_path.resolve().as_uri()}{flags}", uri=True)
 
@@ -41,6 +47,74 @@ def journals(db_path: Path) -> list[Path]:
     """The SQLite journal files beside ``db_path``."""
     sides = (db_path.with_name(db_path.name + suffix) for suffix in JOURNAL_SUFFIXES)
     return [side for side in sides if os.path.lexists(side)]
+
+
+def odd_journal(db_path: Path) -> Path | None:
+    """A journal beside ``db_path`` that is not a regular file: a FIFO, device, folder or link (SQLite would wait
+    on a FIFO for good, and roll a link's target back into the database), or None."""
+    for side in journals(db_path):
+        try:
+            mode = os.lstat(side).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            return side
+    return None
+
+
+def merge_journals(db_path: Path, *, timeout: float = 1.0) -> None:
+    """Let SQLite settle the journals beside ``db_path``: a ``-wal``'s committed pages written into the file, a hot
+    rollback journal rolled back; SQLite removes them when the last connection closes.
+
+    For a file about to be replaced (an export): what the journals hold is part of the file, and a ``-wal``
+    left beside the new file would be read as part of it. Opened for writing (a read-only connection can do
+    neither); sqlite3.Error when another connection keeps it busy longer than ``timeout`` seconds.
+    """
+    odd = odd_journal(db_path)
+    if odd is not None:
+        raise sqlite3.OperationalError(f"{odd.name} beside it is not a regular file")
+    conn = sqlite3.connect(db_path, timeout=timeout, isolation_level=None)
+    try:
+        conn.execute("select count(*) from sqlite_master").fetchone()  # rolls a hot journal back
+        if conn.execute("pragma journal_mode").fetchone()[0] == "wal":
+            busy = conn.execute("pragma wal_checkpoint(truncate)").fetchone()[0]
+            if busy:
+                raise sqlite3.OperationalError("database is locked")
+    finally:
+        conn.close()
+
+
+def other_holders(path: Path) -> list[int]:
+    """The ids of other processes that have ``path`` open (Linux: ``/proc/*/fd``); [] where that cannot be seen.
+
+    A program that holds a file open keeps writing into the file it opened: renaming a new file over the
+    path loses whatever it writes after (an SQLite connection in rollback mode holds no lock while idle, so
+    SQLite itself cannot tell).
+    """
+    try:
+        target = os.stat(path)
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    wanted = (target.st_dev, target.st_ino)
+    me = str(os.getpid())
+    found = []
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # gone, or another user's (not visible without privileges)
+            continue
+        for fd in fds:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == wanted:
+                found.append(int(pid))
+                break
+    return found
 
 
 def remove_with_journals(path: Path) -> None:
@@ -82,10 +156,13 @@ class _Locked:
             raise KnowledgeBaseError("the knowledge-base index is locked by another advisor process",
                                      path=self.db_path, hint="wait for it to finish, or remove the .lock file "
                                                              "if no advisor is running") from None
-        except OSError as exc:  # read-only folder, no permission, a folder at the lock path
+        except OSError as exc:  # read-only folder, no permission, a folder or a link at the lock path
             hint = ("remove that folder: advisor keeps its lock file there" if isinstance(exc, IsADirectoryError)
                     else "point --db or ADVISOR_DB at a file in a writable folder")
-            raise StoreNotWritable(f"cannot create the lock file: {exc.strerror or exc}", path=self.lock.lock_file,
+            reason = exc.strerror or str(exc)
+            if exc.errno == errno.ELOOP:  # the lock is opened without following a link (filelock's O_NOFOLLOW)
+                reason, hint = "it is a symbolic link, which advisor never follows", "remove that link"
+            raise StoreNotWritable(f"cannot create the lock file: {reason}", path=self.lock.lock_file,
                                    hint=hint) from None
         return self
 

@@ -9,6 +9,7 @@ to the built-in and user KB folders the way `advisor kb check` does.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache, partial
@@ -271,7 +272,7 @@ def check_warnings(paths: Iterable[Path | str]) -> list[Problem]:
                 message = (f"warning: source {source!r} follows a moving branch: pin it to a commit "
                            "(owner/repo@<commit>:<path> or a /blob/<commit>/ link)")
                 found.append(_problem(parsed, ("sources", index), message))
-        found += guide_warnings(parsed, shipped=Path(path).resolve().is_relative_to(shipped_root))
+        found += guide_warnings(parsed, shipped=Path(os.path.realpath(path)).is_relative_to(shipped_root))
         warnings += sorted(found, key=lambda problem: problem.line or 0)
     return warnings
 

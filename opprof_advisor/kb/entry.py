@@ -20,6 +20,7 @@ from opprof_advisor.core.records import Record
 from opprof_advisor.core.vocabulary import canonical_dtype
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.core.plain_yaml import first_anchor
+from opprof_advisor.kb.manifest import KbSource, scan_files
 import difflib
 
 #: Front-matter keys a KB file may use.
@@ -48,22 +49,26 @@ class ParsedFile(Record):
 
 
 def find_kb_files(paths: Iterable[Path | str]) -> list[Path]:
-    """Markdown entry files under ``paths`` (files are taken as given), sorted, README.md skipped."""
+    """Markdown entry files under ``paths`` (files are taken as given), sorted, README.md skipped.
+
+    Folders are walked as the index walks them (``manifest.scan_files``): hidden files and folders are left
+    out, a link loop is followed once, a file that vanishes meanwhile is left out.
+    """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found.extend(p for p in sorted(path.rglob("*.md")) if is_entry_file(p, path))
+        if _is_dir(path):
+            found.extend(sorted(Path(f.path) for f in scan_files([KbSource(path, "builtin")])))
         else:
             found.append(path)
     return found
 
 
-def is_entry_file(path: Path, root: Path) -> bool:
-    """True for a markdown entry: not a README and not inside a hidden folder below ``root``."""
-    if path.name.lower() == "readme.md" or not path.is_file():
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, a link loop: not a folder; reading it says why
         return False
-    return not any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
 
 
 def check_duplicates(entries: Sequence[Entry]) -> list[Problem]:
@@ -135,6 +140,11 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
     if split is None:
         parsed.problems.append(_front_matter_missing(path, text))
         return parsed
+    if split.too_deep is not None:
+        parsed.problems.append(Problem(path, split.too_deep, "lists or quotes nested too deeply: the markdown parser "
+                                       "stops reading here, so the rest of the entry would be lost — nest at most "
+                                       f"{_MAX_NESTING // 2 - 1} lists or {_MAX_NESTING - 1} quotes in each other"))
+        return parsed
     parsed.body_line = split.body_start + 1
     parsed.body = "\n".join(text.splitlines()[split.body_start:]).strip("\n") + "\n"
     parsed.headings = split.headings
@@ -143,12 +153,17 @@ def parse_file(path: Path, data: bytes | None = None) -> ParsedFile:
 
 
 class Split(NamedTuple):
-    """A markdown file read by markdown-it: the front matter's text, the body's first line (0-based), and the
-    h2 headings with their 1-based lines."""
+    """A markdown file read by markdown-it: the front matter's text, the body's first line (0-based), the
+    h2 headings with their 1-based lines, and the line where the parser gave up on nesting (None: read whole)."""
 
     front: str
     body_start: int
     headings: list[tuple[str, int]]
+    too_deep: int | None = None
+
+
+#: The block tokens that nest others (markdown-it's tokenizer is called again for their content).
+_CONTAINERS = frozenset({"blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open"})
 
 
 def _split_markdown(text: str) -> Split | None:
@@ -156,7 +171,20 @@ def _split_markdown(text: str) -> Split | None:
     tokens = _markdown().parse(text)
     if not tokens or tokens[0].type != "front_matter":
         return None
-    return Split(tokens[0].content, tokens[0].map[1], _headings(tokens))
+    return Split(tokens[0].content, tokens[0].map[1], _headings(tokens), _too_deep(tokens))
+
+
+def _too_deep(tokens) -> int | None:
+    """The 1-based line of the first list or quote nested so deep that markdown-it skipped the rest of the text.
+
+    Past its ``maxNesting`` the block parser stops without a word and treats everything up to the end of the
+    enclosing block (for a list: the end of the file) as read; a container opened at the last level is
+    where that happens.
+    """
+    for token in tokens:
+        if token.level >= _MAX_NESTING - 1 and token.nesting == 1 and token.type in _CONTAINERS and token.map:
+            return token.map[0] + 1
+    return None
 
 
 def _front_matter_missing(path: Path, text: str) -> Problem:
@@ -178,10 +206,13 @@ def _markdown():
         # Block structure only: the headings' text is the inline token's raw content, so inline
         # parsing (emphasis, links ...: a third of the time) would be thrown away.
         _MD = MarkdownIt("commonmark").use(front_matter_plugin).disable("inline")
+        _MD.options["maxNesting"] = _MAX_NESTING
     return _MD
 
 
 _MD = None
+#: markdown-it's nesting limit (its commonmark preset's: its parser recurses once per level).
+_MAX_NESTING = 20
 
 
 def _headings(tokens) -> list[tuple[str, int]]:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
+from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.kb.migrations import index_migrations
 from opprof_advisor.core.sqlite_files import (
-    SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, remove_with_journals,
+    SQLITE_HEADER, connect_readonly, file_lock, journals, make_parent, odd_journal, remove_with_journals,
 )
 from opprof_advisor.kb.manifest import (
     APP_ID, FRESH, KbSource, SourceFile, _freshness, _open_snapshot, _warn, scan_files,
@@ -39,6 +41,7 @@ def build(db: Path, sources: Sequence[KbSource], *, rebuild: bool = False, in_pl
     make_parent(db)
     with file_lock(db):
         _remove_stale_temp_files(db)
+        _refuse_odd_journal(db)
         damaged = check_index_target(db) == "damaged"
         if damaged:
             _set_aside(db)
@@ -122,15 +125,19 @@ def check_index_target(db_path: Path) -> str:
     """What lies at the index path: "missing" (or empty), "ours", or "damaged" (kept aside, then rebuilt).
 
     Raise KnowledgeBaseError for another program's SQLite database (a profile DB, the outcomes
-    database, a user's own file given to --db by mistake): it is never renamed or written.
+    database, a user's own file given to --db by mistake): it is never renamed or written; and for
+    anything but a regular file (a link, a folder, a device, a FIFO): a build replaces the file at
+    the index path, so what is there must be a file advisor wrote, or nothing.
     """
+    info = index_path_stat(db_path)
+    if info is None or info.st_size == 0:
+        return "missing"
     try:
-        if not db_path.is_file() or db_path.stat().st_size == 0:
-            return "missing"
         with db_path.open("rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
-    except OSError:
-        return "missing"  # not a regular file: writing there fails with a clear line
+    except OSError as exc:
+        raise StoreNotWritable(M_("cannot read the index: {reason}", reason=exc.strerror or str(exc)), path=db_path,
+                               hint=N_("point --db or ADVISOR_DB at a file advisor can read and write")) from None
     if header != SQLITE_HEADER:
         return "damaged"
     try:
@@ -148,6 +155,36 @@ def check_index_target(db_path: Path) -> str:
     if not tables and not journals(db_path):
         return "missing"  # an empty database
     raise _foreign_database(db_path, tables)  # (no tables but a journal: the data may all be in its -wal)
+
+
+def index_path_stat(db_path: Path) -> os.stat_result | None:
+    """The stat of the regular file at the index path, None when there is none; KnowledgeBaseError for a path
+    that names anything else (the link itself is looked at, not what it points to)."""
+    try:
+        info = os.lstat(db_path)
+    except (FileNotFoundError, NotADirectoryError):  # (a file where a folder should be: creating it says so)
+        return None
+    except OSError as exc:  # a name too long, no permission on the folder
+        raise StoreNotWritable(M_("cannot use this index path: {reason}", reason=exc.strerror or str(exc)),
+                               path=db_path, hint=N_("point --db or ADVISOR_DB at a file in a writable folder")) from None
+    if stat.S_ISREG(info.st_mode):
+        return info
+    if stat.S_ISLNK(info.st_mode):
+        what = M_("is a symbolic link (to {target}); a rebuild would replace the link with a new file",
+                  target=_link_target(db_path))
+    elif stat.S_ISDIR(info.st_mode):
+        what = N_("is a folder, not an index file")
+    else:
+        what = N_("is not a regular file (a device, FIFO or socket); advisor never replaces one")
+    raise KnowledgeBaseError(what, path=db_path,
+                             hint=N_("point --db or ADVISOR_DB at a new file name, or at an index advisor wrote"))
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def _foreign_database(db_path: Path, tables: list[str]) -> KnowledgeBaseError:
@@ -175,6 +212,16 @@ def _set_aside(db_path: Path) -> Path:
     _warn(f"{db_path} was not an opprof-advisor index (corrupt or another program's file); kept it as {kept.name} and"
           " built a new index")
     return kept
+
+
+def _refuse_odd_journal(db_path: Path) -> None:
+    """KnowledgeBaseError when a journal beside the index is not a regular file (SQLite would wait on a FIFO for
+    good, or roll what a link points to into the index); it was not advisor's: it is left as it is."""
+    odd = odd_journal(db_path)
+    if odd is not None:
+        raise KnowledgeBaseError(M_("{journal} beside the index is not a regular file (a FIFO, device, folder or "
+                                    "link); SQLite would read it as the index's journal", journal=odd.name),
+                                 path=db_path, hint=N_("remove it, or point --db or ADVISOR_DB at another file"))
 
 
 def _roll_back_journal(db_path: Path) -> bool:

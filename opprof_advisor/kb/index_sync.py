@@ -15,6 +15,7 @@ import hashlib
 import json
 import operator
 import os
+import stat
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -62,21 +63,39 @@ def sync_rows(conn: sqlite3.Connection, sources: Sequence[KbSource], files: Sequ
     digests = file_digests([f for f in files if f.path in known], known, int(meta.get("signed_at_ns", "0")))
     changed = [f for f in files if f.path not in known or known[f.path][0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
+    parsed = _parse_changed(changed, digests)
+    files, changed = _without_vanished(files, changed, parsed)
     removed = sorted(set(known) - {f.path for f in files})
-    parsed = _write_files(conn, files, changed, removed, known, digests)
+    _write_files(conn, files, changed, removed, known, digests, parsed)
     problems = _sync_entries(conn, parsed, bool(changed or removed))
     _write_meta(conn, _meta_values(sources, len(files), folders, scanned_at, problems,
                                    stat_signature(sources, files), content_hash(files, digests)))
 
 
-def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
-                 known: dict[str, tuple], digests: dict[str, str]) -> dict[str, Parsed]:
-    """Parse the changed files and write the ``files`` rows of ``files`` (changed or with new stats) and ``removed``;
-    ``digests`` gains those of the files parsed unhashed (the bytes the parse read)."""
+def _parse_changed(changed: list[SourceFile], digests: dict[str, str]) -> dict[str, Parsed]:
+    """Parse the changed files; ``digests`` gains those of the files parsed unhashed (the bytes the parse read)."""
     parsed = dict(zip((f.path for f in changed), parse_files(changed)))
     unread = [f for f in changed if f.path not in digests and parsed[f.path].sha256 is None]
     digests.update((path, item.sha256) for path, item in parsed.items() if path not in digests)
-    digests.update(file_digests(unread))  # (too big to parse, or unreadable: the read raises as before)
+    digests.update(file_digests(unread))  # (too big to parse, or unreadable: manifest.UNREADABLE)
+    return parsed
+
+
+def _without_vanished(files: Sequence[SourceFile], changed: list[SourceFile], parsed: dict[str, Parsed]
+                      ) -> tuple[Sequence[SourceFile], list[SourceFile]]:
+    """``files`` and ``changed`` without the files deleted since they were listed (another process edits the KB
+    meanwhile): they are not in the KB any more, so they get no row, not a "cannot read" problem."""
+    gone = {f.path for f in changed if parsed[f.path] == VANISHED}
+    if not gone:
+        return files, changed
+    for path in gone:
+        del parsed[path]
+    return [f for f in files if f.path not in gone], [f for f in changed if f.path not in gone]
+
+
+def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed: list[SourceFile], removed: list[str],
+                 known: dict[str, tuple], digests: dict[str, str], parsed: dict[str, Parsed]) -> None:
+    """Write the ``files`` rows of ``files`` (``changed``, parsed, or with new stats) and ``removed``."""
     conn.executemany("delete from files where path = ?", [(path,) for path in removed])
     # files.entry stays empty: the entry lives in its ``entries`` row (a file that wins its id later
     # without changing, because the one that overrode it went, is parsed again), which halves the file.
@@ -85,7 +104,6 @@ def _write_files(conn: sqlite3.Connection, files: Sequence[SourceFile], changed:
          parsed[f.path].problems_json) for f in changed])
     conn.executemany("update files set size = ?, mtime_ns = ? where path = ?", [  # same content, new stats
         (f.size, f.mtime_ns, f.path) for f in files if f.path not in parsed and known[f.path][1:3] != (f.size, f.mtime_ns)])
-    return parsed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,8 +155,10 @@ def sync_moved_folders(conn: sqlite3.Connection, sources: Sequence[KbSource]) ->
     digests = file_digests(files, known, signed_at)
     changed = [f for f in files if known.get(f.path, (None,))[0] != digests[f.path]
                or known[f.path][3:] != (f.source, f.origin)]
+    parsed = _parse_changed(changed, digests)
+    files, changed = _without_vanished(files, changed, parsed)
     removed = sorted(set(known) - {f.path for f in files})
-    parsed = _write_files(conn, files, changed, removed, known, digests)
+    _write_files(conn, files, changed, removed, known, digests, parsed)
     gone_or_changed = set(removed) | set(parsed)
     affected = {entry_id for f, _, entry_id in old if entry_id and f.path in gone_or_changed}
     affected |= {p.entry_id for p in parsed.values() if p.entry_id}
@@ -275,32 +295,50 @@ def parse_one(item: tuple[str, int, str]) -> Parsed:
     name, size, origin = item
     path = Path(name)
     too_big = entry_too_big(path, size)  # not even parsed
-    data = None if too_big else _read_or_none(name, size)
-    digest = hashlib.sha256(data).hexdigest() if data is not None else None
-    entry, problems = (None, [too_big]) if too_big else kb.validate_file(path, origin=origin, data=data)
+    data = None if too_big else _read(name, size)
+    if data is None and not too_big:
+        return VANISHED
+    digest = hashlib.sha256(data).hexdigest() if isinstance(data, bytes) else None
+    if too_big or not isinstance(data, bytes):  # (not read again by the parse: it may be a FIFO by now)
+        entry, problems = None, [too_big or Problem(path, None, data)]
+    else:
+        entry, problems = kb.validate_file(path, origin=origin, data=data)
     if entry is None:
         return Parsed(None, json.dumps([[p.line, p.message] for p in problems], ensure_ascii=False), None, digest)
     return Parsed(entry.id, None, _row_values(_entry_to_row(entry)), digest)
 
 
+#: What parse_one says of a file deleted since it was listed: no entry and no problem (it is left out).
+VANISHED = Parsed(None, None, None, None)
+
 #: The values of an ``entries`` row in _ROW_COLUMNS order, from _entry_to_row's dict.
 _row_values = operator.itemgetter(*_ROW_COLUMNS)
 
 
-def _read_or_none(path: str, size: int) -> bytes | None:
-    """The file's bytes (``size``: what its stat said, a hint); None when it cannot be read (the parse then
-    reports why, at the file). Plain os.read calls: a buffered file object costs twice the read of a KB file."""
+#: O_NONBLOCK: a FIFO put in a file's place since it was listed is not waited on (and not read: not regular);
+#: O_BINARY: no newline translation on Windows.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _read(path: str, size: int) -> bytes | str | None:
+    """The bytes of the regular file ``path`` (``size``: what its stat said, a hint), why they cannot be read
+    (a problem's message), or None when the file is gone (deleted since it was listed: whatever is at its path
+    now is the next scan's). Plain os.read calls: a buffered file object costs twice the read of a KB file."""
     try:
-        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))  # (no newline translation on Windows)
-    except OSError:
+        handle = os.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
     try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return "not a regular file (a FIFO, device or socket)"
         chunks = []
         while chunk := os.read(handle, max(size + 1, 1 << 16)):  # to the end, should the file have grown
             chunks.append(chunk)
         return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-    except OSError:
-        return None
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
     finally:
         os.close(handle)
 

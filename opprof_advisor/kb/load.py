@@ -15,6 +15,7 @@ from opprof_advisor.core.models import Entry
 from opprof_advisor.kb.checks import check_warnings, validate_parsed
 from opprof_advisor.kb.entry import build_entry, check_duplicates, check_related, find_kb_files, parse_file
 from opprof_advisor.kb.stats import check_to_json
+import os
 import stat
 
 
@@ -50,7 +51,7 @@ def validate_paths(
     entries: list[Entry] = []
     problems: list[Problem] = []
     for path in files:
-        if not path.exists():
+        if not _exists(path):
             problems.append(Problem(path, None, "no such file or folder"))
             continue
         entry, file_problems = validate_file(path, origin=origin)
@@ -60,6 +61,17 @@ def validate_paths(
     problems.extend(check_duplicates(entries))
     problems.extend(check_related(entries, set(known_ids)))
     return entries, problems
+
+
+def _exists(path: Path) -> bool:
+    """False only when nothing is at ``path`` (another failure, a name too long ..., is the parse's to name)."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def validate_file(
@@ -102,8 +114,8 @@ def check_installed(paths: Iterable[Path] | None = None) -> dict[str, Any]:
         odd = [path for path in files if not is_regular(path)]
         files = [path for path in files if path not in odd]
         problems = [Problem(path, 1, "not a regular file (a FIFO, device or socket)") for path in odd]
-        checked = {path.resolve() for path in files}
-        installed = {path.stem for path in find_kb_files(roots) if path.resolve() not in checked}
+        checked = {os.path.realpath(path) for path in files}  # (realpath: a link loop is no error)
+        installed = {path.stem for path in find_kb_files(roots) if os.path.realpath(path) not in checked}
         problems += check_paths(files, known_ids=installed)
         return check_to_json(len(files) + len(odd), problems, check_warnings(files))
     per_root = [find_kb_files([root]) for root in roots]

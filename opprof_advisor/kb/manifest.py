@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 from opprof_advisor.core import paths
 from opprof_advisor.core.errors import AdvisorWarning
+from opprof_advisor.core.i18n import _
+from opprof_advisor.core.sidefile import read_bytes
 from opprof_advisor.core.sqlite_files import connect_readonly
 from opprof_advisor.kb import migrations
 from opprof_advisor.kb.rows import _ENTRY_COLUMNS
@@ -65,8 +67,8 @@ def kb_sources(kb_dirs: Sequence[Path | str] | None = None) -> list[KbSource]:
     user = paths.user_kb_dir()
     if kb_dirs is None:
         return [KbSource(paths.builtin_kb_dir(), "builtin"), KbSource(user, "user")]
-    user_resolved = user.resolve()
-    return [KbSource(Path(d), "user" if Path(d).resolve() == user_resolved else "builtin") for d in kb_dirs]
+    user_resolved = os.path.realpath(user)  # (realpath, not resolve: a link loop is no error)
+    return [KbSource(Path(d), "user" if os.path.realpath(d) == user_resolved else "builtin") for d in kb_dirs]
 
 
 def scan_files(sources: Sequence[KbSource], folders: list[list] | None = None) -> list[SourceFile]:
@@ -94,25 +96,65 @@ def _mtime(folder: str) -> int:
 def _scan_folder(folder: str, prefix: str, number: int, origin: str, found: list[SourceFile],
                  folders: list[list] | None, listed: frozenset[str] = frozenset()) -> None:
     """Files under ``folder`` into ``found``, its folders into ``folders``; subfolders named in ``listed``
-    (relative, as the manifest names them) are left out (an add lists the folders that moved only)."""
+    (relative, as the manifest names them) are left out (an add lists the folders that moved only).
+
+    The KB folders are the user's: a file or folder may vanish while they are listed (another process
+    adds, removes or rebuilds), a link may point back up the tree or nowhere, a folder may be unreadable.
+    What cannot be listed or stat-ed is left out (the next open sees it again); a folder reached a second
+    time (a link loop, two links to one folder) is listed once; the walk is a loop, not a recursion.
+    """
     # scandir + a hand-made relative path: this runs on every `advisor search`, for every KB file.
-    try:
-        items = sorted(os.scandir(folder), key=lambda item: item.name)
-    except (FileNotFoundError, NotADirectoryError):
+    seen: set[tuple[int, int]] = set()
+    items = _listing(folder, seen)
+    if items is None:
         return
-    for item in items:
+    pending = [(iter(items), prefix)]
+    while pending:
+        item = next(pending[-1][0], None)
+        if item is None:
+            pending.pop()
+            continue
         name = item.name
         if name.startswith("."):
             continue
-        if item.is_dir():
-            if f"{prefix}{name}/" in listed:
+        here = pending[-1][1]
+        try:
+            is_dir = item.is_dir()
+            if not is_dir and not (name.endswith(".md") and name.lower() != "readme.md" and item.is_file()):
                 continue
-            if folders is not None:
-                folders.append([number, f"{prefix}{name}/", item.stat().st_mtime_ns])
-            _scan_folder(item.path, f"{prefix}{name}/", number, origin, found, folders)
-        elif name.endswith(".md") and name.lower() != "readme.md" and item.is_file():
             stat = item.stat()
-            found.append(SourceFile(item.path, prefix + name, number, origin, stat.st_size, stat.st_mtime_ns))
+        except OSError:  # vanished, a link loop or a link to nowhere, no permission
+            continue
+        if not is_dir:
+            found.append(SourceFile(item.path, here + name, number, origin, stat.st_size, stat.st_mtime_ns))
+            continue
+        rel = f"{here}{name}/"
+        if rel in listed:
+            continue
+        children = _listing(item.path, seen, stat)
+        if children is None:
+            continue
+        if folders is not None:
+            folders.append([number, rel, stat.st_mtime_ns])
+        pending.append((iter(children), rel))
+
+
+def _listing(folder: str, seen: set[tuple[int, int]], stat: os.stat_result | None = None) -> list | None:
+    """The entries of ``folder`` sorted by name; None when it cannot be listed or was listed already."""
+    try:
+        stat = stat or os.stat(folder)
+        key = (stat.st_dev, stat.st_ino)
+        if key in seen:
+            return None
+        seen.add(key)
+        with os.scandir(folder) as entries:
+            return sorted(entries, key=lambda item: item.name)
+    except PermissionError as exc:
+        _warn(_("{folder}: cannot list this knowledge-base folder ({reason}); its entries are left out — make it "
+                "readable or move it out of the KB").format(folder=folder, reason=exc.strerror or exc))
+        return None
+    except OSError:  # vanished, not a folder, a link loop
+        return None
 
 
 #: The racy window of a file system that keeps sub-second times: a few ticks of the kernel's coarse clock.
@@ -151,7 +193,7 @@ def folders_unchanged(meta: dict[str, str], sources: Sequence[KbSource]) -> bool
 def stat_signature(sources: Sequence[KbSource], files: Sequence[SourceFile]) -> str:
     """Hash of the source folders and every file's path, size and mtime (a sum of one term per file, so
     that an add moves it by its files' terms without reading every file's row: see moved_hash)."""
-    start = _term(json.dumps([BUILD_VERSION, [str(s.root.resolve()) for s in sources]]))
+    start = _term(json.dumps([BUILD_VERSION, [os.path.realpath(s.root) for s in sources]]))
     return _hex(start + sum(_term(stat_record(f)) for f in files))
 
 
@@ -198,18 +240,25 @@ def file_digests(files: Sequence[SourceFile], known: dict[str, tuple] | None = N
         if stored is not None and stored[1:3] == (f.size, f.mtime_ns) and f.mtime_ns < trusted_before:
             digests[f.path] = stored[0]
         else:
-            digests[f.path] = hashlib.sha256(_read_bytes(f.path)).hexdigest()
+            digests[f.path] = _digest(f.path)
     return digests
+
+
+#: The digest of a file that could not be read (vanished since it was listed, or unreadable): never a
+#: sha256, so the index records that it changed, and the next open sees whether it is back.
+UNREADABLE = "unreadable"
+
+
+def _digest(path: str) -> str:
+    try:
+        return hashlib.sha256(read_bytes(Path(path))).hexdigest()  # (a FIFO put in its place is not waited on)
+    except (OSError, ValueError):
+        return UNREADABLE
 
 
 def stored_digests(conn: sqlite3.Connection) -> dict[str, tuple]:
     """path -> (sha256, size, mtime_ns, source, origin) of every file row of an index."""
     return {row[0]: row[1:] for row in conn.execute("select path, sha256, size, mtime_ns, source, origin from files")}
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def content_hash(files: Sequence[SourceFile], digests: dict[str, str]) -> str:
@@ -238,7 +287,10 @@ def _open_snapshot(db_path: Path, *, immutable: bool = False) -> tuple[sqlite3.C
     replaces the file meanwhile (the connection keeps reading the file it opened). ``immutable``
     reads the file as it is, ignoring a journal beside it (for a stale index that cannot be repaired).
     """
-    if not db_path.is_file():
+    try:
+        if not db_path.is_file():
+            return None
+    except OSError:  # a name too long, a link loop: building there says why
         return None
     conn = None
     try:
@@ -284,7 +336,7 @@ def _freshness(meta: dict[str, str], sources, files, conn: sqlite3.Connection | 
 
 
 def _sources_json(sources: Sequence[KbSource]) -> str:
-    return json.dumps([[str(s.root.resolve()), s.origin] for s in sources])
+    return json.dumps([[os.path.realpath(s.root), s.origin] for s in sources])
 
 
 def _warn(message: str) -> None:

@@ -73,27 +73,33 @@ class SearchHit(NamedTuple):
 class SearchResult:
     """Hits plus what the CLI tells the user: the corrected query and did-you-mean suggestions."""
 
-    __slots__ = ("query", "hits", "corrected", "suggestions")
+    __slots__ = ("query", "hits", "corrected", "suggestions", "cut_from")
 
     def __init__(self, query: str, hits: list[SearchHit], corrected: str | None = None,
-                 suggestions: list[str] | None = None) -> None:
+                 suggestions: list[str] | None = None, cut_from: int | None = None) -> None:
         self.query = query
         self.hits = hits
         self.corrected = corrected  # the query as searched, when a word was corrected
         self.suggestions = suggestions if suggestions is not None else []  # when there are no hits
+        self.cut_from = cut_from  # the length of the query given, when it was cut to MAX_QUERY_CHARS
 
     def __repr__(self) -> str:
         return (f"SearchResult(query={self.query!r}, hits={self.hits!r}, corrected={self.corrected!r}, "
-                f"suggestions={self.suggestions!r})")
+                f"suggestions={self.suggestions!r}, cut_from={self.cut_from!r})")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SearchResult) and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
 
 def search_to_json(result: SearchResult) -> dict[str, Any]:
-    """The ``opprof-advisor/search/1`` document: the query, the ranked hits, the correction and close words."""
-    return {"schema": SEARCH_SCHEMA, "query": result.query, "results": [hit.to_dict() for hit in result.hits],
-            "corrected": result.corrected, "did_you_mean": list(result.suggestions)}
+    """The ``opprof-advisor/search/1`` document: the query, the ranked hits, the correction and close words (and,
+    for a query cut to MAX_QUERY_CHARS, ``query_cut_from``: how many characters it had; ``query`` is what was
+    searched)."""
+    document = {"schema": SEARCH_SCHEMA, "query": result.query, "results": [hit.to_dict() for hit in result.hits],
+                "corrected": result.corrected, "did_you_mean": list(result.suggestions)}
+    if result.cut_from is not None:
+        document["query_cut_from"] = result.cut_from
+    return document
 
 
 def search(index: Index, query: str, kind: str | None = None, operator: str | None = None,
@@ -102,9 +108,37 @@ def search(index: Index, query: str, kind: str | None = None, operator: str | No
     return run_search(index, query, kind=kind, operator=operator, top=top).hits
 
 
+#: The longest query searched, in characters: a question or a pasted error line fits. A longer one (a log pasted
+#: whole) is cut at the last word boundary before it and the result says so (``cut_from``): a search costs what
+#: this many characters cost, whatever was pasted (a 300 kB query took 17 s, 1 MB minutes).
+MAX_QUERY_CHARS = 1000
+
+
+def bounded_query(query: str) -> str:
+    """``query`` itself when it has at most MAX_QUERY_CHARS characters, else its first ones up to its last whole
+    word (a query without spaces, as Chinese is, at MAX_QUERY_CHARS)."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    head = query[:MAX_QUERY_CHARS]
+    if not head[-1].isspace() and not query[MAX_QUERY_CHARS].isspace():
+        words = head.rsplit(None, 1)
+        if len(words) == 2:  # the last word would be cut: leave it out
+            head = words[0]
+    return head.rstrip()
+
+
 def run_search(index: Index, query: str, *, kind: str | None = None, operator: str | None = None,
                top: int = 10) -> SearchResult:
-    """Like ``search`` but also return the corrected query and suggestions for zero hits."""
+    """Like ``search`` but also return the corrected query and suggestions for zero hits; a query longer than
+    MAX_QUERY_CHARS is cut first (``SearchResult.cut_from`` says how long it was)."""
+    searched = bounded_query(query)
+    result = _ranked_search(index, searched, kind=kind, operator=operator, top=top)
+    if searched is not query:
+        result.cut_from = len(query)
+    return result
+
+
+def _ranked_search(index: Index, query: str, *, kind: str | None, operator: str | None, top: int) -> SearchResult:
     family = resolve_operator(operator)
     candidates = filter_entries(index.summaries(), kind=kind, family=family)
     if has_han(query):  # FTS5 cannot split Chinese words: matched on character grams instead (kb.zh)

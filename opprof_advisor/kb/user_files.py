@@ -7,43 +7,57 @@ each file had, so the KB folder and its index never disagree.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from opprof_advisor.core.errors import KnowledgeBaseError, StoreNotWritable
-from opprof_advisor.kb.load import is_regular
+from opprof_advisor.core.sidefile import read_bytes
 import tempfile
 
 
 def check_entry_file(path: Path) -> None:
     """Raise KnowledgeBaseError unless ``path`` is a regular ``.md`` file (never wait on a FIFO)."""
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise KnowledgeBaseError("no such file", path=path, hint="give the path of a markdown entry") from None
+    except OSError as exc:  # a name too long, a link loop, no permission
+        raise KnowledgeBaseError(f"cannot read: {exc.strerror or exc}", path=path,
+                                 hint="give the path of a markdown entry") from None
+    if stat.S_ISDIR(mode):
         raise KnowledgeBaseError("is a folder", path=path, hint="give the path of one markdown entry (FILE.md)")
-    if path.exists() and not is_regular(path):
+    if not stat.S_ISREG(mode):
         raise KnowledgeBaseError("not a regular file (a FIFO, device or socket)", path=path,
                                  hint="give the path of a markdown entry")
-    if not path.is_file():
-        raise KnowledgeBaseError("no such file", path=path, hint="give the path of a markdown entry")
     if path.suffix.lower() != ".md":
         raise KnowledgeBaseError("not a markdown file", path=path, hint="KB entries are .md files")
 
 
-def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes]:
-    """The current bytes of every user-KB file an add of ``entry_id`` may replace or remove."""
-    found = {}
+class _Link(str):
+    """What a symbolic link in the user KB pointed to (put back as the link, not as a copy of the file)."""
+
+
+def _read_copies(user_dir: Path, entry_id: str, target: Path) -> dict[Path, bytes | _Link]:
+    """The current bytes (or link) of every user-KB file an add or a remove of ``entry_id`` may replace or remove."""
+    found: dict[Path, bytes | _Link] = {}
     for path in {target, *user_dir.glob(f"*/{entry_id}.md")}:
         try:
-            found[path] = path.read_bytes()
-        except OSError:
+            found[path] = _Link(os.readlink(path)) if path.is_symlink() else read_bytes(path)
+        except (OSError, ValueError):  # missing, or not a regular file (never waited on)
             continue
     return found
 
 
-def _restore_copies(previous: dict[Path, bytes], target: Path) -> None:
+def _restore_copies(previous: dict[Path, bytes | _Link], target: Path) -> None:
     try:
         if target not in previous:
             target.unlink(missing_ok=True)
         for path, data in previous.items():
-            if not path.is_file() or path.read_bytes() != data:
+            if isinstance(data, _Link):
+                if not path.is_symlink() or os.readlink(path) != data:
+                    path.unlink(missing_ok=True)
+                    os.symlink(data, path)
+            elif path.is_symlink() or not path.is_file() or path.read_bytes() != data:
                 _write_atomically(path, data)
     except (OSError, KnowledgeBaseError):
         pass  # best effort: the error being raised says what failed
@@ -78,5 +92,5 @@ def _write_atomically(target: Path, data: bytes) -> None:
 def _remove_other_copies(user_dir: Path, entry_id: str, keep: Path) -> None:
     # With --replace the kind may change; the old copy lives in another kind's folder.
     for other in user_dir.glob(f"*/{entry_id}.md"):
-        if other.resolve() != keep.resolve():
+        if os.path.realpath(other) != os.path.realpath(keep):  # (realpath: a link loop is no error)
             other.unlink()
