@@ -227,7 +227,7 @@ def serving_document(data: ServingData, path: str, entries: Sequence[Entry], mat
         finding["remedies"] = [remedy_json(entry, Finding(finding["id"], "serving", finding["title"], 0.0, None,
                                                           [finding["symptom"]])) for entry in remedies]
         finding["first_step"] = finding["remedies"][0]["first_step"] if finding["remedies"] else None
-    notes = []
+    notes = list(data.notes)
     if figures["ttft_ms"] is None:
         notes.append(M_("cannot judge TTFT: no request.csv with first_token_latency(ms) (run msserviceprofiler "
                         "parse with the request domain on)"))

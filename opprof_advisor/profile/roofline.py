@@ -115,10 +115,26 @@ def load_peaks_file(path: str | Path) -> dict[str, Any]:
     return checked
 
 
+#: The plausible range of each figure of a peaks file (cores, MHz, GB/s, TFLOP/s): a value outside is a typo, and a
+#: roofline drawn from it would be absurd (1e300 GB/s), so the file is refused naming the key.
+PEAK_RANGES = {"aic": (1, 10_000), "aiv": (1, 10_000), "freq_mhz": (1, 100_000), "hbm_gbps": (0.001, 1_000_000),
+               "cube_tflops": (0.001, 1_000_000)}
+
+
 def _positive(value: Any, key: str, path: Path) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise PeaksError(f"{key!r} must be a positive number, not {value!r}", path=path)
-    return float(value)
+    """A figure of a peaks file, checked finite and in its range (``1e3`` written without a dot is a number too)."""
+    low, high = PEAK_RANGES[key.split(".")[0]]
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if isinstance(value, bool) or not isinstance(number, (int, float)) or not low <= number <= high:  # NaN: False
+        raise PeaksError(f"{key!r} must be a positive number ({low:,} to {high:,}), not {value!r}", path=path)
+    if key in ("aic", "aiv") and not float(number).is_integer():
+        raise PeaksError(f"{key!r} must be a whole number of cores, not {value!r}", path=path)
+    return float(number)
 
 
 def user_peaks_path() -> Path:

@@ -54,6 +54,10 @@ class Work(NamedTuple):  # a NamedTuple: built at start-up, ~5x cheaper than a f
     basis: str
 
 
+#: No tensor holds more elements (2^53, petabytes of data): a shape beyond it is not a measurement.
+MAX_ELEMENTS = 2 ** 53
+
+
 def parse_shapes(text: str) -> list[tuple[int, ...]] | None:
     """``"4096,1024;1024;;"`` -> [(4096, 1024), (1024,), (), ()]; None when not recorded or not numeric."""
     text = (text or "").strip().strip('"').strip()
@@ -68,6 +72,8 @@ def parse_shapes(text: str) -> list[tuple[int, ...]] | None:
             return None
         if any(d < 0 for d in shape):
             return None  # -1 / -2: dynamic dims, the real size was not recorded
+        if _numel(shape) > MAX_ELEMENTS:
+            return None  # a corrupt cell: its work would overflow every figure computed from it
         shapes.append(shape)
     while shapes and not shapes[-1]:
         shapes.pop()  # the trailing ';' of the writer

@@ -20,7 +20,6 @@ from typing import Callable
 
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, Progress
-from opprof_advisor.core.sidefile import MAX_DURATION_US
 
 #: Files of fewer rows (estimated from the first 64 KB) are read by the stdlib reader: importing pyarrow
 #: and numpy (~0.15 s) costs more than it saves below about this many rows (bench_profile.py --sweep).
@@ -73,7 +72,7 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
                                            use_threads=USE_THREADS),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(include_columns=list(types), column_types=types,
-                                                 null_values=sorted(columns.MISSING_VALUES), strings_can_be_null=False,
+                                                 null_values=sorted(columns.MISSING_NUMBERS), strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
         )
         chunks: dict[str, list] = {field: [] for field in fields}
@@ -123,8 +122,8 @@ def _kind(field: str) -> str:
 
 
 def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, list]) -> KernelTable | None:
-    """The KernelTable of the kept columns; None when a duration is missing, negative or implausible, or
-    a number is not finite (inf, nan, 1e400): the stdlib reader then names the line."""
+    """The KernelTable of the kept columns; None when a duration is missing, or a number is not finite (inf, nan,
+    1e400) or outside its field's range (``columns.range_of``): the stdlib reader then names the line and notes it."""
     import numpy as np
     import pyarrow as pa
 
@@ -139,17 +138,23 @@ def _table(mapping: dict[str, int], fields: dict[str, int], chunks: dict[str, li
         column = pa.chunked_array(chunks.pop(field))
         if _kind(field) == "float":
             values = column.to_numpy()  # nulls become NaN: None when read as a list
-            if n - np.count_nonzero(np.isfinite(values)) != column.null_count:
-                return None  # a NaN or infinity that was not written as a missing value
+            low, high = columns.range_of(field)
+            with np.errstate(invalid="ignore"):
+                inside = np.count_nonzero((values >= low) & (values <= high))  # NaN compares false
+            if n - inside != column.null_count:
+                return None  # a number out of its range, or not finite, that was not written as missing
+            with np.errstate(invalid="ignore"):
+                tiny = (np.abs(values) < columns.TINY) & (values != 0)
+            if tiny.any():  # a subnormal is 0, as checked_float reads it
+                values = np.where(tiny, 0.0, values)
             table.store(field, values)
         else:
             decoded = _decoded(column, _CLEAN[_kind(field)])
             if decoded is None:
                 return None
             table.store(field, decoded)
-    durations = table.stored("duration_us")
-    if np.isnan(durations).any() or durations.min() < 0 or durations.max() > MAX_DURATION_US:
-        return None
+    if table.stored("duration_us").size and np.isnan(table.stored("duration_us")).any():
+        return None  # a missing duration: the stdlib reader names its line
     # columns the file lacks read as empty, as the stdlib reader fills them
     for field in (*_TEXT, "op_state", "block_dim", "mix_block_dim"):
         if field not in fields:
@@ -169,7 +174,7 @@ def _decoded(column, clean: Callable) -> Coded | None:
     index: dict = {}
     try:
         remap = [index.setdefault(clean(value), len(index)) for value in array.dictionary.to_pylist()]
-    except (OverflowError, ValueError):  # int() of inf / nan
+    except (OverflowError, ValueError):  # int() of inf / nan, or a count out of its range
         return None
     codes = array.indices.to_numpy(zero_copy_only=False)
     if array.indices.null_count:  # a missing number (N/A; the codes come as floats, NaN there): one code for None
@@ -179,8 +184,17 @@ def _decoded(column, clean: Callable) -> Coded | None:
     return Coded(mapping[codes], list(index))
 
 
+def _count(value: float | None) -> int | None:
+    """An integer column's distinct value (block dim, device id): ValueError outside ``columns.COUNT``."""
+    if value is None:
+        return None
+    if not columns.COUNT[0] <= value <= columns.COUNT[1]:  # NaN compares false
+        raise ValueError(value)
+    return int(value)
+
+
 _CLEAN: dict[str, Callable] = {
     "text": columns.clean_text,
     "optional": columns.clean_optional,
-    "int": lambda value: None if value is None else int(value),
+    "int": _count,
 }

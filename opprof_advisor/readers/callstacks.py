@@ -20,6 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from opprof_advisor.core.sidefile import SideFileError, read_bytes
+from opprof_advisor.readers import columns
 
 #: Tables the join needs.
 STACK_TABLES = ("CONNECTION_IDS", "PYTORCH_API", "PYTORCH_CALLCHAINS")
@@ -52,7 +53,9 @@ def db_call_stacks(con: sqlite3.Connection, tables: set[str], strings: Any) -> d
         return {}
     tasks: dict[int, list] = {}
     for rowid, op, start, end, frame in rows:
-        task = tasks.setdefault(rowid, [strings[op], max(0, int(end or 0) - int(start or 0)) / 1000.0, []])
+        if type(start) is not int or type(end) is not int or end - start > columns.DURATION_US[1] * 1000:
+            continue  # NULL, text, a REAL (inf), an absurd span: a task the DB reader left out (with a note)
+        task = tasks.setdefault(rowid, [strings[op], max(0, end - start) / 1000.0, []])
         task[2].append(strings[frame])
     return _ranked(tasks.values())
 
@@ -75,8 +78,8 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         return {}
     if b'"Call stack"' not in data:
         return {}
-    try:
-        events = json.loads(data)
+    try:  # NaN / Infinity decode as columns.Bad: the event holding one is skipped (_ts, _dur), not the file
+        events = json.loads(data, **columns.LENIENT_JSON_NUMBERS)
     except (ValueError, RecursionError):
         return {}
     events = events.get("traceEvents", []) if isinstance(events, dict) else events
@@ -95,23 +98,25 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         phase, args = event.get("ph"), event.get("args") if isinstance(event.get("args"), dict) else {}
         try:
             if phase == "X" and "Call stack" in args:
-                start = float(event["ts"])
-                ops[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0),
+                start = _ts(event["ts"])
+                ops[(event.get("pid"), event.get("tid"))].append((start, start + _dur(event.get("dur")),
                                                                    str(args["Call stack"])))
             elif phase == "X":
                 place = (event.get("pid"), event.get("tid"), str(event.get("ts")))
+                duration = _dur(event.get("dur"))
                 kernels[place] = str(event.get("name") or "")
-                durations[place] = float(event.get("dur") or 0.0)
+                durations[place] = duration
                 if event.get("cat") == "cpu_op":
-                    start = float(event["ts"])
-                    spans[(event.get("pid"), event.get("tid"))].append((start, start + float(event.get("dur") or 0.0)))
+                    start = _ts(event["ts"])
+                    spans[(event.get("pid"), event.get("tid"))].append((start, start + duration))
             elif phase in ("s", "f") and event.get("cat") == "async_npu":
                 (starts if phase == "s" else ends)[str(event.get("id"))] = event
             elif phase == "s" and event.get("cat") in HAND_OFFS:
-                origins[(event.get("cat"), str(event.get("id")))] = (event.get("pid"), event.get("tid"), float(event["ts"]))
+                origins[(event.get("cat"), str(event.get("id")))] = (event.get("pid"), event.get("tid"),
+                                                                      _ts(event["ts"]))
             elif phase == "f" and event.get("cat") in HAND_OFFS:
                 incoming[(event.get("pid"), event.get("tid"))].append(
-                    (float(event["ts"]), (event.get("cat"), str(event.get("id")))))
+                    (_ts(event["ts"]), (event.get("cat"), str(event.get("id")))))
         except (KeyError, TypeError, ValueError):
             continue
     tasks: list[tuple[str, float, list[str]]] = []
@@ -122,7 +127,7 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         key = (end.get("pid"), end.get("tid"), str(end.get("ts")))
         name = kernels.get(key)
         try:
-            at = float(start["ts"])
+            at = _ts(start["ts"])
         except (KeyError, TypeError, ValueError):
             continue
         thread = (start.get("pid"), start.get("tid"))
@@ -135,6 +140,23 @@ def trace_call_stacks(path, op_type_of: dict[str, str]) -> dict[str, list[dict[s
         frames = [frame.strip() for frame in stack.replace("\r", "").split(";") if frame.strip()]
         tasks.append((op_type_of[name] or name, durations.get(key, 0.0), frames))
     return _ranked(tasks)
+
+
+def _ts(value: Any) -> float:
+    """An event's ``ts`` (µs); ValueError when it is not a timestamp (not finite, negative, absurd, text): the event
+    is skipped."""
+    number = columns.checked_float(value, columns.NON_NEGATIVE)
+    if not isinstance(number, float):
+        raise ValueError(value)
+    return number
+
+
+def _dur(value: Any) -> float:
+    """An event's ``dur`` (µs, 0 when absent); ValueError when it is not a plausible duration: the event is skipped."""
+    number = columns.checked_float(value, columns.DURATION_US) if value is not None else 0.0
+    if not isinstance(number, float):
+        raise ValueError(value)
+    return number
 
 
 #: Flows that hand work from the thread with the user's call stack to another: the task queue (Enqueue ->

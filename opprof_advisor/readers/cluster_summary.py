@@ -24,7 +24,7 @@ from pathlib import Path
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.models import StepSplit
-from opprof_advisor.readers import csvfile
+from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.communication import read_cluster_communication
 from opprof_advisor.readers.layouts import COMM_FILE, STEP_FILE, is_cluster_summary, summary_dir
@@ -48,7 +48,7 @@ class ClusterSummaryReader:
                                    hint="run msprof-analyze cluster with --export_type text, or point advisor at "
                                         "the ranks' *_ascend_pt folders")
         raw = RawProfile(path=str(path), format=FORMAT, kernels=KernelTable())
-        ranks = read_rank_steps(step_file)
+        ranks = read_rank_steps(step_file, raw.notes)
         if not ranks:
             raise MalformedProfile("no rank rows (Type = rank) with step figures", path=step_file, line=1,
                                    hint="check that the file is msprof-analyze's cluster_step_trace_time.csv")
@@ -71,19 +71,24 @@ class ClusterSummaryReader:
         return raw
 
 
-def read_rank_steps(path: Path) -> dict[str, StepSplit]:
-    """Each rank's split (steps summed), keyed ``rank<Index>``, in rank order."""
+def read_rank_steps(path: Path, notes: list[str] | None = None) -> dict[str, StepSplit]:
+    """Each rank's split (steps summed), keyed ``rank<Index>``, in rank order; a figure out of range or not finite
+    reads as missing, with a note naming its line."""
     header, rows = csvfile.read_rows(path)
     per_rank: dict[str, list[StepSplit]] = defaultdict(list)
-    for row in rows:
+    bad = columns.BadNumbers(path)
+    for row, line in zip(rows, rows.lines):
         cells = dict(zip(header, row))
         if (cells.get("Type") or "").strip().lower() != "rank":
             continue
         index = (cells.get("Index") or "").strip()
-        values = {column: _number(cells.get(column)) for column in steps.TRACE_COLUMNS if column in cells}
+        values = {column: bad.number(cells.get(column), column, line, columns.STEP_US) for column in steps.TRACE_COLUMNS
+                  if column in cells}
         split = steps.from_trace_row((cells.get("Step") or "").strip() or None, values)
         if split is not None and index:
             per_rank[f"rank{index}" if index.isdigit() else index].append(split)
+    if notes is not None:
+        notes.extend(bad.notes())
     ordered = sorted(per_rank, key=lambda label: (not label[4:].isdigit(), int(label[4:]) if label[4:].isdigit()
                                                   else 0, label))
     return {label: steps.total(per_rank[label]) for label in ordered}
@@ -93,11 +98,3 @@ def _summary(rank: str, split: StepSplit, path: Path) -> dict:
     return {"rank": rank, "path": str(path), "device_time_us": None, "error": None,
             "computing_us": round(split.computing_us, 3), "exposed_us": round(split.exposed_us, 3),
             "free_us": round(split.free_us, 3), "stage_us": round(split.stage_us, 3)}
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-

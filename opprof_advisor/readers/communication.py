@@ -18,13 +18,16 @@ with a note; otherwise "all of it is waiting" would be reported for collectives 
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
 
 from opprof_advisor.core.i18n import M_
-from opprof_advisor.core.sidefile import read_json
+from opprof_advisor.core.sidefile import read_text
+from opprof_advisor.readers import columns
 from opprof_advisor.readers.columns import parse_float
 
 #: "Communication Time Info" fields summed (ms).
@@ -41,11 +44,50 @@ LARGE_PACKET_MB = {"HCCS": 32.0, "PCIE": 32.0, "SIO": 32.0, "RDMA": 0.5}
 
 
 def number(value: Any) -> float:
-    """A JSON number as float; anything else (missing, text, bool, non-finite) is 0."""
+    """A JSON number as float; anything else (missing, text, bool, non-finite, over MAX_VALUE) is 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
     value = float(value)
-    return value if value == value and abs(value) <= MAX_VALUE else 0.0
+    return value if -MAX_VALUE <= value <= MAX_VALUE else 0.0  # NaN compares false
+
+
+class Figures:
+    """The numbers of one communication file as they are read: ``number`` gives each field's figure (0 for one that
+    is not finite, or over MAX_VALUE in magnitude) and counts the bad ones per field; ``notes`` names the first of each
+    field with its line, so the rest of the file is still summed."""
+
+    def __init__(self, path: Path | None = None, text: str = ""):
+        self.path, self.text = path, text
+        self.bad: dict[str, list] = {}  # field -> [first value, count]
+
+    def number(self, value: Any, field: str) -> float:
+        figure = number(value)
+        if not figure and (isinstance(value, columns.Bad) or (value and isinstance(value, (int, float))
+                                                              and not isinstance(value, bool))):
+            entry = self.bad.setdefault(field, [value.cell if isinstance(value, columns.Bad) else value, 0])
+            entry[1] += 1
+        return figure
+
+    def _line(self, field: str, value: Any) -> int | None:
+        """The line of ``"field": value`` in the file (error path only: one search)."""
+        for found in re.finditer(re.escape(json.dumps(field)) + r"\s*:\s*([-+.\w]+)", self.text):
+            token = found.group(1)
+            if token == value or (not isinstance(value, str) and _same(token, value)):
+                return self.text.count("\n", 0, found.start()) + 1
+        return None
+
+    def notes(self) -> list[str]:
+        bad = columns.BadNumbers(self.path)
+        for field, (value, count) in self.bad.items():
+            bad.add(f'"{field}"', self._line(field, value), value, (-MAX_VALUE, MAX_VALUE), count)
+        return bad.notes()
+
+
+def _same(token: str, value: Any) -> bool:
+    try:
+        return float(token) == float(value)
+    except (ValueError, OverflowError):
+        return False
 
 
 def _dicts(value: Any) -> Iterator[tuple[str, dict]]:
@@ -85,14 +127,15 @@ def links_of(op: dict) -> dict[str, dict]:
     return links
 
 
-def time_info(op: dict) -> dict[str, float] | None:
+def time_info(op: dict, figures: Figures | None = None) -> dict[str, float] | None:
     """The op's time fields (ms); a Transit of 0 beside links that moved data is taken from the links.
 
     ``"transit_from_links"`` is 1.0 when that was done."""
     info = op.get("Communication Time Info")
     if not isinstance(info, dict):
         return None
-    times = {key: number(info.get(key)) for key in TIME_FIELDS}
+    figures = figures if figures is not None else Figures()
+    times = {key: figures.number(info.get(key), key) for key in TIME_FIELDS}
     if times["Transit Time(ms)"] == 0:
         bandwidth = dict(_dicts(op.get("Communication Bandwidth Info")))
         sdma = number(bandwidth.get("SDMA", {}).get("Transit Time(ms)")) or sum(
@@ -107,10 +150,12 @@ def time_info(op: dict) -> dict[str, float] | None:
     return times
 
 
-def add_links(totals: dict[str, list[float]], op: dict) -> None:
+def add_links(totals: dict[str, list[float]], op: dict, figures: Figures | None = None) -> None:
     """Add the op's links to ``totals`` {transport: [MB, ms, packets, large packets]}."""
+    figures = figures if figures is not None else Figures()
     for transport, link in links_of(op).items():
-        size, ms = number(link.get("Transit Size(MB)")), number(link.get("Transit Time(ms)"))
+        size = figures.number(link.get("Transit Size(MB)"), "Transit Size(MB)")
+        ms = figures.number(link.get("Transit Time(ms)"), "Transit Time(ms)")
         if not size and not ms:
             continue
         entry = totals.setdefault(transport, [0.0, 0.0, 0.0, 0.0])
@@ -154,13 +199,14 @@ def add_collectives(extra: dict[str, Any], folder: Path, notes: list[str]) -> No
 def read_rank_communication(path: Path, notes: list[str]) -> tuple[dict[str, float], dict[str, list[float]]]:
     """One rank's communication.json: (time totals + "ops", {transport: [MB, ms, packets, large]}); ({}, {})
     when absent or unreadable (with a note)."""
-    document = _load(path, notes)
+    document, figures = _load(path, notes)
     infos, transports = [], {}
     for _, op in rank_ops(document):
-        info = time_info(op)
+        info = time_info(op, figures)
         if info is not None:
             infos.append(info)
-        add_links(transports, op)
+        add_links(transports, op, figures)
+    notes.extend(figures.notes())
     return sum_times(infos, notes, path), _rounded(transports)
 
 
@@ -168,15 +214,16 @@ def read_cluster_communication(path: Path, notes: list[str]
                                ) -> tuple[dict[str, float], dict[str, dict[str, list[float]]]]:
     """cluster_communication.json: (time totals + "ops" (distinct op names), {transport: {rank: [MB, ms, packets,
     large]}})."""
-    document = _load(path, notes)
+    document, figures = _load(path, notes)
     infos, names = [], set()
     per_rank: dict[str, dict[str, list[float]]] = defaultdict(dict)
     for name, rank, op in cluster_ops(document):
-        info = time_info(op)
+        info = time_info(op, figures)
         if info is not None:
             infos.append(info)
             names.add(name)
-        add_links(per_rank[rank], op)
+        add_links(per_rank[rank], op, figures)
+    notes.extend(figures.notes())
     totals = sum_times(infos, notes, path)
     if totals:
         totals["ops"] = float(len(names))
@@ -190,7 +237,8 @@ def read_cluster_communication(path: Path, notes: list[str]
 def read_matrix(path: Path, notes: list[str]) -> list[list]:
     """communication_matrix.json links summed over ops and steps: [src, dst, transport, MB, ms]."""
     links: dict[tuple[str, str, str], list[float]] = {}
-    for _, step in _dicts(_load(path, notes)):
+    document, figures = _load(path, notes)
+    for _, step in _dicts(document):
         for _, kind in _dicts(step):
             ops = dict(_dicts(kind))
             # torch_npu groups each collective's ops as -top1, -middle, -bottom1..3 and their sum, -total: the
@@ -202,8 +250,9 @@ def read_matrix(path: Path, notes: list[str]) -> list[list]:
                     if dst:
                         key = (src, dst, str(link.get("Transport Type") or ""))
                         total = links.setdefault(key, [0.0, 0.0])
-                        total[0] += number(link.get("Transit Size(MB)"))
-                        total[1] += number(link.get("Transit Time(ms)"))
+                        total[0] += figures.number(link.get("Transit Size(MB)"), "Transit Size(MB)")
+                        total[1] += figures.number(link.get("Transit Time(ms)"), "Transit Time(ms)")
+    notes.extend(figures.notes())
     return [[src, dst, transport, round(size, 6), round(ms, 6)]
             for (src, dst, transport), (size, ms) in sorted(links.items())]
 
@@ -232,16 +281,21 @@ def analysis_communication(con: sqlite3.Connection) -> dict[str, float]:
         return {}
     if not row or not row[0]:
         return {}
-    totals = {_ANALYZER_COLUMNS[c]: float(v or 0.0) for c, v in zip(cols, row[1:])}
+    totals = {_ANALYZER_COLUMNS[c]: number(v) for c, v in zip(cols, row[1:])}  # a sum over 1e12 ms is no figure
     return {**{field: 0.0 for field in _ANALYZER_COLUMNS.values()}, **totals, "ops": float(row[0])}
 
 
-def _load(path: Path, notes: list[str]) -> Any:
-    """The JSON document at ``path``; None when absent, and a note when unreadable (read_json bounds the size)."""
+def _load(path: Path, notes: list[str]) -> tuple[Any, Figures]:
+    """The JSON document at ``path`` and the Figures that read its numbers; None when absent, and a note when
+    unreadable (read_text bounds the size). A number JSON does not allow (NaN, Infinity, 1e400, a 30-digit integer)
+    decodes as ``columns.Bad``: its field reads as 0, with a note, and the rest of the file is read."""
     if not path.is_file():
-        return None
+        return None, Figures(path)
     try:
-        return read_json(path)
+        text = read_text(path)
+        return json.loads(text, **columns.LENIENT_JSON_NUMBERS), Figures(path, text)
+    except RecursionError:
+        notes.append(f"ignored {path}: not readable JSON (JSON nested too deeply)")
     except (OSError, ValueError) as exc:
         notes.append(f"ignored {path}: not readable JSON ({exc})")
-        return None
+    return None, Figures(path)

@@ -26,7 +26,6 @@ from opprof_advisor.core.i18n import M_
 from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import KernelTable, Progress
 from opprof_advisor.core.sidefile import MAX_DURATION_US, SideFileError, open_regular
-from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.readers import arrowcsv
 
 SNIFF_BYTES = columns.SNIFF_BYTES
@@ -47,9 +46,12 @@ class _Interned(dict):
     def __init__(self, clean: Callable[[str], object]):
         super().__init__()
         self.clean = clean
+        self.bad = False  # True once a cell cleaned to columns.Bad (a number out of range or not finite)
 
     def __missing__(self, key: str) -> object:
         value = self[key] = self.clean(key)
+        if type(value) is columns.Bad:
+            self.bad = True
         return value
 
 
@@ -118,7 +120,15 @@ def _open_rows(path: Path, encoding: str):
     return handle, csv.reader(_lines(handle))
 
 
-def read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+class Rows(list):
+    """The rows of a CSV (lists of cells), with ``lines``: the physical line each row starts on (for notes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[int] = []
+
+
+def read_rows(path: Path) -> tuple[list[str], Rows]:
     """Header and rows of a small CSV (op_statistic, step_trace_time); raise MalformedProfile on bad input."""
     head = sniff_file(path)
     for encoding in _candidate_encodings(head):
@@ -128,7 +138,13 @@ def read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
                 header = next(reader, None)
                 if header is None:
                     raise MalformedProfile("empty file", path=path, hint="re-export the profile")
-                return _strip_trailing(header), [row for row in reader if row]
+                rows, start = Rows(), reader.line_num + 1
+                for row in reader:
+                    if row:
+                        rows.append(row)
+                        rows.lines.append(start)
+                    start = reader.line_num + 1
+                return _strip_trailing(header), rows
         except UnicodeDecodeError as exc:
             last = exc
         except (csv.Error, _LineTooLong) as exc:
@@ -295,6 +311,8 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
     if progress is not None:
         progress(total, total)
     if not len(builder.table):
+        if builder.bad:  # every row's duration is out of range or not finite
+            raise builder.no_duration()
         if skipped:  # rows are there, but none has the header's field count
             counts = sorted({fields for _, fields in skipped})
             raise MalformedProfile(f"no row has the header's {width} fields ({len(skipped)} row(s) have "
@@ -307,6 +325,7 @@ def _read_kernel_csv(path: Path, encoding: str, progress: Progress | None, notes
         first = _line_of_record(path, encoding, skipped[0][0])
         notes.append(M_("skipped {count} row(s) of {path} whose field count differs from the header (first at line "
                         "{line})", count=len(skipped), path=path, line=first))
+    builder.finish(notes)
     return builder.table
 
 
@@ -351,7 +370,11 @@ _NOT_KEPT: frozenset[str] = frozenset()
 
 
 class _ColumnBuilder:
-    """Turns chunks of raw rows into the typed, de-duplicated columns of a KernelTable."""
+    """Turns chunks of raw rows into the typed, de-duplicated columns of a KernelTable.
+
+    Every number is checked finite and in its field's range (``columns.FIELD_RANGES``) here: a bad cell reads as
+    missing, a row whose duration is bad is left out, and ``finish`` turns them into one note per column naming
+    the first line."""
 
     def __init__(self, path: Path, encoding: str, mapping: dict[str, int], width: int, header: list[str] = ()):
         self.path, self.encoding, self.width = path, encoding, width
@@ -371,105 +394,141 @@ class _ColumnBuilder:
         self.rows_done = 0
         self.text = _Interned(columns.clean_text)
         self.optional = _Interned(columns.clean_optional)
-        self.ints = _Interned(_finite_or_missing(columns.parse_int))
-        self.floats = _Interned(_finite_or_missing(columns.parse_float))
+        self.checked = {bounds: (_Interned(partial(columns.checked_int, bounds=bounds)),
+                                 _Interned(partial(columns.checked_float, bounds=bounds)))
+                        for bounds in {*columns.FIELD_RANGES.values(), columns.RATIO}}
+        self.bad = columns.BadNumbers(path)
+        self.first_bad: dict[str, int] = {}  # column -> index (among rows that fit the header) of its first bad cell
+        self.kept: list[int] | None = None  # the rows of the chunk being added that were kept (None: all)
+
+    def _ints(self, field: str) -> _Interned:
+        return self.checked[columns.FIELD_RANGES[field]][0]
+
+    def _floats(self, field: str) -> _Interned:
+        return self.checked[columns.range_of(field)][1]
 
     def add(self, rows: list[tuple[str, ...]]) -> None:
         if not rows:
             return
-        raw = list(zip(*rows))
         n = len(rows)
+        raw = list(zip(*rows))
+        durations, kept = self._durations(raw[self.slot["duration_us"]])
+        if kept is not None:  # rows whose duration is not plausible are left out
+            rows = [rows[i] for i in kept]
+            raw = list(zip(*rows))
+        self.kept = kept
+        m = len(rows)
         table, slot = self.table, self.slot.get
-        for field in _TEXT_FIELDS:
-            index = slot(field)
-            values = [""] * n if index is None else list(map(self.text.__getitem__, raw[index]))
-            getattr(table, field).extend(values)
-        state = slot("op_state")
-        table.op_state.extend([None] * n if state is None else map(self.optional.__getitem__, raw[state]))
-        for field in ("block_dim", "mix_block_dim"):
-            index = slot(field)
-            getattr(table, field).extend([None] * n if index is None else self._column(raw[index], self.ints, field))
-        wait = slot("wait_us")
-        table.wait_us.extend([None] * n if wait is None else self._column(raw[wait], _floats_or_none, "wait_us"))
-        for field, parse in (("start_us", _floats_or_none), ("device_id", self.ints),
-                             ("step_id", partial(map, self.optional.__getitem__)),
-                             ("aic_time_us", self.floats), ("aiv_time_us", self.floats),
-                             *((field, self.floats) for field in columns.MEMORY_FIELDS)):
-            index = slot(field)
-            if index is not None:
-                getattr(table, field).extend(self._column(raw[index], parse, field))
-        table.duration_us.extend(self._durations(raw[slot("duration_us")]))
-        for key in self.pipe_keys:
-            table.pipe[key].extend(self._column(raw[slot("pipe:" + key)], self.floats, key))
+        if m:
+            for field in _TEXT_FIELDS:
+                index = slot(field)
+                values = [""] * m if index is None else list(map(self.text.__getitem__, raw[index]))
+                getattr(table, field).extend(values)
+            state = slot("op_state")
+            table.op_state.extend([None] * m if state is None else map(self.optional.__getitem__, raw[state]))
+            for field in ("block_dim", "mix_block_dim"):
+                index = slot(field)
+                getattr(table, field).extend([None] * m if index is None else
+                                             self._column(raw[index], self._ints(field), field))
+            wait = slot("wait_us")
+            table.wait_us.extend([None] * m if wait is None else self._floats_of(raw[wait], "wait_us"))
+            for field, parse in (("start_us", None), ("device_id", self._ints("device_id")),
+                                 ("step_id", partial(map, self.optional.__getitem__)),
+                                 ("aic_time_us", self._floats("aic_time_us")),
+                                 ("aiv_time_us", self._floats("aiv_time_us")),
+                                 *((field, self._floats(field)) for field in columns.MEMORY_FIELDS)):
+                index = slot(field)
+                if index is not None:
+                    values = self._floats_of(raw[index], field) if parse is None else \
+                        self._column(raw[index], parse, field)
+                    getattr(table, field).extend(values)
+            table.duration_us.extend(durations)
+            for key in self.pipe_keys:
+                table.pipe[key].extend(self._column(raw[slot("pipe:" + key)], self._floats("pipe:" + key),
+                                                    "pipe:" + key))
         self.rows_done += n
 
-    def _column(self, cells: tuple[str, ...], parse, what: str):
-        """``cells`` parsed by ``parse`` (an _Interned table or a function); a non-finite number is refused with its line."""
+    def _name(self, field: str) -> str:
+        return self.column_names.get(field) or field
+
+    def _original(self, index: int) -> int:
+        """The index among the rows that fit the header of row ``index`` of the current chunk (after drops)."""
+        return self.rows_done + (index if self.kept is None else self.kept[index])
+
+    def _column(self, cells: tuple[str, ...], parse, field: str) -> list:
+        """``cells`` parsed by ``parse`` (an _Interned table or a function); a bad number is None, and counted."""
+        values = list(map(parse.__getitem__, cells)) if isinstance(parse, _Interned) else list(parse(cells))
+        if isinstance(parse, _Interned) and not parse.bad:
+            return values
+        return self._drop_bad(values, cells, field)
+
+    def _drop_bad(self, values: list, cells: tuple[str, ...], field: str) -> list:
+        bad = [i for i, value in enumerate(values) if type(value) is columns.Bad]
+        if bad:
+            self.bad.add(self._name(field), None, cells[bad[0]], columns.range_of(field), len(bad))
+            self.first_bad.setdefault(self._name(field), self._original(bad[0]))
+            for i in bad:
+                values[i] = None
+        return values
+
+    def _floats_of(self, cells: tuple[str, ...], field: str) -> list[float | None]:
+        """A float column (wait, start): C speed when every cell is a plausible number."""
+        low, high = columns.range_of(field)
         try:
-            return list(map(parse.__getitem__, cells)) if isinstance(parse, _Interned) else parse(cells)
-        except _NotFinite as exc:
-            name = self.column_names.get(what) or self.column_names.get(f"pipe:{what}") or what
-            raise self._fail(cells.index(exc.cell), f"{name} {exc.cell.strip()!r} is not a finite number") from None
+            values = list(map(float, cells))
+        except ValueError:
+            return self._drop_bad([columns.checked_float(cell, (low, high)) for cell in cells], cells, field)
+        if math.isfinite(sum(values)) and low <= min(values) and max(values) <= high and not _tiny(values):
+            return values
+        return self._drop_bad([columns.checked_float(cell, (low, high)) for cell in cells], cells, field)
 
     def _fail(self, index: int, message: str) -> MalformedProfile:
         line = line_of_row(self.path, self.encoding, self.rows_done + index, self.width)
         return MalformedProfile(message, path=self.path, line=line,
                                 hint="the file is corrupt or edited; re-export the profile")
 
-    def _durations(self, cells: tuple[str, ...]) -> list[float]:
+    def _durations(self, cells: tuple[str, ...]) -> tuple[list[float], list[int] | None]:
+        """(the plausible durations, the indices of their rows, or None when every row is kept)."""
         try:
             values = list(map(float, cells))
         except ValueError:
-            values = []
-            for index, cell in enumerate(cells):
-                value = columns.parse_float(cell)
-                if value is None:
-                    raise self._fail(index, f"duration {cell.strip()!r} is not a number") from None
-                values.append(value)
-        total = sum(values)
-        if not math.isfinite(total) or min(values) < 0 or max(values) > MAX_DURATION_US:
-            for index, value in enumerate(values):
-                if not math.isfinite(value) or value < 0:
-                    raise self._fail(index, f"duration {value:g} µs is negative or not finite")
-                if value > MAX_DURATION_US:
-                    raise self._fail(index, f"duration {value:g} µs is longer than any task runs "
-                                            f"(over {U.time(MAX_DURATION_US)})")
-        return values
+            values = None
+        if values is not None and math.isfinite(sum(values)) and min(values) >= 0 and max(values) <= MAX_DURATION_US \
+                and not _tiny(values):
+            return values, None
+        checked = []
+        for index, cell in enumerate(cells):
+            value = columns.checked_float(cell, columns.DURATION_US)
+            if value is None:
+                raise self._fail(index, f"duration {cell.strip()!r} is not a number") from None
+            checked.append(value)
+        kept = [i for i, value in enumerate(checked) if type(value) is not columns.Bad]
+        if len(kept) == len(checked):
+            return checked, None
+        first = next(i for i, value in enumerate(checked) if type(value) is columns.Bad)
+        name = self._name("duration_us")
+        self.bad.add(name, None, cells[first], columns.DURATION_US, len(checked) - len(kept), dropped=True)
+        self.first_bad.setdefault(name, self.rows_done + first)
+        return [checked[i] for i in kept], kept
+
+    def no_duration(self) -> MalformedProfile:
+        """The error of a file none of whose rows has a plausible duration."""
+        name = self._name("duration_us")
+        line = line_of_row(self.path, self.encoding, self.first_bad[name], self.width)
+        found = columns.BadNumbers(self.path)
+        found.found[name] = [None, *self.bad.found[name][1:]]
+        return MalformedProfile(f"no row has a plausible duration: {found.summary()}", path=self.path, line=line,
+                                hint="the file is corrupt or edited; re-export the profile")
+
+    def finish(self, notes: list[str]) -> None:
+        """The notes of the bad numbers, each naming the line of its column's first bad cell."""
+        if not self.bad:
+            return
+        for column, index in self.first_bad.items():
+            self.bad.found[column][0] = line_of_row(self.path, self.encoding, index, self.width)
+        notes.extend(self.bad.notes())
 
 
-class _NotFinite(Exception):
-    """A cell holds a number that is not finite (``inf``, ``nan``, ``1e400``); the builder names its line."""
-
-    def __init__(self, cell: str):
-        super().__init__(cell)
-        self.cell = cell
-
-
-def _finite_or_missing(parse: Callable[[str], object]) -> Callable[[str], object]:
-    """``parse``, but a cell that is a number yet not a finite one raises _NotFinite instead of reading as missing."""
-    def checked(cell: str) -> object:
-        value = parse(cell)
-        if value is None:
-            try:
-                number = float(cell.strip().strip('"'))
-            except ValueError:
-                return None  # N/A, empty, text: missing
-            if not math.isfinite(number):
-                raise _NotFinite(cell)
-        return value
-
-    return checked
-
-
-_checked_float = _finite_or_missing(columns.parse_float)
-
-
-def _floats_or_none(cells: tuple[str, ...]) -> list[float | None]:
-    try:
-        values = list(map(float, cells))
-    except ValueError:
-        return list(map(_checked_float, cells))
-    if not math.isfinite(sum(values)):  # C speed when all is well; find the culprit otherwise
-        worst = max(range(len(values)), key=lambda i: abs(values[i]) if math.isfinite(values[i]) else math.inf)
-        raise _NotFinite(cells[worst])
-    return values
+def _tiny(values: list[float]) -> bool:
+    """True when a value is not 0 yet smaller than columns.TINY (a subnormal): checked_float reads it as 0."""
+    return min(map(abs, values)) < columns.TINY and any(0 < abs(v) < columns.TINY for v in values)

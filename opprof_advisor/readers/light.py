@@ -88,11 +88,18 @@ def read_statistic(path: Path, notes: list[str]) -> list[dict[str, object]]:
                                hint="export the profile again; the header must name " + ", ".join(STATISTIC_COLUMNS))
     found: dict[tuple[str, str], dict[str, object]] = {}
     devices = set()
-    for number, row in enumerate(rows, start=2):
+    bad = columns.BadNumbers(path)  # a count or total out of range or not finite: the row is left out, with a note
+    for number, row in zip(rows.lines, rows):
         cells = {name: row[at].strip() if at < len(row) else "" for name, at in index.items()}
         op_type, core = cells["OP Type"], cells["Core Type"]
-        count, total = columns.parse_int(cells["Count"]), columns.parse_float(cells["Total Time(us)"])
-        if not op_type or count is None or total is None or total < 0 or count < 0:
+        count = columns.checked_int(cells["Count"], columns.COUNT)
+        total = columns.checked_float(cells["Total Time(us)"], columns.DURATION_US)
+        if isinstance(count, columns.Bad) or isinstance(total, columns.Bad):
+            column, cell, bounds = ("Count", cells["Count"], columns.COUNT) if isinstance(count, columns.Bad) else \
+                ("Total Time(us)", cells["Total Time(us)"], columns.DURATION_US)
+            bad.add(column, number, cell, bounds, dropped=True)
+            continue
+        if not op_type or count is None or total is None:
             raise MalformedProfile(f"row without an op type, a count or a total time: {','.join(row)[:80]!r}",
                                    path=path, line=number, hint="export the profile again")
         devices.add(cells.get("Device_id", ""))
@@ -101,6 +108,10 @@ def read_statistic(path: Path, notes: list[str]) -> list[dict[str, object]]:
         item["total_us"] += total  # type: ignore[operator]
     if len(devices) > 1:
         notes.append(f"{path.name} holds {len(devices)} devices; their op types are summed")
+    if not found and bad:
+        raise MalformedProfile(f"no row with a plausible count and total time: {bad.summary()}", path=path,
+                               line=bad.first_line(), hint="export the profile again")
+    notes.extend(bad.notes())
     return list(found.values())
 
 

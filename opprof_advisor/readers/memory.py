@@ -46,6 +46,7 @@ import pyarrow.csv as pacsv
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.sqlite_files import connect_readonly, table_names
+from opprof_advisor.readers import columns
 from opprof_advisor.readers.layouts import _header
 from opprof_advisor.readers.columns import plain_header
 
@@ -60,6 +61,7 @@ class MemoryData:
     npu: Any = None  # pyarrow Table: device, type ("app" / "device"), t_us, hbm
     modules: Any = None  # pyarrow Table: device, module, t_us, reserved
     notes: list[str] = field(default_factory=list)
+    bad: list = field(default_factory=list)  # columns.BadNumbers of each file read
 
     def empty(self) -> bool:
         return all(table is None or table.num_rows == 0 for table in (self.records, self.tensors, self.npu,
@@ -77,13 +79,58 @@ def read_memory(sources: list[tuple[Path, str]]) -> MemoryData:
             _read_db(path, data)
             from_db = {k for k in ("records", "tensors", "npu", "modules") if getattr(data, k) is not None}
         elif kind not in from_db:
-            parts.setdefault(kind, []).append(_read_csv(path, kind))
+            bad = columns.BadNumbers(path)
+            data.bad.append(bad)
+            parts.setdefault(kind, []).append(_read_csv(path, kind, bad))
         else:
             continue
         data.sources.append(str(path))
     for kind, tables in parts.items():
         setattr(data, kind, pa.concat_tables(tables) if len(tables) > 1 else tables[0])
+    data.notes.extend(note for bad in data.bad for note in bad.notes())
     return data
+
+
+# ------------------------------------------------------------------------------------------------
+# Numbers: every figure is checked where it is read (CSV and DB alike)
+# ------------------------------------------------------------------------------------------------
+
+#: Bytes of one memory figure: 1e15 is a petabyte, far above any device.
+BYTES = (0.0, 1e15)
+#: Field -> its plausible range (times are µs since the epoch).
+BOUNDS = {"allocated": BYTES, "reserved": BYTES, "active": BYTES, "size": BYTES, "hbm": BYTES,
+          "t_us": columns.NON_NEGATIVE, "alloc_us": columns.NON_NEGATIVE, "release_us": columns.NON_NEGATIVE}
+#: Per kind, the figures a row means nothing without: a row whose figure is missing or bad is left out.
+REQUIRED = {"records": ("t_us",), "tensors": ("size", "alloc_us"), "npu": ("t_us", "hbm"), "modules": ("t_us",)}
+
+
+def _checked(out: dict[str, Any], kind: str, bad: "columns.BadNumbers", names: dict[str, str], raw: dict[str, Any],
+             where) -> dict[str, Any]:
+    """``out``'s figures (bytes, µs) with each one out of range or not finite made null (counted in ``bad`` under the
+    column's name in ``names``, its cell shown from ``raw``; ``where(i)``: the line or row of row i), and the rows
+    missing a figure of ``REQUIRED`` left out."""
+    keep = None
+    for name, (low, high) in BOUNDS.items():
+        if name not in out:
+            continue
+        column = out[name]
+        tiny = pc.and_(pc.less(pc.abs(column), columns.TINY), pc.not_equal(column, 0.0))
+        if pc.any(tiny).as_py():  # a subnormal is 0, as columns.checked_float reads it
+            column = out[name] = pc.if_else(tiny, 0.0, column)
+        inside = pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high))  # NaN compares false
+        outside = pc.invert(pc.fill_null(inside, True))
+        count = pc.sum(outside).as_py() or 0
+        if count:
+            first = pc.index(outside, True).as_py()
+            shown = raw.get(name, column)[first].as_py()
+            bad.add(names.get(name, name), where(first), shown, (low, high), count, dropped=name in REQUIRED[kind])
+            out[name] = pc.if_else(outside, pa.scalar(None, pa.float64()), column)
+        if name in REQUIRED[kind]:
+            valid = pc.is_valid(out[name])
+            keep = valid if keep is None else pc.and_(keep, valid)
+    if keep is not None and not pc.all(keep).as_py():
+        out = {name: pc.filter(column, keep) for name, column in out.items()}
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -100,6 +147,8 @@ _FIELDS = {
     "modules": (("module", "component", True), ("t_us", "timestamp", True), ("reserved", "total reserved", True)),
 }
 _TEXT_FIELDS = {"component", "name", "type", "module", "device"}
+#: pyarrow's missing-value spellings but NaN: a NaN figure is a number that is not finite, reported like inf.
+_NULL_VALUES = [v for v in pacsv.ConvertOptions().null_values if v.lower().lstrip("-") != "nan"]
 _DEVICE_HEADERS = ("device_id", "device type", "device")
 
 
@@ -108,7 +157,7 @@ def _device_ids(column):
     return pc.replace_substring_regex(pc.cast(column, pa.string()), r"^\D*?(\d+)$", r"\1")
 
 
-def _read_csv(path: Path, kind: str):
+def _read_csv(path: Path, kind: str, bad: "columns.BadNumbers | None" = None):
     header = [cell.strip().lstrip("\ufeff").strip('"') for cell in _header(path)]  # pyarrow names them unquoted
     plain = {plain_header(cell)[0]: (cell, plain_header(cell)[1]) for cell in header}
     chosen: dict[str, tuple[str, float]] = {}
@@ -123,13 +172,13 @@ def _read_csv(path: Path, kind: str):
     if device:
         types[device] = pa.string()
     try:
-        table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(encoding="utf-8-sig"),
-                               convert_options=pacsv.ConvertOptions(include_columns=list(types), column_types=types,
-                                                                    strings_can_be_null=False))
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        line = re.search(r"[Rr]ow #?(\d+)", str(exc))
-        raise MalformedProfile(f"not a readable {kind} table: {str(exc).splitlines()[0][:120]}", path=path,
-                               line=int(line.group(1)) if line else None, hint="export the profile again") from None
+        table = _csv_table(path, types)
+    except pa.ArrowInvalid as exc:
+        # a number pyarrow does not parse (Arabic-Indic digits, 1_000 ...) may still be one: read the figures as text
+        # and each cell as Python does; a cell that is no number at all is the error below
+        table = _python_numbers(path, kind, types, exc)
+    except UnicodeDecodeError as exc:
+        raise _unreadable(path, kind, exc) from None
     out = {"device": _device_ids(table.column(device)) if device else pa.array([""] * table.num_rows, pa.string())}
     for name, (cell, factor) in chosen.items():
         column = table.column(cell)
@@ -138,44 +187,117 @@ def _read_csv(path: Path, kind: str):
         duration = out.pop("duration_us", None)
         out["release_us"] = pc.add(out["alloc_us"], duration) if duration is not None else \
             pa.nulls(table.num_rows, pa.float64())
+        if duration is not None:
+            chosen["release_us"] = chosen["duration_us"]
     out.pop("duration_us", None)
     if kind == "npu":
         out["type"] = pc.utf8_lower(out["type"])  # msprof writes APP / Device, the DB app / device
-    for name in ("allocated", "reserved", "size", "hbm", "t_us", "alloc_us", "release_us"):
-        if name in out:  # a non-finite cell is not a value (it would reach the JSON as Infinity)
-            column = out[name]
-            out[name] = pc.if_else(pc.is_finite(column), column, pa.scalar(None, pa.float64()))
+    # each figure out of range or not finite (it would reach the JSON as Infinity) is a note naming its line (a row of
+    # these tables holds no quoted newline: data row i is line i + 2)
+    out = _checked(out, kind, bad if bad is not None else columns.BadNumbers(path),
+                   {name: cell for name, (cell, _) in chosen.items()},
+                   {name: table.column(cell) for name, (cell, _) in chosen.items()}, lambda i: i + 2)
+    rows = len(out["device"])
     if kind == "records" and "reserved" not in out:  # judged without: the peak of allocated, no gap (a note says)
-        out["reserved"] = pa.nulls(table.num_rows, pa.float64())
+        out["reserved"] = pa.nulls(rows, pa.float64())
     if kind == "records" and "active" not in out:
-        out["active"] = pa.nulls(table.num_rows, pa.float64())
+        out["active"] = pa.nulls(rows, pa.float64())
     return pa.table(out)
+
+
+def _csv_table(path: Path, types: dict[str, Any]):
+    return pacsv.read_csv(path, read_options=pacsv.ReadOptions(encoding="utf-8-sig"),
+                          convert_options=pacsv.ConvertOptions(include_columns=list(types), column_types=types,
+                                                               strings_can_be_null=False, null_values=_NULL_VALUES))
+
+
+def _unreadable(path: Path, kind: str, exc: Exception, line: int | None = None) -> MalformedProfile:
+    found = re.search(r"[Rr]ow #?(\d+)", str(exc))
+    return MalformedProfile(f"not a readable {kind} table: {str(exc).splitlines()[0][:120]}", path=path,
+                            line=line or (int(found.group(1)) if found else None), hint="export the profile again")
+
+
+def _python_numbers(path: Path, kind: str, types: dict[str, Any], exc: Exception):
+    """The table with its figures parsed by ``columns.checked_float`` (a number out of range is NaN: noted later)."""
+    try:
+        text = _csv_table(path, {cell: pa.string() for cell in types})
+    except (pa.ArrowInvalid, UnicodeDecodeError) as again:
+        raise _unreadable(path, kind, again) from None
+    figures = {}
+    for cell, kind_of in types.items():
+        column = text.column(cell)
+        if kind_of == pa.string():
+            figures[cell] = column
+            continue
+        values = []
+        for row, value in enumerate(column.to_pylist(), start=2):
+            number = columns.checked_float(value) if value is not None else None
+            if number is None and value is not None and value.strip() not in _NULL_VALUES:
+                raise _unreadable(path, kind, exc, row)  # text where a figure belongs
+            values.append(float("nan") if isinstance(number, columns.Bad) else number)
+        figures[cell] = pa.array(values, pa.float64())
+    return pa.table(figures)
 
 
 # ------------------------------------------------------------------------------------------------
 # DB (torch_npu / msprof export): bytes and ns, names through STRING_IDS
 # ------------------------------------------------------------------------------------------------
 
+# Each query selects the figures raw (a cell may hold text or a REAL where an INTEGER belongs; SQL arithmetic would
+# turn text into 0), then the row id; ``_DB_COLUMNS`` names each figure's column (ns columns are turned into µs).
 _DB_QUERIES = {
     "records": ("MEMORY_RECORD", "SELECT CAST(m.deviceId AS TEXT), COALESCE(s.value, CAST(m.component AS TEXT)), "
-                "m.timestamp / 1000.0, m.totalAllocated * 1.0, m.totalReserved * 1.0, m.totalActive * 1.0 "
+                "m.timestamp, m.totalAllocated, m.totalReserved, m.totalActive, m.rowid "
                 "FROM MEMORY_RECORD m LEFT JOIN STRING_IDS s ON s.id = m.component",
                 ("device", "component", "t_us", "allocated", "reserved", "active")),
-    "tensors": ("OP_MEMORY", "SELECT CAST(o.deviceId AS TEXT), COALESCE(s.value, CAST(o.name AS TEXT)), o.size * 1.0, "
-                "o.allocationTime / 1000.0, o.releaseTime / 1000.0 FROM OP_MEMORY o "
+    "tensors": ("OP_MEMORY", "SELECT CAST(o.deviceId AS TEXT), COALESCE(s.value, CAST(o.name AS TEXT)), o.size, "
+                "o.allocationTime, o.releaseTime, o.rowid FROM OP_MEMORY o "
                 "LEFT JOIN STRING_IDS s ON s.id = o.name", ("device", "name", "size", "alloc_us", "release_us")),
     "npu": ("NPU_MEM", "SELECT CAST(n.deviceId AS TEXT), COALESCE(s.value, CAST(n.type AS TEXT)), "
-            "n.timestampNs / 1000.0, n.hbm * 1.0 FROM NPU_MEM n LEFT JOIN STRING_IDS s ON s.id = n.type",
+            "n.timestampNs, n.hbm, n.rowid FROM NPU_MEM n LEFT JOIN STRING_IDS s ON s.id = n.type",
             ("device", "type", "t_us", "hbm")),
     "modules": ("NPU_MODULE_MEM", "SELECT CAST(n.deviceId AS TEXT), COALESCE(e.name, CAST(n.moduleId AS TEXT)), "
-                "n.timestampNs / 1000.0, n.totalReserved * 1.0 FROM NPU_MODULE_MEM n "
+                "n.timestampNs, n.totalReserved, n.rowid FROM NPU_MODULE_MEM n "
                 "LEFT JOIN ENUM_MODULE e ON e.id = n.moduleId", ("device", "module", "t_us", "reserved")),
 }
+#: (table, field) -> the DB column it comes from; the times are ns.
+_DB_COLUMNS = {"MEMORY_RECORD": {"t_us": "timestamp", "allocated": "totalAllocated", "reserved": "totalReserved",
+                                 "active": "totalActive"},
+               "OP_MEMORY": {"size": "size", "alloc_us": "allocationTime", "release_us": "releaseTime"},
+               "NPU_MEM": {"t_us": "timestampNs", "hbm": "hbm"},
+               "NPU_MODULE_MEM": {"t_us": "timestampNs", "reserved": "totalReserved"},
+               "NPU_OP_MEM": {"t_us": "timestampNs", "allocated": "totalAllocate", "reserved": "totalReserve"}}
+_NS_FIELDS = frozenset({"t_us", "alloc_us", "release_us"})
 
 
 #: GE's allocator totals from msprof's NPU_OP_MEM (allocate / release events of operators; no MEMORY_RECORD there).
-_GE_RECORDS = ("SELECT CAST(deviceId AS TEXT), 'GE', timestampNs / 1000.0, totalAllocate * 1.0, totalReserve * 1.0, "
-               "NULL FROM NPU_OP_MEM")
+_GE_RECORDS = ("SELECT CAST(deviceId AS TEXT), 'GE', timestampNs, totalAllocate, totalReserve, NULL, rowid "
+               "FROM NPU_OP_MEM")
+
+
+def _floats(values: list) -> Any:
+    """A float64 array of DB cells (SQLite integers fit a float); a cell that is not a number (text, a blob) becomes
+    NaN, reported as bad by ``_checked``."""
+    nan = float("nan")
+    return pa.array([v if type(v) is float else float(v) if type(v) is int else None if v is None else nan
+                     for v in values], pa.float64())
+
+
+def _db_table(rows: list[tuple], names: tuple[str, ...], table: str, kind: str, bad: "columns.BadNumbers"):
+    """The rows of one memory table as a pyarrow table, every figure checked (``_checked``)."""
+    text = {"device", "component", "name", "type", "module"}
+    out, raw = {}, {}
+    for i, name in enumerate(names):
+        values = [row[i] for row in rows]
+        if name in text:
+            out[name] = pa.array(values, pa.string())
+            continue
+        raw[name] = pa.array([None if v is None else str(v) for v in values], pa.string())
+        column = _floats(values)
+        out[name] = pc.divide(column, 1000.0) if name in _NS_FIELDS else column
+    ids = [row[len(names)] for row in rows]
+    columns_of = {name: f"{table}.{col}" for name, col in _DB_COLUMNS[table].items()}
+    return pa.table(_checked(out, kind, bad, columns_of, raw, lambda i: f"{table} rowid {ids[i]}"))
 
 
 def _read_db(path: Path, data: MemoryData) -> bool:
@@ -187,6 +309,8 @@ def _read_db(path: Path, data: MemoryData) -> bool:
         conn = connect_readonly(path, immutable=True)
     except sqlite3.Error:
         return False
+    bad = columns.BadNumbers(path)
+    data.bad.append(bad)
     try:
         found = False
         for kind, (table, sql, names) in _DB_QUERIES.items():
@@ -197,10 +321,7 @@ def _read_db(path: Path, data: MemoryData) -> bool:
             rows = conn.execute(sql).fetchall()
             if not rows:
                 continue  # (an empty table leaves the kind to a CSV beside the DB)
-            text = {"device", "component", "name", "type", "module"}
-            setattr(data, kind, pa.table({name: pa.array([row[i] for row in rows],
-                                                          pa.string() if name in text else pa.float64())
-                                          for i, name in enumerate(names)}))
+            setattr(data, kind, _db_table(rows, names, table, kind, bad))
             found = found or bool(rows)
         return found
     except sqlite3.DatabaseError as exc:

@@ -88,18 +88,20 @@ class MindSpore1Reader:
             types.update(_op_types(framework))
         rows: dict[tuple[str, str], dict] = {}
         per_step = False
+        bad: list[columns.BadNumbers] = []  # numbers out of range or not finite: their rows are left out, with a note
         for detail in files["detail"]:
-            for name, count, total_us, two_columns in _detail_rows(detail):
+            for name, count, total_us, two_columns in _detail_rows(detail, bad):
                 per_step = per_step or two_columns
                 op_type = types.get(name) or name.rsplit("/", 1)[-1].split("-op")[0]
                 _add(rows, op_type, "AI_CORE", count, total_us)
         for aicpu in files.get("aicpu", []):
-            for op_type, total_us in _aicpu_rows(aicpu):
+            for op_type, total_us in _aicpu_rows(aicpu, bad):
                 _add(rows, op_type, "AI_CPU", 1, total_us)
         if len(files["detail"]) > 1:
             notes.append(f"{len(files['detail'])} devices' op tables ({', '.join(f.name for f in files['detail'])}): "
                          "their op types are summed")
-        steps = read_step_trace(files["step_trace"][0]) if files.get("step_trace") else []
+        steps = read_step_trace(files["step_trace"][0], bad) if files.get("step_trace") else []
+        notes.extend(note for found in bad for note in found.notes())
         if not files.get("framework"):
             notes.append("framework_raw_<id>.csv is missing: op types are taken from the op names")
         notes.append("MindSpore 1.x per-op summaries: op types and their time over the profiled steps"
@@ -134,16 +136,37 @@ def _cell(row: list[str], at: int | None) -> str:
     return row[at].strip() if at is not None and at < len(row) else ""
 
 
-def _detail_rows(path: Path):
-    """(op name, executions, total µs, two-column table?) per row; a bad number is one line naming the row."""
+#: A time of these tables (ms): up to columns.DURATION_US.
+_MS = (0.0, columns.DURATION_US[1] / 1000.0)
+
+
+def _checked(bad: list, path: Path, row: list[str], at: int | None, name: str, line: int,
+             bounds: tuple[float, float]) -> float | None | columns.Bad:
+    """The cell's number; Bad (counted in the file's BadNumbers, the last of ``bad``) when out of ``bounds``."""
+    value = columns.checked_float(_cell(row, at), bounds)
+    if isinstance(value, columns.Bad):
+        if not bad or bad[-1].path != path:
+            bad.append(columns.BadNumbers(path))
+        bad[-1].add(name, line, value.cell, bounds, dropped=True)
+    return value
+
+
+def _detail_rows(path: Path, bad: list | None = None):
+    """(op name, executions, total µs, two-column table?) per row; a row whose time or count is a number out of range
+    or not finite is left out (counted in ``bad``), a row without them is one line naming it."""
+    bad = bad if bad is not None else []
     index, rows = _table(path)
     name_at = index.get("full_op_name", index.get("full_kernel_name"))
     time_at = index.get("execution_time", index.get("task_duration"))
     count_at = index.get("execution_frequency")
-    for number, row in enumerate(rows, start=2):
-        name, time_ms = _cell(row, name_at), columns.parse_float(_cell(row, time_at))
-        count = columns.parse_float(_cell(row, count_at)) if count_at is not None else 1.0
-        if not name or time_ms is None or count is None or time_ms < 0 or count < 0 or time_ms * count > 1e12:
+    for number, row in zip(rows.lines, rows):
+        name = _cell(row, name_at)
+        time_ms = _checked(bad, path, row, time_at, "execution_time", number, _MS)
+        count = _checked(bad, path, row, count_at, "execution_frequency", number, columns.COUNT) \
+            if count_at is not None else 1.0
+        if isinstance(time_ms, columns.Bad) or isinstance(count, columns.Bad):
+            continue
+        if not name or time_ms is None or count is None or time_ms * count > 1e12:
             raise MalformedProfile(f"row without an op name, a time or a count: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
         yield name, int(count), time_ms * count * 1000.0, count_at is None
@@ -155,29 +178,37 @@ def _op_types(path: Path) -> dict[str, str]:
     return {_cell(row, name_at): _cell(row, type_at) for row in rows if _cell(row, name_at) and _cell(row, type_at)}
 
 
-def _aicpu_rows(path: Path):
+def _aicpu_rows(path: Path, bad: list | None = None):
+    bad = bad if bad is not None else []
     index, rows = _table(path)
     type_at, time_at = index.get("op_type"), index.get("execution_time")
-    for number, row in enumerate(rows, start=2):
-        op_type, time_ms = _cell(row, type_at), columns.parse_float(_cell(row, time_at))
-        if not op_type or time_ms is None or time_ms < 0:
+    for number, row in zip(rows.lines, rows):
+        op_type = _cell(row, type_at)
+        time_ms = _checked(bad, path, row, time_at, "execution_time", number, _MS)
+        if isinstance(time_ms, columns.Bad):
+            continue
+        if not op_type or time_ms is None:
             raise MalformedProfile(f"row without an op type or a time: {','.join(row)[:80]!r}", path=path,
                                    line=number, hint="export the profile again")
         yield op_type, time_ms * 1000.0
 
 
-def read_step_trace(path: Path) -> list[StepSplit]:
-    """The steps of a step_trace_raw table (the average row left out); a bad number is one line naming the row."""
+def read_step_trace(path: Path, bad: list | None = None) -> list[StepSplit]:
+    """The steps of a step_trace_raw table (the average row left out); a step whose figure is a number out of range or
+    not finite is left out (counted in ``bad``), a step without its figures is one line naming the row."""
+    bad = bad if bad is not None else []
     index, rows = _table(path)
     compute_columns = [c for c in ("fp_and_bp", "tail", "fp") if c in index]
     steps = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in zip(rows.lines, rows):
         step = _cell(row, index["step_num"])
         if step == "-":
             continue  # the average of the rows above
-        values = {name: columns.parse_float(_cell(row, index[name])) for name in
+        values = {name: _checked(bad, path, row, index[name], name, number, (0.0, STEP_TRACE_MAX)) for name in
                   ("total", "iteration_interval", *compute_columns)}
-        if not step or any(v is None or v < 0 or v > STEP_TRACE_MAX for v in values.values()):
+        if any(isinstance(v, columns.Bad) for v in values.values()):
+            continue
+        if not step or any(v is None for v in values.values()):
             raise MalformedProfile(f"step row without its times: {','.join(row)[:80]!r}", path=path, line=number,
                                    hint="export the profile again")
         total = values["total"] * STEP_TRACE_UNIT_US

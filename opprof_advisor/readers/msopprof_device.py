@@ -49,6 +49,7 @@ from typing import Any
 from opprof_advisor.core.errors import MalformedProfile, ProfileError, UnknownFormat
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.core.i18n import N_
+from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import find_launch_dirs, is_basic_info, is_msopprof_device
@@ -60,7 +61,7 @@ _METRIC = re.compile(r"^([A-Za-z0-9]+?)(?:_\d+)?\.csv$")
 _OPPROF = re.compile(r"^OPPROF_\d{14}_[A-Z]{16}$")
 #: A msOpProf CSV holds one row per launch or per (block, sub-core): a few MB at most. Larger is refused.
 MAX_MSOPPROF_CSV_BYTES = 512 * 1024 * 1024
-_MISSING = frozenset({"", "N/A", "NA", "n/a", "na", "nan"})
+_MISSING = frozenset({"", "N/A", "NA", "n/a", "na"})  # ("nan" is a number that is not finite: noted)
 _PIPES = ("cube", "vec", "scalar", "mte1", "mte2", "mte3", "fixpipe")
 #: A side (cube or vector sub-cores) counts as working when its slowest sub-core is busy for at least
 #: this share of the other side's slowest (profile_builder judges idle sides the same way).
@@ -90,13 +91,14 @@ def read_msopprof_device(path: Path, progress: Progress | None = None) -> RawPro
     if path.is_dir():
         _refuse_several_runs(path, dirs)
     details: list[dict[str, Any]] = []
+    notes: list[str] = []
     for i, folder in enumerate(dirs):
         basics = [path] if path.is_file() else sorted(p for p in folder.iterdir() if is_basic_info(p.name))
         for basic in basics:
-            details.extend(read_launch(basic))
+            details.extend(read_launch(basic, notes))
         if progress is not None:
             progress(i + 1, len(dirs))
-    return _raw_profile(path, details)
+    return _raw_profile(path, details, notes)
 
 
 def _refuse_several_runs(path: Path, dirs: list[Path]) -> None:
@@ -125,8 +127,12 @@ def _refuse_several_runs(path: Path, dirs: list[Path]) -> None:
                             f"{first} {second}")
 
 
-def read_launch(basic: Path) -> list[dict[str, Any]]:
-    """The launches of one OpBasicInfo CSV, each with its PipeUtilization detail when present."""
+def read_launch(basic: Path, notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The launches of one OpBasicInfo CSV, each with its PipeUtilization detail when present.
+
+    Every number is checked finite and in its range where it is read: a bad one reads as missing (a launch whose
+    duration is bad is left out), with a note in ``notes`` naming the file, line and column."""
+    notes = notes if notes is not None else []
     header, rows = _read_msopprof_csv(basic)
     for required in ("Op Name", "Task Duration(us)"):
         if required not in header:
@@ -136,17 +142,24 @@ def read_launch(basic: Path) -> list[dict[str, Any]]:
         raise MalformedProfile("no data rows (header only)", path=basic, line=1,
                                hint="the msprof op run did not finish; run it again")
     companions = _companions(basic)
-    pipe = _pipe_detail(companions.get("PipeUtilization"))
-    pipe.update(_memory_detail(companions, set(pipe.get("working_sides") or ("cube", "vector"))))
+    pipe = _pipe_detail(companions.get("PipeUtilization"), notes)
+    pipe.update(_memory_detail(companions, set(pipe.get("working_sides") or ("cube", "vector")), notes))
     chip_info = _find_basic_info_txt(basic.parent)
     launches = []
+    bad = columns.BadNumbers(basic)
     for line, row in rows:
         values = dict(zip(header, row))
-        detail = _basic_detail(basic, line, values, chip_info)
+        detail = _basic_detail(basic, line, values, chip_info, bad)
+        if detail is None:
+            continue
         detail["metric_files"] = sorted(p.name for p in companions.values())
         if len(rows) == 1:  # the metric rows belong to this launch only when there is one
             detail.update(pipe)
         launches.append(detail)
+    if not launches:
+        raise MalformedProfile(f"no launch with a plausible duration: {bad.summary()}", path=basic,
+                               line=bad.first_line(), hint="the file is corrupt or edited; run `msprof op` again")
+    notes.extend(bad.notes())
     return launches
 
 
@@ -223,38 +236,66 @@ def _read_basic_info_txt(path: Path) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
-def _number(value: str | None) -> float | None:
+#: An AI Core clock (MHz).
+FREQ_MHZ = (1.0, 100_000.0)
+
+
+def _number(value: str | None, bounds: tuple[float, float] = columns.ANY, bad: columns.BadNumbers | None = None,
+            column: str = "", line: int | None = None) -> float | None:
+    """A cell's number within ``bounds``; None when missing or text, and when out of ``bounds`` or not finite (then
+    counted in ``bad`` under ``column``, at ``line``)."""
     if value is None or value.strip() in _MISSING:
         return None
-    try:
-        number = float(value)
-    except ValueError:
+    number = columns.checked_float(value, bounds)
+    if isinstance(number, columns.Bad):
+        if bad is not None:
+            bad.add(column, line, value, bounds)
         return None
-    return number if math.isfinite(number) else None
+    return number
 
 
-def _integer(value: str | None) -> int | None:
-    number = _number(value)
+def _integer(value: str | None, bad: columns.BadNumbers | None = None, column: str = "",
+             line: int | None = None) -> int | None:
+    number = _number(value, columns.COUNT, bad, column, line)
     return None if number is None else int(number)
 
 
-def _basic_detail(basic: Path, line: int, values: dict[str, str], chip_info: dict[str, str]) -> dict[str, Any]:
+def _basic_detail(basic: Path, line: int, values: dict[str, str], chip_info: dict[str, str],
+                  bad: columns.BadNumbers | None = None) -> dict[str, Any] | None:
+    """One launch of OpBasicInfo; None when its duration is a number out of range or not finite (counted in ``bad``)."""
     raw = values.get("Task Duration(us)", "")
-    duration = _number(raw)
-    if duration is None or duration < 0:
+    duration = columns.checked_float(raw, columns.DURATION_US) if raw.strip() not in _MISSING else None
+    if isinstance(duration, columns.Bad):
+        if bad is None:
+            bad = columns.BadNumbers(basic)
+        bad.add("Task Duration(us)", line, raw, columns.DURATION_US, dropped=True)
+        return None
+    if duration is None:
         raise MalformedProfile(f"Task Duration(us) {raw!r} is not a non-negative number", path=basic, line=line,
                                hint="the file is corrupt or edited; run `msprof op` again")
     op_type = values.get("Op Type", "").strip()
+
+    def cell(*names: str) -> tuple[str | None, str]:
+        name = next((n for n in names if values.get(n)), names[0])
+        return values.get(name), name
+
+    def integer(*names: str) -> int | None:
+        value, name = cell(*names)
+        return _integer(value, bad, name, line)
+
+    def freq(name: str) -> float | None:
+        return _number(values.get(name), FREQ_MHZ, bad, name, line)
+
     return {
         "kernel": values.get("Op Name", ""),
         "op_type": op_type,
         "task_duration_us": duration,
-        "block_dim": _integer(values.get("Block Dim") or values.get("Block Num")),
-        "mix_block_dim": _integer(values.get("Mix Block Dim") or values.get("Mix Block Num")),
+        "block_dim": integer("Block Dim", "Block Num"),
+        "mix_block_dim": integer("Mix Block Dim", "Mix Block Num"),
         "chip": chip_info.get("Run Soc Version") or None,
-        "current_freq_mhz": _number(values.get("Current Freq")),
-        "rated_freq_mhz": _number(values.get("Rated Freq")),
-        "device_id": _integer(values.get("Device Id")),
+        "current_freq_mhz": freq("Current Freq"),
+        "rated_freq_mhz": freq("Rated Freq"),
+        "device_id": integer("Device Id"),
         "source": str(basic),
         "pipe_header": None,
     }
@@ -296,10 +337,11 @@ def _pipe_columns(header: list[str]) -> dict[str, int]:
     return found
 
 
-def _pipe_detail(path: Path | None) -> dict[str, Any]:
+def _pipe_detail(path: Path | None, notes: list[str] | None = None) -> dict[str, Any]:
     if path is None:
         return {}
     header, rows = _read_msopprof_csv(path)
+    bad = columns.BadNumbers(path)
     ratio_cols = _pipe_columns(header)
     index = {c: i for i, c in enumerate(header)}
     sides = {"cube": ("aic", index.get("aic_time(us)")), "vector": ("aiv", index.get("aiv_time(us)"))}
@@ -308,22 +350,26 @@ def _pipe_detail(path: Path | None) -> dict[str, Any]:
     subs: dict[str, list[str]] = {"cube": [], "vector": []}
     ratios: dict[str, list[tuple[float, float]]] = {k: [] for k in ratio_cols}  # (sub-core time, ratio)
     rows_of: dict[str, list[dict[str, float]]] = {"cube": [], "vector": []}  # each sub-core row's ratios
-    for n, (_, row) in enumerate(rows):
+    for n, (line, row) in enumerate(rows):
         for side, (prefix, time_col) in sides.items():
-            t = _number(row[time_col]) if time_col is not None and time_col < len(row) else None
+            t = _number(row[time_col], columns.DURATION_US, bad, header[time_col], line) \
+                if time_col is not None and time_col < len(row) else None
             if t is None:
                 continue
             times[side].append(t)
-            blocks[side].append(_integer(_cell(row, index.get("block_id"))) if "block_id" in index else n)
+            blocks[side].append(_integer(_cell(row, index.get("block_id")), bad, "block_id", line)
+                                if "block_id" in index else n)
             subs[side].append(_cell(row, index.get("sub_block_id")) or ("cube0" if side == "cube" else "vector0"))
             own: dict[str, float] = {}
             for key, col in ratio_cols.items():
                 if key.startswith(prefix) or (prefix == "aic" and "_" not in key):
-                    value = _number(_cell(row, col))
+                    value = _number(_cell(row, col), columns.RATIO, bad, header[col], line)
                     if value is not None:
                         ratios[key].append((t, value))
                         own[key] = value
             rows_of[side].append(own)
+    if notes is not None:
+        notes.extend(bad.notes())
     return _summarise_pipe(pipe_generation(header), times, blocks, subs, ratios, rows_of)
 
 
@@ -384,21 +430,25 @@ def _summarise_pipe(generation: str, times, blocks, subs, ratios, rows_of) -> di
     }
 
 
-def _memory_detail(companions: dict[str, Path], working: set[str]) -> dict[str, Any]:
+def _memory_detail(companions: dict[str, Path], working: set[str], notes: list[str] | None = None) -> dict[str, Any]:
     """UB bank conflicts (ResourceConflictRatio) and the L2 read hit rate (L2Cache) of the working sides."""
     found: dict[str, Any] = {}
+    notes = notes if notes is not None else []
     conflicts = companions.get("ResourceConflictRatio")
     if conflicts is not None and "vector" in working:
         header, rows = _read_msopprof_csv(conflicts)
         index = {c: i for i, c in enumerate(header)}
         weight = stalled = 0.0
-        for _, row in rows:
-            t = _number(_cell(row, index.get("aiv_time(us)")))
-            parts = [_number(_cell(row, index.get(c))) for c in ("aiv_vec_bankgroup_cflt_ratio", "aiv_vec_bank_cflt_ratio")]
+        bad = columns.BadNumbers(conflicts)
+        for line, row in rows:
+            t = _number(_cell(row, index.get("aiv_time(us)")), columns.DURATION_US, bad, "aiv_time(us)", line)
+            parts = [_number(_cell(row, index.get(c)), columns.RATIO, bad, c, line)
+                     for c in ("aiv_vec_bankgroup_cflt_ratio", "aiv_vec_bank_cflt_ratio")]
             if t is None or all(p is None for p in parts):
                 continue
             weight += t
             stalled += t * sum(p or 0.0 for p in parts)
+        notes.extend(bad.notes())
         if weight:
             found["bank_conflict_ratio"] = stalled / weight
     l2 = companions.get("L2Cache")
@@ -406,15 +456,18 @@ def _memory_detail(companions: dict[str, Path], working: set[str]) -> dict[str, 
         header, rows = _read_msopprof_csv(l2)
         index = {c: i for i, c in enumerate(header)}
         hits = misses = 0.0
+        bad = columns.BadNumbers(l2)
         for prefix, side in (("aic", "cube"), ("aiv", "vector")):
             if side not in working:
                 continue
-            for _, row in rows:
+            for line, row in rows:
                 for port in ("r0", "r1"):
-                    hit = _number(_cell(row, index.get(f"{prefix}_{port}_read_cache_hit")))
-                    miss = _number(_cell(row, index.get(f"{prefix}_{port}_read_cache_miss_allocate")))
+                    names = (f"{prefix}_{port}_read_cache_hit", f"{prefix}_{port}_read_cache_miss_allocate")
+                    hit, miss = (_number(_cell(row, index.get(name)), columns.NON_NEGATIVE, bad, name, line)
+                                 for name in names)
                     if hit is not None and miss is not None:
                         hits, misses = hits + hit, misses + miss
+        notes.extend(bad.notes())
         if hits + misses:
             found["l2_read_hit_rate"] = hits / (hits + misses)
     return found
@@ -445,7 +498,7 @@ def block_imbalance(times: list[float], blocks: list[int], subs: list[str]) -> d
 # ------------------------------------------------------------------------------------------------
 
 
-def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
+def _raw_profile(path: Path, details: list[dict[str, Any]], bad_notes: list[str] | None = None) -> RawProfile:
     table = KernelTable()
     pipe_keys = sorted({k for d in details for k in d.get("pipe_ratio", {})})
     table.pipe = {k: [] for k in pipe_keys}
@@ -472,7 +525,7 @@ def _raw_profile(path: Path, details: list[dict[str, Any]]) -> RawProfile:
     if len(details) > 1:
         detail["launches"] = details
     chips = sorted({d["chip"] for d in details if d["chip"]})
-    notes = _notes(details)
+    notes = [*(bad_notes or []), *_notes(details)]
     return RawProfile(
         path=str(path), format=FORMAT, kernels=table, chip=chips[0] if chips else None,
         core_counts=core_counts_for(chips[0]) if len(chips) == 1 else {},

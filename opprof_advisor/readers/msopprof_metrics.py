@@ -10,7 +10,6 @@ multi-operator runs). Missing files or columns -> None for that figure (never 0)
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from opprof_advisor.core.sidefile import read_text
@@ -18,6 +17,8 @@ from opprof_advisor.core.sidefile import read_text
 _MISSING = frozenset({"", "N/A", "NA", "nan", "NaN"})
 _FOPS = ("aic_cube_fops", "aiv_vec_fops", "aic_cube_fp16_ratio", "aic_cube_int8_ratio")
 _VOLUMES = ("read_main_memory_datas(KB)", "write_main_memory_datas(KB)")
+#: The largest count or volume a cell may hold.
+MAX_VALUE = 1e15
 
 
 def launch_work(basic_info: str | Path) -> dict[str, float | None]:
@@ -73,6 +74,8 @@ def _column_sums(path: Path | None, columns: tuple[str, ...]) -> dict[str, float
 
 
 def _number(text: str) -> float | None:
+    """A non-negative count or volume; None when missing, text, not finite or beyond 1e15 (an operation count or KB
+    volume of one sub-core that large is a corrupt cell: a few of them would overflow the sums)."""
     text = text.strip()
     if text in _MISSING:
         return None
@@ -80,4 +83,4 @@ def _number(text: str) -> float | None:
         value = float(text)
     except ValueError:
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if 0 <= value <= MAX_VALUE else None  # NaN compares false

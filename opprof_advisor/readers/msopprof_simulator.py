@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -71,7 +72,8 @@ from opprof_advisor.core.errors import MalformedProfile, UnknownFormat
 from opprof_advisor.core.i18n import M_, N_, Message, join_messages
 from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.layouts import CORE_DIR, core_dirs, find_simulator_dir, is_msopprof_simulator
-from opprof_advisor.core.sidefile import SideFileError, open_regular, read_json, read_text
+from opprof_advisor.core.sidefile import SideFileError, open_regular, read_text
+from opprof_advisor.readers import columns
 from opprof_advisor.core.units import TEXT as U
 
 #: trace.json and *_instr_exe.csv above this are refused (json.load needs several times the size in memory).
@@ -111,19 +113,22 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
         raise UnknownFormat("no simulator/core*.* folders found", path=path,
                             hint="point at the OPPROF_* folder written by `msprof op simulator`")
     cores_found = core_dirs(sim)
-    merged, schema = _read_merged_trace(sim / "trace.json")
+    bad: list[columns.BadNumbers] = []  # numbers out of range or not finite, per file: left out, with a note
+    merged, schema = _read_merged_trace(sim / "trace.json", bad)
     cores: dict[str, dict[str, Any]] = {}
     for i, folder in enumerate(cores_found):
         intervals = merged.get(folder.name)
         if intervals is None and (folder / "trace.json").is_file():
-            per_core, schema = _read_trace(folder / "trace.json", folder.name)
+            per_core, schema = _read_trace(folder / "trace.json", folder.name, bad)
             intervals = per_core.get(folder.name, {})
-        cores[folder.name] = _core_summary(folder, intervals)
+        cores[folder.name] = _core_summary(folder, intervals, bad)
         if progress is not None:
             progress(i + 1, len(cores_found))
     root = sim.parent
-    log = read_summary_logs(root / "dump")
-    return _raw_profile(path, root, cores, schema, _block_dim(root / "dump"), log)
+    log = read_summary_logs(root / "dump", bad)
+    raw = _raw_profile(path, root, cores, schema, _block_dim(root / "dump"), log)
+    raw.notes[:0] = [note for found in bad for note in found.notes()]
+    return raw
 
 
 # ------------------------------------------------------------------------------------------------
@@ -132,24 +137,32 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
 
 
 def _load_json(path: Path) -> Any:
+    """The trace document; a number JSON does not allow (NaN, 1e400) decodes as ``columns.Bad`` (its event is left
+    out with a note, see ``_read_trace``)."""
     try:
-        return read_json(path, limit=MAX_TRACE_BYTES)
+        return json.loads(read_text(path, limit=MAX_TRACE_BYTES), **columns.LENIENT_JSON_NUMBERS)
     except OSError as exc:
         raise MalformedProfile(f"cannot read: {exc.strerror or exc}", path=path) from None
-    except ValueError as exc:  # SideFileError included: not a regular file, too large, too deep, NaN
+    except RecursionError:
+        raise MalformedProfile("not valid JSON (JSON nested too deeply)", path=path,
+                               hint="the simulator was interrupted; run `msprof op simulator` again") from None
+    except ValueError as exc:  # SideFileError included: not a regular file, too large, not UTF-8
         raise MalformedProfile(f"not valid JSON ({exc})", path=path,
                                hint="the simulator was interrupted; run `msprof op simulator` again") from None
 
 
-def _read_merged_trace(path: Path) -> tuple[dict[str, dict[str, list]], int | None]:
+def _read_merged_trace(path: Path, bad: list | None = None) -> tuple[dict[str, dict[str, list]], int | None]:
     if not path.is_file():
         return {}, None
-    return _read_trace(path, None)
+    return _read_trace(path, None, bad)
 
 
-def _read_trace(path: Path, default_core: str | None) -> tuple[dict[str, dict[str, list]], int | None]:
-    """{core: {pipe: [(start, end), ...]}} from a Chrome trace, whichever schema it uses."""
+def _read_trace(path: Path, default_core: str | None, bad: list | None = None
+                ) -> tuple[dict[str, dict[str, list]], int | None]:
+    """{core: {pipe: [(start, end), ...]}} from a Chrome trace, whichever schema it uses; an event whose ts or dur is
+    not finite or not plausible is left out (counted in ``bad``)."""
     data = _load_json(path)
+    found = columns.BadNumbers(path)
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
         raise MalformedProfile("no traceEvents list", path=path, hint="run `msprof op simulator` again")
@@ -162,11 +175,16 @@ def _read_trace(path: Path, default_core: str | None) -> tuple[dict[str, dict[st
         core, pipe = _locate(e, process, thread, default_core)
         if core is None:
             continue
-        try:
-            start, dur = float(e["ts"]), float(e.get("dur", 0.0))
-        except (KeyError, TypeError, ValueError):
-            continue
+        start = columns.checked_float(e.get("ts"), columns.NON_NEGATIVE)
+        dur = columns.checked_float(e.get("dur", 0.0), columns.DURATION_US)
+        for field, value, bounds in (("ts", start, columns.NON_NEGATIVE), ("dur", dur, columns.DURATION_US)):
+            if isinstance(value, columns.Bad):
+                found.add(f'"{field}"', None, value.cell, bounds, dropped=True)
+        if not isinstance(start, float) or not isinstance(dur, float):
+            continue  # absent, text (as before), or bad
         out.setdefault(core, {}).setdefault(pipe, []).append((start, start + dur))
+    if found and bad is not None:
+        bad.append(found)
     return out, schema
 
 
@@ -213,9 +231,9 @@ def union_length(intervals: list[tuple[float, float]]) -> float:
 # ------------------------------------------------------------------------------------------------
 
 
-def _core_summary(folder: Path, intervals: dict[str, list] | None) -> dict[str, Any]:
+def _core_summary(folder: Path, intervals: dict[str, list] | None, bad: list | None = None) -> dict[str, Any]:
     kind = "cube" if "cubecore" in folder.name else "vector"
-    instr = _read_instr(folder)
+    instr = _read_instr(folder, bad)
     summary: dict[str, Any] = {"kind": kind, "has_trace": bool(intervals), "instructions": len(instr)}
     cycles: dict[str, int] = {}
     for row in instr:
@@ -233,7 +251,7 @@ def _core_summary(folder: Path, intervals: dict[str, list] | None) -> dict[str, 
     return summary
 
 
-def _read_instr(folder: Path) -> list[dict[str, Any]]:
+def _read_instr(folder: Path, bad: list | None = None) -> list[dict[str, Any]]:
     files = sorted(folder.glob("*_instr_exe*.csv"))
     if not files:
         return []
@@ -244,20 +262,35 @@ def _read_instr(folder: Path) -> list[dict[str, Any]]:
     except (OSError, csv.Error, SideFileError) as exc:
         raise MalformedProfile(f"cannot read instruction CSV ({exc})", path=path) from None
     out = []
+    found = columns.BadNumbers(path)  # a count, cycle count or time out of range or not finite: the row is left out
     for n, row in enumerate(rows, start=2):
-        try:
-            out.append({"instr": row["instr"], "addr": row.get("addr", ""), "pipe": row.get("pipe", ""),
-                        "call_count": int(row.get("call_count") or 0), "cycles": int(float(row["cycles"])),
-                        "running_time_us": float(row.get("running_time(us)") or 0.0)})
-        except (KeyError, TypeError, ValueError):
+        cells = {"call_count": (row.get("call_count") or 0, columns.COUNT),
+                 "cycles": (row.get("cycles"), columns.NON_NEGATIVE),
+                 "running_time(us)": (row.get("running_time(us)") or 0.0, columns.DURATION_US)}
+        values = {column: columns.checked_float(cell, bounds) for column, (cell, bounds) in cells.items()}
+        wrong = [column for column, value in values.items() if isinstance(value, columns.Bad)]
+        if wrong:
+            found.add(wrong[0], n, cells[wrong[0]][0], cells[wrong[0]][1], dropped=True)
+            continue
+        if "instr" not in row or None in values.values():
             raise MalformedProfile("instr or cycles column missing or not a number", path=path, line=n,
                                    hint="run `msprof op simulator` again") from None
+        out.append({"instr": row["instr"], "addr": row.get("addr", ""), "pipe": row.get("pipe", ""),
+                    "call_count": int(values["call_count"]), "cycles": int(values["cycles"]),
+                    "running_time_us": values["running_time(us)"]})
+    if found and bad is not None:
+        bad.append(found)
     out.sort(key=lambda r: -r["cycles"])
     return out
 
 
-def read_summary_logs(dump: Path) -> list[dict[str, int]]:
-    """Sections of ``dump/core*_summary_log``: [{"core", "start", "end", "ticks", "block_dim"}]."""
+#: Ticks, cores and block dims of a summary log have at most this many digits (1e18 ticks: 17 years at 2 GHz).
+MAX_LOG_DIGITS = 18
+
+
+def read_summary_logs(dump: Path, bad: list | None = None) -> list[dict[str, int]]:
+    """Sections of ``dump/core*_summary_log``: [{"core", "start", "end", "ticks", "block_dim"}]; a section holding a
+    number of more than MAX_LOG_DIGITS digits is left out (counted in ``bad``)."""
     sections: list[dict[str, int]] = []
     for log in sorted(dump.glob("core*_summary_log")):
         try:
@@ -265,14 +298,22 @@ def read_summary_logs(dump: Path) -> list[dict[str, int]]:
         except (OSError, ValueError):
             continue
         ticks = None
-        for line in text.splitlines():
-            if m := _LOG_TICKS.search(line):
+        found = columns.BadNumbers(log)
+        for n, line in enumerate(text.splitlines(), start=1):
+            m = _LOG_TICKS.search(line) or _LOG_DONE.search(line)
+            if m and any(len(g) > MAX_LOG_DIGITS for g in m.groups()):
+                found.add("ticks" if m.re is _LOG_TICKS else "core / start / tick / blkdim", n,
+                          max(m.groups(), key=len), (0.0, 10.0 ** MAX_LOG_DIGITS), dropped=True)
+                ticks = None
+            elif m and m.re is _LOG_TICKS:
                 ticks = int(m.group(1))
-            elif m := _LOG_DONE.search(line):
+            elif m:
                 core, start, end, block_dim = (int(g) for g in m.groups())
                 sections.append({"core": core, "start": start, "end": end, "block_dim": block_dim,
                                  "ticks": ticks if ticks is not None else end - start - 1})
                 ticks = None
+        if found and bad is not None:
+            bad.append(found)
     return sections
 
 

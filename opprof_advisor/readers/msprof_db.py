@@ -34,12 +34,17 @@ from opprof_advisor.core.models import StepSplit
 from opprof_advisor.readers.callstacks import db_call_stacks
 from opprof_advisor.readers.communication import analysis_communication
 from opprof_advisor.readers.memory_files import add_memory
+from opprof_advisor.readers import columns
 from opprof_advisor.readers.base import PIPE_KEYS, KernelTable, Progress, RawProfile
+from opprof_advisor.readers.columns import COUNT, RATIO
 from opprof_advisor.readers.chips import core_counts_for
 from opprof_advisor.readers.layouts import SQLITE_MAGIC, find_db_files, is_msprof_db, is_sqlite
 from opprof_advisor.core.sidefile import dig, read_json, small_int
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.readers.msprof_text import is_compile_api
+from opprof_advisor.readers.db_numbers import (
+    DURATION_NS, FREQ_MHZ, _checked, _communication_rows, _number, _plausible_tasks, _plausible_windows,
+)
 import shutil
 import tempfile
 
@@ -107,7 +112,7 @@ def read_db_file(path: Path) -> RawProfile:
         except sqlite3.DatabaseError as exc:
             raise MalformedProfile(f"unreadable SQLite database ({exc})", path=path,
                                    hint="the file is damaged or still being written; export it again") from None
-        except (TypeError, ValueError, OverflowError) as exc:  # text or a huge number in a numeric column
+        except (TypeError, ValueError, OverflowError) as exc:  # a numeric column the checks below do not cover
             raise MalformedProfile(f"a numeric column holds something else ({exc})", path=path,
                                    hint="the DB was edited or damaged; export it again") from None
         finally:
@@ -188,11 +193,15 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     cols = _columns(con, "COMPUTE_TASK_INFO")
     block, mix = _first(_BLOCK_COLUMNS, cols), _first(_MIX_COLUMNS, cols)
     strings = _Strings(con)
-    table, gids = _compute_table(con, cols, block, mix, strings)
-    comm, comm_note = _communication(con, tables)
+    bad = columns.BadNumbers(path)
+    table, gids = _compute_table(con, cols, block, mix, strings, bad)
+    comm, comm_note = _communication(con, tables, bad)
     order = _append_communication(table, comm, strings)
+    if not table.duration_us and bad:
+        raise MalformedProfile(f"no task with plausible times: {bad.summary()}", path=path,
+                               hint="the DB was edited or damaged; export it again")
     if "TASK_PMU_INFO" in tables:
-        _fill_pipe(con, table, gids, strings)
+        _fill_pipe(con, table, gids, strings, bad)
     _reorder(table, order)
     _fill_wait(table)
     table.present = {f for c, f in _TEXT_COLUMNS.items() if c in cols} | {"duration_us", "wait_us", "start_us",
@@ -213,9 +222,9 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     raw = RawProfile(path=str(path), format=fmt, kernels=table,
                      versions=_versions(con, path, tables, block), chip=chip,
                      core_counts=_core_counts(path) or core_counts_for(chip), notes=notes,
-                     freq_mhz=_freq(con, tables))
-    _add_steps(raw, con, tables, path)
-    _add_compile_time(raw, con, tables, strings)
+                     freq_mhz=_freq(con, tables, bad))
+    _add_steps(raw, con, tables, path, bad)
+    _add_compile_time(raw, con, tables, strings, bad)
     stacks = db_call_stacks(con, tables, strings)
     if stacks:
         raw.extra["stacks"] = stacks
@@ -223,6 +232,7 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     if communication:
         raw.extra["communication"] = communication
     add_memory(raw.extra, path.parent if path.is_file() else path)  # the DB and the memory CSVs beside it
+    raw.notes.extend(bad.notes())
     return raw
 
 
@@ -238,8 +248,14 @@ class _Strings(dict):
         return value
 
 
+# ------------------------------------------------------------------------------------------------
+# Numbers: every number read from the DB is checked here (a DB cell can hold any type: text, a REAL for an
+# INTEGER column, 9e999 for infinity); a bad time leaves its row out, any other bad number reads as missing,
+# each with a note naming the table, the column and the row.
+# ------------------------------------------------------------------------------------------------
+
 def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, mix: str | None,
-                   strings: _Strings) -> tuple[KernelTable, list[int]]:
+                   strings: _Strings, bad: columns.BadNumbers) -> tuple[KernelTable, list[int]]:
     """Columns of COMPUTE_TASK_INFO ⋈ TASK (ids mapped through STRING_IDS in Python: fast and shared)."""
     text = [c for c in _TEXT_COLUMNS if c in cols]
     extra = ["opState"] if "opState" in cols else []
@@ -247,16 +263,19 @@ def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, 
            f"{f'c.{mix}' if mix else 'NULL'}, {'c.waitNs' if 'waitNs' in cols else 'NULL'}"
            f"{''.join(f', c.{c}' for c in text + extra)} "
            "FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId")
-    rows = con.execute(sql).fetchall()
+    rows = _plausible_tasks(con.execute(sql).fetchall(), bad, "TASK", "globalTaskId")
     columns = list(zip(*rows)) if rows else [()] * (7 + len(text) + len(extra))
     del rows
     table = KernelTable()
-    table.start_ns = [int(v or 0) for v in columns[0]]  # type: ignore[attr-defined]  # reader-private
-    table.device = [int(v or 0) for v in columns[2]]  # type: ignore[attr-defined]
-    table.duration_us = [max(0, int(e or 0) - s) / 1000.0 for s, e in zip(table.start_ns, columns[1])]
-    table.block_dim = [None if v is None else int(v) for v in columns[4]]
-    table.mix_block_dim = [None if v is None else int(v) for v in columns[5]]
-    table.wait_us = [None if v is None else v / 1000.0 for v in columns[6]]
+    ids = columns[3]
+    table.start_ns = list(columns[0])  # type: ignore[attr-defined]  # reader-private
+    devices = _checked(list(columns[2]), COUNT, bad, "TASK.deviceId", ids, int)
+    table.device = [v or 0 for v in devices]  # type: ignore[attr-defined]
+    table.duration_us = [max(0, e - s) / 1000.0 for s, e in zip(table.start_ns, columns[1])]
+    table.block_dim = _checked(list(columns[4]), COUNT, bad, f"COMPUTE_TASK_INFO.{block}", ids, int)
+    table.mix_block_dim = _checked(list(columns[5]), COUNT, bad, f"COMPUTE_TASK_INFO.{mix}", ids, int)
+    table.wait_us = _checked(list(columns[6]), DURATION_NS, bad, "COMPUTE_TASK_INFO.waitNs", ids,
+                             lambda v: v / 1000.0)
     get = strings.__getitem__
     for i, col in enumerate(text):
         setattr(table, _TEXT_COLUMNS[col], list(map(get, columns[7 + i])))
@@ -268,7 +287,8 @@ def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, 
     return table, list(columns[3])
 
 
-def _fill_pipe(con: sqlite3.Connection, table: KernelTable, gids: list[int], strings: _Strings) -> None:
+def _fill_pipe(con: sqlite3.Connection, table: KernelTable, gids: list[int], strings: _Strings,
+               bad: columns.BadNumbers) -> None:
     """Pipe-ratio columns from TASK_PMU_INFO (ratio rows only; names carry no unit suffix)."""
     keys = {}
     for sid, value in strings.raw.items():
@@ -285,43 +305,55 @@ def _fill_pipe(con: sqlite3.Connection, table: KernelTable, gids: list[int], str
     slots = {sid: n for n, sid in enumerate(keys)}
     case = " ".join(f"WHEN {int(sid)} THEN {n}" for sid, n in slots.items())
     position = dict(zip(gids, range(len(gids))))
-    columns = [[None] * len(table.duration_us) for _ in slots]  # communication rows keep None
+    by_slot = [[None] * len(table.duration_us) for _ in slots]  # communication rows keep None
     cursor = con.execute(f"SELECT globalTaskId, CASE name {case} END, value FROM TASK_PMU_INFO "
                          f"WHERE name IN ({','.join(str(int(sid)) for sid in slots)}) AND value IS NOT NULL")
     found = False
     get = position.get
+    low, high = RATIO
+    names = {n: strings.raw.get(sid) for sid, n in slots.items()}
     for rows in iter(lambda: cursor.fetchmany(65536), []):
         found = True
         for gid, slot, value in rows:
             i = get(gid)
             if i is not None:
-                columns[slot][i] = value
+                if type(value) is not float or not low <= value <= high:  # NaN compares false
+                    number = _number(value, RATIO)
+                    if isinstance(number, columns.Bad):
+                        bad.add(f"TASK_PMU_INFO.value ({names[slot]})", f"globalTaskId {gid}", value,
+                                RATIO)
+                        number = None
+                    value = number
+                by_slot[slot][i] = value
     if not found:
         return
     for sid, n in slots.items():
-        key, column = keys[sid], columns[n]
+        key, column = keys[sid], by_slot[n]
         if key in table.pipe:  # two spellings of one pipe (aic_mac_ratio / aic_cube_ratio): merge
             column = [a if a is not None else b for a, b in zip(table.pipe[key], column)]
         table.pipe[key] = column
 
 
-def _communication(con: sqlite3.Connection, tables: set[str]) -> tuple[list[tuple], str | None]:
+def _communication(con: sqlite3.Connection, tables: set[str], bad: columns.BadNumbers
+                   ) -> tuple[list[tuple], str | None]:
     """(start, end, device, name id, op_type id, wait_ns) per communication op."""
     if "COMMUNICATION_OP" in tables:
         cols = _columns(con, "COMMUNICATION_OP")
         rows = con.execute(
             f"SELECT startNs, endNs, NULL, opName, {'opType' if 'opType' in cols else 'NULL'}, "
-            f"{'waitNs' if 'waitNs' in cols else 'NULL'} FROM COMMUNICATION_OP ORDER BY startNs").fetchall()
+            f"{'waitNs' if 'waitNs' in cols else 'NULL'}, {'opId' if 'opId' in cols else 'rowid'} "
+            "FROM COMMUNICATION_OP ORDER BY startNs").fetchall()
         if rows:
-            return rows, None
+            return _communication_rows(rows, bad, "COMMUNICATION_OP", "opId" if "opId" in cols else "rowid"), None
     if "COMMUNICATION_TASK_INFO" in tables:
         rows = con.execute(
-            "SELECT MIN(t.startNs), MAX(t.endNs), MIN(t.deviceId), c.name, NULL, NULL "
+            "SELECT MIN(t.startNs), MAX(t.endNs), MIN(t.deviceId), c.name, NULL, NULL, c.opId "
             "FROM COMMUNICATION_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
             "GROUP BY c.opId, c.name ORDER BY 1").fetchall()
         if rows:
-            return rows, N_("communication ops were rebuilt from COMMUNICATION_TASK_INFO (COMMUNICATION_OP is empty "
-                            "or absent): each op spans its first to last task")
+            return _communication_rows(rows, bad, "COMMUNICATION_TASK_INFO", "opId"), N_(
+                "communication ops were rebuilt from COMMUNICATION_TASK_INFO (COMMUNICATION_OP is empty or absent): "
+                "each op spans its first to last task")
     return [], None
 
 
@@ -342,9 +374,9 @@ def _append_communication(table: KernelTable, comm: list[tuple], strings: _Strin
         table.name.append(name)
         table.op_type.append((strings[type_id] if type_id is not None else "") or (m.group(1) if m else name))
         table.task_type.append("COMMUNICATION")
-        table.start_ns.append(int(start or 0))  # type: ignore[attr-defined]
+        table.start_ns.append(start)  # type: ignore[attr-defined]
         table.device.append(int(device or 0))  # type: ignore[attr-defined]
-        table.duration_us.append(max(0, int(end or 0) - int(start or 0)) / 1000.0)
+        table.duration_us.append(max(0, end - start) / 1000.0)
         table.wait_us.append(None if wait is None else wait / 1000.0)
         table.block_dim.append(0)
         table.mix_block_dim.append(None)
@@ -424,13 +456,14 @@ _ANALYSIS_COLUMNS = {"computing": "Computing", "communication_not_overlapped": "
 STEP_AGREEMENT = 0.03
 
 
-def _add_steps(raw: RawProfile, con: sqlite3.Connection, tables: set[str], path: Path) -> None:
+def _add_steps(raw: RawProfile, con: sqlite3.Connection, tables: set[str], path: Path,
+               bad: columns.BadNumbers) -> None:
     """The export's own step split (OVERLAP_ANALYSIS, else analysis.db StepTraceTime) and its step windows."""
-    windows = _step_windows(con, tables)
+    windows = _step_windows(con, tables, bad)
     if windows:
         raw.extra["step_windows"] = windows
-    analysis = _analysis_steps(path)
-    overlap = _overlap_steps(con, tables, windows)
+    analysis = _analysis_steps(path, raw.notes)
+    overlap = _overlap_steps(con, tables, windows, bad)
     chosen = overlap or analysis
     if chosen:
         raw.extra["steps"] = chosen
@@ -445,20 +478,22 @@ def _add_steps(raw: RawProfile, con: sqlite3.Connection, tables: set[str], path:
                 break
 
 
-def _step_windows(con: sqlite3.Connection, tables: set[str]) -> list[tuple[str, float, float]]:
+def _step_windows(con: sqlite3.Connection, tables: set[str], bad: columns.BadNumbers) -> list[tuple[str, float, float]]:
     if "STEP_TIME" not in tables or not {"id", "startNs", "endNs"} <= set(_columns(con, "STEP_TIME")):
         return []
-    rows = con.execute("SELECT id, startNs, endNs FROM STEP_TIME WHERE endNs > startNs ORDER BY startNs").fetchall()
-    return [(str(step), int(start) / 1000.0, int(end) / 1000.0) for step, start, end in rows]
+    rows = con.execute("SELECT startNs, endNs, NULL, id FROM STEP_TIME WHERE endNs > startNs ORDER BY startNs"
+                       ).fetchall()
+    return [(str(step), start / 1000.0, end / 1000.0) for start, end, _, step in
+            _plausible_windows(rows, bad, "STEP_TIME", "id")]
 
 
-def _overlap_steps(con: sqlite3.Connection, tables: set[str],
-                   windows: list[tuple[str, float, float]]) -> list[StepSplit]:
+def _overlap_steps(con: sqlite3.Connection, tables: set[str], windows: list[tuple[str, float, float]],
+                   bad: columns.BadNumbers) -> list[StepSplit]:
     if "OVERLAP_ANALYSIS" not in tables or not {"startNs", "endNs", "type"} <= set(_columns(con, "OVERLAP_ANALYSIS")):
         return []
-    rows = con.execute("SELECT startNs, endNs, type FROM OVERLAP_ANALYSIS WHERE endNs >= startNs").fetchall()
+    rows = con.execute("SELECT startNs, endNs, type, rowid FROM OVERLAP_ANALYSIS WHERE endNs >= startNs").fetchall()
     groups: dict[str | None, list[tuple[int, int, int]]] = {}
-    for start, end, kind in rows:
+    for start, end, kind, _ in _plausible_tasks(rows, bad, "OVERLAP_ANALYSIS", "rowid"):
         groups.setdefault(_window_of(windows, start / 1000.0), []).append((start, end, kind))
     found = []
     for step, items in groups.items():
@@ -491,7 +526,7 @@ def _analysis_db(db: Path) -> sqlite3.Connection | None:
         return None
 
 
-def _analysis_steps(db: Path) -> list[StepSplit]:
+def _analysis_steps(db: Path, notes: list[str]) -> list[StepSplit]:
     """analysis.db StepTraceTime: torch_npu's step split of a DB export."""
     con = _analysis_db(db)
     if con is None:
@@ -508,11 +543,16 @@ def _analysis_steps(db: Path) -> list[StepSplit]:
     finally:
         con.close()
     found = []
-    for step, *values in rows:
-        numbers = {_ANALYSIS_COLUMNS[c]: float(v) for c, v in zip(wanted, values) if isinstance(v, (int, float))}
+    bad = columns.BadNumbers(db.parent / "analysis.db")
+    for number, (step, *values) in enumerate(rows, start=1):
+        numbers = {_ANALYSIS_COLUMNS[c]: bad.number(v, f"StepTraceTime.{c}", f"StepTraceTime row {number}",
+                                                    columns.STEP_US)
+                   for c, v in zip(wanted, values) if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        numbers = {k: v for k, v in numbers.items() if v is not None}
         split = steps.from_trace_row(None if step in (None, "") else str(step), numbers)
         if split is not None:
             found.append(split)
+    notes.extend(bad.notes())
     return found
 
 
@@ -527,7 +567,8 @@ def _analysis_communication(db: Path) -> dict[str, float]:
         con.close()
 
 
-def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str], strings: "_Strings") -> None:
+def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str], strings: "_Strings",
+                      bad: columns.BadNumbers) -> None:
     """Online compilation on the host from CANN_API (names interned in STRING_IDS), like api_statistic."""
     if "CANN_API" not in tables or not {"name", "startNs", "endNs"} <= set(_columns(con, "CANN_API")):
         return
@@ -535,19 +576,24 @@ def _add_compile_time(raw: RawProfile, con: sqlite3.Connection, tables: set[str]
     total, calls = 0.0, 0
     if compile_ids:
         marks = ",".join("?" * len(compile_ids))
-        row = con.execute(f"SELECT COALESCE(SUM(endNs - startNs), 0), COUNT(*) FROM CANN_API WHERE name IN ({marks})",
-                          compile_ids).fetchone()
-        total, calls = row[0] / 1000.0, row[1]
+        rows = con.execute(f"SELECT startNs, endNs, NULL, rowid FROM CANN_API WHERE name IN ({marks})",
+                           compile_ids).fetchall()
+        rows = _plausible_tasks(rows, bad, "CANN_API", "rowid")
+        total, calls = sum(end - start for start, end, _, _ in rows) / 1000.0, len(rows)
     raw.extra["compile_us"], raw.extra["compile_calls"] = total, calls
 
 
-def _freq(con: sqlite3.Connection, tables: set[str]) -> float | None:
+def _freq(con: sqlite3.Connection, tables: set[str], bad: columns.BadNumbers) -> float | None:
     """The most frequent AI Core clock in AICORE_FREQ (MHz), the clock the run spent most samples at."""
     if "AICORE_FREQ" not in tables or "freq" not in _columns(con, "AICORE_FREQ"):
         return None
-    row = con.execute("SELECT freq FROM AICORE_FREQ WHERE freq > 0 GROUP BY freq ORDER BY COUNT(*) DESC, freq DESC "
-                      "LIMIT 1").fetchone()
-    return float(row[0]) if row else None
+    for freq, count in con.execute("SELECT freq, COUNT(*) FROM AICORE_FREQ WHERE freq > 0 GROUP BY freq "
+                                   "ORDER BY COUNT(*) DESC, freq DESC"):
+        number = _number(freq, FREQ_MHZ)
+        if not isinstance(number, columns.Bad):
+            return number
+        bad.add("AICORE_FREQ.freq", None, freq, FREQ_MHZ, count)
+    return None
 
 
 def _versions(con: sqlite3.Connection, path: Path, tables: set[str], block: str | None) -> dict[str, str]:

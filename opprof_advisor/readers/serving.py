@@ -51,6 +51,7 @@ class ServingData:
     status: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, dict[str, float]] = field(default_factory=dict)  # metric -> {average, p50, p90, p99, ...}
     service: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # numbers read as missing: not finite, or absurd
 
 
 def serving_kind(path: Path) -> str | None:
@@ -85,8 +86,11 @@ def read_serving(path: str | Path) -> ServingData:
     path = Path(path)
     files = serving_files(path)
     if not files and (sources := span_sources(path)):
-        spans = [span for source, kind in sources for span in read_spans(source, kind)]
-        return data_from_spans(spans, ", ".join(str(source) for source, _ in sources))
+        notes: list[str] = []
+        spans = [span for source, kind in sources for span in read_spans(source, kind, notes)]
+        data = data_from_spans(spans, ", ".join(str(source) for source, _ in sources))
+        data.notes.extend(notes)
+        return data
     if not files:
         raise MalformedProfile("no ms_service_profiler table (request.csv, batch.csv, forward.csv) found", path=path,
                                hint="run msserviceprofiler parse --input-path <raw> (or analyze) and give its output")
@@ -94,30 +98,40 @@ def read_serving(path: str | Path) -> ServingData:
                               for kind, file in files.items()})
     for kind in ("request", "batch", "forward", "kvcache", "status"):
         if kind in files:
-            setattr(data, kind, _rows(files[kind]))
+            setattr(data, kind, _rows(files[kind], data.notes))
     for summary in files.get("summary") or []:
-        for row in _rows(summary):
+        for row in _rows(summary, data.notes):
             name = str(row.get("metric") or "").strip()
             data.summary[name] = {k: v for k, v in row.items() if k != "metric" and isinstance(v, float)}
     if "service" in files:
-        data.service = {str(r.get("metric")).strip(): r["value"] for r in _rows(files["service"])
+        data.service = {str(r.get("metric")).strip(): r["value"] for r in _rows(files["service"], data.notes)
                         if isinstance(r.get("value"), float)}
     return data
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
+def _rows(path: Path, notes: list[str]) -> list[dict[str, Any]]:
+    """The rows of a serving CSV as dicts: numbers as floats, other cells as text; a number that is not finite,
+    negative (every figure of these tables is a time, a size, a count, a rate or an id) or beyond columns.MAX_FIGURE is
+    None, with a note naming its line and column."""
     header, rows = csvfile.read_rows(path)
     names = [columns.normalise_header(cell) for cell in header]
     out = []
-    for number, row in enumerate(rows, start=2):
+    bad = columns.BadNumbers(path)
+    for number, (row, line) in enumerate(zip(rows, rows.lines), start=2):
         if number > MAX_ROWS:
             break
         item: dict[str, Any] = {}
-        for name, cell in zip(names, row):
+        for name, label, cell in zip(names, header, row):
             cell = cell.strip()
-            value = columns.parse_float(cell) if cell else None
-            item[name] = value if value is not None and value == value and abs(value) < 1e18 else (cell or None)
+            value = columns.checked_float(cell, columns.NON_NEGATIVE) if cell else None
+            if isinstance(value, columns.Bad):
+                bad.add(label.strip(), line, cell, columns.NON_NEGATIVE)
+                value = None
+            elif value is None:
+                value = cell or None
+            item[name] = value
         out.append(item)
+    notes.extend(bad.notes())
     return out
 
 
@@ -194,13 +208,20 @@ def _is_raw(path: Path) -> bool:
     return "slice" in tables and not {"request", "batch"} & tables
 
 
-def read_spans(path: Path, kind: str) -> list[Span]:
-    """The spans of a raw DB (ns since epoch, ``args`` JSON) or of the prototype's table (µs)."""
+#: Span times (ns since the epoch).
+_NS = (0.0, 9.2e18)
+
+
+def read_spans(path: Path, kind: str, notes: list[str] | None = None) -> list[Span]:
+    """The spans of a raw DB (ns since epoch, ``args`` JSON) or of the prototype's table (µs); a span whose times are
+    not finite or not plausible is left out, and a number in ``args`` that is not finite reads as missing, each with a
+    note naming the slice row."""
+    notes = notes if notes is not None else []
     if kind == "raw":
         try:
             conn = connect_readonly(path, immutable=True)
             try:
-                rows = conn.execute("SELECT name, timestamp, end_time, duration, args, pid FROM slice LIMIT ?",
+                rows = conn.execute("SELECT name, timestamp, end_time, duration, args, pid, rowid FROM slice LIMIT ?",
                                     (MAX_ROWS,)).fetchall()
             finally:
                 conn.close()
@@ -208,15 +229,24 @@ def read_spans(path: Path, kind: str) -> list[Span]:
             raise MalformedProfile(f"cannot read the slice table: {exc}", path=path,
                                    hint="give the ms_service_*.db of one process, or its parsed output") from None
         spans = []
-        for name, start, end, duration, args, pid in rows:
+        bad = columns.BadNumbers(path)
+        for name, start, end, duration, args, pid, rowid in rows:
             if not isinstance(start, (int, float)):
                 continue
+            where = f"slice rowid {rowid}"
             length = duration if isinstance(duration, (int, float)) else 0
             stop = end if isinstance(end, (int, float)) and end else start + length
-            spans.append(Span(str(name or ""), start / 1000.0, stop / 1000.0, _attrs(args), str(pid or "")))
+            for column, value in (("slice.timestamp", start), ("slice.end_time", stop)):
+                if isinstance(columns.checked_float(value, _NS), columns.Bad):
+                    bad.add(column, where, value, _NS, dropped=True)
+                    break
+            else:
+                spans.append(Span(str(name or ""), start / 1000.0, stop / 1000.0, _attrs(args, bad, where),
+                                  str(pid or "")))
+        notes.extend(bad.notes())
         return spans
     spans = []
-    for row in _rows(path):
+    for row in _rows(path, notes):
         start, end = number(row, "start_time"), number(row, "end_time")
         if start is None:
             continue
@@ -226,13 +256,26 @@ def read_spans(path: Path, kind: str) -> list[Span]:
     return spans
 
 
-def _attrs(text: Any) -> dict[str, Any]:
+def _attrs(text: Any, bad: columns.BadNumbers | None = None, where: str = "") -> dict[str, Any]:
+    """A span's ``args`` JSON as a dict; a number in it that is not finite or beyond columns.MAX_FIGURE is None
+    (counted in ``bad``)."""
     if not isinstance(text, str) or not text.startswith("{"):
         return {}
+    found: list[str] = []
+
+    def checked(token: str) -> float | None:
+        number = columns.checked_float(token)
+        if isinstance(number, columns.Bad) or number is None:
+            found.append(token)
+            return None
+        return number
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=checked, parse_float=checked)
     except (ValueError, RecursionError):
         return {}
+    if found and bad is not None:
+        bad.add("slice.args", where, found[0], columns.ANY, len(found))
     return {str(k).strip("=+").lower(): v for k, v in value.items()} if isinstance(value, dict) else {}
 
 

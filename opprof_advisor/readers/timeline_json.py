@@ -52,8 +52,9 @@ from opprof_advisor.readers.base import KernelTable, Progress, RawProfile
 from opprof_advisor.readers.csvfile import read_head
 from opprof_advisor.readers.layouts import MSPROF_TIMELINE, OUTPUT_DIR, TORCH_TIMELINE, is_timeline, timeline_files
 from opprof_advisor.readers.msprof_text import read_device_info
-from opprof_advisor.core.sidefile import FINITE_JSON_NUMBERS, MAX_DURATION_US, SideFileError, dig
+from opprof_advisor.core.sidefile import dig
 from opprof_advisor.readers.torch_npu_text import read_profiler_info  # versions read one way only
+from opprof_advisor.readers import columns
 from opprof_advisor.readers.columns import op_type_from_name
 
 #: Largest timeline read. Measured here: a 100 MB trace_view.json (455k events) in 1.4 s wall and
@@ -111,11 +112,16 @@ def check_size(path: Path) -> int:
     return size
 
 
-def iter_events(path: Path, progress: Progress | None = None, done: int = 0, total: int = 0) -> Iterator[dict]:
-    """Yield the events of a Chrome-trace JSON array one by one; raise MalformedProfile naming file:line."""
-    decoder = json.JSONDecoder(**FINITE_JSON_NUMBERS)
+def iter_events(path: Path, progress: Progress | None = None, done: int = 0, total: int = 0,
+                lines: list | None = None) -> Iterator[dict]:
+    """Yield the events of a Chrome-trace JSON array one by one; raise MalformedProfile naming file:line.
+
+    With ``lines`` (a list), ``lines[0]`` is set to a function giving the line the last event yielded starts on."""
+    decoder = json.JSONDecoder(**columns.LENIENT_JSON_NUMBERS)  # NaN ... : columns.Bad, noted per event
     with path.open("r", encoding="utf-8-sig", errors="strict") as handle:
         reader = _Chunks(handle, path)
+        if lines is not None:
+            lines[:] = [reader.event_line]
         reader.expect("[")
         while True:
             char = reader.next_char()
@@ -140,6 +146,7 @@ class _Chunks:
     def __init__(self, handle, path: Path):
         self.handle, self.path = handle, path
         self.buf, self.pos, self.line, self.eof = "", 0, 1, False
+        self.start = 0  # where the last decoded event starts in ``buf``
         self.read_chars, self.fresh = 0, False
 
     def more(self) -> bool:
@@ -178,14 +185,17 @@ class _Chunks:
             raise self.problem("not a trace event array (expected the file to start with '[')")
         self.pos += 1
 
+    def event_line(self) -> int:
+        """The line the last decoded event starts on (counted only when asked: a note's line)."""
+        return self.line + self.buf.count("\n", 0, self.start)
+
     def decode(self, decoder: json.JSONDecoder) -> object:
         while True:
             try:
+                self.start = self.pos
                 value, end = decoder.raw_decode(self.buf, self.pos)
             except RecursionError:
                 raise self.problem("an event is nested too deeply to be a trace event") from None
-            except SideFileError as exc:  # NaN, Infinity, a number too large for a float
-                raise self.problem(f"not a trace event ({exc})") from None
             except json.JSONDecodeError as exc:
                 # the event may continue in the next chunk; only a complete window is an error
                 if len(self.buf) - self.pos < MAX_EVENT_CHARS and self.more():
@@ -207,12 +217,19 @@ class _Chunks:
 
 
 class _Collected:
-    """Device-side X events grouped by pid, and the process / thread names."""
+    """Device-side X events grouped by pid, and the process / thread names.
+
+    The ``ts`` and ``dur`` of each kept event are checked where they are read: an event whose start is not a
+    plausible timestamp or whose duration is not finite, negative or over MAX_DURATION_US is left out, counted
+    in ``bad`` (one note per field names the first one's line)."""
 
     def __init__(self) -> None:
         self.process: dict[int, str] = {}
         self.thread: dict[tuple[int, int], str] = {}
         self.events: dict[int, list[_Event]] = defaultdict(list)
+        self.bad: dict[Path, columns.BadNumbers] = {}
+        self.file: Path | None = None
+        self.line = lambda: None  # the line of the event being added (set by the reader)
 
     def add(self, event: dict) -> None:
         phase, pid = event.get("ph"), event.get("pid")
@@ -226,10 +243,27 @@ class _Collected:
             known = self.process.get(pid)
             if known is None and "cat" in event or known is not None and known not in _WANTED:
                 return
+            ts, dur = _timestamp(event.get("ts")), event.get("dur")
+            if isinstance(ts, columns.Bad):
+                self._bad("ts", ts.cell, columns.NON_NEGATIVE)
+                return
+            checked = columns.checked_float(dur, columns.DURATION_US)
+            if isinstance(checked, columns.Bad):
+                self._bad("dur", checked.cell, columns.DURATION_US)
+                return
+            ts = ts or ""  # no ts: "a task has a non-numeric ts" if the task is kept
             args = event.get("args")
             args = args if isinstance(args, dict) else {}
-            self.events[pid].append((pid, event.get("tid"), str(event.get("name", "")), str(event.get("ts", "")),
-                                     event.get("dur"), str(args.get("Task Type", ""))))
+            self.events[pid].append((pid, event.get("tid"), str(event.get("name", "")), ts,
+                                     checked if isinstance(checked, float) else dur,  # "5.0" as 5.0
+                                     str(args.get("Task Type", ""))))
+
+    def _bad(self, field: str, value: object, bounds: tuple[float, float]) -> None:
+        bad = self.bad.setdefault(self.file, columns.BadNumbers(self.file))
+        bad.add(f'"{field}"', self.line() if f'"{field}"' not in bad.found else None, value, bounds, dropped=True)
+
+    def notes(self) -> list[str]:
+        return [note for bad in self.bad.values() for note in bad.notes()]
 
     def _add_meta(self, event: dict, pid: object) -> None:
         name = dig(event, "args", "name")
@@ -242,6 +276,23 @@ class _Collected:
 
     def of(self, process: str) -> list[_Event]:
         return [e for pid, name in self.process.items() if name == process for e in self.events.get(pid, [])]
+
+
+_TIMESTAMP = re.compile(r"\d{1,18}(?:\.\d*)?")
+
+
+def _timestamp(value: object) -> str | columns.Bad | None:
+    """An event's ``ts`` as the decimal text ``_ns`` reads (µs, a string or a number); None when absent,
+    ``columns.Bad`` when it is not a plausible timestamp (not finite, negative, over columns.MAX_FIGURE)."""
+    if value is None or isinstance(value, columns.Bad):
+        return value
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and _TIMESTAMP.fullmatch(text) and text.isascii():
+        return text  # the usual case, kept exact
+    number = columns.checked_float(value, columns.NON_NEGATIVE)
+    if number is None:  # text (or a list ...): not a timestamp at all
+        return columns.Bad(value) if value != "" else None
+    return number if isinstance(number, columns.Bad) else f"{number:.3f}"
 
 
 def _ns(ts: str) -> int:
@@ -264,7 +315,7 @@ def select_kernels(collected: _Collected, path: Path) -> tuple[list[_Event], lis
         comm = [e for e in hardware if e[2].startswith("hcom_")]
         hardware = [e for e in hardware if not e[2].startswith("hcom_")]
     for event in hardware + comm:
-        if not isinstance(event[4], (int, float)) or not 0 <= event[4] <= MAX_DURATION_US:
+        if isinstance(event[4], bool) or not isinstance(event[4], (int, float)):
             raise MalformedProfile(f"task {event[2]!r} has no valid duration (dur={event[4]!r})", path=path,
                                    hint="re-export the timeline, or " + COLLECT)
     return hardware, comm
@@ -335,16 +386,23 @@ class TimelineReader:
         fmt, files = timeline_files(path)
         files = [f for f in files if f.stat().st_size] or files  # 0-byte slice placeholders
         sizes = [check_size(f) for f in files]
-        collected, done = _Collected(), 0
+        collected, done, lines = _Collected(), 0, []
         for file, size in zip(files, sizes):
-            for event in iter_events(file, progress, done, sum(sizes)):
+            collected.file = file
+            for event in iter_events(file, progress, done, sum(sizes), lines):
+                collected.line = lines[0]
                 collected.add(event)
             done += size
         compute, comm = select_kernels(collected, files[0])
         if not compute and not comm:
+            if collected.bad:
+                bad = next(iter(collected.bad.values()))
+                raise MalformedProfile(f"no device task with plausible times: {bad.summary()}", path=bad.path,
+                                       line=bad.first_line(), hint="re-export the timeline, or " + COLLECT)
             raise MalformedProfile("no device kernels in the timeline (no \"Ascend Hardware\" tasks)", path=files[0],
                                    hint="profile with ProfilerActivity.NPU, or " + COLLECT)
         raw = RawProfile(path=str(path), format=fmt, kernels=_table(compute, comm, files[0]))
+        raw.notes.extend(collected.notes())
         raw.notes.extend([DERIVED_NOTE, UNIT_NOTE])
         raw.extra["op_type_derived"] = True
         raw.extra["timeline_task_types"] = dict(Counter(e[5] for e in compute))

@@ -13,7 +13,7 @@ from pathlib import Path
 from opprof_advisor.core import steps
 from opprof_advisor.core.errors import AdvisorError
 from opprof_advisor.core.models import StepSplit
-from opprof_advisor.readers import csvfile
+from opprof_advisor.readers import columns, csvfile
 from opprof_advisor.readers.base import Progress, RawProfile
 from opprof_advisor.readers.callstacks import trace_call_stacks
 from opprof_advisor.readers.communication import add_collectives
@@ -123,13 +123,16 @@ def read_step_trace(path: Path, notes: list[str]) -> list[StepSplit]:
         notes.append(f"ignored {path}: {exc.message}")
         return []
     by_step: dict[str | None, list[StepSplit]] = {}
-    for row in rows:
+    bad = columns.BadNumbers(path)
+    for row, line in zip(rows, rows.lines):
         cells = dict(zip(header, row))
-        values = {column: _number(cells[column]) for column in steps.TRACE_COLUMNS if column in cells}
+        values = {column: bad.number(cells[column], column, line, columns.STEP_US) for column in steps.TRACE_COLUMNS
+                  if column in cells}
         step = (cells.get("Step") or "").strip() or None
         split = steps.from_trace_row(step, values)
         if split is not None:
             by_step.setdefault(step, []).append(split)
+    notes.extend(bad.notes())
     found = []
     for step, splits in by_step.items():
         typical = splits[0] if len(splits) == 1 else steps.mean(splits)
@@ -148,10 +151,3 @@ def read_op_statistic(path: Path, notes: list[str]) -> list[dict[str, str]]:
         notes.append(f"ignored {path}: {exc.message}")
         return []
     return [dict(zip(header, row)) for row in rows]
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
