@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
@@ -17,7 +18,10 @@ from opprof_advisor.cli.help_types import use_plain_types
 from opprof_advisor.cli.output import err_console
 from opprof_advisor.core.i18n import N_, _
 from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
-from opprof_advisor.core.terminal import detach_closed_stdout, one_line
+from opprof_advisor.core.i18n import M_, current_lang, set_lang
+from opprof_advisor.core.terminal import (
+    can_carry, detach_closed_stdout, guard_standard_streams, one_line, sane_terminal_size,
+)
 import warnings
 import importlib
 
@@ -25,7 +29,50 @@ _state = {"debug": bool(os.environ.get("ADVISOR_DEBUG"))}
 
 
 def _print_error(exc: BaseException) -> None:
-    sys.stderr.write("".join(line + "\n" for line in error_lines(exc)))
+    """The ``error:`` line(s) of ``exc`` on stderr: in English when stderr cannot show the language in use (an ASCII
+    or Latin-1 terminal with --lang zh), a line longer than MAX_ERROR_LINE cut in its middle."""
+    lines = error_lines(exc)
+    if current_lang() != "en" and not can_carry(sys.stderr, "".join(lines)):
+        chosen = current_lang()
+        set_lang("en")
+        try:
+            lines = error_lines(exc)
+        finally:
+            set_lang(chosen)
+    sys.stderr.write("".join(_bounded(line) + "\n" for line in lines))
+    sys.stderr.flush()
+
+
+#: The longest error line printed whole: a path of PATH_MAX and its message fit; a 100 kB value quoted in a
+#: message is cut in its middle.
+MAX_ERROR_LINE = 8192
+
+
+def _bounded(line: str) -> str:
+    if len(line) <= MAX_ERROR_LINE:
+        return line
+    head, tail = MAX_ERROR_LINE * 3 // 4, MAX_ERROR_LINE // 4
+    return f"{line[:head]} … {line[-tail:]}"
+
+
+#: What to do about a file the system refused, by errno (the rest: check the path).
+_FILE_HINTS = {
+    errno.ENAMETOOLONG: N_("use a shorter path: a name may have at most 255 bytes, a path 4,095"),
+    errno.EACCES: N_("check its permissions, or run as a user who may use it"),
+    errno.EPERM: N_("check its permissions, or run as a user who may use it"),
+    errno.ENOSPC: N_("make room on that disk, or choose another location"),
+    errno.EROFS: N_("choose a writable location"),
+    errno.ENOTDIR: N_("a part of the path is a file, not a folder: check the path"),
+    errno.EISDIR: N_("it is a folder: give a file"),
+    errno.ELOOP: N_("a symbolic link in the path loops: check the path"),
+}
+
+
+def file_error(exc: OSError) -> AdvisorError:
+    """An OSError about a file (a name too long, no permission, a full disk ...) as the one line naming the file."""
+    return AdvisorError(M_("cannot be used: {reason}", reason=exc.strerror or exc.__class__.__name__),
+                        path=os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else exc.filename,
+                        hint=_FILE_HINTS.get(exc.errno, N_("check the path")))
 
 
 #: `advisor --help` lists the commands in this order (any other after them).
@@ -57,6 +104,12 @@ class AdvisorGroup(TyperGroup):
             # `advisor ... | head`: the reader has what it wanted; exit quietly.
             detach_closed_stdout()
             raise typer.Exit(0) from None
+        except OSError as exc:
+            if _state["debug"]:
+                raise
+            # A file the system refused (ENAMETOOLONG, EACCES, ENOSPC ...) wherever it was opened: one line naming it.
+            _print_error(file_error(exc) if exc.filename is not None else exc)
+            raise typer.Exit(1) from None
         except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
             if exc.__class__.__name__ == "BadParameter":
                 exc.message = bad_value_words(exc)
@@ -173,6 +226,24 @@ def _register_commands() -> None:
 _register_commands()
 
 
+#: The most arguments a command line may have: far more than any command takes (1,000 --exclude patterns of
+#: `advisor scan` are 1,000 or 2,000), and few enough that the option parser answers at once.
+MAX_ARGUMENTS = 10_000
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: the standard streams and the terminal size made safe first (core.terminal)."""
+    guard_standard_streams()
+    sane_terminal_size()
+    if len(sys.argv) - 1 > MAX_ARGUMENTS:  # before the parser, whose cost grows faster than the arguments
+        given, limit = format(len(sys.argv) - 1, ","), format(MAX_ARGUMENTS, ",")
+        _print_error(AdvisorError(M_("{n} arguments: at most {limit} are taken", n=given, limit=limit),
+                                  hint=N_("give fewer; a long search query in quotes is one argument")))
+        sys.exit(2)
+    try:
+        app()
+    except AdvisorError as exc:  # outside a command (the help, a usage error) stdout failed: one line too
+        if _state["debug"]:
+            raise
+        _print_error(exc)
+        sys.exit(1)

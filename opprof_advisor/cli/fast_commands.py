@@ -193,6 +193,9 @@ def run_search(values: dict[str, Any]) -> None:
 
     document = commands.search(" ".join(values["query"]), kind=values["kind"], operator=values["operator"],
                                top=values["top"], db=values["db"], warn=_say)
+    if document.get("query_cut_from"):  # (kb.search.MAX_QUERY_CHARS)
+        given, kept = format(document["query_cut_from"], ","), format(len(document["query"]), ",")
+        warn([localize(M_("the query has {n} characters: only its first {kept} were searched", n=given, kept=kept))])
     if values["fmt"] == "json":
         emit_json(document)
         if not document["results"]:

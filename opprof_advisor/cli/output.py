@@ -7,16 +7,15 @@ one block per finding), so a piped `advisor suggest` or `search` never imports R
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from opprof_advisor.render.console import safe_console
-from opprof_advisor.render.plain import columns_at_start, pipe_lines, prints_plain
+from opprof_advisor.render.plain import columns_at_start, lines_at_start, pipe_lines, prints_plain
 from opprof_advisor.render.text.styled import rich_item
-from opprof_advisor.core.terminal import dumps_json, printable
+from opprof_advisor.core.terminal import ascii_json, can_carry, dumps_json, printable
 from opprof_advisor.cluster.executors import ExecutorChoice
 from opprof_advisor.render import render as render_document
 from opprof_advisor.render.html.page import write_report
@@ -33,7 +32,7 @@ class LazyConsole:
     def __init__(self, **options: Any):
         self._options = options
         self.columns = columns_at_start()
-        self._lines = os.environ.get("LINES")
+        self._lines = lines_at_start()
         self._console = None
 
     def rich(self):
@@ -41,7 +40,7 @@ class LazyConsole:
         if self._console is None:
             made = safe_console(**self._options)
             made.width = self.columns
-            made.height = int(self._lines) if self._lines is not None and self._lines.isdigit() else None
+            made.height = self._lines
             self._console = made
         return self._console
 
@@ -116,8 +115,14 @@ def executor_choice(executor: str, scheduler: Optional[str]):
 
 
 def emit_json(document: Any) -> None:
-    """Print a JSON document on stdout, unwrapped and unstyled (for scripts)."""
-    sys.stdout.write(dumps_json(document))
+    """Print a JSON document on stdout, unwrapped and unstyled (for scripts).
+
+    What stdout's encoding cannot carry (Chinese on an ASCII or Latin-1 stream, a path that is not UTF-8) is written
+    as ``\\uXXXX`` escapes: the same document for any JSON parser."""
+    text = dumps_json(document)
+    if not can_carry(sys.stdout, text):
+        text = ascii_json(text)
+    sys.stdout.write(text)
     sys.stdout.write("\n")
     sys.stdout.flush()
 

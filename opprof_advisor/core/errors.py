@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from opprof_advisor.core.terminal import one_line
+from opprof_advisor.core.text import one_line
 from opprof_advisor.core.i18n import _, localize, M_, N_
 import signal
 

@@ -93,9 +93,12 @@ COMMUNICATION_FAMILIES = frozenset({"AllReduce", "AllGather", "ReduceScatter", "
 _VERSION_SUFFIX = re.compile(r"(?:v\d+|d)$")
 
 
+_SEPARATORS = re.compile(r"[\s_\-.]+")
+
+
 def normalise_name(name: str) -> str:
     """Lower-case a name and drop ``_``, ``-``, spaces and dots, for alias look-ups."""
-    return re.sub(r"[\s_\-.]+", "", name).lower()
+    return _SEPARATORS.sub("", name).lower()
 
 
 @lru_cache(maxsize=1)
@@ -107,18 +110,33 @@ def _alias_index() -> dict[str, str]:
     return index
 
 
-@lru_cache(maxsize=8192)
 def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
     """Return the family of an op type, API name or spelling, or None when nothing matches.
 
     Exact alias first, then the name without a version suffix (``MatMulV9`` -> ``MatMul``), then
     an ``hcom_<op>_...`` prefix, then (if ``fuzzy``) the closest alias by rapidfuzz.
 
-    A profile may hold a million op types, each looked up by several stages: a look-up costs a few dictionary
-    probes and one rapidfuzz call over the aliases whose length can reach the cut-off, never a loop over the table.
+    A profile may hold a million op types, each asked for by several stages: a look-up costs a few dictionary
+    probes and one rapidfuzz call over the aliases whose length can reach the cut-off (never a loop over the
+    table), and both answers are kept for CACHED_NAMES names (with and without ``fuzzy`` share one entry).
     """
     if not op_type:
         return None
+    family = _exact_family(op_type)
+    if family is not None or not fuzzy:
+        return family
+    return _fuzzy_family(op_type)
+
+
+#: How many names the answers of canonical_family are kept for: more than the op types of any profile, so that
+#: each stage that asks again finds the answer (about 100 bytes a name, only for the names looked up).
+CACHED_NAMES = 1 << 20
+
+
+@lru_cache(maxsize=CACHED_NAMES)
+def _exact_family(op_type: str) -> str | None:
+    """The family of an alias, of an alias with a version suffix, of ``hcom_<op>...``, or of the longest alias the
+    name starts with; None when none of them."""
     index = _alias_index()
     key = normalise_name(op_type)
     if key in index:
@@ -130,15 +148,19 @@ def canonical_family(op_type: str, *, fuzzy: bool = True) -> str | None:
         for alias, family in _hcom_aliases():
             if key.startswith(alias):
                 return family
-    prefixed = _leading_alias(key)
-    if prefixed is not None:
-        return prefixed
-    if not fuzzy or len(key) < 4:
+    return _leading_alias(key)
+
+
+@lru_cache(maxsize=CACHED_NAMES)
+def _fuzzy_family(op_type: str) -> str | None:
+    """The family of the alias closest to the name (rapidfuzz ratio at least FUZZY_CUTOFF), or None."""
+    key = normalise_name(op_type)
+    if len(key) < 4:
         return None
     from rapidfuzz import fuzz, process
 
     best = process.extractOne(key, _fuzzy_candidates(len(key)), scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
-    return index[best[0]] if best else None
+    return _alias_index()[best[0]] if best else None
 
 
 #: rapidfuzz ratio (0..100) an op type needs to an alias to take its family.

@@ -11,6 +11,9 @@ import os
 import sys
 from pathlib import Path
 
+from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.i18n import M_, N_
+
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # opprof_advisor/
 
 
@@ -26,13 +29,18 @@ def home_dir() -> Path:
     """The per-user data folder (``ADVISOR_HOME`` or the platform's user data dir)."""
     env = os.environ.get("ADVISOR_HOME")
     if env:
-        return Path(env).expanduser()
+        return _from_environment("ADVISOR_HOME", env)
     common = _xdg_default_data_dir()
     if common is not None:
         return Path(common) / "opprof-advisor"
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("opprof-advisor", appauthor=False))
+    try:
+        return Path(user_data_dir("opprof-advisor", appauthor=False))
+    except RuntimeError:  # no $HOME and no home in the password database (a container's bare user id)
+        raise AdvisorError(N_("cannot tell where advisor's files go: $HOME is not set and this user has no home"),
+                           hint=N_("set HOME, or ADVISOR_HOME to a folder for advisor's index and your KB entries")) \
+            from None
 
 
 def _xdg_default_data_dir() -> str | None:
@@ -55,8 +63,42 @@ def default_db_path() -> Path:
     """The index database (``ADVISOR_DB`` or ``<home>/advisor.db``)."""
     env = os.environ.get("ADVISOR_DB")
     if env:
-        return Path(env).expanduser()
+        return _from_environment("ADVISOR_DB", env)
     return home_dir() / "advisor.db"
+
+
+#: The longest file name and path the file systems advisor runs on take (Linux: NAME_MAX, PATH_MAX less its NUL).
+NAME_MAX_BYTES = 255
+PATH_MAX_BYTES = 4095
+
+
+def too_long(path: Path | str) -> str | None:
+    """Why ``path`` is longer than a file system takes (what would fail with ENAMETOOLONG), or None."""
+    raw = os.fsencode(path)
+    longest = max(raw.split(os.fsencode(os.sep)), key=len)
+    if len(raw) > PATH_MAX_BYTES:
+        size, limit = format(len(raw), ","), format(PATH_MAX_BYTES, ",")
+        return M_("the path is {size} bytes long, over the {limit} bytes a path may have", size=size, limit=limit)
+    if len(longest) > NAME_MAX_BYTES:
+        size = format(len(longest), ",")
+        return M_("a name in it is {size} bytes long, over the {limit} bytes a file name may have", size=size,
+                  limit=NAME_MAX_BYTES)
+    return None
+
+
+def _from_environment(variable: str, value: str) -> Path:
+    """The path an environment variable names; AdvisorError when no file system takes it."""
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # "~..." with no $HOME and no home in the password database
+        raise AdvisorError(M_("{variable} cannot be used: it starts with ~ and this user has no home",
+                              variable=variable), path=value,
+                           hint=M_("set {variable} to an absolute path, or set HOME", variable=variable)) from None
+    reason = too_long(path)
+    if reason is not None:
+        raise AdvisorError(M_("{variable} cannot be used: {reason}", variable=variable, reason=reason), path=path,
+                           hint=M_("set {variable} to a shorter path", variable=variable))
+    return path
 
 
 def _data_dir(name: str) -> Path:

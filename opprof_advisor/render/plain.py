@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from opprof_advisor.core.terminal import CONTROLS
+from opprof_advisor.core.terminal import CONTROLS, MAX_COLUMNS, MAX_LINES, MIN_COLUMNS, MIN_LINES, sane_size
 from opprof_advisor.render.text.styled import Table
 import builtins
 from rich.cells import cell_len as rich_cell_len
@@ -29,18 +29,18 @@ SINGLE_CELL_RANGES = ((0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2010, 0x20
 
 
 def prints_plain(stream: Any) -> bool:
-    """True when a Rich console writing to ``stream`` would use no colour system, ASCII-safe boxes aside.
+    """True when a Rich console writing to ``stream`` would use no colour system: a pipe or a file.
 
-    The same tests as ``rich.console.Console`` (``is_terminal``, ``_detect_color_system``, ``encoding``,
-    Jupyter, legacy Windows), in the same order.
+    The same tests as ``rich.console.Console`` (``is_terminal``, ``_detect_color_system``, Jupyter, legacy
+    Windows), in the same order. The stream's encoding does not matter: plain lines draw no box, and a character
+    an ASCII or Latin-1 stream lacks is the stream's to replace (core.terminal.guard_standard_streams).
     """
     if sys.platform == "win32" or _in_ipython():
         return False
     stream = getattr(stream, "rich_proxied_file", stream)
     if stream is None:
         return False
-    encoding = (getattr(stream, "encoding", "utf-8") or "utf-8").lower()
-    return encoding.startswith("utf") and not _is_terminal(stream)
+    return not _is_terminal(stream)
 
 
 def _in_ipython() -> bool:
@@ -66,9 +66,14 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def columns_at_start() -> int | None:
-    """The width a Rich console created now fixes for itself: $COLUMNS when it is a number."""
-    columns = os.environ.get("COLUMNS")
-    return int(columns) if columns is not None and columns.isdigit() else None
+    """The width a Rich console created now fixes for itself: $COLUMNS when it is a number, within
+    MIN_COLUMNS..MAX_COLUMNS (``COLUMNS=0`` printed nothing, a huge one ran for minutes); None otherwise."""
+    return sane_size(os.environ.get("COLUMNS"), MIN_COLUMNS, MAX_COLUMNS)
+
+
+def lines_at_start() -> int | None:
+    """The height, as ``columns_at_start`` reads $LINES."""
+    return sane_size(os.environ.get("LINES"), MIN_LINES, MAX_LINES)
 
 
 def single_cells(text: str) -> bool:

@@ -27,7 +27,7 @@ from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import OpTypeStat, Profile, Symptom
 from opprof_advisor.scan.jobs import FileOutcome, analyse_source, analyse_sources
 from opprof_advisor.scan.source import Finding, make_finding
-from opprof_advisor.scan.walk import CUDA_SUFFIXES, Walk, collect_files
+from opprof_advisor.scan.walk import CUDA_SUFFIXES, Walk, check_excludes, collect_files
 from opprof_advisor.advice.advisor import open_advisor
 from opprof_advisor.advice.recommend import suggestion_to_json
 
@@ -150,6 +150,7 @@ def scan_path(path: str | os.PathLike, exclude: tuple[str, ...] | list[str] = ()
 
     ``jobs``: at most this many processes parse and analyse (default ``scan.jobs.default_jobs()``).
     """
+    check_excludes(exclude)  # (before any work: an argument is bounded)
     root = Path(path)
     if not root.exists() and not root.is_symlink():
         raise ScanError("no such file or folder", path=root, hint="check the path and try again")

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+from opprof_advisor.core.errors import ScanError
+from opprof_advisor.core.i18n import M_, N_
 
 #: Folders never descended into (version control, caches, build output, dependencies).
 SKIP_DIRS = frozenset({
@@ -15,6 +20,42 @@ SKIP_DIRS = frozenset({
 
 
 CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+#: At most this many exclude patterns, each of at most MAX_EXCLUDE_CHARS characters: an argument is bounded, and a
+#: walk tests each path against all of them at once (``exclusions``), so they cost it next to nothing.
+MAX_EXCLUDES = 1000
+MAX_EXCLUDE_CHARS = 4096
+#: The characters that make a pattern a glob; any other pattern is a name or a relative path, compared as it is.
+_WILDCARDS = re.compile(r"[*?\[]")
+
+
+def check_excludes(patterns: tuple[str, ...] | list[str]) -> None:
+    """ScanError when there are more than MAX_EXCLUDES patterns or one is longer than MAX_EXCLUDE_CHARS."""
+    if len(patterns) > MAX_EXCLUDES:
+        given, limit = format(len(patterns), ","), format(MAX_EXCLUDES, ",")
+        raise ScanError(M_("{n} exclude patterns: at most {limit} are taken", n=given, limit=limit),
+                        hint=N_("merge them into fewer globs, such as 'tests/*' or '*_test.py'"))
+    longest = max(patterns, key=len, default="")
+    if len(longest) > MAX_EXCLUDE_CHARS:
+        given, limit = format(len(longest), ","), format(MAX_EXCLUDE_CHARS, ",")
+        raise ScanError(M_("an exclude pattern has {n} characters: at most {limit} are taken", n=given, limit=limit),
+                        hint=N_("give a shorter glob (a name, or a relative path with * and ?)"))
+
+
+def exclusions(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """A test of one relative path or name against every pattern at once, as ``fnmatch.fnmatch`` would answer for
+    any of them: the plain ones in a set, the globs as one compiled expression (built once per walk)."""
+    patterns = tuple(os.path.normcase(pattern) for pattern in patterns)  # (as fnmatch.fnmatch compares)
+    plain = {pattern for pattern in patterns if not _WILDCARDS.search(pattern)}
+    globs = [pattern for pattern in dict.fromkeys(patterns) if pattern not in plain]
+    any_glob = re.compile("|".join(fnmatch.translate(pattern) for pattern in globs)).match if globs else None
+
+    def excluded(text: str) -> bool:
+        text = os.path.normcase(text)
+        return text in plain or (any_glob is not None and any_glob(text) is not None)
+
+    return excluded
 
 
 @dataclass
@@ -31,6 +72,10 @@ class Walk:
     deferred: list[tuple[os.DirEntry, str]] = field(default_factory=list)
 
     following_links: bool = False
+    excluded: Callable[[str], bool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.excluded = exclusions(self.exclude)
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
@@ -40,9 +85,8 @@ def _inside(path_real: str, root_real: str) -> bool:
     return path_real == root_real or path_real.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-def _excluded(rel: str, name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(rel + "/", pat)
-               for pat in patterns)
+def _excluded(rel: str, name: str, walk: Walk) -> bool:
+    return bool(walk.exclude) and (walk.excluded(rel) or walk.excluded(name) or walk.excluded(rel + "/"))
 
 
 def _walk_dir(walk: Walk, dir_real: str, rel_dir: str) -> None:
@@ -82,7 +126,7 @@ def _list_dir(walk: Walk, dir_real: str, rel_dir: str) -> list[tuple[os.DirEntry
 def _visit_entry(walk: Walk, entry: os.DirEntry, rel: str) -> tuple[str, str] | None:
     """Record a file; for a folder to descend into, return its (real path, relative path)."""
     name = entry.name
-    if _excluded(rel, name, walk.exclude):
+    if _excluded(rel, name, walk):
         walk.skip("paths matching --exclude")
         return None
     try:
