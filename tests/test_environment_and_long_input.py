@@ -28,7 +28,7 @@ from opprof_advisor.core import operators
 from opprof_advisor.core.errors import AdvisorError, ScanError
 from opprof_advisor.core.terminal import MAX_COLUMNS, MIN_COLUMNS, ascii_json, sane_size, sane_terminal_size
 from opprof_advisor.kb.search import MAX_QUERY_CHARS, bounded_query
-from opprof_advisor.scan.walk import MAX_EXCLUDES, exclusions
+from opprof_advisor.scan.walk import MAX_EXCLUDE_TOTAL, MAX_EXCLUDES, check_excludes, exclusions
 
 EXAMPLES = ROOT / "data" / "examples"
 YOLO = next((EXAMPLES / "yolov8_torch_npu").glob("*_ascend_pt"))
@@ -425,3 +425,23 @@ def test_a_profile_of_many_op_types_costs_in_proportion(tmp_path):
         seconds.append(time.process_time() - start)
         assert document["op_types_total"] == count
     assert seconds[1] < 25 * seconds[0] + 5  # ten times the op types: about ten times the time, not a hundred
+
+
+def test_padding_around_a_query_is_no_cut_and_the_words_are_searched():
+    assert bounded_query(" " * 2000 + "matmul" + "\u3000" * 1500) == "matmul"
+    words = bounded_query("matmul " * 300).split()
+    assert set(words) == {"matmul"} and len(" ".join(words)) <= MAX_QUERY_CHARS  # whole words only
+
+
+def test_a_stderr_that_cannot_take_a_warning_does_not_stop_the_command(tmp_path):
+    out = tmp_path / "out.txt"
+    with open(out, "w") as stdout, open("/dev/full", "w") as stderr:
+        code = subprocess.run([sys.executable, "-m", "opprof_advisor", "search", "matmul " * 300], stdout=stdout,
+                              stderr=stderr, cwd=ROOT, timeout=120).returncode
+    assert code == 0 and "matmul" in out.read_text()
+
+
+def test_exclude_patterns_are_bounded_in_all(tmp_path):
+    check_excludes(["*a*" * 1000] * 5)  # 15,000 characters: taken
+    with pytest.raises(ScanError, match="characters in all"):
+        check_excludes(["*a*b" * 1000] * (MAX_EXCLUDE_TOTAL // 4000 + 1))

@@ -321,3 +321,13 @@ def test_a_stdout_that_cannot_take_the_answers_is_one_line_and_exit_1(advisor_ho
                          **({"preexec_fn": lambda: os.close(1)} if stdout == "closed" else {}))
     assert run.returncode == 1
     assert run.stderr.decode().splitlines() == [line]
+
+
+def test_a_file_the_system_refuses_is_one_line_through_the_tools_too():
+    """An OSError naming a file (a name too long ...) is the CLI's one line, not an internal error (error_lines)."""
+    from opprof_advisor.core.errors import error_lines
+
+    exc = OSError(36, "File name too long", "/tmp/" + "n" * 300)
+    [line] = error_lines(exc)
+    assert line.startswith("error: /tmp/nnn") and "cannot be used: File name too long" in line
+    assert "internal error" not in line

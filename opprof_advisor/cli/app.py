@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import logging
 import math
 import os
@@ -17,7 +16,7 @@ from opprof_advisor.cli._common import LangOption
 from opprof_advisor.cli.help_types import use_plain_types
 from opprof_advisor.cli.output import err_console
 from opprof_advisor.core.i18n import N_, _
-from opprof_advisor.core.errors import AdvisorError, error_lines, format_warning
+from opprof_advisor.core.errors import AdvisorError, error_lines, file_error, format_warning
 from opprof_advisor.core.i18n import M_, current_lang, set_lang
 from opprof_advisor.core.terminal import (
     can_carry, detach_closed_stdout, guard_standard_streams, one_line, sane_terminal_size,
@@ -53,26 +52,6 @@ def _bounded(line: str) -> str:
         return line
     head, tail = MAX_ERROR_LINE * 3 // 4, MAX_ERROR_LINE // 4
     return f"{line[:head]} … {line[-tail:]}"
-
-
-#: What to do about a file the system refused, by errno (the rest: check the path).
-_FILE_HINTS = {
-    errno.ENAMETOOLONG: N_("use a shorter path: a name may have at most 255 bytes, a path 4,095"),
-    errno.EACCES: N_("check its permissions, or run as a user who may use it"),
-    errno.EPERM: N_("check its permissions, or run as a user who may use it"),
-    errno.ENOSPC: N_("make room on that disk, or choose another location"),
-    errno.EROFS: N_("choose a writable location"),
-    errno.ENOTDIR: N_("a part of the path is a file, not a folder: check the path"),
-    errno.EISDIR: N_("it is a folder: give a file"),
-    errno.ELOOP: N_("a symbolic link in the path loops: check the path"),
-}
-
-
-def file_error(exc: OSError) -> AdvisorError:
-    """An OSError about a file (a name too long, no permission, a full disk ...) as the one line naming the file."""
-    return AdvisorError(M_("cannot be used: {reason}", reason=exc.strerror or exc.__class__.__name__),
-                        path=os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else exc.filename,
-                        hint=_FILE_HINTS.get(exc.errno, N_("check the path")))
 
 
 #: `advisor --help` lists the commands in this order (any other after them).

@@ -126,9 +126,13 @@ def run_suggest(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
 
 
 def warn(warnings: list[str]) -> None:
-    """Print each warning as one `warning: ...` line on stderr."""
+    """Print each warning as one `warning: ...` line on stderr; a stderr that cannot take it does not stop the command
+    (the output on stdout is what was asked for)."""
     for warning in warnings:
-        err_console.print(f"warning: {one_line(warning)}", markup=False)
+        try:
+            err_console.print(f"warning: {one_line(warning)}", markup=False)
+        except OSError:
+            return
 
 
 def run_profile(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] | None:

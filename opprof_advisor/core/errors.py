@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -234,6 +236,26 @@ def format_warning(message, category, filename, lineno, line=None) -> str:
     return _DEFAULT_FORMAT(message, category, filename, lineno, line)
 
 
+#: What to do about a file the system refused, by errno (the rest: check the path).
+_FILE_HINTS = {
+    errno.ENAMETOOLONG: N_("use a shorter path: a name may have at most 255 bytes, a path 4,095"),
+    errno.EACCES: N_("check its permissions, or run as a user who may use it"),
+    errno.EPERM: N_("check its permissions, or run as a user who may use it"),
+    errno.ENOSPC: N_("make room on that disk, or choose another location"),
+    errno.EROFS: N_("choose a writable location"),
+    errno.ENOTDIR: N_("a part of the path is a file, not a folder: check the path"),
+    errno.EISDIR: N_("it is a folder: give a file"),
+    errno.ELOOP: N_("a symbolic link in the path loops: check the path"),
+}
+
+
+def file_error(exc: OSError) -> AdvisorError:
+    """An OSError about a file (a name too long, no permission, a full disk ...) as the one line naming the file."""
+    return AdvisorError(M_("cannot be used: {reason}", reason=exc.strerror or exc.__class__.__name__),
+                        path=os.fsdecode(exc.filename) if isinstance(exc.filename, bytes) else exc.filename,
+                        hint=_FILE_HINTS.get(exc.errno, N_("check the path")))
+
+
 def error_lines(exc: BaseException) -> list[str]:
     """What an entry point prints for ``exc``: ``error: ...`` lines, one per problem, each on one line.
 
@@ -242,6 +264,8 @@ def error_lines(exc: BaseException) -> list[str]:
     label = _("error:")
     if isinstance(exc, EntryValidationError):
         return [f"{label} {one_line(problem)}" for problem in exc.problems]
+    if isinstance(exc, OSError) and exc.filename is not None:  # the system refused a file: the CLI's and MCP's line
+        exc = file_error(exc)
     if isinstance(exc, AdvisorError):
         return [f"{label} {one_line(exc.localized())}"]
     return [f"{label} internal error ({exc.__class__.__name__}: {one_line(exc)}) — rerun with --debug and report it"]

@@ -116,7 +116,10 @@ MAX_QUERY_CHARS = 1000
 
 def bounded_query(query: str) -> str:
     """``query`` itself when it has at most MAX_QUERY_CHARS characters, else its first ones up to its last whole
-    word (a query without spaces, as Chinese is, at MAX_QUERY_CHARS)."""
+    word (a query without spaces, as Chinese is, at MAX_QUERY_CHARS); padding around it counts for nothing."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    query = query.strip()
     if len(query) <= MAX_QUERY_CHARS:
         return query
     head = query[:MAX_QUERY_CHARS]
@@ -133,7 +136,7 @@ def run_search(index: Index, query: str, *, kind: str | None = None, operator: s
     MAX_QUERY_CHARS is cut first (``SearchResult.cut_from`` says how long it was)."""
     searched = bounded_query(query)
     result = _ranked_search(index, searched, kind=kind, operator=operator, top=top)
-    if searched is not query:
+    if len(query.strip()) > MAX_QUERY_CHARS:  # (padding dropped is no cut)
         result.cut_from = len(query)
     return result
 

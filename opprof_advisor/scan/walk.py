@@ -26,6 +26,8 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 #: walk tests each path against all of them at once (``exclusions``), so they cost it next to nothing.
 MAX_EXCLUDES = 1000
 MAX_EXCLUDE_CHARS = 4096
+#: ... and at most this many characters in all: compiling the globs into one expression costs what they hold.
+MAX_EXCLUDE_TOTAL = 64 * 1024
 #: The characters that make a pattern a glob; any other pattern is a name or a relative path, compared as it is.
 _WILDCARDS = re.compile(r"[*?\[]")
 
@@ -41,6 +43,11 @@ def check_excludes(patterns: tuple[str, ...] | list[str]) -> None:
         given, limit = format(len(longest), ","), format(MAX_EXCLUDE_CHARS, ",")
         raise ScanError(M_("an exclude pattern has {n} characters: at most {limit} are taken", n=given, limit=limit),
                         hint=N_("give a shorter glob (a name, or a relative path with * and ?)"))
+    total = sum(map(len, patterns))
+    if total > MAX_EXCLUDE_TOTAL:
+        given, limit = format(total, ","), format(MAX_EXCLUDE_TOTAL, ",")
+        raise ScanError(M_("the exclude patterns have {n} characters in all: at most {limit} are taken", n=given,
+                           limit=limit), hint=N_("merge them into fewer globs, such as 'tests/*' or '*_test.py'"))
 
 
 def exclusions(patterns: tuple[str, ...]) -> Callable[[str], bool]:
