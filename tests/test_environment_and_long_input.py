@@ -14,6 +14,7 @@ import os
 import pty
 import random
 import re
+import shutil
 import string
 import subprocess
 import sys
@@ -445,3 +446,16 @@ def test_exclude_patterns_are_bounded_in_all(tmp_path):
     check_excludes(["*a*" * 1000] * 5)  # 15,000 characters: taken
     with pytest.raises(ScanError, match="characters in all"):
         check_excludes(["*a*b" * 1000] * (MAX_EXCLUDE_TOTAL // 4000 + 1))
+
+
+def test_an_ascii_stdout_shows_a_chinese_name_escaped_in_english_and_refuses_chinese_output(tmp_path):
+    named = tmp_path / "模型_ascend_pt"
+    shutil.copytree(YOLO, named)
+    environ = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    english = subprocess.run([sys.executable, "-m", "opprof_advisor", "profile", str(named), "--top", "2"], cwd=ROOT,
+                             env=environ, capture_output=True, timeout=300)
+    assert english.returncode == 0 and english.stdout.splitlines()[0].startswith(
+        str(tmp_path).encode() + b"/\\u6a21\\u578b_ascend_pt  (torch-npu-text")
+    chinese = subprocess.run([sys.executable, "-m", "opprof_advisor", "profile", str(named), "--lang", "zh"], cwd=ROOT,
+                             env=environ, capture_output=True, timeout=300)
+    assert chinese.returncode == 1 and b"stdout cannot show the character" in chinese.stderr

@@ -26,7 +26,7 @@ import os
 import sys
 
 from opprof_advisor.core.errors import OutputError
-from opprof_advisor.core.i18n import M_, N_
+from opprof_advisor.core.i18n import M_, N_, current_lang
 from opprof_advisor.core.text import one_line  # noqa: F401 - re-exported: where the callers import it
 
 #: C0 controls except TAB (0x09) and LF (0x0a), DEL, and the C1 controls.
@@ -99,7 +99,8 @@ MIN_LINES, MAX_LINES = 5, 1000
 
 #: What a stream that cannot show one of these characters (an ASCII or Latin-1 terminal) prints instead: the
 #: typography of our own texts, in ASCII (one character for one where a table cell may hold it, so columns align).
-#: Any other character stdout cannot show is refused (one OutputError line); stderr writes it as ``\uXXXX``.
+#: Any other character stdout cannot show is refused in Chinese output (one OutputError line); in English, and on
+#: stderr, it is written as ``\uXXXX``.
 ASCII_FALLBACK = {
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
     "\u00b7": "|", "\u2022": "*", "\u2026": ".", "\u2192": ">", "\u2190": "<", "\u2191": "^", "\u2193": "v",
@@ -271,7 +272,9 @@ def _fallback(exc: UnicodeError, refuse: bool) -> tuple[bytes, int]:
     return bytes(out), exc.end
 
 
-codecs.register_error(STDOUT_ERRORS, lambda exc: _fallback(exc, refuse=True))
+# stdout refuses only in Chinese, where the text itself cannot be shown; in English the one character a name or a
+# path brings is written as ``\uXXXX`` like on stderr, and the rest of the output stands.
+codecs.register_error(STDOUT_ERRORS, lambda exc: _fallback(exc, refuse=current_lang() == "zh"))
 codecs.register_error(STDERR_ERRORS, lambda exc: _fallback(exc, refuse=False))
 
 
