@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.cli._common import LangOption
 from opprof_advisor.mcp.server import DEFAULT_TIMEOUT_S, MissingSDK
 
@@ -32,7 +33,7 @@ def mcp_command(
     try:
         from opprof_advisor.mcp.wire import serve
     except ImportError as exc:
-        raise MissingSDK(f"the MCP server needs the mcp SDK 2.x ({exc.name or exc} is missing)",
+        raise MissingSDK(M_("the MCP server needs the mcp SDK 2.x ({missing} is missing)", missing=exc.name or str(exc)),
                          hint="pip install 'opprof-advisor[mcp]'") from None
     status = serve(timeout=timeout)
     if status:

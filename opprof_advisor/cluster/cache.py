@@ -259,8 +259,8 @@ def store(key: str, summary: dict[str, Any]) -> bool:
         os.replace(temporary, target)
         temporary = None
     except OSError as exc:
-        warn_once(f"rank summaries are not cached ({cache_dir()}: {exc.strerror or exc}): the next run reads the "
-                  "ranks again")
+        warn_once(M_("rank summaries are not cached ({folder}: {reason}): the next run reads the ranks again",
+                     folder=cache_dir(), reason=exc.strerror or str(exc)))
     finally:
         if temporary is not None:
             try:

@@ -84,10 +84,11 @@ class ExecutorChoice(Record):
             raise ClusterError(M_("{count} worker processes: give a whole number from 1 to 1024",
                                   count=ascii(self.workers)[:40]))
         if self.name not in EXECUTORS:
-            raise ClusterError(f"unknown executor {self.name!r}", hint=f"use one of {', '.join(EXECUTORS)}")
+            raise ClusterError(M_("unknown executor {name!r}", name=self.name),
+                               hint=M_("use one of {names}", names=", ".join(EXECUTORS)))
         if self.scheduler and self.name not in ("auto", "dask"):
-            raise ClusterError(f"--scheduler runs the map on Dask, not with --executor {self.name}",
-                               hint="use --executor dask (or leave --executor out)")
+            raise ClusterError(M_("--scheduler runs the map on Dask, not with --executor {name}", name=self.name),
+                               hint=N_("use --executor dask (or leave --executor out)"))
 
     def resolve(self, items: int, total_bytes: int) -> str:
         """The executor that runs ``items`` ranks of ``total_bytes`` in all."""
@@ -110,7 +111,7 @@ def run_map(func: Callable[[str], Any], items: Sequence[str], choice: ExecutorCh
         try:
             import distributed  # noqa: F401 - the optional dependency (dask_map imports it, once)
         except ImportError:
-            raise ClusterError("--executor dask needs Dask, which is not installed", hint=INSTALL_HINT) from None
+            raise ClusterError(N_("--executor dask needs Dask, which is not installed"), hint=INSTALL_HINT) from None
         from opprof_advisor.cluster import dask_map
 
         timeouts = (cluster_timeout(), cluster_timeout(START_TIMEOUT_S), rank_timeout())

@@ -113,7 +113,7 @@ def _language(lang: str | None) -> str:
         return current_lang()
     chosen = normalise_lang(lang)
     if chosen is None:
-        raise ToolError(said_in(None, UnknownLanguage(f"lang {lang!r} is not one of {', '.join(LANGS)}")))
+        raise ToolError(said_in(None, UnknownLanguage(M_("lang {lang!r} is not one of {langs}", lang=lang, langs=", ".join(LANGS)))))
     return chosen
 
 
