@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from opprof_advisor.core.errors import AdvisorWarning
+from opprof_advisor.core.outputs import signals_raise
 from opprof_advisor.core.i18n import M_
 
 #: Environment variables overriding the executors' waits (seconds; for slow clusters, and for tests).
@@ -64,29 +65,10 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
-@contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """While the block runs, SIGTERM and SIGHUP raise ``Stopped`` (SIGINT raises KeyboardInterrupt already).
-
-    Only a signal left to its default action is taken over (an ignored one stays ignored, another
-    handler stays in charge); outside the main thread nothing changes (handlers belong to it).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        raise Stopped(signum)
-
-    previous = {}
-    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, stop)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+def stop_on_signals():
+    """While the block runs, SIGTERM and SIGHUP raise ``Stopped`` (SIGINT raises KeyboardInterrupt already); only a
+    signal left to its default action is taken over, and only in the main thread (core.outputs.signals_raise)."""
+    return signals_raise(Stopped, only_default=True)
 
 
 @contextmanager

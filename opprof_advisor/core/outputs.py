@@ -155,25 +155,36 @@ class _Stopped(BaseException):
 
 
 @contextmanager
-def _signals_end_the_write() -> Iterator[None]:
-    """While a file is written, SIGTERM and SIGHUP unwind the write (its temporary file removed), then exit
-    with 128 + the signal's number, as a shell reports a process the signal ended."""
+def signals_raise(stopped: Callable[[int], BaseException], *, only_default: bool = False) -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise ``stopped(signum)`` in the main thread, so the block unwinds
+    and cleans up; ``only_default``: take over only a signal left to its default action (an ignored one stays
+    ignored, another handler stays in charge). Outside the main thread nothing changes (handlers belong to it)."""
     if threading.current_thread() is not threading.main_thread():
-        yield  # handlers can only be set from the main thread (the MCP server's calls run in others)
+        yield  # (the MCP server's calls run in other threads)
         return
 
     def stop(signum, frame):
-        raise _Stopped(signum)
+        raise stopped(signum)
 
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, stop) for signum in wanted}
+    previous = {signum: signal.signal(signum, stop) for signum in wanted
+                if not only_default or signal.getsignal(signum) is signal.SIG_DFL}
     try:
         yield
-    except _Stopped as stopped:
-        raise SystemExit(128 + stopped.signum) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+@contextmanager
+def _signals_end_the_write() -> Iterator[None]:
+    """While a file is written, SIGTERM and SIGHUP unwind the write (its temporary file removed), then exit
+    with 128 + the signal's number, as a shell reports a process the signal ended."""
+    try:
+        with signals_raise(_Stopped):
+            yield
+    except _Stopped as stopped:
+        raise SystemExit(128 + stopped.signum) from None
 
 
 def write_text(target: Path, text: str, *, what: str, is_ours: Callable[[Path], bool], force: bool = False,

@@ -182,11 +182,8 @@ def _number_text(value: str) -> str:
     return value.strip().strip('"').strip()
 
 
-def parse_float(value: str) -> float | None:
-    """A number, or None for N/A / NA / empty; tolerates a trailing TAB and stray quotes.
-
-    A number that is not finite, or larger in magnitude than MAX_FIGURE, is None too (readers that report such
-    cells use ``checked_float``)."""
+def _text_number(value: str) -> float | None:
+    """A cell's number (a magnitude below TINY is 0), or None for a missing or unparsable one; not range-checked."""
     text = _number_text(value)
     if text in MISSING_NUMBERS:
         return None
@@ -194,9 +191,16 @@ def parse_float(value: str) -> float | None:
         number = float(text)
     except ValueError:
         return None
-    if -TINY < number < TINY:
-        return 0.0
-    return number if -MAX_FIGURE <= number <= MAX_FIGURE else None  # NaN compares false
+    return 0.0 if -TINY < number < TINY else number
+
+
+def parse_float(value: str) -> float | None:
+    """A number, or None for N/A / NA / empty; tolerates a trailing TAB and stray quotes.
+
+    A number that is not finite, or larger in magnitude than MAX_FIGURE, is None too (readers that report such
+    cells use ``checked_float``)."""
+    number = _text_number(value)
+    return number if number is None or -MAX_FIGURE <= number <= MAX_FIGURE else None  # NaN compares false
 
 
 def parse_int(value: str) -> int | None:
@@ -214,12 +218,8 @@ def checked_float(value: Any, bounds: tuple[float, float] = ANY) -> float | Bad 
     if isinstance(value, (int, float)):
         number = float(value) if not isinstance(value, int) or -2 ** 1000 < value < 2 ** 1000 else math.inf
     else:
-        text = _number_text(str(value)) if value is not None else ""
-        if text in MISSING_NUMBERS:
-            return None
-        try:
-            number = float(text)
-        except ValueError:
+        number = _text_number(str(value)) if value is not None else None
+        if number is None:
             return None
     if -TINY < number < TINY:
         return 0.0

@@ -70,14 +70,16 @@ def _checked(values: list, bounds: tuple[float, float], bad: columns.BadNumbers,
     return out
 
 
-def _plausible_tasks(rows: list[tuple], bad: columns.BadNumbers, table: str, key: str) -> list[tuple]:
-    """The rows (startNs, endNs, ...) whose times are timestamps and whose duration is at most MAX_TASK_NS; the
-    others are counted as left out (``key``: the name of the row id, the 4th item of each row)."""
+def _plausible_tasks(rows: list[tuple], bad: columns.BadNumbers, table: str, key: str,
+                     longest_ns: int | None = MAX_TASK_NS) -> list[tuple]:
+    """The rows (startNs, endNs, ...) whose times are timestamps and whose duration is at most ``longest_ns`` (None:
+    any, as for a step window); the others are counted as left out (``key``: the name of the row id, the 4th item
+    of each row)."""
     if not rows:
         return rows
     starts, ends = [r[0] for r in rows], [r[1] for r in rows]
     if _plain(starts, NS) and _plain(ends, NS) and None not in starts and None not in ends and \
-            max(map(operator.sub, ends, starts)) <= MAX_TASK_NS:
+            (longest_ns is None or max(map(operator.sub, ends, starts)) <= longest_ns):
         return rows
     kept = []
     for row in rows:
@@ -87,8 +89,8 @@ def _plausible_tasks(rows: list[tuple], bad: columns.BadNumbers, table: str, key
             bad.add(f"{table}.startNs", where, row[0], NS, dropped=True)
         elif isinstance(end, columns.Bad):
             bad.add(f"{table}.endNs", where, row[1], NS, dropped=True)
-        elif end - start > MAX_TASK_NS:
-            bad.add(f"{table}.endNs - startNs", where, f"{end - start} ns", (0.0, MAX_TASK_NS), dropped=True)
+        elif longest_ns is not None and end - start > longest_ns:
+            bad.add(f"{table}.endNs - startNs", where, f"{end - start} ns", (0.0, longest_ns), dropped=True)
         else:
             kept.append((start, end, *row[2:]))
     return kept
@@ -96,17 +98,8 @@ def _plausible_tasks(rows: list[tuple], bad: columns.BadNumbers, table: str, key
 
 def _plausible_windows(rows: list[tuple], bad: columns.BadNumbers, table: str, key: str) -> list[tuple]:
     """Rows (startNs, endNs, ...) with timestamps for both (a window may be longer than a task)."""
-    kept = []
-    for row in rows:
-        start, end = _ns(row[0]), _ns(row[1])
-        where = f"{key} {row[3]}"
-        if isinstance(start, columns.Bad):
-            bad.add(f"{table}.startNs", where, row[0], NS, dropped=True)
-        elif isinstance(end, columns.Bad):
-            bad.add(f"{table}.endNs", where, row[1], NS, dropped=True)
-        else:
-            kept.append((start, end, *row[2:]))
-    return kept
+    return _plausible_tasks(rows, bad, table, key, longest_ns=None)
+
 
 
 def _communication_rows(rows: list[tuple], bad: columns.BadNumbers, table: str, key: str) -> list[tuple]:
