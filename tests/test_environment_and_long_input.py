@@ -110,6 +110,20 @@ def test_closed_standard_descriptors_are_held_so_no_file_takes_their_number(tmp_
     assert done.returncode == 0 and int(done.stderr) > 2
 
 
+def test_ctrl_c_while_the_modules_load_ends_quietly_with_130():
+    # The interrupt lands 0.1 s in, while the CLI's modules are still being imported (they take ~0.3 s).
+    script = ("import signal, sys\n"
+              "def interrupt(*_):\n"
+              "    raise KeyboardInterrupt\n"
+              "signal.signal(signal.SIGALRM, interrupt)\n"
+              "signal.setitimer(signal.ITIMER_REAL, 0.1)\n"
+              "sys.argv = ['advisor', 'suggest', '--help']\n"
+              "from opprof_advisor.__main__ import run\n"
+              "run()\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr, done.stdout) == (130, b"", b"")
+
+
 def test_a_closed_stdin_is_no_failure():
     done = advisor("profile", str(YOLO), "--top", "1", stdin=None, preexec_fn=lambda: os.close(0))
     assert done.returncode == 0 and done.stderr == b"" and b"device time" in done.stdout
@@ -172,6 +186,17 @@ def test_an_error_stderr_cannot_show_in_the_language_asked_is_said_in_english(tm
                    drop=("PYTHONIOENCODING",))
     assert done.returncode == 1 and done.stdout == b""
     assert done.stderr.decode("ascii") == f"error: {tmp_path / 'missing'}: no such file or directory - check the path\n"
+
+
+def test_a_warning_stderr_cannot_show_in_the_language_asked_is_said_in_english(index_db):
+    query = "matmul " * 300  # cut, and said so in a warning
+    args = ("search", query, "--lang", "zh", "--format", "json")
+    zh = advisor(*args, env={"ADVISOR_DB": str(index_db)})
+    ascii_stderr = advisor(*args, env={"ADVISOR_DB": str(index_db), "PYTHONIOENCODING": "ascii"})
+    assert zh.returncode == ascii_stderr.returncode == 0
+    assert zh.stderr.decode() == "warning: 查询有 2,100 个字符：只搜索了前 1,000 个\n"
+    assert ascii_stderr.stderr.decode("ascii") == \
+        "warning: the query has 2,100 characters: only its first 1,000 were searched\n"  # no \\uXXXX
 
 
 # ---------------------------------------------------------------------------------------------

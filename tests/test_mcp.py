@@ -13,6 +13,7 @@ anyio = pytest.importorskip("anyio")
 
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 YOLO = str(ROOT / "data" / "examples" / "yolov8_torch_npu")
@@ -26,8 +27,16 @@ async def _session_calls(home: Path, calls: list[tuple[str, dict]]):
         async with ClientSession(*streams) as session:
             init = await session.initialize()
             tools = await session.list_tools()
-            results = [await session.call_tool(name, arguments) for name, arguments in calls]
+            results = [await _called(session, name, arguments) for name, arguments in calls]
     return init, tools, results
+
+
+async def _called(session: ClientSession, name: str, arguments: dict):
+    """The tool's result, or the MCPError that refused the call."""
+    try:
+        return await session.call_tool(name, arguments)
+    except MCPError as exc:
+        return exc
 
 
 def test_an_mcp_client_lists_the_tools_and_gets_the_nms_advice(advisor_home):
@@ -73,4 +82,34 @@ def test_every_tool_takes_a_lang_for_its_summary_and_errors_and_the_document_sta
     assert "涉及 1.15 ms" in summary
     assert english.content[0].text.count("lead remedy: Run NMS") == 1  # a zh call leaves the next call in English
     assert missing.is_error and "知识库中没有 id 为 'no-such-entry' 的条目" in missing.content[0].text
-    assert bad_lang.is_error and "lang 'fr' is not one of en, zh" in bad_lang.content[0].text
+    assert isinstance(bad_lang, MCPError) and bad_lang.code == -32602  # an argument refused before any work
+    assert bad_lang.message == "error: search: argument lang: 'fr' is not one of en, zh"
+    assert bad_lang.data == {"param": "arguments", "tool": "search", "argument": "lang"}
+
+
+def test_an_sdk_without_the_low_level_server_is_refused_in_one_line_naming_its_version(runner, monkeypatch):
+    """`advisor mcp` runs the SDK's low-level server on its own stdin through a private attribute (mcp 2.3 has no
+    public way): an SDK that moved it is one line naming the version, before anything starts."""
+    from importlib.metadata import version
+
+    from mcp.server.mcpserver import MCPServer
+
+    from opprof_advisor.cli.app import app
+    from opprof_advisor.mcp import wire
+
+    class Moved(MCPServer):  # an SDK whose MCPServer keeps its low-level server under another name
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._elsewhere = self.__dict__.pop("_lowlevel_server")
+
+        @property
+        def middleware(self):
+            return self._elsewhere.middleware
+
+    monkeypatch.setattr(wire, "MCPServer", Moved)
+    result = runner.invoke(app, ["mcp"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"error: the mcp SDK {version('mcp')} has no MCPServer._lowlevel_server, which `advisor mcp` runs on — "
+        "install the mcp version opprof-advisor supports: pip install 'opprof-advisor[mcp]'"]
+    assert result.stdout == ""

@@ -6,6 +6,7 @@ The server is driven over its real stdio with raw JSON lines (the SDK's client c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -32,8 +33,8 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 class Server:
     """`python -m opprof_advisor mcp` on pipes, spoken to line by line."""
 
-    def __init__(self, home: Path, *args: str):
-        env = {"ADVISOR_HOME": str(home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+    def __init__(self, home: Path, *args: str, env: dict | None = None):
+        env = {"ADVISOR_HOME": str(home), "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", **(env or {})}
         self.process = subprocess.Popen([sys.executable, "-m", "opprof_advisor", "mcp", *args], cwd=str(ROOT),
                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE)
@@ -122,6 +123,24 @@ def _computing(server: Server, timeout: float = 20) -> list:
     raise AssertionError("no call process started")
 
 
+def _with_helpers(server: Server, timeout: float = 30) -> tuple[list, list]:
+    """(the call processes, their helpers) once a call computes with helper processes of its own (a scan with
+    ``ADVISOR_SCAN_JOBS=2`` forks one): what a call leaves running if the server only stops the call's process."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        workers = server.workers()
+        pids = {w.pid for w in workers}
+        helpers = []
+        for worker in workers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if worker.ppid() in pids:
+                    helpers.append(worker)
+        if helpers:
+            return [w for w in workers if w not in helpers], helpers
+        time.sleep(0.05)
+    raise AssertionError("no call with helper processes started")
+
+
 def _gone_within(processes: list, seconds: float) -> float:
     """How long ``processes`` took to be gone (asserting it is under ``seconds``)."""
     started = time.monotonic()
@@ -169,32 +188,84 @@ def test_a_request_over_the_size_limit_is_refused_unread(shared):
 
 
 # ---------------------------------------------------------------------------------------------
-# Every argument bounded, refused in one line before any work
+# Every argument bounded, of its schema's JSON type, refused in one line before any work
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool, arguments, line", [
+@pytest.mark.parametrize("tool, arguments, line, data", [
     ("profile", {"path": "/tmp/a\x00b"}, "error: profile: argument path: a NUL character, which no path, query or "
-                                         "id holds"),
+                                         "id holds", {"argument": "path"}),
     ("search", {"query": "nms " * 2000}, f"error: search: argument query: 8000 characters, more than the "
-                                          f"{MAX_TEXT} it may have"),
+                                          f"{MAX_TEXT} it may have", {"argument": "query"}),
     ("scan", {"path": ".", "exclude": ["x*"] * (MAX_ITEMS + 1)},
-     f"error: scan: argument exclude: {MAX_ITEMS + 1} items, more than the {MAX_ITEMS} it may have"),
-    ("scan", {"path": ".", "exclude": ["a\x00"]}, "error: scan: argument exclude[0]: a NUL character, which no "
-                                                  "path, query or id holds"),
-    ("profile", {"path": YOLO, "top": 0}, "error: profile: argument top: 0 is too small: it must be at least 1"),
-    ("search", {"query": "nms", "top": "many"}, "error: search: argument top: 'many' is not a whole number"),
-    ("search", {"query": [[["deep"]]]}, "error: search: argument query: [[[...]]] is not text"),
-    ("suggest", {}, "error: suggest: argument profile: required, and not given"),
+     f"error: scan: argument exclude: {MAX_ITEMS + 1} items, more than the {MAX_ITEMS} it may have",
+     {"argument": "exclude"}),
+    ("scan", {"path": ".", "exclude": ["a", "b\x00"]}, "error: scan: argument exclude[1]: a NUL character, which no "
+                                                       "path, query or id holds", {"argument": "exclude", "index": 1}),
+    ("profile", {"path": YOLO, "top": 0}, "error: profile: argument top: 0 is too small: it must be at least 1",
+     {"argument": "top"}),
+    ("search", {"query": "nms", "top": "many"}, "error: search: argument top: 'many' is not a whole number",
+     {"argument": "top"}),
+    ("search", {"query": [[["deep"]]]}, "error: search: argument query: [[[...]]] is not text", {"argument": "query"}),
+    ("suggest", {}, "error: suggest: argument profile: required, and not given", {"argument": "profile"}),
     ("search", {"query": "nms", "evil": 1}, "error: search: 'evil' is not an argument of this tool — it takes "
-                                             "query, top, kind, operator, db, lang"),
+                                             "query, top, kind, operator, db, lang", {"argument": "evil"}),
+    # the JSON type of the schema, not what Python would make of it: true is no 1, "3" no 3, 1 no true
+    ("search", {"query": "nms", "top": True}, "error: search: argument top: true is not a whole number",
+     {"argument": "top"}),
+    ("scan", {"path": ".", "top": False}, "error: scan: argument top: false is not a whole number",
+     {"argument": "top"}),
+    ("search", {"query": "nms", "top": "3"}, "error: search: argument top: '3' is not a whole number",
+     {"argument": "top"}),
+    ("search", {"query": "nms", "top": 2.5}, "error: search: argument top: 2.5 is not a whole number",
+     {"argument": "top"}),
+    ("search", {"query": "nms", "top": None}, "error: search: argument top: null is not a whole number",
+     {"argument": "top"}),
+    ("suggest", {"profile": YOLO, "explain": 1}, "error: suggest: argument explain: 1 is not true or false",
+     {"argument": "explain"}),
+    ("suggest", {"profile": YOLO, "explain": "true"}, "error: suggest: argument explain: 'true' is not true or false",
+     {"argument": "explain"}),
+    ("search", {"query": "nms", "lang": "fr"}, "error: search: argument lang: 'fr' is not one of en, zh",
+     {"argument": "lang"}),
+    ("search", {"query": "nms", "lang": 5}, "error: search: argument lang: 5 is not text", {"argument": "lang"}),
+    ("search", [1, 2], "error: search: [1, 2] is not an object of named arguments", {}),
+    ("search", "nms", "error: search: 'nms' is not an object of named arguments", {}),
 ])
-def test_an_argument_out_of_bounds_is_refused_in_one_line_before_any_work(shared, tool, arguments, line):
+def test_a_bad_argument_is_an_invalid_params_error_naming_it_before_any_work(shared, tool, arguments, line, data):
     started = time.monotonic()
     answer = shared.call(1, tool, arguments)
-    assert answer["result"]["isError"] is True
-    assert _text(answer) == line
+    assert answer["id"] == 1 and "result" not in answer, answer
+    assert answer["error"] == {"code": -32602, "message": line,
+                               "data": {"param": "arguments", "tool": tool, **data}}
     assert time.monotonic() - started < 2 and not shared.workers()
+
+
+@pytest.mark.parametrize("params, shown", [
+    ({"name": "nosuch", "arguments": {"query": "nms"}}, "'nosuch'"),
+    ({"arguments": {"query": "nms"}}, "null"),
+    ({"name": 5}, "5"),
+    (None, "null"),  # no params at all
+])
+def test_a_call_of_no_tool_is_an_invalid_params_error_naming_the_name(shared, params, shown):
+    shared.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", **({} if params is None else {"params": params})})
+    answer = shared.receive(10)
+    assert answer["id"] == 2 and answer["error"] == {
+        "code": -32602, "data": {"param": "name"},
+        "message": f"error: tools/call: {shown} is not the name of a tool — the tools are profile, suggest, search, "
+                   f"show, compare, roofline, scan"}
+
+
+def test_a_bad_argument_is_refused_in_the_language_of_the_call(shared):
+    answer = shared.call(1, "search", {"query": "nms", "top": True, "lang": "zh"})
+    assert answer["error"]["code"] == -32602 and answer["error"]["data"]["argument"] == "top"
+    assert answer["error"]["message"].startswith("错误") and "top" in answer["error"]["message"]
+
+
+def test_a_whole_number_written_with_a_fraction_of_zero_is_a_whole_number(shared):
+    """JSON has one kind of number: the schema's "integer" takes 3.0, and the call runs with 3."""
+    answer = shared.call(1, "search", {"query": "nms", "top": 3.0})
+    assert answer["result"]["isError"] is False
+    assert len(answer["result"]["structuredContent"]["results"]) == 3
 
 
 def test_the_input_schemas_declare_the_bounds(shared):
@@ -203,6 +274,7 @@ def test_the_input_schemas_declare_the_bounds(shared):
     path = schemas["profile"]["path"]
     assert path["maxLength"] == MAX_TEXT and path["pattern"] == r"^[^\x00]*$"
     assert schemas["profile"]["top"]["minimum"] == 1 and schemas["scan"]["top"]["minimum"] == 0
+    assert schemas["profile"]["top"]["type"] == "integer" and schemas["suggest"]["explain"]["type"] == "boolean"
     exclude = schemas["scan"]["exclude"]["anyOf"][0]
     assert exclude["maxItems"] == MAX_ITEMS and exclude["items"]["maxLength"] == MAX_TEXT
 
@@ -285,12 +357,40 @@ def test_a_call_whose_process_dies_is_a_tool_error(server, tmp_path):
     assert server.call(6, "show", {"entry_id": "nms-on-npu"})["result"]["isError"] is False
 
 
-def test_a_server_killed_outright_leaves_no_call_computing(server, tmp_path):
-    server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                 "params": {"name": "scan", "arguments": {"path": _slow_tree(tmp_path / "src")}}})
-    workers = _computing(server)
-    server.process.kill()
-    _gone_within(workers, 3)
+def test_a_call_whose_process_dies_with_helpers_computing_is_answered_and_leaves_nothing(advisor_home, tmp_path):
+    """The helpers a call started hold its answer pipe open: the server must not wait for them to close it."""
+    server = Server(advisor_home, env={"ADVISOR_SCAN_JOBS": "2"})
+    try:
+        server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                     "params": {"name": "scan", "arguments": {"path": _slow_tree(tmp_path / "src")}}})
+        calls, helpers = _with_helpers(server)
+        for call in calls:
+            call.kill()  # the kernel's OOM killer, say: the call's process alone
+        answer = server.receive(10)
+        assert answer["id"] == 5 and _text(answer).startswith("Error executing tool scan: error: scan stopped before "
+                                                              "it answered (exit status -9)")
+        _gone_within(helpers, 3)
+        assert server.call(6, "show", {"entry_id": "nms-on-npu"})["result"]["isError"] is False
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("helpers", [False, True])
+def test_a_server_killed_outright_leaves_nothing_behind(advisor_home, tmp_path, helpers):
+    """SIGKILL gives the server no chance to stop anything: the call, what it started, the fork server and the
+    resource tracker must each end by themselves."""
+    server = Server(advisor_home, env={"ADVISOR_SCAN_JOBS": "2" if helpers else "1"})
+    try:
+        server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                     "params": {"name": "scan", "arguments": {"path": _slow_tree(tmp_path / "src")}}})
+        workers = sum(_with_helpers(server), []) if helpers else _computing(server)
+        everything = psutil.Process(server.process.pid).children(recursive=True)
+        assert set(workers) <= set(everything)
+        server.process.kill()
+        _gone_within(workers, 3)
+        _gone_within(everything, 3)
+    finally:
+        server.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,3 +431,43 @@ def test_a_file_the_system_refuses_is_one_line_through_the_tools_too():
     [line] = error_lines(exc)
     assert line.startswith("error: /tmp/nnn") and "cannot be used: File name too long" in line
     assert "internal error" not in line
+
+
+_ORPHANED_CALL = """
+import os, sys, time
+from opprof_advisor.mcp import server
+
+if os.fork() == 0:  # the call's process: a group of its own, watching this parent, and a helper of its own
+    os.setpgid(0, 0)
+    server._end_with_parent(os.getppid(), forked=sys.argv[1] == "kernel")
+    helper = os.fork()
+    if helper == 0:
+        time.sleep(60)
+        os._exit(0)
+    print(os.getpid(), helper, flush=True)
+    time.sleep(60)
+    os._exit(0)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("watch", ["kernel", "timer"])  # Linux's PR_SET_PDEATHSIG; the parent watch elsewhere
+def test_a_call_whose_parent_dies_ends_with_what_it_started(watch):
+    if watch == "kernel" and not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHANED_CALL, watch], cwd=str(ROOT), stdout=subprocess.PIPE)
+    started = []
+    try:
+        ready, _w, _x = select.select([parent.stdout], [], [], 30)
+        assert ready, "the call did not start"
+        started = [psutil.Process(int(pid)) for pid in parent.stdout.readline().split()]
+        parent.kill()
+        parent.wait(10)
+        _gone_within(started, 2)
+    finally:
+        for process in started:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(10)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.errors import OutcomesError
 from opprof_advisor.core.records import Record
 from opprof_advisor.advice import outcomes_store
@@ -65,7 +66,8 @@ def _read_outcomes(advisor: Advisor) -> None:
         rows = outcomes_store.list_outcomes(path=advisor.index.db_path)
     except OutcomesError as exc:
         where = f"{exc.location()}: " if exc.location() else ""
-        advisor.warnings.append(f"{where}{exc.message}; the gains below are not calibrated by recorded outcomes")
+        advisor.warnings.append(M_("{where}{message}; the gains below are not calibrated by recorded outcomes",
+                                   where=where, message=exc.message))
         return
     if rows:  # most users record none
         advisor.outcomes = outcomes_by_entry(Outcome.from_dict(row) for row in rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -77,7 +78,14 @@ class AdvisorGroup(TyperGroup):
                 raise
             _print_error(exc)
             raise typer.Exit(1) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt as exc:
+            # Typer exits 130 for any KeyboardInterrupt; one that SIGTERM or SIGHUP raised (cluster.runtime.Stopped
+            # carries its number) exits as a shell reports a process that signal ended: 143 / 129.
+            signum = getattr(exc, "signum", None)
+            if isinstance(signum, int):
+                raise typer.Exit(128 + signum) from None
+            raise
+        except (typer.Exit, typer.Abort):
             raise
         except BrokenPipeError:
             # `advisor ... | head`: the reader has what it wanted; exit quietly.
@@ -210,10 +218,17 @@ _register_commands()
 MAX_ARGUMENTS = 10_000
 
 
+#: The cyclic garbage collector's thresholds (the default is 700, 10, 10). A profile is millions of small objects,
+#: none of them in a cycle; at the default the collector scans them again and again: a third of the time of a
+#: profile of 100,000 op types (5.1 s -> 3.6 s CPU), more on larger ones. Collections still run, 70 times less often.
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
 def main() -> None:
     """Console-script entry point: the standard streams and the terminal size made safe first (core.terminal)."""
     guard_standard_streams()
     sane_terminal_size()
+    gc.set_threshold(*GC_THRESHOLDS)
     if len(sys.argv) - 1 > MAX_ARGUMENTS:  # before the parser, whose cost grows faster than the arguments
         given, limit = format(len(sys.argv) - 1, ","), format(MAX_ARGUMENTS, ",")
         _print_error(AdvisorError(M_("{n} arguments: at most {limit} are taken", n=given, limit=limit),

@@ -7,6 +7,7 @@ what it uses (tests/test_import_budget.py lists what a plain `suggest` may impor
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from opprof_advisor.cli.output import (
 from opprof_advisor import commands
 from opprof_advisor.core.documents import document_kind
 from opprof_advisor.core.errors import AdvisorError
-from opprof_advisor.core.i18n import M_, localize
-from opprof_advisor.core.terminal import one_line
+from opprof_advisor.core.i18n import M_, Message, localize
+from opprof_advisor.core.terminal import can_carry, one_line
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
@@ -129,10 +130,22 @@ def warn(warnings: list[str]) -> None:
     """Print each warning as one `warning: ...` line on stderr; a stderr that cannot take it does not stop the command
     (the output on stdout is what was asked for)."""
     for warning in warnings:
-        try:
-            err_console.print(f"warning: {one_line(warning)}", markup=False)
-        except OSError:
+        if not _stderr_line(warning, prefix="warning: "):
             return
+
+
+def _stderr_line(message: str, *, prefix: str = "") -> bool:
+    """``message`` (a Message says it in the language in use) as one line on stderr; in English when stderr cannot
+    show that language (an ASCII or Latin-1 terminal with --lang zh), as the error lines do. False when stderr
+    could not take it."""
+    text = localize(message)
+    if isinstance(message, Message) and not can_carry(sys.stderr, text):
+        text = str.__str__(message)
+    try:
+        err_console.print(prefix + one_line(text), markup=False)
+    except OSError:
+        return False
+    return True
 
 
 def run_profile(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] | None:
@@ -177,14 +190,14 @@ def open_index(db: Path | None):
 
 def _say(message: str) -> None:
     """A warning line as it is, on stderr."""
-    err_console.print(message, markup=False)
+    _stderr_line(message)
 
 
 def warn_problems(index) -> None:
     """Print the index's problems (files not indexed) as one warning line on stderr."""
     warning = problems_warning(index.problems)
     if warning:
-        err_console.print(warning, markup=False)
+        _stderr_line(warning)
 
 
 def run_show(values: dict[str, Any]) -> None:
@@ -199,7 +212,7 @@ def run_search(values: dict[str, Any]) -> None:
                                top=values["top"], db=values["db"], warn=_say)
     if document.get("query_cut_from"):  # (kb.search.MAX_QUERY_CHARS)
         given, kept = format(document["query_cut_from"], ","), format(len(document["query"]), ",")
-        warn([localize(M_("the query has {n} characters: only its first {kept} were searched", n=given, kept=kept))])
+        warn([M_("the query has {n} characters: only its first {kept} were searched", n=given, kept=kept)])
     if values["fmt"] == "json":
         emit_json(document)
         if not document["results"]:

@@ -81,7 +81,7 @@ def _suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kin
     parsed = read_profile(Path(profile), progress, executor=executor)
     advisor = open_advisor(Path(db) if db else None)
     for warning in advisor.warnings:
-        warn(str(warning))
+        warn(warning)  # a Message: the CLI says it in English where stderr cannot show Chinese
     return advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
 
 
@@ -112,7 +112,7 @@ def serving(path: str | Path, *, db: str | Path | None = None, warn: Warn = _ign
     data = read_serving(Path(path))
     advisor = open_advisor(Path(db) if db else None)
     for warning in advisor.warnings:
-        warn(str(warning))
+        warn(warning)  # a Message: the CLI says it in English where stderr cannot show Chinese
     return serving_document(data, str(path), advisor.entries, advisor.matcher)
 
 

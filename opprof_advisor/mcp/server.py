@@ -363,27 +363,81 @@ def work(connection: Any, name: str, arguments: dict[str, Any], lang: str) -> No
         connection.close()
 
 
+#: The signal a call's process gets when its parent ends (the fork server, which ends when the server does):
+#: it stops the call, its process and whatever that started (``_parent_gone``).
+PARENT_GONE = getattr(signal, "SIGHUP", None)
+#: How often a call's process looks whether its parent is still there where the kernel cannot say it
+#: (``PR_SET_PDEATHSIG`` is Linux's), in seconds.
+PARENT_WATCH_S = 0.25
+#: prctl(2)'s option that makes the kernel signal this process when its parent ends (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+
+
 def _own_process_group() -> None:
     """Make this process the leader of a process group of its own (the server stops it and whatever it started
-    with one signal), and let it die with the server when the server is killed outright."""
+    with one signal), and have it stop that group when the server is gone, even killed outright (SIGKILL
+    leaves the server no moment to stop anything)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     with contextlib.suppress(OSError, AttributeError):
         os.setpgid(0, 0)
-    # multiprocessing's fork server, the parent of this process, runs while any process holds the descriptor it
-    # watches; let go of it, so that it ends with the server (and a fork server this process might want would be
-    # its own), and have the kernel kill this process when it ends (Linux: PR_SET_PDEATHSIG)
+    parent = os.getppid()
+    forked = _let_go_of_the_fork_server()
+    _end_with_parent(parent, forked)
+
+
+def _let_go_of_the_fork_server() -> bool:
+    """Close this process's copy of the descriptor multiprocessing's fork server watches; whether there was one
+    (this process was forked by the fork server).
+
+    The fork server (the parent of every call's process) runs until every process holding that descriptor has
+    closed it: the server, and each call's process, which got a copy. Closed here, the fork server ends when the
+    server ends (its end of the pipe closes, however the server died), whatever the calls still do; and a
+    process the call forks later (scan's helpers) holds no copy either.
+    """
     fork_server = getattr(multiprocessing.forkserver, "_forkserver", None)
     alive = getattr(fork_server, "_forkserver_alive_fd", None)
-    if not isinstance(alive, int) or not sys.platform.startswith("linux"):
-        return
+    if not isinstance(alive, int):
+        return False
     with contextlib.suppress(OSError):
         os.close(alive)
+    # (a fork server this process might want would be its own)
     fork_server._forkserver_alive_fd = fork_server._forkserver_address = fork_server._forkserver_pid = None
-    parent = os.getppid()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the fork server ended before that: the server is gone
-        os._exit(1)
+    return True
+
+
+def _end_with_parent(parent: int, forked: bool) -> None:
+    """Stop the call (``_parent_gone``) when ``parent`` ends: on Linux the kernel says it (PR_SET_PDEATHSIG) when
+    the parent is the fork server (single-threaded: the signal follows the thread that forked, and the fork
+    server's only thread lives as long as it does); elsewhere, or if prctl fails, a timer looks every
+    ``PARENT_WATCH_S`` whether this process was given another parent."""
+    if PARENT_GONE is None:
+        return  # no signals to speak of (Windows): the server's own stop is all there is
+    signal.signal(PARENT_GONE, _parent_gone)
+    watched = False
+    if forked and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            watched = libc.prctl(_PR_SET_PDEATHSIG, int(PARENT_GONE), 0, 0, 0) == 0
+    if not watched and hasattr(signal, "setitimer"):
+        def look(_signum: int, _frame: Any) -> None:
+            if os.getppid() != parent:
+                _parent_gone()
+
+        signal.signal(signal.SIGALRM, look)
+        signal.siginterrupt(signal.SIGALRM, False)  # a system call the timer interrupts carries on
+        signal.setitimer(signal.ITIMER_REAL, PARENT_WATCH_S, PARENT_WATCH_S)
+    if os.getppid() != parent:  # the parent ended before the kernel was told: the server is gone
+        _parent_gone()
+
+
+def _parent_gone(_signum: int | None = None, _frame: Any = None) -> None:
+    """The server is gone (this call's parent ended with it): nobody reads the answer. Kill this call at once,
+    its process and whatever it started (its process group); a process the call forked (which inherits this
+    handler) only ends itself."""
+    with contextlib.suppress(OSError):
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(1)
 
 
 def json_safe(value: Any) -> Any:

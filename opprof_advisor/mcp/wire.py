@@ -10,29 +10,31 @@ goes. What it leaves to the application is here:
   line with its JSON-RPC error (-32700 / -32600, with the request's id when it can be found), refuses
   a line over ``MAX_REQUEST_BYTES`` unread, and reads in a daemon thread, so that stopping never waits
   for a line that does not come;
-* every argument is bounded: text length, no NUL, list length, ``top`` (``_bounded``, declared in the
-  input schemas, so the agent sees the limits) and refused in one line in the agent's language before
-  any work (``_arguments_guard``, a middleware of the SDK);
+* every argument is bounded: text length, no NUL, list length, ``top`` (``mcp.arguments``, declared in the
+  input schemas, so the agent sees the limits), and of the JSON type its schema says (no ``true`` for a
+  number, no ``1`` for a truth value); a call naming no tool, or whose arguments break the schema, is refused
+  before any work with a JSON-RPC error -32602 whose message is one line in the agent's language and whose
+  ``data`` names the argument (``mcp.arguments.arguments_guard``, a middleware of the SDK);
 * each call computes in a process of its own (``Workers``, running ``server.work``): no state is
   shared between calls, and a call the SDK cancels (cancel, disconnect) or that outlives ``--timeout``
-  is stopped with whatever it started, within a second;
+  is stopped with whatever it started, within a second; a call whose process dies leaves nothing running,
+  and a server killed outright takes its calls with it (``server._end_with_parent``);
 * SIGINT, SIGTERM and SIGHUP stop the calls, answer them, and end the server (exit status 128 + n).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
 import re
-import reprlib
 import signal
 import sys
 import threading
-from collections.abc import Mapping
-from typing import Annotated, Any, Optional, Union
+from typing import Any, Union
 
 import anyio
 import anyio.from_thread
@@ -44,22 +46,24 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from opprof_advisor import __version__
 from opprof_advisor.core.errors import AdvisorError
-from opprof_advisor.core.i18n import LANGS, M_, N_, current_lang, normalise_lang
+from opprof_advisor.core.i18n import M_
+from opprof_advisor.mcp.arguments import arguments_guard, bounded, call_language
 from opprof_advisor.mcp.server import (
-    DEFAULT_TIMEOUT_S, INSTRUCTIONS, MAX_ITEMS, MAX_REQUEST_BYTES, MAX_TEXT, MAX_TOP, SERVER_NAME, STOP_GRACE_S,
-    TOOLS, BadArgument, CallStopped, UnknownLanguage, minimum_top, said_in, signature_of, work,
+    DEFAULT_TIMEOUT_S, INSTRUCTIONS, MAX_REQUEST_BYTES, SERVER_NAME, STOP_GRACE_S, TOOLS, CallStopped, MissingSDK,
+    said_in, signature_of, work,
 )
 
 #: Imported once by the process every call's process is forked from, so that a call starts at once.
 #: (numpy and scikit-learn are what the commands import lazily; a name that is not installed is skipped.)
 WARM_IMPORTS = ("opprof_advisor.mcp.server", "numpy", "sklearn.feature_extraction.text")
 
-#: No NUL in any text argument: no path, query or id holds one (and ``open`` fails on it).
-NO_NUL = r"^[^\x00]*$"
+#: How long after a call's process ended its answer may still be on its way, in seconds: after that, whatever the
+#: call left running (and holding its end of the answer's pipe open) is killed.
+ANSWER_GRACE_S = 0.5
 
 #: How long a stop (a signal) may take before the server leaves at once, in seconds: a client that
 #: stopped reading its stdout can block the last writes.
@@ -78,14 +82,14 @@ def build_server(workers: Workers | None = None) -> MCPServer:
     workers = workers or Workers()
     tools = {name: _register(server, workers, name, function, description)
              for name, (function, description) in TOOLS.items()}
-    server.middleware.append(_arguments_guard(tools))
+    server.middleware.append(arguments_guard(tools))
     return server
 
 
 def _register(server: MCPServer, workers: Workers, name: str, function: Any, description: str) -> Tool:
     async def call(lang: str | None = None, **arguments: Any) -> mcp_types.CallToolResult:
         # `lang` changes the summary, the entries' titles and the error line, never the JSON document
-        language = _language(lang)
+        language = call_language(lang)
         try:
             outcome = await workers.run(name, arguments, language)
         except AdvisorError as exc:
@@ -101,124 +105,10 @@ def _register(server: MCPServer, workers: Workers, name: str, function: Any, des
     call.__doc__ = description
     # the arguments the agent sees are the document function's, each with its bounds
     call.__signature__ = signature.replace(parameters=[
-        parameter.replace(annotation=_bounded(name, parameter.name, parameter.annotation))
+        parameter.replace(annotation=bounded(name, parameter.name, parameter.annotation))
         for parameter in signature.parameters.values()])
     server.add_tool(call, name=name, description=description, structured_output=False)
     return Tool.from_function(call, name=name, description=description, structured_output=False)
-
-
-def _language(lang: str | None) -> str:
-    """The language of a call: ``lang``, or the server's own; an unknown one is a tool error."""
-    if lang is None:
-        return current_lang()
-    chosen = normalise_lang(lang)
-    if chosen is None:
-        raise ToolError(said_in(None, UnknownLanguage(M_("lang {lang!r} is not one of {langs}", lang=lang, langs=", ".join(LANGS)))))
-    return chosen
-
-
-def _bounded(tool: str, name: str, annotation: Any) -> Any:
-    """``annotation`` with the bounds of an argument: text and lists no longer than they may be, ``top`` in range."""
-    text = Annotated[str, Field(max_length=MAX_TEXT, pattern=NO_NUL)]
-    if annotation is str:
-        return text
-    if annotation == Optional[str]:
-        return Optional[text]
-    if annotation == list[str]:
-        return Annotated[list[text], Field(max_length=MAX_ITEMS)]
-    if annotation == Optional[list[str]]:
-        return Optional[Annotated[list[text], Field(max_length=MAX_ITEMS)]]
-    if annotation is int and name == "top":
-        return Annotated[int, Field(ge=minimum_top(tool), le=MAX_TOP)]
-    return annotation
-
-
-def _arguments_guard(tools: dict[str, Tool]):
-    """The middleware that refuses a tools/call whose arguments break the input schema, in one line of ours.
-
-    The SDK would refuse them too, with the validator's text over several lines; and it ignores an argument
-    the tool does not take, where the agent should hear that it misspelt one.
-    """
-
-    async def guard(ctx: Any, call_next: Any) -> Any:
-        params = ctx.params
-        if ctx.method == "tools/call" and isinstance(params, Mapping) and isinstance(params.get("name"), str):
-            tool = tools.get(params["name"])
-            arguments = params.get("arguments")
-            if tool is not None and (arguments is None or isinstance(arguments, Mapping)):
-                problem = _argument_problem(tool, dict(arguments or {}))
-                if problem is not None:  # a tool error, as the SDK writes one
-                    return {"content": [{"type": "text", "text": problem}], "isError": True}
-        return await call_next(ctx)
-
-    return guard
-
-
-def _argument_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
-    """The one line refusing ``arguments`` of ``tool`` (in the call's language), or None when they are good."""
-    lang = arguments.get("lang")
-    lang = lang if isinstance(lang, str) and "\x00" not in lang and normalise_lang(lang) else None
-    fields = tool.fn_metadata.arg_model.model_fields
-    names = [field.alias or name for name, field in fields.items()]
-    unknown = [key for key in arguments if key not in names]
-    if unknown:
-        return said_in(lang, BadArgument(M_("{tool}: {name} is not an argument of this tool", tool=tool.name,
-                                            name=_shown(unknown[0])),
-                                         hint=M_("it takes {names}", names=", ".join(names))))
-    try:
-        tool.fn_metadata.validate_arguments(arguments)
-    except ValidationError as exc:
-        return said_in(lang, _bad_argument(tool.name, exc.errors()[0]))
-    return None
-
-
-#: A validation error in our words, by its type (the words of the command line's bad option values).
-_WORDS = {
-    "int_parsing": N_("{input} is not a whole number"),
-    "int_type": N_("{input} is not a whole number"),
-    "int_from_float": N_("{input} is not a whole number"),
-    "finite_number": N_("{input} is not a finite number"),
-    "greater_than_equal": N_("{input} is too small: it must be at least {ge}"),
-    "less_than_equal": N_("{input} is too large: it must be at most {le}"),
-    "string_type": N_("{input} is not text"),
-    "list_type": N_("{input} is not a list of texts"),
-    "bool_type": N_("{input} is not true or false"),
-    "bool_parsing": N_("{input} is not true or false"),
-}
-
-
-def _bad_argument(tool: str, error: Mapping[str, Any]) -> BadArgument:
-    location = [str(part) for part in error.get("loc") or ()]
-    name = (location[0] + "".join(f"[{part}]" for part in location[1:])) if location else "arguments"
-    kind = error.get("type")
-    context = error.get("ctx") or {}
-    value = error.get("input")
-    if kind == "missing":
-        problem = M_("required, and not given")
-    elif kind == "string_too_long":
-        problem = M_("{length} characters, more than the {limit} it may have", length=len(value),
-                     limit=context.get("max_length"))
-    elif kind == "too_long":
-        problem = M_("{count} items, more than the {limit} it may have", count=context.get("actual_length"),
-                     limit=context.get("max_length"))
-    elif kind == "string_pattern_mismatch":
-        problem = M_("a NUL character, which no path, query or id holds")
-    elif kind in _WORDS:
-        problem = M_(_WORDS[kind], input=_shown(value), ge=context.get("ge"), le=context.get("le"))
-    else:
-        problem = M_("{input}: {reason}", input=_shown(value), reason=error.get("msg"))
-    return BadArgument(M_("{tool}: argument {name}: {problem}", tool=tool, name=name, problem=problem))
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """``value`` as the agent wrote it, cut to about ``limit`` characters (whatever its size and depth)."""
-    shown = _REPR.repr(value)
-    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
-
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 2, 60, 60, 40
-_REPR.maxlist = _REPR.maxdict = _REPR.maxtuple = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +161,7 @@ class Workers:
                     sending.close()
                 try:
                     with anyio.fail_after(self.timeout):
-                        outcome = await anyio.to_thread.run_sync(answer.receive, abandon_on_cancel=True)
+                        outcome = await _answer_of(process, answer)
                 except TimeoutError:
                     seconds = format(self.timeout, "g")
                     raise CallStopped(M_("{tool} stopped: no answer within {seconds} s", tool=name, seconds=seconds),
@@ -319,6 +209,28 @@ class _Answer:
             self._connection = None
 
 
+async def _answer_of(process: Any, answer: _Answer) -> tuple[Any, ...] | None:
+    """What the call's process sends, or None when it ends without a word.
+
+    The read ends when the pipe's other end is closed by everyone holding it, and a process the call forked
+    (scan's helpers) holds a copy: once the call's process has ended, whatever it left running is killed after
+    ``ANSWER_GRACE_S`` (its process group), and the read ends with what was sent.
+    """
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_clear_when_ended, process)
+        outcome = await anyio.to_thread.run_sync(answer.receive, abandon_on_cancel=True)
+        tasks.cancel_scope.cancel()
+    return outcome
+
+
+async def _clear_when_ended(process: Any) -> None:
+    """Once the call's process has ended and ``ANSWER_GRACE_S`` more have passed, kill what is left of its group."""
+    while process.exitcode is None:
+        await anyio.sleep(0.05)
+    await anyio.sleep(ANSWER_GRACE_S)
+    _signal_group(process, signal.SIGKILL)
+
+
 async def _stop(process: Any, answered: bool) -> None:
     """Make sure a call's process, and whatever it started, is gone."""
     if process.pid is None:
@@ -336,6 +248,9 @@ async def _stop(process: Any, answered: bool) -> None:
         with anyio.move_on_after(1):
             while process.exitcode is None:
                 await anyio.sleep(0.01)
+    # what the call started and left running: its process group outlives it (the group's id is not reused while
+    # a process is in it, and an empty group is no more)
+    _signal_group(process, signal.SIGKILL)
 
 
 def _signal_group(process: Any, signum: int) -> None:
@@ -531,13 +446,14 @@ def _id_in(text: str) -> str | int | None:
 def serve(timeout: float = DEFAULT_TIMEOUT_S) -> int:
     """Serve the tools over stdio until the client closes the connection (0) or a signal n stops the server
     (128 + n)."""
+    workers = Workers(timeout=timeout)
+    server = build_server(workers)
+    lowlevel = sdk_server(server)  # before anything starts: an SDK this cannot run on is one line
     if _closed_at_start(sys.stdout, 1):
         raise AdvisorError(M_("stdout is closed"), hint=M_("the MCP client reads the answers there: start "
                                                           "`advisor mcp` from the client")) from None
-    workers = Workers(timeout=timeout)
-    server = build_server(workers)
     try:
-        return anyio.run(_serve, server, workers)
+        return anyio.run(_serve, lowlevel, workers)
     except (OSError, AdvisorError, BaseExceptionGroup) as exc:
         failures = list(_leaves(exc))  # the transport's writer failed: how
         if not all(isinstance(failure, (OSError, AdvisorError)) for failure in failures):
@@ -570,7 +486,31 @@ def _leaves(exc: BaseException):
         yield exc
 
 
-async def _serve(server: MCPServer, workers: Workers) -> int:
+def sdk_server(server: MCPServer) -> Any:
+    """The SDK's low-level server inside ``server``: what ``MCPServer.run_stdio_async`` runs, run here on our own
+    stdin (``_Lines``), which the SDK has no public way to take (mcp 2.3: ``run_stdio_async()`` takes no
+    streams, and ``MCPServer._lowlevel_server`` is private; the SDK's own client says "make `lowlevel_server`
+    public" as a to-do). pyproject.toml bounds the ``mcp`` version to those it was verified with; a version
+    without it is refused in one line naming it.
+    """
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if not (callable(getattr(lowlevel, "run", None)) and callable(getattr(lowlevel, "create_initialization_options",
+                                                                           None))):
+        raise MissingSDK(M_("the mcp SDK {version} has no MCPServer._lowlevel_server, which `advisor mcp` runs on",
+                            version=_sdk_version()),
+                         hint=M_("install the mcp version opprof-advisor supports: {command}",
+                                 command="pip install 'opprof-advisor[mcp]'"))
+    return lowlevel
+
+
+def _sdk_version() -> str:
+    try:
+        return importlib.metadata.version("mcp")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return "?"
+
+
+async def _serve(lowlevel: Any, workers: Workers) -> int:
     stdin = _claim_stdin()
     lines = _Lines(stdin)
     stopped_by: list[int] = []
@@ -582,7 +522,6 @@ async def _serve(server: MCPServer, workers: Workers) -> int:
                     tasks.start_soon(_stop_on_signals, serving, lines, stopped_by)
                     # a daemon thread: a client that leaves at once does not wait for the fork server to start
                     threading.Thread(target=workers.warm, daemon=True, name="advisor mcp warm").start()
-                    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, given our stdin
                     await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
                 lines.stop()
                 tasks.cancel_scope.cancel()

@@ -8,8 +8,9 @@ explained: where the data cannot support a judgement the profile gets a note ``c
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections import Counter
+from operator import itemgetter
 from typing import Any, Iterable
 
 from opprof_advisor.core import steps
@@ -310,19 +311,30 @@ def statistic_rows(statistic: list[dict[str, Any]], families: dict[str, str]) ->
 
 def _top_values(frame, groups, index_of: list[int], name: str, limit: int = 4) -> list[list[str]]:
     """Per group, the ``limit`` most common items of a ``;``-separated column (whole cells counted first)."""
-    found: list[list[str]] = [[] for _ in index_of]
     if not frame.has(name):
-        return found
-    counts: list[Counter[str]] = [Counter() for _ in index_of]
+        return [[] for _ in index_of]
     position = {group: index_of[code] for code, group in enumerate(groups.values)}
     tally = frame.tally(frame.pair(groups, frame.coded(name)))
+    items_of: dict[str, list[str]] = {}  # cell -> its items (a cell recurs across groups)
+    counts: list[dict[str, int] | None] = [None] * len(index_of)  # item -> launches (dicts: a million are cheap)
     for (group, cell), times in zip(tally.keys, tally.counts):
-        counter = counts[position[group]]
-        for item in cell.split(";"):
-            item = item.strip()
-            if item:
-                counter[item] += times
-    return [[value for value, _ in counter.most_common(limit)] for counter in counts]
+        items = items_of.get(cell)
+        if items is None:
+            items = items_of[cell] = [item for item in map(str.strip, cell.split(";")) if item]
+        at = position[group]
+        counter = counts[at]
+        if counter is None:
+            counter = counts[at] = {}
+        for item in items:
+            counter[item] = counter.get(item, 0) + times
+    return [[] if counter is None else _most_common_keys(counter, limit) for counter in counts]
+
+
+def _most_common_keys(counts: dict[str, int], limit: int) -> list[str]:
+    """The ``limit`` keys with the most launches, the first seen among equals (as ``Counter.most_common``)."""
+    if len(counts) <= 1:
+        return list(counts)
+    return [value for value, _ in heapq.nlargest(limit, counts.items(), key=itemgetter(1))]
 
 
 def _most_common(frame, groups, index_of: list[int], name: str) -> list[int | None]:
@@ -374,11 +386,12 @@ def _bounds(ctx: Kernels, groups, keys: list) -> list[tuple[str, str | None, flo
         mask = frame.both(long, frame.present(column), *([ctx.working[side]] if side in ctx.working else []))
         weights[key] = frame.tally(groups, mask, ctx.duration).sum_by_key()
         totals[key] = frame.tally(groups, mask, frame.product(column, ctx.duration)).sum_by_key()
+    all_short = ("unknown", None, None,
+                 M_("every launch is shorter than {limit}", limit=U.time_tick(thresholds.MIN_TASK_DURATION_US)))
     for position in pending:
         group = keys[position]
         if not longs.get(group):
-            found[position] = ("unknown", None, None,
-                               M_("every launch is shorter than {limit}", limit=U.time_tick(thresholds.MIN_TASK_DURATION_US)))
+            found[position] = all_short
             continue
         best, best_score, busiest, busiest_score, busiest_ratio = "none", 0.0, None, -1.0, None
         for key in _pipes_for(group[1], ctx.pipe):
@@ -392,7 +405,7 @@ def _bounds(ctx: Kernels, groups, keys: list) -> list[tuple[str, str | None, flo
             if score >= 1.0 and score > best_score:
                 best, best_score = thresholds.PIPE_CLASS[key], score
         if busiest is None:
-            found[position] = ("unknown", None, None, "its pipe ratios are N/A (the PMU did not sample these launches)")
+            found[position] = ("unknown", None, None, N_("its pipe ratios are N/A (the PMU did not sample these launches)"))
         else:
             found[position] = (best, busiest, busiest_ratio, "")
     return found

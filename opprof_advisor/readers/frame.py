@@ -64,6 +64,7 @@ class Frame:
         self.vector = vector
         self._coded: dict[str, Coded] = {}
         self._floats: dict[str, Values] = {}
+        self._value_positions: dict[int, tuple[Coded, dict]] = {}
         if vector:
             import numpy as np
 
@@ -158,11 +159,11 @@ class Frame:
             size = max(len(column.values), 1)
             if math.prod(max(len(d), 1) for d in digits) * size >= 2 ** 62:  # too wide: number the pairs seen
                 distinct, keys = _numbered(np, keys)
-                digits = [_decode(distinct.tolist(), digits)]
+                digits = [_decode(np, distinct, digits)]
             keys = keys * size + column.codes
             digits.append([(value,) for value in column.values])
         distinct, codes = _numbered(np, keys)
-        return Coded(codes, _decode(distinct.tolist(), digits))
+        return Coded(codes, _decode(np, distinct, digits))
 
     def op_types(self) -> Coded:
         """The op type of each row: the Type column, or derived from the kernel name where none is recorded."""
@@ -199,11 +200,23 @@ class Frame:
         """Rows whose value passes ``test`` (a predicate, or a collection of values), evaluated once per value."""
         if not callable(test):
             allowed = set(test)
+            if self.vector and len(allowed) * 16 < len(column.values):  # a few values asked of many: look them up
+                verdicts = self.np.zeros(len(column.values), dtype=bool)
+                position = self._positions(column)
+                verdicts[[position[value] for value in allowed if value in position]] = True
+                return verdicts[column.codes]
             test = allowed.__contains__
         verdicts = [bool(test(value)) for value in column.values]
         if self.vector:
             return self.np.asarray(verdicts, dtype=bool)[column.codes] if verdicts else self.np.zeros(self.n, bool)
         return [verdicts[c] for c in column.codes]
+
+    def _positions(self, column: Coded) -> dict:
+        """value -> its code in ``column``, made once per column (the column is kept with it, so its id stays its)."""
+        found = self._value_positions.get(id(column))
+        if found is None or found[0] is not column:
+            found = self._value_positions[id(column)] = (column, {value: code for code, value in enumerate(column.values)})
+        return found[1]
 
     def below(self, values: Values, limit: float) -> Mask:
         if self.vector:
@@ -394,17 +407,19 @@ def _numbered(np, keys):
     return distinct, codes.reshape(-1).astype(np.int64)
 
 
-def _decode(keys: list[int], digits: list[list[tuple]]) -> list[tuple]:
-    """Mixed-radix ``keys`` back to tuples: the last digit varies fastest, each digit a list of value tuples."""
-    sizes = [max(len(d), 1) for d in digits]
-    found = []
-    for key in keys:
-        parts = []
-        for values, size in zip(reversed(digits), reversed(sizes)):
-            key, digit = divmod(key, size)
-            parts.append(values[digit])
-        found.append(tuple(value for part in reversed(parts) for value in part))
-    return found
+def _decode(np, keys, digits: list[list[tuple]]) -> list[tuple]:
+    """Mixed-radix ``keys`` (an integer array) back to tuples: the last digit varies fastest, each digit a list of
+    value tuples. The digits are split by numpy and looked up column by column, so a million keys stay well
+    under a second."""
+    columns = []
+    rest = np.asarray(keys, dtype=np.int64)
+    for values in reversed(digits):
+        rest, digit = np.divmod(rest, max(len(values), 1))
+        width = len(values[0]) if values else 0
+        for at in reversed(range(width)):  # one object column per value the digit's tuples hold
+            column = np.fromiter((value[at] for value in values), dtype=object, count=len(values))
+            columns.append(column[digit].tolist())
+    return list(zip(*reversed(columns)))
 
 
 def _sequential_sum(np, values) -> float:

@@ -230,8 +230,12 @@ NORM_PATTERNS: dict[str, tuple[frozenset[str], ...]] = {
 NORM_WINDOW = 8
 
 
+_SEPARATORS = re.compile(r"[\s_\-]+")
+_VERSION = re.compile(r"v\d+$")
+
+
 def _base_name(op: str) -> str:
-    return re.sub(r"v\d+$", "", re.sub(r"[\s_\-]+", "", op).lower())
+    return _VERSION.sub("", _SEPARATORS.sub("", op).lower())
 
 
 def check_norm(ctx: Kernels) -> None:

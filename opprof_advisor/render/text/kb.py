@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opprof_advisor.core.i18n import N_, _, localize
+from opprof_advisor.core.i18n import M_, N_, _, localize
 from opprof_advisor.render.phrases import entry_gain_line, entry_text, word
 from opprof_advisor.render.text.fit import Column, dropped_note, fitted_table
 from opprof_advisor.core.vocabulary import EVIDENCE_GRADES
@@ -52,8 +52,8 @@ def problems_warning(problems: list[Any]) -> str | None:
     if not problems:
         return None
     files = len({problem.path for problem in problems})
-    return _("warning: {n} knowledge-base problem(s) in {files} file(s); invalid files are not indexed — run "
-             "`advisor kb check` to list them").format(n=len(problems), files=files)
+    return M_("warning: {n} knowledge-base problem(s) in {files} file(s); invalid files are not indexed — run "
+              "`advisor kb check` to list them", n=len(problems), files=files)
 
 
 def search_table(doc: dict[str, Any], *, width: int = 80, **_options: Any) -> list:
