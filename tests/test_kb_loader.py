@@ -155,6 +155,17 @@ def test_gain_measured_on_must_be_the_entrys_own_operators_and_estimate_a_flag(t
     assert problems_of(good) == []
 
 
+def test_gain_hardware_is_a_list_of_chips_and_loads(tmp_path):
+    gain = {"low_pct": 13, "high_pct": 57, "metric": "kernel_time", "scope": "operators",
+            "source": "https://example.org/guide"}
+    path = write_entry(tmp_path, "x", operators=["MatMul"], gain={**gain, "hardware": "Atlas A2"})
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "hardware" in text)
+    assert problems_of(path) == [f"{path}:{line}: gain hardware must be a list of chips (`Atlas A2`, `Ascend950` …)"]
+    good = write_entry(tmp_path, "y", operators=["MatMul"], gain={**gain, "hardware": ["Atlas A2", "Ascend950"]})
+    assert problems_of(good) == []
+    assert kb.load_entry(good).gain.hardware == ["Atlas A2", "Ascend950"]
+
+
 def test_bad_evidence_grade(tmp_path):
     path = write_entry(tmp_path, "x", evidence="E")
     assert problems_of(path) == [f"{path}:5: evidence 'E' is not one of A, B, C, D"]

@@ -1,13 +1,11 @@
 """Chinese search through the ``entries_zh`` FTS5 table ranks as scoring every entry's grams directly would.
 
-The reference below reads every entry, takes the grams of its text (kb.zh) and scores it as the docstring of
-kb.search.rank_chinese says; the search finds the holders of each gram in FTS5 instead. Equal documents mean
-the table's tokens are the grams (Han pairs and characters, Latin words with ``_`` and digits kept whole).
+The reference below reads every entry and takes the grams of its text (kb.zh) to find the entries holding each
+query gram; the search finds them in FTS5 instead, and both rank them with kb.search.rank_chinese. Equal documents
+mean the table's tokens are the grams (Han pairs and characters, Latin words with ``_`` and digits kept whole).
 """
 
 from __future__ import annotations
-
-import math
 
 import pytest
 
@@ -24,21 +22,23 @@ def kb_index(tmp_path_factory):
     return store.build_index(tmp_path_factory.mktemp("zh") / "index.db", kb_dirs=[ROOT / "kb"], rebuild=True)
 
 
+class ScanningIndex:
+    """The index, except that the entries holding a gram are found by reading every entry's grams (no FTS5)."""
+
+    def __init__(self, index):
+        self.index = index
+        self.grams = {e.id: set(grams(entry_text(e.zh, e.title, e.operators, e.tags))) for e in index.entries()}
+
+    def __getattr__(self, name):
+        return getattr(self.index, name)
+
+    def zh_holders(self, wanted):
+        return {gram: {entry_id for entry_id, held in self.grams.items() if gram in held} for gram in wanted}
+
+
 def reference(index, query: str, kind: str | None = None, family: str | None = None, top: int = 10) -> list:
-    entries = [e for e in index.entries() if (kind is None or e.kind == kind) and (family is None or family in e.operators)]
-    texts = {e.id: set(grams(entry_text(e.zh, e.title, e.operators, e.tags))) for e in entries}
-    query_grams = grams(query)
-    weight = {g: (kb_search.UNIGRAM_WEIGHT if len(g) == 1 and not g.isascii() else 1.0)
-              * math.log(1 + len(entries) / (1 + sum(g in t for t in texts.values()))) for g in query_grams}
-    total = sum(weight.values()) or 1.0
-    scored = []
-    for entry in entries:
-        share = sum(w for g, w in weight.items() if g in texts[entry.id]) / total
-        if share >= kb_search.ZH_MIN_SCORE:
-            in_title = sum(w for g, w in weight.items() if g in grams(entry.zh.get("title", ""))) / total
-            scored.append((round(0.8 * share + 0.2 * in_title, 4), entry.id))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    return scored[:top]
+    hits = kb_search.run_search(ScanningIndex(index), query, kind=kind, operator=family, top=top).hits
+    return [(hit.score, hit.id) for hit in hits]
 
 
 @pytest.mark.parametrize("query", ["非极大值抑制", "通信未掩盖", "NMS 回退", "算", "算子算子融合", "大大", "aicpu 回退",

@@ -18,7 +18,7 @@ from opprof_advisor.core.i18n import M_, Message, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.operators import FAMILIES
-from opprof_advisor.advice.requirements import check_requirements, unmet
+from opprof_advisor.advice.requirements import check_requirements, hardware_mismatch, unmet
 
 #: An entry written for the finding's operators counts this much more than a general one.
 SPECIFIC_BONUS = 0.25
@@ -105,11 +105,13 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
         return [], left_out, {}
     scores = dict(zip(matcher.entry_ids_, matcher.score(finding_query(finding, context))))
 
-    def rank(entry: Entry) -> tuple[float, str]:
+    def rank(entry: Entry) -> tuple[bool, float, str]:
         specific = SPECIFIC_BONUS if operators & set(entry.operators) else 0.0
         # an entry about this diagnosis alone ranks ahead of one that answers it among many others
         focused = FOCUS_BONUS * len(wanted & set(entry.symptoms)) / len(entry.symptoms)
-        return (-(scores.get(entry.id, 0.0) + specific + focused), entry.id)
+        # one written for another chip or CANN (an Ascend 950 sample on an A2 profile) comes after every one that fits
+        return (hardware_mismatch(entry, profile) is not None, -(scores.get(entry.id, 0.0) + specific + focused),
+                entry.id)
 
     chosen: list[Entry] = []
     for entry in sorted(candidates, key=rank):

@@ -104,15 +104,22 @@ def hardware_mismatch(entry: Entry, profile: Profile) -> str | None:
     """A sentence when the entry's hardware or CANN range excludes the profile's, else None."""
     problems = []
     chip = profile.chip
-    if entry.hardware and chip:
-        prefixes = [p for hw in entry.hardware for p in _chip_prefixes(hw)]
-        if prefixes and not any(_norm(chip).startswith(p) for p in prefixes):
-            problems.append(M_("written for {hardware}; this profile ran on {chip}",
-                               hardware=", ".join(entry.hardware), chip=chip))
+    if chips_fit(entry.hardware, chip) is False:
+        problems.append(M_("written for {hardware}; this profile ran on {chip}",
+                           hardware=", ".join(entry.hardware), chip=chip))
     cann = profile.versions.get("cann")
     if entry.cann and cann and cann_matches(cann, entry.cann) is False:
         problems.append(M_("applies to CANN {wanted}; this profile used CANN {cann}", wanted=entry.cann, cann=cann))
     return join_messages(problems, "; ") if problems else None
+
+
+def chips_fit(hardware: list[str], chip: str | None) -> bool | None:
+    """Whether ``chip`` (a profile's) is one of ``hardware`` (``Atlas A2``, ``Ascend950`` …); None when either says
+    nothing that can be compared (no chip named, or only product names the table does not know)."""
+    prefixes = [p for hw in hardware for p in _chip_prefixes(hw)]
+    if not prefixes or not chip:
+        return None
+    return any(_norm(chip).startswith(p) for p in prefixes)
 
 
 def _chip_prefixes(hardware: str) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from opprof_advisor.advice.context import workload_context
 from opprof_advisor.cluster.reduce import per_rank, per_rank_of
 from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
+from opprof_advisor.advice.requirements import chips_fit, hardware_mismatch
 from opprof_advisor.advice.rules_kernel import kernels
 from opprof_advisor.advice.rules_memory import memory_findings, saving_json
 from opprof_advisor.advice.rules_run import RUN_RULES
@@ -191,8 +192,11 @@ def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcom
                         M_("{lead}: {observed} in your recorded outcomes, × {time}", lead=lead.id,
                            observed=observed, time=U.time(fixed)), observed=observed)
     figure = lead.gain
-    if figure is None or figure.scope != "operators" or figure.estimate:
+    if figure is None or figure.scope != "operators" or figure.estimate or hardware_mismatch(lead, profile):
         return model
+    chips = figure.hardware or lead.hardware
+    if chips and chips_fit(chips, profile.chip) is not True:
+        return model  # measured on other chips, or the profile names none: its scope may not fit (GAIN-MODELS.md)
     families = set(figure.measured_on or lead.operators)
     fit = [r for r in rows if r.family in families]
     fixed = sum(r.time_us for r in fit)

@@ -36,6 +36,9 @@ class Gain(Record):
     measured_on: list[str] = field(default_factory=list)
     #: the source states the range as an estimate, not a measurement (shown as such, never as observed)
     estimate: bool = False
+    #: the chips the figure was measured on (default: the entry's ``hardware``); a figure measured on some chips
+    #: is used as a profile's expected gain only when the profile ran on one of them (GAIN-MODELS.md: the scope fits)
+    hardware: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -35,8 +35,9 @@ ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
 REQUIRED_KEYS: tuple[str, ...] = ("kind", "title", "summary", "evidence", "sources", "applies_to")
 
 GAIN_KEYS: tuple[str, ...] = ("low_pct", "high_pct", "metric", "scope", "source")
-#: Optional gain keys: ``measured_on`` lists the operator families the source measured the figure on.
-GAIN_OPTIONAL_KEYS: tuple[str, ...] = ("measured_on", "estimate")
+#: Optional gain keys: ``measured_on`` lists the operator families the source measured the figure on, ``hardware``
+#: the chips.
+GAIN_OPTIONAL_KEYS: tuple[str, ...] = ("measured_on", "estimate", "hardware")
 
 GAIN_METRICS: tuple[str, ...] = ("latency", "throughput", "step_time", "op_time", "kernel_time", "memory")
 
@@ -420,6 +421,10 @@ def _check_gain_values(parsed: ParsedFile, gain: dict) -> list[Problem]:
     problems.extend(_check_measured_on(parsed, gain))
     if "estimate" in gain and not isinstance(gain["estimate"], bool):
         problems.append(_problem(parsed, ("gain", "estimate"), "gain estimate must be true or false"))
+    chips = gain.get("hardware", ["-"])
+    if not isinstance(chips, list) or not chips or not all(isinstance(chip, str) and chip.strip() for chip in chips):
+        problems.append(_problem(parsed, ("gain", "hardware"), "gain hardware must be a list of chips (`Atlas A2`, "
+                                                               "`Ascend950` …)"))
     return problems
 
 

@@ -350,7 +350,7 @@ def build_entry(parsed: ParsedFile, *, origin: str = "builtin") -> Entry:
 def _build_gain(gain: dict[str, Any]) -> Gain:
     measured_on = _unique(canonical_family(name, fuzzy=False) for name in gain.get("measured_on") or [])
     return Gain(float(gain["low_pct"]), float(gain["high_pct"]), gain["metric"], gain["scope"], gain["source"],
-                measured_on, gain.get("estimate") is True)
+                measured_on, gain.get("estimate") is True, _unique(str(chip) for chip in gain.get("hardware") or []))
 
 
 def build_requires(value: Any) -> list[dict[str, list[Any]]]:

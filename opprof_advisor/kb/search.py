@@ -7,11 +7,13 @@ symptom such as ``launch bound``, and the entry is about it), and rapidfuzz simi
 ids and tags; a small prior puts recipes before cases when the evidence is otherwise equal. A query word that matches
 nothing is corrected to the closest known word first (``nsm`` → ``nms``). User text only ever
 reaches FTS5 as quoted alphanumeric terms, so quotes, ``*``, ``AND`` or parentheses cannot break it.
+A query with Chinese in it is ranked on the entries' ``zh:`` texts instead (``rank_chinese``).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 import re
 from typing import Any, NamedTuple
 
@@ -19,14 +21,15 @@ from opprof_advisor.core.errors import KnowledgeBaseError
 from opprof_advisor.kb.rows import EntrySummary, Index, suggest_ids
 from opprof_advisor.core.operators import canonical_family, FAMILIES, normalise_name
 from opprof_advisor.core.vocabulary import SYMPTOMS
-from opprof_advisor.kb.zh import grams, has_han
+from opprof_advisor.kb.zh import HAN_RANGES, LATIN, han_runs, has_han
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
 WEIGHT_FTS = 0.45
 WEIGHT_OPERATOR = 0.30
 WEIGHT_FUZZY = 0.25
 #: The entry the query names: its id is the query, or the operator family the query names (``flash attention``,
-#: ``attention`` -> flash-attention), or begins with the query (``oom`` -> oom-first-checks, half as much; not a case).
+#: ``attention`` -> flash-attention), or begins with the query (``oom`` -> oom-first-checks), or has the query's words
+#: in its title (``out of memory``): half as much; not a case.
 WEIGHT_NAME = 0.20
 #: rapidfuzz similarity (0..100) below which a title/id/tag match counts for nothing.
 FUZZY_FLOOR = 60.0
@@ -278,7 +281,8 @@ def rank_entries(index: Index, candidates: list[EntrySummary], query: str, terms
         return []
     families, symptoms, match = query_signals(query, terms)
     bm25 = index.fts_scores(match, limit=fts_limit(len(candidates)))
-    return score_entries(candidates, terms, families, symptoms, bm25, min(bm25.values(), default=0.0))
+    return score_entries(candidates, terms, families, symptoms, bm25, min(bm25.values(), default=0.0),
+                         phrase=" ".join(_WORD.findall(query.lower())))
 
 
 def fts_limit(candidates: int) -> int:
@@ -295,8 +299,11 @@ def query_signals(query: str, terms: list[str]) -> tuple[dict[str, float], dict[
 
 
 def score_entries(candidates: list[EntrySummary], terms: list[str], families: dict[str, float],
-                  symptoms: dict[str, float], bm25: dict[str, float], best_bm25: float) -> list[SearchHit]:
-    """The hits among ``candidates``, best first, given the FTS5 bm25 of those full-text search found."""
+                  symptoms: dict[str, float], bm25: dict[str, float], best_bm25: float, *, phrase: str = ""
+                  ) -> list[SearchHit]:
+    """The hits among ``candidates``, best first, given the FTS5 bm25 of those full-text search found; ``phrase``:
+    the query's words, which name an entry when its title holds them in that order (``out of memory``)."""
+    phrase = f" {phrase} " if len(phrase.split()) >= 2 else ""
     fuzzy_raw = fuzzy_scores(candidates, terms)
     named = {normalise_name("".join(terms)), *(normalise_name(f) for f, weight in families.items() if weight >= 1.0)}
     prefix = "-".join(terms) + "-"
@@ -311,11 +318,16 @@ def score_entries(candidates: list[EntrySummary], terms: list[str], families: di
         fuzzy = fuzzy_value(raw)
         # (a case begins with its topic too, but is one instance of it: only the exact name counts for a case)
         name = 1.0 if normalise_name(entry.id) in named else \
-            0.5 if entry.id.startswith(prefix) and entry.kind != "case" else 0.0
+            0.5 if entry.kind != "case" and (entry.id.startswith(prefix) or _titled(entry.title, phrase)) else 0.0
         score = blend(fts, operator, fuzzy, KIND_PRIOR.get(entry.kind, 0.0), name)
         hits.append(SearchHit(entry.id, entry.kind, entry.title, score, entry.operators, entry.tags))
     hits.sort(key=hit_order)
     return hits
+
+
+def _titled(title: str, phrase: str) -> bool:
+    """The title holds the query's words (two or more) one after another."""
+    return bool(phrase) and phrase in f" {' '.join(_WORD.findall(title.lower()))} "
 
 
 def blend(fts: float, operator: float, fuzzy: float, prior: float, name: float = 0.0) -> float:
@@ -437,49 +449,193 @@ def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
 # ---------------------------------------------------------------------------------------------
 # Chinese queries
 # ---------------------------------------------------------------------------------------------
+#
+# FTS5's tokenizer cannot split Chinese, and the entries' bodies are English: a Chinese query is matched on the
+# character grams of each entry's zh title, summary and first step and the Latin words of those and of its English
+# title, operators and tags (kb.zh; the ``entries_zh`` FTS5 table finds the entries holding each gram). Four
+# signals are blended:
+#
+# - coverage: the share of the query's weight the entry holds anywhere, each query gram weighing its inverse
+#   document frequency (a rare gram such as 空泡 says more than 优化), a single character a quarter of a pair,
+#   and so does a pair that only joins two words (信掩 of 通信掩盖); below ZH_MIN_SCORE an entry is no hit;
+# - fields: the same weights, each gram counting by where and how often the entry holds it — the zh title (its
+#   head, before the colon, most) more than the summary, the summary more than the first step, a repeat less than
+#   the first mention (ZH_FIELDS); this orders the entries that all hold the whole query;
+# - phrase: the whole query, or else some of its space-separated parts, appears as one piece in a field, best in
+#   the title's head (``流水线空泡：…``);
+# - intent: a Latin word of the query names an operator family the entry is about (``TransData 过多``).
+#
+# Equal scores are ordered as English hits are (recipes first, then by id). Question words (怎么, 为什么 …) only
+# separate the query's terms; variant spellings are read as the KB's word (通讯 → 通信), and a few everyday words
+# also match the word the KB uses (内存 also 显存, 减少 also 降低 / 节省).
 
 #: A single character says much less than a pair: 加 / 速 alone match half the knowledge base.
 UNIGRAM_WEIGHT = 0.25
 #: Below this share of the query's weight an entry is not a hit.
 ZH_MIN_SCORE = 0.34
-#: Of the score, the part the query earns in the zh title alone (orders entries that all hold the query).
-TITLE_SHARE = 0.2
+#: A pair inside a longer run held by fewer than this share of the entries holding its rarer character joins two
+#: words (信掩 of 通信掩盖) rather than names one: it weighs as a single character.
+ZH_JOIN_COHESION = 0.3
+#: How much one mention of a gram counts in each field (the head of the zh title most, then the rest of the title);
+#: mentions add up, saturating (n / (n + ZH_SATURATION)), so the fields signal is 0..1.
+ZH_FIELDS = {"head": 1.0, "rest": 0.7, "summary": 0.5, "first_step": 0.25, "english": 0.5}
+ZH_SATURATION = 0.5
+#: How much the query appearing as one piece counts in each field (the phrase signal); in the title's head (before
+#: its colon) it counts ZH_PHRASE_HEAD, up to 1 as the query is all of the head.
+ZH_PHRASE_FIELD = {"title": 0.6, "summary": 0.4, "first_step": 0.15, "english": 0.4}
+ZH_PHRASE_HEAD = 0.7
+ZH_WEIGHT_COVERAGE = 0.25
+ZH_WEIGHT_FIELDS = 0.45
+ZH_WEIGHT_PHRASE = 0.20
+ZH_WEIGHT_OPERATOR = 0.15
+ZH_MAX_SCORE = ZH_WEIGHT_COVERAGE + ZH_WEIGHT_FIELDS + ZH_WEIGHT_PHRASE + ZH_WEIGHT_OPERATOR + max(KIND_PRIOR.values())
+#: Words of a question that say nothing of its topic: they only split the query into terms.
+ZH_QUESTION_WORDS = ("为什么", "怎么样", "怎么办", "有没有", "能不能", "是不是", "怎么", "怎样", "如何", "为何", "什么",
+                     "哪些", "哪个", "是否", "请问", "应该", "可以", "一下", "吗", "呢", "吧", "的", "了")
+#: Variant spellings read as the word the KB uses.
+ZH_VARIANTS = {"通讯": "通信", "气泡": "空泡", "延迟": "时延", "溢出": "不足"}
+#: Words that also match the words the KB uses for them: each gram of the word is held where one of them is.
+ZH_ALSO = {"内存": ("显存",), "减少": ("降低", "节省", "减小"), "降低": ("减少", "节省"), "节省": ("减少", "降低"),
+           "矩阵乘": ("matmul",), "混合精度": ("amp",), "注意力": ("attention",)}
+_NOT_WORD: re.Pattern[str] | None = None
+
+
+class ChineseQuery(NamedTuple):
+    """A Chinese query as matched: its text, its grams with their weights and alternatives, its Latin words."""
+
+    text: str
+    weights: dict[str, float]
+    alternatives: dict[str, tuple[str, ...]]
+    inner: set[str]  # the pairs inside runs of three or more characters (which may join two words)
+    latin: list[str]
 
 
 def rank_chinese(index: Index, candidates: list[EntrySummary], query: str, top: int) -> list[SearchHit]:
-    """The ``candidates`` that hold the query's Chinese, best first (kb.zh says how it is indexed).
-
-    Each query gram weighs its inverse document frequency over the candidates; an entry scores the share of the
-    query's weight it holds (0–1), 80 % for holding it anywhere in its texts and 20 % for its Chinese title. Latin
-    words in the query (``NMS 回退``) are matched as whole lower-case words. Only the entries holding a query gram
-    are looked at (their ids from the ``entries_zh`` FTS5 table), only the hits' zh texts read.
-    """
-    if not candidates:
+    """The ``candidates`` that hold the query's Chinese, best first (see the comment above). Only the entries
+    holding a query gram are looked at, only the hits' zh texts read."""
+    parsed = parse_chinese(query)
+    if not candidates or not parsed.weights:
         return []
     by_id = {entry.id: entry for entry in candidates}
-    query_grams = grams(query)
-    holders = {gram: ids & by_id.keys() for gram, ids in index.zh_holders(query_grams).items()}
-    weights = {g: _gram_weight(g) * math.log(1 + len(candidates) / (1 + len(holders[g]))) for g in query_grams}
+    others = {other for grams in parsed.alternatives.values() for other in grams} - parsed.weights.keys()
+    holders = {gram: ids & by_id.keys() for gram, ids in index.zh_holders([*parsed.weights, *others]).items()}
+    weights = gram_weights(parsed, holders, len(by_id))
+    coverage = _coverage(parsed, holders, weights)
+    zh = index.zh_texts(coverage)
+    families = query_families(" ".join(parsed.latin), [w for w in parsed.latin if w not in STOPWORDS])
+    hits = []
+    for entry_id, share in coverage.items():
+        entry, texts = by_id[entry_id], zh.get(entry_id, {})
+        fields = zh_fields(entry, texts)
+        score = round((ZH_WEIGHT_COVERAGE * share + ZH_WEIGHT_FIELDS * _field_score(parsed, weights, fields)
+                       + ZH_WEIGHT_PHRASE * _phrase(parsed.text, fields)
+                       + ZH_WEIGHT_OPERATOR * operator_score(entry, families) + KIND_PRIOR.get(entry.kind, 0.0))
+                      / ZH_MAX_SCORE, 4)
+        hits.append(SearchHit(entry.id, entry.kind, entry.title, score, list(entry.operators), list(entry.tags),
+                              zh={"title": texts["title"]} if texts.get("title") else {}))
+    hits.sort(key=hit_order)
+    return hits[:max(top, 0)]
+
+
+def parse_chinese(query: str) -> ChineseQuery:
+    """The grams of a Chinese query (kb.zh: Han pairs and characters, Latin words), after question words are
+    dropped and variant spellings read as the KB's."""
+    text = query.lower()
+    for word in ZH_QUESTION_WORDS:
+        text = text.replace(word, " ")
+    for variant, word in ZH_VARIANTS.items():
+        text = text.replace(variant, word)
+    weights: dict[str, float] = {}
+    alternatives: dict[str, tuple[str, ...]] = {}
+    inner: set[str] = set()
+    for run in han_runs(text):
+        pairs = [run[i:i + 2] for i in range(len(run) - 1)]
+        weights.update((gram, 1.0) for gram in pairs)
+        for char in run:
+            weights.setdefault(char, UNIGRAM_WEIGHT)
+        if len(run) >= 3:
+            inner.update(pairs)
+        for word, others in ZH_ALSO.items():
+            if word in run:
+                for gram in (*(word[i:i + 2] for i in range(len(word) - 1)), *word):
+                    alternatives[gram] = tuple(dict.fromkeys([*alternatives.get(gram, ()), *others]))
+    latin = LATIN.findall(text)
+    weights.update((word, 1.0) for word in latin)
+    return ChineseQuery(plain_text(text), weights, alternatives, inner, latin)
+
+
+def plain_text(text: str) -> str:
+    """``text`` (lower-case) as its Han runs and Latin words separated by single spaces: punctuation and spacing
+    do not keep a phrase from matching."""
+    global _NOT_WORD
+    if _NOT_WORD is None:  # compiled on first use, as kb.zh's Han pattern is
+        _NOT_WORD = re.compile("[^a-z0-9_" + "".join(f"{chr(low)}-{chr(high)}" for low, high in HAN_RANGES) + "]+")
+    return " ".join(_NOT_WORD.sub(" ", text).split())
+
+
+def zh_fields(entry: EntrySummary, zh: dict[str, str]) -> dict[str, str]:
+    """The texts a Chinese query is matched in (plain_text): the zh title, its head (before its first colon: what the
+    entry is about) and the rest of it, the zh summary and first step, the English title, operators and tags."""
+    title = zh.get("title", "").lower()
+    head, _, rest = title.replace("：", ":").partition(":")
+    texts = {"title": title, "head": head, "rest": rest, "summary": zh.get("summary", "").lower(),
+             "first_step": zh.get("first_step", "").lower(),
+             "english": " ".join([entry.title, *entry.operators, *entry.tags]).lower()}
+    return {name: plain_text(text) for name, text in texts.items()}
+
+
+def gram_weights(parsed: ChineseQuery, holders: dict[str, set[str]], count: int) -> dict[str, float]:
+    """Each query gram's weight: its idf over the ``count`` candidates (held where it or an alternative is), times
+    its own weight — a single character's, for a pair that joins two words."""
+    weights = {}
+    for gram, weight in parsed.weights.items():
+        if gram in parsed.inner and len(holders[gram]) < ZH_JOIN_COHESION * min(len(holders[gram[0]]),
+                                                                                  len(holders[gram[1]])):
+            weight = UNIGRAM_WEIGHT
+        held = holders[gram].union(*(holders[other] for other in parsed.alternatives.get(gram, ())))
+        weights[gram] = weight * math.log(1 + count / (1 + len(held)))
+    return weights
+
+
+def _coverage(parsed: ChineseQuery, holders: dict[str, set[str]], weights: dict[str, float]) -> dict[str, float]:
+    """The share of the query's weight each entry holds, for the entries holding at least ZH_MIN_SCORE of it."""
     total = sum(weights.values()) or 1.0
     held: dict[str, float] = {}
     for gram, weight in weights.items():  # summed in the order of the query's grams, for every entry alike
-        for entry_id in holders[gram]:
+        for entry_id in holders[gram].union(*(holders[other] for other in parsed.alternatives.get(gram, ()))):
             held[entry_id] = held.get(entry_id, 0.0) + weight
-    shares = {entry_id: weight / total for entry_id, weight in held.items() if weight / total >= ZH_MIN_SCORE}
-    zh = index.zh_texts(shares)
-    scored = []
-    for entry_id, share in shares.items():
-        title = grams(zh.get(entry_id, {}).get("title", ""))
-        in_title = sum(w for g, w in weights.items() if g in title) / total
-        scored.append((round((1 - TITLE_SHARE) * share + TITLE_SHARE * in_title, 4), entry_id))
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    hits = []
-    for score, entry_id in scored[:max(top, 0)]:
-        entry, title = by_id[entry_id], zh.get(entry_id, {}).get("title")
-        hits.append(SearchHit(entry.id, entry.kind, entry.title, score, list(entry.operators), list(entry.tags),
-                              zh={"title": title} if title else {}))
-    return hits
+    return {entry_id: weight / total for entry_id, weight in held.items() if weight / total >= ZH_MIN_SCORE}
 
 
-def _gram_weight(gram: str) -> float:
-    return UNIGRAM_WEIGHT if len(gram) == 1 and has_han(gram) else 1.0
+def _field_score(parsed: ChineseQuery, weights: dict[str, float], fields: dict[str, str]) -> float:
+    """Where and how often the entry holds the query's grams (0..1): each gram's mentions weighted by their field
+    (ZH_FIELDS) and saturating, times the gram's weight, over the query's weight."""
+    words = {name: Counter(LATIN.findall(fields[name])) for name in ZH_FIELDS}
+    total = sum(weights.values()) or 1.0
+    score = 0.0
+    for gram, weight in weights.items():
+        mentions = 0.0
+        for name, field_weight in ZH_FIELDS.items():
+            for form in (gram, *parsed.alternatives.get(gram, ())):
+                mentions += field_weight * (words[name][form] if form.isascii() else fields[name].count(form))
+        score += weight * mentions / (mentions + ZH_SATURATION)
+    return score / total
+
+
+def _phrase(text: str, fields: dict[str, str]) -> float:
+    """How much of the query appears as one piece in the entry's fields (0..1): the whole query, or else (at half
+    the value) each of its space-separated parts by its share of the query's characters. A piece in the title's
+    head (before its first colon: what the entry is about) counts most, the more so the more of the head it is."""
+    texts = {name: fields[name] for name in ZH_PHRASE_FIELD if fields.get(name)}
+    head = fields.get("head", "")
+
+    def found(piece: str) -> float:
+        if head and piece in head:
+            return ZH_PHRASE_HEAD + (1.0 - ZH_PHRASE_HEAD) * len(piece) / len(head)
+        return max((ZH_PHRASE_FIELD[name] for name, field in texts.items() if piece in field), default=0.0)
+
+    parts = text.split()
+    whole = found(text)
+    if len(parts) < 2 or whole >= ZH_PHRASE_HEAD:
+        return whole
+    return max(whole, 0.5 * sum(len(part) * found(part) for part in parts) / sum(map(len, parts)))
