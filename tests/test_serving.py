@@ -24,7 +24,8 @@ def _line(cells: list) -> str:
 
 
 def _write(folder: Path, *, clients: int, requests: int, tokens: int, step_ms: float, kv_peak: float,
-           swapped: int = 0, bubble_ms: float = 0.1, prefill_every: int = 0, stall_ms: float = 0.0) -> Path:
+           swapped: int = 0, bubble_ms: float = 0.1, prefill_every: int = 0, stall_ms: float = 0.0, prompt: int = 100,
+           span: str = "modelExec") -> Path:
     """A vLLM-Ascend run: ``clients`` requests in flight at once, each ``tokens`` decode iterations of ``step_ms``;
     every ``prefill_every``-th iteration also runs a prefill and takes ``stall_ms`` more."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -48,7 +49,7 @@ def _write(folder: Path, *, clients: int, requests: int, tokens: int, step_ms: f
             usage = kv_peak * (step + 1) / tokens
             res = json.dumps([{"rid": rid, "iter": step} for rid in rids])
             kind = "Prefill,Decode" if mixed else ("Prefill" if step == 0 else "Decode")
-            batch.append(_line(["modelExec", res, "", "", during, kind, "p0", clients, 1000, int(usage * 1000),
+            batch.append(_line([span, res, "", "", during, kind, "p0", clients, 1000, int(usage * 1000),
                                 1000 - int(usage * 1000), 0, 0, usage, 1 if mixed else 0, clients, 0, clients, clients,
                                 0, BASE_US + (t - during) * 1000, BASE_US + t * 1000]))
             forward.append(f"forward,{t - during},,,{during},{bubble_ms},{clients},Decode,{iteration},0,p0,h,"
@@ -56,7 +57,7 @@ def _write(folder: Path, *, clients: int, requests: int, tokens: int, step_ms: f
             iteration += 1
             t += bubble_ms
         for c, rid in enumerate(rids):
-            req.append(f"{rid},,100,{tokens},{t - start},{c * 0.5},{step_ms + c},1.0,{start}")
+            req.append(f"{rid},,{prompt},{tokens},{t - start},{c * 0.5},{step_ms + c},1.0,{start}")
     (folder / "request.csv").write_text("\n".join(req) + "\n")
     (folder / "batch.csv").write_text("\n".join(batch) + "\n")
     (folder / "forward.csv").write_text("\n".join(forward) + "\n")
@@ -90,6 +91,24 @@ def test_a_batch_that_follows_the_clients_with_room_in_the_cache(tmp_path, runne
     # 4 sequences at 20 % of the blocks: the cache holds about 20, so throughput up to 5x
     assert first["gain"]["throughput_x_high"] == pytest.approx(5.0)
     assert "kv-cache-memory-budget" in [r["id"] for r in first["remedies"]]
+
+
+def test_the_kv_blocks_bound_the_batch_by_the_formula_where_the_engine_s_block_size_is_known(tmp_path, runner):
+    # vLLM-Ascend (modelRunnerExec spans): 128-token blocks; 2,000-token prompts + 10 output tokens need 16 blocks, so
+    # 1,000 blocks hold 62 sequences: fewer than the 200 that 4 sequences at 2 % of the blocks suggest
+    folder = _write(tmp_path / "run", clients=4, requests=8, tokens=10, step_ms=20.0, kv_peak=0.02, prompt=2000,
+                    span="modelRunnerExec")
+    figures = serving_figures(read_serving(folder), "vllm-ascend")
+    assert (figures["kv"]["max_batch"], figures["kv"]["block_tokens"]) == (1000 // 16, 128)
+    doc = json.loads(runner.invoke(app, ["serving", str(folder), "--format", "json"]).stdout)
+    assert doc["engine"] == "vllm-ascend"
+    first = doc["findings"][0]
+    assert first["id"] == "batch-limited-by-clients" and first["gain"]["throughput_x_high"] == pytest.approx(62 / 4)
+    assert "hold 62 sequences" in first["gain"]["basis"] and "blocks of 128 tokens" in first["gain"]["basis"]
+    unknown = json.loads(runner.invoke(app, ["serving", str(_write(tmp_path / "other", clients=4, requests=8, tokens=10,
+                                                                   step_ms=20.0, kv_peak=0.2)), "--format", "json"]).stdout)
+    assert unknown["engine"] is None and unknown["figures"]["kv"]["max_batch"] is None
+    assert any("the engine, and so its block size, is not known" in note for note in unknown["notes"])
 
 
 def test_an_exhausted_cache_is_named_not_the_clients(tmp_path):

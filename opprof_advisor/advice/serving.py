@@ -7,8 +7,10 @@ Findings, each with what it can win and the basis (GAIN-MODELS.md "Serving"):
 
 * **batch-limited-by-clients** — the decode batch follows the requests alive (the clients keep few in flight)
   while the KV cache is far from full: throughput can rise by at most (batch the cache allows / batch seen),
-  the cache's allowance measured as batch / peak KV use (blocks grow with the sequences held); bounded by the
-  compute roof of decode, which the profile cannot show — the high end is an upper bound.
+  the cache's allowance measured as batch / peak KV use (blocks grow with the sequences held), or by
+  FORMATS-SERVING.md's formula (total blocks / blocks a mean request needs) where the engine's block size is known
+  and that is smaller; bounded by the compute roof of decode, which the profile cannot show — the high end is an
+  upper bound.
 * **kv-cache-exhausted** — KV use reaches SERVING_KV_FULL or requests are swapped / preempted: the batch is
   capped by memory; queue wait is the latency at stake.
 * **prefill-stalls-decode** — TPOT p99 at least SERVING_TAIL_RATIO x p50 while prefill and decode share
@@ -19,13 +21,14 @@ Findings, each with what it can win and the basis (GAIN-MODELS.md "Serving"):
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from statistics import mean, quantiles
 from typing import Any, Sequence
 
 from opprof_advisor.advice.finding import Finding
 from opprof_advisor.advice.remedies import misfit, remedy_json
-from opprof_advisor.core.i18n import M_
+from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.core.models import Entry
 from opprof_advisor.readers.serving import ServingData, is_exec, number, res_list
 
@@ -105,8 +108,26 @@ def _busy_bubbles(forwards: list[dict[str, Any]], requests: list[dict[str, Any]]
     return found
 
 
-def serving_figures(data: ServingData) -> dict[str, Any]:
-    """The figures of the run (ms, tokens/s, counts); a figure the tables cannot give is None."""
+#: The KV block size in tokens each engine uses when none is configured, with where it is stated: the profile does
+#: not record it (FORMATS-SERVING.md §7, "Max batch the KV cache allows").
+DEFAULT_BLOCK_TOKENS = {
+    "vllm-ascend": (128, N_("vllm-ascend's platform hook sets 128 when no --block-size is given "
+                            "(vllm-project/vllm-ascend@007f5b6b:vllm_ascend/platform.py)")),
+    "mindie": (128, N_("MindIE's recommended cacheBlockSize (https://hiascend.com/doc_center/source/zh/mindie/1.0.RC1/"
+                       "mindieservice/servicedev/mindie_service0005.html)")),
+}
+
+
+def max_batch(total_blocks: float | None, prompt: float | None, output: float | None, block: int | None) -> int | None:
+    """The sequences the KV blocks hold at once: floor(total_blocks / ceil((prompt + output) / block_size))."""
+    if not (total_blocks and block and prompt is not None and output is not None and prompt + output > 0):
+        return None
+    return int(total_blocks // math.ceil((prompt + output) / block))
+
+
+def serving_figures(data: ServingData, engine: str | None = None) -> dict[str, Any]:
+    """The figures of the run (ms, tokens/s, counts); a figure the tables cannot give is None. ``engine`` gives the
+    KV block size when the run's configuration does not (DEFAULT_BLOCK_TOKENS)."""
     requests = data.request
     ttft = percentiles([number(r, "first_token_latency(ms)") for r in requests]) or \
         _from_summary(data, "first_token_latency (ms)")
@@ -126,6 +147,11 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
     if usage and max(usage) > 1.0:  # a table in percent (vLLM's UsagePercent): every value of it, not row by row
         usage = [u / 100.0 for u in usage]
     blocks = [number(r, "total_blocks") for r in data.kvcache + data.batch if number(r, "total_blocks")]
+    prompts = [number(r, "recv_token_size") for r in requests if number(r, "recv_token_size") is not None]
+    outputs = [number(r, "reply_token_size") for r in requests if number(r, "reply_token_size") is not None]
+    block, block_from = DEFAULT_BLOCK_TOKENS.get(engine or "", (None, None))
+    allowed = max_batch(max(blocks) if blocks else None, mean(prompts) if prompts else None,
+                        mean(outputs) if outputs else None, block)
     alive = _alive(requests)
     starts, ends = _lifetimes(requests)
     tokens = sum(number(r, "reply_token_size") or 0.0 for r in requests)
@@ -146,7 +172,10 @@ def serving_figures(data: ServingData) -> dict[str, Any]:
         "concurrency": {"mean": round(mean(alive), 3) if alive else None, "max": max(alive) if alive else None},
         "kv": {"peak_usage": round(max(usage), 6) if usage else None,
                "mean_usage": round(mean(usage), 6) if usage else None,
-               "total_blocks": max(blocks) if blocks else None},
+               "total_blocks": max(blocks) if blocks else None,
+               # FORMATS-SERVING.md's formula over the mean prompt and output of the requests
+               "max_batch": allowed, "block_tokens": block if allowed else None,
+               "block_tokens_from": block_from if allowed else None},
         "preempted": max(swapped) if swapped else None,
         "forward": {"mean_ms": round(mean(forwards), 3) if forwards else None,
                     "bubble_mean_ms": round(mean(bubbles), 3) if bubbles else None,
@@ -163,14 +192,20 @@ def serving_findings(figures: dict[str, Any]) -> list[dict[str, Any]]:
     peak = kv["peak_usage"]
     if seen and alive["mean"] and peak and seen >= SERVING_FOLLOWS * alive["mean"] and peak < SERVING_KV_ROOM:
         allowed = seen / peak
+        basis = M_("the cache would hold about {allowed:.0f} sequences (batch / peak KV use): throughput up to {x:.1f}x "
+                   "if the clients send that many, bounded by the decode compute roof the profile cannot show",
+                   allowed=allowed, x=allowed / seen)
+        if kv["max_batch"] and kv["max_batch"] < allowed:  # the formula's is the smaller: the bound
+            allowed = kv["max_batch"]
+            basis = M_("the {blocks:.0f} KV blocks hold {allowed} sequences of the mean prompt + output in blocks of "
+                       "{block} tokens ({where}): throughput up to {x:.1f}x if the clients send that many, bounded by "
+                       "the decode compute roof the profile cannot show", blocks=kv["total_blocks"], allowed=allowed,
+                       block=kv["block_tokens"], where=kv["block_tokens_from"], x=allowed / seen)
         out.append({"id": "batch-limited-by-clients", "symptom": "serving_batch_small", "title": M_(
             "The batch follows the clients: {batch:.1f} sequences a decode iteration with {alive:.1f} requests in flight "
             "on average, while the KV cache peaks at {peak:.0%} of its blocks", batch=seen, alive=alive["mean"],
             peak=peak),
-            "gain": {"throughput_x_high": round(allowed / seen, 3), "basis": M_(
-                "the cache would hold about {allowed:.0f} sequences (batch / peak KV use): throughput up to {x:.1f}x "
-                "if the clients send that many, bounded by the decode compute roof the profile cannot show",
-                allowed=allowed, x=allowed / seen)}})
+            "gain": {"throughput_x_high": round(allowed / seen, 3), "basis": basis}})
     preempted = figures["preempted"]
     if (peak is not None and peak >= SERVING_KV_FULL) or (preempted or 0) > 0:
         queue = figures["queue_wait_ms"]
@@ -219,8 +254,9 @@ def engine_of(data: ServingData) -> str | None:
 
 def serving_document(data: ServingData, path: str, entries: Sequence[Entry], matcher: Any) -> dict[str, Any]:
     """The ``serving/1`` document: files read, figures, findings with their remedies, what could not be judged."""
-    figures = serving_figures(data)
-    context = {"producer": "run", "phase": "serving", "framework": engine_of(data)}
+    engine = engine_of(data)
+    figures = serving_figures(data, engine)
+    context = {"producer": "run", "phase": "serving", "framework": engine}
     findings = serving_findings(figures)
     for finding in findings:
         remedies = _remedies(finding, entries, matcher, context)
@@ -237,6 +273,10 @@ def serving_document(data: ServingData, path: str, entries: Sequence[Entry], mat
     if figures["kv"]["peak_usage"] is None:
         notes.append(M_("cannot judge the batch the KV cache allows: no kvcache.csv or KV columns in batch.csv "
                         "(collect with the KVCache domain on)"))
+    elif figures["kv"]["max_batch"] is None:
+        notes.append(M_("cannot compute the batch the KV blocks allow from their count: {missing} (the batch / peak KV "
+                        "use estimate stands)", missing=N_("the engine, and so its block size, is not known")
+                        if engine is None else N_("no total_blocks, or no prompt and output token counts per request")))
     return {"schema": SERVING_SCHEMA, "path": path, "engine": context["framework"], "files": dict(data.files),
             "figures": figures, "findings": findings, "notes": notes}
 

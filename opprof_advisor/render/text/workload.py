@@ -94,6 +94,10 @@ def serving_table(doc: dict[str, Any], **_options: Any) -> list:
                              "{bubble}").format(peak=U.share(kv.get("peak_usage")), mean=U.share(kv.get("mean_usage")),
                                                 preempted="-" if f.get("preempted") is None else int(f["preempted"]),
                                                 bubble=U.share(forward.get("bubble_share")))))
+    if kv.get("max_batch"):
+        out.append(Text("  " + _("the {blocks} KV blocks hold {n} sequences of the mean request (blocks of {block} "
+                                 "tokens)").format(blocks=f"{kv['total_blocks']:,.0f}", n=kv["max_batch"],
+                                                   block=kv["block_tokens"])))
     findings = doc.get("findings") or []
     if findings:
         out.append(Text(_("findings"), "bold"))
