@@ -176,13 +176,24 @@ TOPIC_QUERIES = {
     "fsdp2": {"fsdp2-tuning-targets"},
     # torch.compile on the NPU: the TorchAir backend, or compiling regions of a host-bound model
     "torch.compile": {"torchair-reduce-overhead", "torchtitan-regional-compile-host-bound"},
-    "vllm": {"vllm-ascend-serving-env", "vllm-ascend-graph-mode"},
     "long sequence": {"ring-attention-context-parallel", "chunk-loss-long-sequence"},
     # GroupedMatmul (GMM) is the operator: the case that profiles it or the tips about its variants
     "grouped matmul": {"moe-grouped-matmul", "moe-gmm-single-tensor-output", "moe-gmm-grad-accum-fusion"},
     # PagedAttention: the KV block budget it manages, or the paged decode-attention kernel
     "paged attention": {"kv-cache-memory-budget", "decode-fia-load-balanced-attention"},
 }
+
+
+#: A product or scheme name alone: a dozen entries each answer one side of it, none is its overview; every one of the
+#: first three must be about it (its id or tags name it), never an entry that merely mentions it.
+PRODUCT_QUERIES = ("vllm", "mindie", "moe", "w8a8", "fsdp2", "mindspeed")
+
+
+@pytest.mark.parametrize("query", PRODUCT_QUERIES)
+def test_shipped_kb_answers_a_product_name_with_entries_about_it(runner, shipped, query):
+    result = runner.invoke(app, ["search", query, "--format", "json", "--top", "3"])
+    hits = json.loads(result.stdout)["results"]
+    assert len(hits) == 3 and all(query in hit["id"] or any(query in tag for tag in hit["tags"]) for hit in hits), hits
 
 
 @pytest.mark.parametrize("query, expected", sorted(TOPIC_QUERIES.items()))

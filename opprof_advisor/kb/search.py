@@ -21,6 +21,7 @@ from opprof_advisor.core.errors import KnowledgeBaseError
 from opprof_advisor.kb.rows import EntrySummary, Index, suggest_ids
 from opprof_advisor.core.operators import canonical_family, FAMILIES, normalise_name
 from opprof_advisor.core.vocabulary import SYMPTOMS
+from opprof_advisor.kb.fuzzy import FUZZY_FLOOR, fuzzy_scores
 from opprof_advisor.kb.zh import HAN_RANGES, LATIN, han_runs, has_han
 
 SEARCH_SCHEMA = "opprof-advisor/search/1"
@@ -31,14 +32,8 @@ WEIGHT_FUZZY = 0.25
 #: ``attention`` -> flash-attention), or begins with the query (``oom`` -> oom-first-checks), or has the query's words
 #: in its title (``out of memory``): half as much; not a case.
 WEIGHT_NAME = 0.20
-#: rapidfuzz similarity (0..100) below which a title/id/tag match counts for nothing.
-FUZZY_FLOOR = 60.0
 #: A hit needs at least this score unless full-text search found it.
 FUZZY_ONLY_MIN = 75.0
-#: The query run together (``flashattention``) against titles run together: a partial match of a short
-#: query inside a long title (4 of 5 letters somewhere in it) is noise in a KB of 150+ titles, so this
-#: comparison needs a near-exact substring.
-JOINED_TITLE_MIN = 90.0
 KIND_ORDER = {"recipe": 0, "pattern": 1, "case": 2, "tip": 3}
 #: A small prior for actionable kinds: with equal evidence of relevance, the recipe comes before the case.
 KIND_PRIOR = {"recipe": 0.04, "pattern": 0.03, "tip": 0.02, "case": 0.0}
@@ -385,65 +380,6 @@ def focus(position: int, count: int) -> float:
     """How much an entry listing ``count`` families (or symptoms) is about the one at ``position``."""
     # The first listed item is the entry's subject; each further item dilutes the focus a little.
     return (1.0 if position == 0 else 0.6) / (1.0 + 0.1 * (count - 1))
-
-
-def fuzzy_scores(candidates: list[EntrySummary], terms: list[str]) -> dict[int, float]:
-    """Best rapidfuzz similarity (0..100, at least FUZZY_FLOOR) of the query to each candidate's title, id,
-    tags and models, keyed by the candidate's position. rapidfuzz loops in C over all candidates at once.
-    """
-    best = title_scores([entry.title.lower() for entry in candidates], terms)
-    keep_best(best, id_scores([entry.id for entry in candidates], terms))
-    labels, owners = [], []
-    for position, entry in enumerate(candidates):
-        for label in (*entry.tags, *entry.models):
-            labels.append(label)
-            owners.append(position)
-    for position, score in label_scores(labels, terms).items():
-        keep_best(best, {owners[position]: score})  # an entry has several labels: the best one counts
-    return best
-
-
-def title_scores(titles: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
-    """Best similarity of the query to each lower-case title (its words, and the title run together), by position."""
-    best = similarities(" ".join(terms), titles, "token_set_ratio", cutoff)
-    joined = "".join(terms)
-    if len(joined) >= 5:
-        keep_best(best, similarities(joined, [_NOT_ALNUM.sub("", title) for title in titles], "partial_ratio",
-                                     max(cutoff, JOINED_TITLE_MIN)))
-    return best
-
-
-def id_scores(ids: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
-    """Similarity of the query's slug to each id (anywhere inside it from three characters on), by position."""
-    scorer = "partial_ratio" if len("".join(terms)) >= 3 else "ratio"
-    return similarities("-".join(terms), ids, scorer, cutoff)
-
-
-def label_scores(labels: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
-    """Best similarity of a query word to each tag or model (equal, for words under four letters), by position."""
-    best: dict[int, float] = {}
-    for term in terms:
-        keep_best(best, similarities(term, labels, "ratio" if len(term) >= 4 else "exact", cutoff))
-    return best
-
-
-def similarities(query: str, choices: list[str], scorer: str, cutoff: float) -> dict[int, float]:
-    """rapidfuzz scores (``scorer`` names one of rapidfuzz.fuzz, or ``exact``: 100 for an equal string) of at least
-    ``cutoff`` of ``query`` against ``choices``, by position."""
-    if scorer == "exact":
-        return {position: 100.0 for position, choice in enumerate(choices) if choice == query}
-    from rapidfuzz import fuzz, process
-
-    return {at: score for _, score, at in
-            process.extract(query, choices, scorer=getattr(fuzz, scorer), limit=None, score_cutoff=cutoff)}
-
-
-def keep_best(best: dict[int, float], scores: dict[int, float]) -> None:
-    """Raise each score of ``best`` to the one in ``scores`` where that is higher."""
-    for position, score in scores.items():
-        if score > best.get(position, 0.0):
-            best[position] = score
-
 
 
 # ---------------------------------------------------------------------------------------------
