@@ -7,6 +7,7 @@ what it uses (tests/test_import_budget.py lists what a plain `suggest` may impor
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,12 +135,16 @@ def warn(warnings: list[str]) -> None:
             return
 
 
+_SURROGATES = re.compile("[\udc80-\udcff]")
+
+
 def _stderr_line(message: str, *, prefix: str = "") -> bool:
     """``message`` (a Message says it in the language in use) as one line on stderr; in English when stderr cannot
     show that language (an ASCII or Latin-1 terminal with --lang zh), as the error lines do. False when stderr
     could not take it."""
     text = localize(message)
-    if isinstance(message, Message) and not can_carry(sys.stderr, text):
+    # (a path's bytes that are not UTF-8, as surrogates, are written back as they are: they do not decide the language)
+    if isinstance(message, Message) and not can_carry(sys.stderr, _SURROGATES.sub("", text)):
         text = str.__str__(message)
     try:
         err_console.print(prefix + one_line(text), markup=False)

@@ -72,7 +72,7 @@ def dumps_json(document: Any) -> str:
 
 
 _ORJSON_OPTIONS = (orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
-                   | orjson.OPT_PASSTHROUGH_DATETIME)
+                   | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_SERIALIZE_NUMPY)  # a numpy number as a number
 
 
 def _finite(value: Any) -> Any:

@@ -333,7 +333,7 @@ def _top_values(frame, groups, index_of: list[int], name: str, limit: int = 4) -
 def _most_common_keys(counts: dict[str, int], limit: int) -> list[str]:
     """The ``limit`` keys with the most launches, the first seen among equals (as ``Counter.most_common``)."""
     if len(counts) <= 1:
-        return list(counts)
+        return list(counts)[:limit]
     return [value for value, _ in heapq.nlargest(limit, counts.items(), key=itemgetter(1))]
 
 
