@@ -94,9 +94,9 @@ def test_foreach_temporaries_below_a_twentieth_of_the_peak_are_no_finding(tmp_pa
     assert symptom.share == pytest.approx(80 / 1060, abs=1e-4) and symptom.base == "memory peak"
 
 
-def _text_run(tmp_path, unit="MB"):
-    root = write_torch_npu_text(tmp_path, [KernelSpec("MatMulV2", task_type="AI_CORE", duration_us=100.0, count=4,
-                                                      block_dim=20)])
+def _text_run(tmp_path, unit="MB", kernels=("MatMulV2",)):
+    root = write_torch_npu_text(tmp_path, [KernelSpec(name, task_type="AI_CORE", duration_us=100.0, count=4,
+                                                      block_dim=20) for name in kernels])
     out = root / "ASCEND_PROFILER_OUTPUT"
     scale = 1 if unit == "MB" else 1024
     rows = [f"Component,Timestamp(us),Total Allocated({unit}),Total Reserved({unit}),Total Active({unit}),Stream Ptr,"
@@ -271,3 +271,41 @@ def test_suggest_on_memory_tables_alone_gives_their_memory_findings(tmp_path, ru
     assert document["schema"] == "opprof-advisor/memory/1"
     assert document == json.loads(runner.invoke(app, ["memory", str(alone), "--format", "json"]).stdout)
     assert document["peak"]["reserved"] == 1060 * MIB
+
+
+def test_the_real_db_holds_its_peak_in_the_optimizer_step_not_in_activations(real_profiles):
+    # the peak comes in the optimizer step, after the backward pass freed what the forward pass kept: no tensor the
+    # forward pass allocated and the backward pass freed is held at the peak (aten::empty_strided's 18.4 MiB still
+    # held then was never freed: not an activation) — no finding
+    con = sqlite3.connect(f"file:{real_profiles / DB_FILE}?mode=ro", uri=True)
+    start = con.execute("SELECT MIN(allocationTime) FROM OP_MEMORY o JOIN STRING_IDS s ON s.id = o.name WHERE "
+                        "lower(s.value) LIKE '%backward%' OR lower(s.value) LIKE '%grad%' OR "
+                        "lower(s.value) LIKE '%backprop%'").fetchone()[0]
+    profile = read_profile(real_profiles / DB_RUN)
+    activations = profile.memory["activations"]
+    at = round(profile.memory["peak"]["at_us"] * 1000)  # ns, as OP_MEMORY
+    hand = con.execute("SELECT SUM(size) FROM OP_MEMORY o JOIN STRING_IDS s ON s.id = o.name WHERE allocationTime < ? "
+                       "AND releaseTime >= ? AND allocationTime <= ? AND releaseTime > ? AND NOT (lower(s.value) LIKE "
+                       "'%backward%' OR lower(s.value) LIKE '%grad%' OR lower(s.value) LIKE '%backprop%' OR s.value "
+                       "LIKE '%_foreach_%')", (start, start, at, at)).fetchone()[0]
+    assert hand is None and activations["bytes"] == 0.0 and activations["tensors"] == 0
+    assert activations["backward_from_us"] == pytest.approx(start / 1000)
+    assert "memory_activations" not in {s.id for s in profile.symptoms}
+
+
+def test_activations_kept_for_the_backward_pass_are_a_finding_worth_a_share_of_them(tmp_path, runner):
+    root = _text_run(tmp_path, kernels=("MatMulV2", "FlashAttentionScore", "FlashAttentionScoreGrad"))  # training
+    table = root / "ASCEND_PROFILER_OUTPUT" / "operator_memory.csv"
+    # the backward pass begins at t=1002.5, after the reserved peak at t=1002: aten::mm's 400 MB (allocated at 1001,
+    # freed at 1003) are activations; aten::empty (never freed: a weight or a cache) is not
+    table.write_text(table.read_text() + "aten::mm_backward,1024,1002.5,1003.5,1003.5,1,1,,,,,,,1,NPU:0\n")
+    symptom = {s.id: s for s in read_profile(root).symptoms}["memory_activations"]
+    assert symptom.share == pytest.approx(400 / 1060, abs=1e-4) and "aten::mm" in symptom.detail
+    doc = json.loads(runner.invoke(app, ["memory", str(root), "--format", "json"]).stdout)
+    finding = next(f for f in doc["findings"] if f["id"] == "activations-at-peak")
+    assert finding["saving"]["high_mib"] == pytest.approx(0.7 * 400, abs=0.1)
+    assert "30%–70% of the 400 MiB of activations" in finding["saving"]["basis"]
+    assert "recompute-memory-tradeoff" in [r["id"] for r in finding["remedies"]]
+    # without a backward operator (inference) nothing is called an activation
+    table.write_text(table.read_text().replace("aten::mm_backward", "aten::mm"))
+    assert read_profile(root).memory["activations"] is None

@@ -5,7 +5,8 @@ memory the allocator holds that no tensor uses); memory outside the allocator sa
 module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE, for one); the optimizer's
 foreach temporaries save at most what the ``_foreach_*`` operators hold at the peak (PyTorch's optimizer
 documentation: the foreach implementation uses about the parameters' size more peak memory than the for-loop
-one). None of them is time: a
+one); activations save RECOMPUTE_SAVES of what the forward pass keeps for the backward pass at the peak (recompute or
+offload them). None of them is time: a
 smaller peak is worth a larger batch or a model that fits, and time only where it avoids running out of memory.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from opprof_advisor.advice.finding import Finding
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Profile
+from opprof_advisor.core.thresholds import RECOMPUTE_SAVES
 from opprof_advisor.symptoms.memory import optimizer_holders
 
 MIB = 1024.0 * 1024.0
@@ -50,6 +52,18 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
                         "MiB reserved (stepping the parameters one tensor at a time keeps one tensor's intermediates "
                         "instead: what it gives back at most)", component=peak["component"], held=saved / MIB,
                         reserved=reserved / MIB)}))
+    activations = found.get("memory_activations")
+    if activations is not None and reserved:
+        held = memory["activations"]["bytes"]
+        low, high = RECOMPUTE_SAVES
+        out.append((Finding("activations-at-peak", "memory", M_(
+            "Activations kept for the backward pass make up the peak: {detail}", detail=activations.detail), 0.0, None,
+            [activations.id]),
+                    {"high_bytes": high * held, "share_of_peak": high * held / reserved, "basis": M_(
+                        "{low:.0%}–{high:.0%} of the {held:.0f} MiB of activations at the {component} peak: what "
+                        "recomputation (full or selective) or offloading them gives back (GAIN-MODELS.md), for more "
+                        "compute in the backward pass", low=low, high=high, held=held / MIB,
+                        component=peak["component"])}))
     outside = found.get("memory_outside_allocator")
     if outside is not None and reserved:
         held = memory["outside_allocator"]["bytes"]

@@ -96,6 +96,11 @@ MEMORY_MIN_BYTES = 64 * 1024 * 1024
 #: reserved peak at the peak, and MEMORY_MIN_BYTES (this project's threshold: below it the for-loop's slower step
 #: is not worth the memory).
 OPTIMIZER_TEMPORARY_SHARE = 0.05
+#: memory_activations: tensors the forward pass allocated and the backward pass freed hold this share of the reserved
+#: peak at the peak, and MEMORY_MIN_BYTES (this project's threshold: a fifth of the peak is worth recomputing).
+ACTIVATION_SHARE = 0.20
+#: The fraction of those activations recomputation gives back (GAIN-MODELS.md "Memory: activations": low … high).
+RECOMPUTE_SAVES = (0.3, 0.7)
 #: memory_near_capacity: the device's HBM peak at or above this share of the part's memory (this project's
 #: threshold: a tenth left is what one more activation or a fragmentation spike can take).
 NEAR_CAPACITY = 0.90

@@ -52,6 +52,8 @@ SYMPTOMS: dict[str, str] = {
                                    "(communication buffers, runtime, workspaces)"),
     "memory_optimizer_temporaries": N_("at the memory peak the optimizer step's multi-tensor (foreach) operators hold "
                                        "temporaries as large as a share of the parameters"),
+    "memory_activations": N_("at the memory peak, activations the forward pass saved for the backward pass hold "
+                             "much of the memory"),
 }
 
 #: Keys of an entry's ``requires:`` front matter: conditions that must all hold for the entry to apply

@@ -349,6 +349,7 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     if data.empty():
         return None
     facts: dict[str, Any] = {"sources": list(data.sources), "components": [], "peak": None, "holders": [],
+                             "activations": None,
                              "device_hbm": None, "outside_allocator": None, "modules": [], "notes": list(data.notes)}
     records = data.records
     if records is not None and records.num_rows:
@@ -375,6 +376,7 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     peak = facts["peak"]
     if data.tensors is not None and data.tensors.num_rows and peak is not None:
         facts["holders"], facts["holders_total"] = _holders(data.tensors, peak)
+        facts["activations"] = _activations(data.tensors, peak)
         if peak["allocated"] and facts["holders_total"] < 0.9 * peak["allocated"]:
             facts["notes"].append(M_("the tensors listed at the peak hold {held:.0f} MiB of the {allocated:.0f} MiB "
                                      "allocated: the rest was allocated before the profiled window (start the "
@@ -475,6 +477,37 @@ def _main(components: list[dict[str, Any]]) -> dict[str, Any] | None:
                     "allocated": top["allocated_at_peak"], "gap": top["gap"], "gap_share": top["gap_share"],
                     "at_us": top["at_us"]}
     return None
+
+
+#: Operators of the backward pass (``aten::mm_backward``, ``ConvolutionBackward0``, ``Conv2DBackpropInput``,
+#: ``*Grad``), and of the optimizer's multi-tensor step.
+_BACKWARD = r"(?i)backward|backprop|grad"
+_OPTIMIZER = r"_foreach_|(?i:optimizer)"
+
+
+def _activations(tensors, peak: dict[str, Any]) -> dict[str, Any] | None:
+    """What the activations hold at the peak: tensors a forward operator allocated before the backward pass began
+    (the first backward operator's allocation) and that were freed after it began — saved for the backward pass.
+    Tensors never freed in the window (weights, caches) are not counted. None without a backward operator (not a
+    training step, or its names do not say)."""
+    names = tensors["name"]
+    backward = pc.match_substring_regex(names, _BACKWARD)
+    if not pc.any(backward).as_py():
+        return None
+    start = pc.min(tensors.filter(backward)["alloc_us"]).as_py()
+    t = peak["at_us"]
+    kept = pc.and_kleene(pc.less(tensors["alloc_us"], start), pc.greater_equal(tensors["release_us"], start))
+    held = pc.and_kleene(pc.less_equal(tensors["alloc_us"], t), pc.greater(tensors["release_us"], t))
+    forward = pc.invert(pc.or_(backward, pc.match_substring_regex(names, _OPTIMIZER)))
+    mask = pc.and_kleene(pc.and_kleene(kept, held), forward)
+    if peak["device"]:
+        mask = pc.and_kleene(mask, pc.equal(tensors["device"], peak["device"]))
+    rows = tensors.filter(pc.fill_null(mask, False))
+    grouped = rows.group_by("name").aggregate([("size", "sum")]) if rows.num_rows else None
+    top = sorted(zip(grouped["name"].to_pylist(), grouped["size_sum"].to_pylist()), key=lambda r: (-r[1], r[0])) \
+        if grouped is not None else []
+    return {"bytes": float(pc.sum(rows["size"]).as_py() or 0.0), "tensors": rows.num_rows, "backward_from_us": start,
+            "operators": [name for name, _ in top[:3]]}
 
 
 def _holders(tensors, peak: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:

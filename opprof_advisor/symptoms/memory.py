@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.core.thresholds import (
-    FRAGMENTATION_SHARE, MEMORY_MIN_BYTES, NEAR_CAPACITY, OPTIMIZER_TEMPORARY_SHARE, OUTSIDE_SHARE,
+    ACTIVATION_SHARE, FRAGMENTATION_SHARE, MEMORY_MIN_BYTES, NEAR_CAPACITY, OPTIMIZER_TEMPORARY_SHARE, OUTSIDE_SHARE,
 )
 from opprof_advisor.readers import chips
 
@@ -37,6 +37,7 @@ def check_memory(ctx: Kernels) -> None:
             "but held by no tensor", component=peak["component"], reserved=reserved / MIB,
             gap=gap / MIB, share=gap / reserved), share=gap / reserved, base="memory peak")
     _check_optimizer_temporaries(ctx, memory, peak)
+    _check_activations(ctx, memory, peak)
     outside = memory.get("outside_allocator")
     if outside and reserved:
         held = outside["bytes"]
@@ -71,6 +72,20 @@ def _check_optimizer_temporaries(ctx: Kernels, memory: dict, peak: dict) -> None
         "optimizer step's ({ops}) hold {held:.0f} MiB = {share:.1%} in {tensors} tensor(s)", component=peak["component"], reserved=reserved / MIB,
         ops=", ".join(names[:3]), held=held / MIB, share=held / reserved,
         tensors=sum(holder.get("tensors") or 0 for holder in holders)), share=held / reserved, base="memory peak")
+
+
+def _check_activations(ctx: Kernels, memory: dict, peak: dict) -> None:
+    """Activations at the peak (readers/memory.py ``_activations``): forward tensors kept for the backward pass."""
+    activations, reserved = memory.get("activations"), peak.get("reserved") or 0.0
+    held = (activations or {}).get("bytes") or 0.0
+    if not reserved or held < MEMORY_MIN_BYTES or held / reserved < ACTIVATION_SHARE:
+        return
+    ctx.add("memory_activations", [], 0.0, M_(
+        "at the {component} peak ({reserved:.0f} MiB reserved) {held:.0f} MiB = {share:.1%} is held by {tensors} tensor(s) "
+        "the forward pass allocated and the backward pass freed (activations; largest from {ops})",
+        component=peak["component"], reserved=reserved / MIB, held=held / MIB, share=held / reserved,
+        tensors=activations["tensors"], ops=", ".join(activations["operators"])), share=held / reserved,
+        base="memory peak")
 
 
 def _check_capacity(ctx: Kernels, memory: dict) -> None:
