@@ -10,6 +10,7 @@ from kb_helpers import GUIDE_FIELDS, write_entry
 from opprof_advisor import kb
 
 from opprof_advisor.kb import checks as kb_checks
+from opprof_advisor.kb import source_rules
 from opprof_advisor.cli.app import app
 
 
@@ -27,7 +28,7 @@ from opprof_advisor.cli.app import app
     ("the MindSpeed docs", None),
 ])
 def test_sources_are_classified_by_how_a_user_opens_them(source, kind):
-    assert kb_checks.classify_source(source) == kind
+    assert source_rules.classify_source(source) == kind
 
 
 def test_an_unopenable_source_is_a_problem_on_its_line(tmp_path):

@@ -16,7 +16,8 @@ from opprof_advisor.core.errors import PeaksError
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import build_profile
 from opprof_advisor.readers.base import KernelTable, RawProfile
-from opprof_advisor.profile.roofline import load_peaks_file, model_gain_for, resolve_peaks
+from opprof_advisor.profile.peaks import load_peaks_file, resolve_peaks
+from opprof_advisor.profile.roofline import model_gain_for
 from opprof_advisor.profile.roofline_work import NotJudged, pair_matmul_dims, work_of
 
 # 24 AI Cores x 1800 MHz x 8192 flop/cycle = 353,894,400,000,000 flop/s = 353.8944 TFLOP/s.

@@ -4,7 +4,8 @@
 ``path:line``; ``check_warnings`` the softer ones (a source that follows a moving branch, and
 ``guide_warnings``: what the KB guide asks of an entry that it lacks, with what to write, and a case
 outside the shipped KB that similar-case matching cannot use); ``check_installed`` applies the rules
-to the built-in and user KB folders the way `advisor kb check` does.
+to the built-in and user KB folders the way `advisor kb check` does. The rules on sources (the forms a user can
+open, figures that need one) are in ``kb.source_rules``.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from opprof_advisor.core.errors import Problem
 from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.kb.entry import (
-    ACTION_SECTIONS, KEYS, MAX_STEP_CHARS, _FENCE_OPEN, ParsedFile, _string_items, find_kb_files, first_step_of, parse_file,
+    ACTION_SECTIONS, KEYS, MAX_STEP_CHARS, ParsedFile, _string_items, find_kb_files, first_step_of, parse_file,
     suggest_close,
 )
 from opprof_advisor.core.vocabulary import (
@@ -28,6 +29,7 @@ from opprof_advisor.core.vocabulary import (
 )
 from opprof_advisor.core.operators import canonical_family
 from opprof_advisor.core.paths import builtin_kb_dir
+from opprof_advisor.kb.source_rules import _check_figures, source_problem, unpinned_source
 
 #: Keys of the ``zh:`` mapping (Chinese texts shown with ``--lang zh``).
 ZH_KEYS: tuple[str, ...] = ("title", "summary", "first_step")
@@ -47,33 +49,9 @@ SOURCES_SECTION = "Sources"
 #: Folder names that imply a kind (``kb/recipes/x.md`` must be a recipe).
 KIND_FOLDERS: dict[str, str] = {f"{kind}s": kind for kind in KINDS}
 
-#: The KB's page of sources that have no public copy (facts restated in our own words), linked as
-#: ``kb/sources/README.md#<anchor>``. A README, so neither the loader nor the indexer takes it for an entry.
-SOURCES_PAGE = "kb/sources/README.md"
-
-#: The ways a source may be written, each one a user can open (kb/README.md, "Sources").
-#: Anchored with \Z, not $, which also matches before a final newline.
-SOURCE_FORMS: dict[str, re.Pattern[str]] = {
-    "url": re.compile(r"^https?://[\w.-]+\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?\Z", re.IGNORECASE),
-    "repo": re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:[^\s:]\S*\Z"),
-    "package": re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*:[^\s:]\S*\Z"),
-    "page": re.compile(r"^" + re.escape(SOURCES_PAGE) + r"#[\w-]+\Z"),
-}
-
-_UNPINNED = re.compile(r"^https?://(?:www\.)?(?:github|gitcode|gitee|gitlab)\.com/[^/]+/[^/]+/(?:-/)?"
-                       r"(?:blob|tree|raw)/(?:master|main|develop|dev|HEAD)(?:[/?#]|$)", re.IGNORECASE)
-
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,79}\Z")
 
-_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)*?\1")
-
 _CANN_SPEC = re.compile(r"^\s*(?:==|!=|>=|<=|~=|>|<)\s*\d+(?:\.\d+)*(?:\.?\w+)?\s*$")
-
-# A figure: a number with a unit that makes it a claim (percent, speed-up, time, throughput).
-FIGURE = re.compile(
-    r"(?<![\w.])[-+~]?\d+(?:[.,]\d+)?(?:\s?%|\s?×|x\b|\s?(?:ms|µs|us|fps|tokens?/s)\b)",
-    re.IGNORECASE,
-)
 
 
 def validate_parsed(parsed: ParsedFile, *, require_stem_id: bool = True) -> list[Problem]:
@@ -210,54 +188,6 @@ def _check_sources(parsed: ParsedFile) -> list[Problem]:
         if message:
             problems.append(_problem(parsed, ("sources", index), message))
     return problems
-
-
-def classify_source(source: str) -> str | None:
-    """How a user opens ``source``: ``url``, ``repo`` (pinned commit), ``package`` (pinned wheel), ``page``
-    (the KB's own sources page), or None when it cannot be opened as written."""
-    text = source.strip()
-    for kind, pattern in SOURCE_FORMS.items():
-        if pattern.match(text):
-            return kind
-    return None
-
-
-def source_problem(source: str) -> str | None:
-    """Why ``source`` is not a source a user can open, or None when it is."""
-    kind = classify_source(source)
-    if kind is None:
-        return (f"source {source!r} cannot be opened by a user: write an http(s) URL, owner/repo@<commit>:<path>, "
-                f"package==version:<path in the wheel>, or {SOURCES_PAGE}#<anchor>")
-    if kind == "page":
-        anchor = source.strip().partition("#")[2]
-        if anchor not in sources_page_anchors():
-            return f"source {source!r}: {SOURCES_PAGE} has no heading with the anchor #{anchor}"
-    return None
-
-
-def unpinned_source(source: str) -> bool:
-    """True for a repository link that follows a moving branch (``blob/master``, ``tree/main`` …)."""
-    return bool(_UNPINNED.match(source.strip()))
-
-
-def sources_page_anchors() -> frozenset[str]:
-    """The anchors (GitHub heading slugs) of the KB sources page, empty when the page is missing."""
-    return _page_anchors(builtin_kb_dir() / SOURCES_PAGE.removeprefix("kb/"))
-
-
-@lru_cache(maxsize=4)
-def _page_anchors(path: Path) -> frozenset[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return frozenset()
-    return frozenset(heading_anchor(line.lstrip("#")) for line in text.splitlines() if re.match(r"^#{1,6}\s", line))
-
-
-def heading_anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
-    return text.replace(" ", "-")
 
 
 def check_warnings(paths: Iterable[Path | str]) -> list[Problem]:
@@ -601,30 +531,3 @@ def _check_sections(parsed: ParsedFile) -> list[Problem]:
     if names and names[-1] != SOURCES_SECTION and SOURCES_SECTION in names:
         problems.append(Problem(parsed.path, parsed.headings[-1][1], "the `## Sources` section must come last"))
     return problems
-
-
-def _check_figures(parsed: ParsedFile) -> list[Problem]:
-    sources = parsed.data.get("sources")
-    if isinstance(sources, list) and sources:
-        return []
-    problems = []
-    for line_no, text in _prose_lines(parsed.body, parsed.body_line):
-        for match in FIGURE.finditer(text):
-            problems.append(Problem(parsed.path, line_no, f"figure {match.group(0).strip()!r} without a source: "
-                                                          "list the source that states it in `sources`"))
-    return problems
-
-
-def _prose_lines(body: str, first_line: int) -> Iterable[tuple[int, str]]:
-    # Numbers in code (settings, shapes, commands) are not claims; skip fences and inline code.
-    fence = None
-    for offset, line in enumerate(body.splitlines()):
-        opened = _FENCE_OPEN.match(line)
-        if fence is None and opened:
-            fence = opened.group(1)[0] * 3
-            continue
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        yield first_line + offset, _INLINE_CODE.sub("", line)
