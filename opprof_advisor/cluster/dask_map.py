@@ -36,27 +36,40 @@ def map_on_dask(func, items: list[str], scheduler: str | None, workers: int, tic
                 timeouts: tuple[float, float, float]) -> list[Any]:
     """``[func(item) for item in items]`` on the scheduler at ``scheduler``, or on a LocalCluster of ``workers``
     processes; ``timeouts``: each wait on the scheduler, the local cluster's start, one rank's map (seconds)."""
-    with warnings.catch_warnings(), silence_logging_cmgr(_QUIET):
-        warnings.simplefilter("ignore")  # Dask's: a busy port, a version mismatch ... (its errors reach us)
+    try:
+        with warnings.catch_warnings(), silence_logging_cmgr(_QUIET):
+            warnings.simplefilter("ignore")  # Dask's: a busy port, a version mismatch ... (its errors reach us)
+            return _run_here(func, items, scheduler, workers, tick, timeouts)
+    except KeyboardInterrupt:
+        # stopped (Ctrl-C, or SIGTERM / SIGHUP as runtime.Stopped): the process is on its way out, and the local
+        # cluster's nanny threads may still report their killed workers ("exit status was already read") as it goes
+        for handler in logging.getLogger("distributed").handlers:
+            handler.setLevel(_QUIET)
+        raise
+
+
+def _run_here(func, items: list[str], scheduler: str | None, workers: int, tick,
+              timeouts: tuple[float, float, float]) -> list[Any]:
+    """The map in this thread's new event loop, or in a thread of its own when one runs here already."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_dask_run(func, items, scheduler, workers, tick, timeouts))
+    # called from a running event loop (a notebook): run ours in a thread of its own
+    box: dict[str, Any] = {}
+
+    def run() -> None:
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(_dask_run(func, items, scheduler, workers, tick, timeouts))
-        # called from a running event loop (a notebook): run ours in a thread of its own
-        box: dict[str, Any] = {}
+            box["result"] = asyncio.run(_dask_run(func, items, scheduler, workers, tick, timeouts))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
 
-        def run() -> None:
-            try:
-                box["result"] = asyncio.run(_dask_run(func, items, scheduler, workers, tick, timeouts))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, name="advisor-dask", daemon=True)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+    thread = threading.Thread(target=run, name="advisor-dask", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 async def _dask_run(func, items: list[str], scheduler: str | None, workers: int, tick, timeouts) -> list[Any]:
