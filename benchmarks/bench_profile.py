@@ -332,9 +332,8 @@ def _s(seconds: float | None) -> str:
 
 def _threshold_wrapper(rows: int) -> str:
     """The CLI wrapper with the columnar engine's threshold (readers/base.py COLUMNAR_FROM_ROWS) set to ``rows``."""
-    return ("from opprof_advisor import kernel_frame\n"
-            "from opprof_advisor.readers import arrowcsv\n"
-            f"kernel_frame.COLUMNAR_FROM_ROWS = arrowcsv.ARROW_FROM_ROWS = {rows}\n") + _WRAPPER
+    return ("from opprof_advisor.readers import arrowcsv, frame\n"
+            f"frame.COLUMNAR_FROM_ROWS = arrowcsv.ARROW_FROM_ROWS = {rows}\n") + _WRAPPER
 
 
 def sweep(folder: Path, repeat: int) -> int:
