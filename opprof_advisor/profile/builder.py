@@ -8,15 +8,13 @@ explained: where the data cannot support a judgement the profile gets a note ``c
 
 from __future__ import annotations
 
-import heapq
 import re
-from operator import itemgetter
 from typing import Any, Iterable
 
 from opprof_advisor.core import steps
 
 from opprof_advisor.core import thresholds
-from opprof_advisor.profile.families import families_to_json
+from opprof_advisor.profile.families import families_to_json, most_common
 from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.readers.frame import Frame
 from opprof_advisor.core.models import OpTypeStat, Profile, RankSummary, StepSplit, Symptom
@@ -327,14 +325,7 @@ def _top_values(frame, groups, index_of: list[int], name: str, limit: int = 4) -
             counter = counts[at] = {}
         for item in items:
             counter[item] = counter.get(item, 0) + times
-    return [[] if counter is None else _most_common_keys(counter, limit) for counter in counts]
-
-
-def _most_common_keys(counts: dict[str, int], limit: int) -> list[str]:
-    """The ``limit`` keys with the most launches, the first seen among equals (as ``Counter.most_common``)."""
-    if len(counts) <= 1:
-        return list(counts)[:limit]
-    return [value for value, _ in heapq.nlargest(limit, counts.items(), key=itemgetter(1))]
+    return [[] if counter is None else [key for key, _ in most_common(counter, limit)] for counter in counts]
 
 
 def _most_common(frame, groups, index_of: list[int], name: str) -> list[int | None]:

@@ -8,8 +8,10 @@ most of its time; its *bound* is that of its rows with a known bound class holdi
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from opprof_advisor.core.models import OpTypeStat
@@ -48,6 +50,16 @@ def heaviest(times: Mapping[str, float]) -> str | None:
     if not times:
         return None
     return max(sorted(times), key=lambda key: times[key])
+
+
+def most_common(counts: Mapping[Any, float], n: int) -> list[tuple[Any, float]]:
+    """The ``n`` keys with the largest values and those values, the first seen among equals: ``Counter.most_common``
+    of a plain dict (a profile of a million op types keeps a dict per one; a million Counters cost seconds)."""
+    if n <= 0 or not counts:
+        return []
+    if n == 1 or len(counts) == 1:
+        return [max(counts.items(), key=itemgetter(1))]
+    return heapq.nlargest(n, counts.items(), key=itemgetter(1))
 
 
 def family_totals(rows: Iterable[OpTypeStat], alias: Mapping[str, str] | None = None) -> dict[str, FamilyTotal]:

@@ -26,12 +26,10 @@ used by the ranking only where no sourced KB figure applies.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import partial
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -42,6 +40,7 @@ from opprof_advisor.readers.base import RawProfile
 from opprof_advisor.readers.chips import soc_spec
 from opprof_advisor.readers.columns import MEMORY_FIELDS, unit_of
 from opprof_advisor.core.records import Record
+from opprof_advisor.profile.families import most_common
 from opprof_advisor.profile.peaks import Peaks, resolve_peaks
 from opprof_advisor.profile.roofline_work import NotJudged, Work, work_of
 # Only op types with at least HOT_SHARE of compute time get a model gain; launches shorter than
@@ -339,22 +338,15 @@ def _rows(profile: Profile, tallies: dict[tuple[str, str], _Tally], peaks: Peaks
     return rows
 
 
-def _most_common(times: dict, n: int) -> list[tuple[Any, float]]:
-    """The ``n`` values with the most time, the first seen among equals (what ``Counter.most_common`` gives)."""
-    if n == 1:
-        return [max(times.items(), key=itemgetter(1))]
-    return heapq.nlargest(n, times.items(), key=itemgetter(1))
-
-
 def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks: Peaks, hot: bool) -> RooflineRow:
     row = RooflineRow(op_type=op, unit=unit, time_us=round(time_us, 3), share=share, status="not_judged",
                       work_source=tally.source)
     if not tally.time:
-        row.reason = _most_common(tally.reasons, 1)[0][0] if tally.reasons else M_("no launch could be judged")
+        row.reason = most_common(tally.reasons, 1)[0][0] if tally.reasons else M_("no launch could be judged")
         return row
     row.judged_time_us = round(tally.time, 3)
-    row.dtype = _most_common(tally.dtypes, 1)[0][0]
-    row.roof = _most_common(tally.t_by_roof, 1)[0][0]
+    row.dtype = most_common(tally.dtypes, 1)[0][0]
+    row.roof = most_common(tally.t_by_roof, 1)[0][0]
     seconds = tally.time * 1e-6
     row.bytes = tally.bytes
     row.achieved_gbps = _round(tally.bytes / seconds / 1e9)
@@ -365,9 +357,9 @@ def _row(op: str, unit: str, time_us: float, share: float, tally: _Tally, peaks:
         row.intensity = _round(tally.flops / tally.bytes) if tally.bytes else None
         row.attainable_tflops = _round(row.achieved_tflops / efficiency) if efficiency else None
     row.efficiency = _round(efficiency, 4)
-    basis = _most_common(tally.bases, 1)[0][0]
+    basis = most_common(tally.bases, 1)[0][0]
     uncovered = [M_("{share:.0%} of the time not judged: {reason}", share=t / time_us, reason=r)
-                 for r, t in _most_common(tally.reasons, 2)]
+                 for r, t in most_common(tally.reasons, 2)]
     clauses = [basis, *uncovered]
     row.basis = join_messages(clauses, "; ")
     if efficiency > PLAUSIBLE_MAX:
