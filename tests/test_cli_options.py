@@ -46,7 +46,7 @@ READ_BY_BOTH = [
     ["search", "-k", "tip", "zebra", "-"], ["search", "--operator=", "x"],
     ["add", "case.md"], ["add", "--replace", "case.md", "--db", "/tmp/x.db", "--lang", "zh"], ["add", "--", "-odd.md"],
     ["remove", "my-case"], ["remove", " my-case ", "-f", "json", "--db=/tmp/x.db"],
-    ["suggest", EXAMPLE], ["suggest", EXAMPLE, "-n", "3", "-f", "json"],
+    ["suggest", EXAMPLE], ["suggest", EXAMPLE, "-n", "3", "-f", "json"], ["suggest", EXAMPLE, "--stack", "mindspeed-llm"],
 ]
 
 #: Command lines Typer refuses with a usage message (exit 2).
@@ -56,6 +56,7 @@ USAGE_ERRORS = [
     ["suggest", "-p", EXAMPLE, "--format", "JSON"], ["suggest", "-p", EXAMPLE, "--output", "x.html"],
     ["suggest", "-p", EXAMPLE, "--scheduler", "tcp://h:1", "--executor", "serial"],
     ["suggest", "-p", EXAMPLE, "extra"], ["suggest", "-p", EXAMPLE, "--db", EXAMPLE],
+    ["suggest", EXAMPLE, "--stack", "deepspeed"], ["suggest", EXAMPLE, "--stack"],
     ["profile", EXAMPLE, "extra"], ["profile", EXAMPLE, "--peaks", "/no/such/peaks.yaml"],
     ["profile", EXAMPLE, "--peaks", EXAMPLE], ["profile", EXAMPLE, "--export", EXAMPLE],
     ["profile", EXAMPLE, "-o", "x.html"], ["profile", EXAMPLE, "--format", "markdown"],
@@ -82,7 +83,7 @@ def test_values_are_the_types_the_bodies_use():
     received: list = []
     result = CliRunner().invoke(_recording_app("suggest", received), READ_BY_BOTH[2])
     assert result.exit_code == 0, result.output
-    assert received[0] == {"profile": Path(EXAMPLE), "top": 7, "model": None, "kind": None, "fmt": "markdown",
+    assert received[0] == {"profile": Path(EXAMPLE), "top": 7, "model": None, "kind": None, "stack": None, "fmt": "markdown",
                            "explain": True, "output": None, "force": False, "db": Path("/tmp/x.db"),
                            "executor": "auto", "scheduler": None, "each": False}
     CliRunner().invoke(_recording_app("search", received), READ_BY_BOTH[14])

@@ -160,3 +160,21 @@ def test_a_first_step_too_long_to_show_whole_is_a_warning_with_what_is_shown(run
     assert line.endswith(f": warning: the first step of `## Steps` has {len(' '.join(step.split()))} characters: "
                          f"`advisor suggest` shows only its first sentences up to 400 (\"{shown}\"); keep it to one "
                          "or two sentences")  # "e.g." does not end the sentence
+
+
+def test_tags_naming_a_training_stack_ask_for_it_in_applies_to(runner, tmp_path):
+    # advice written with MindSpeed's options ranks under the general remedies until --stack names MindSpeed:
+    # an entry that only tags it would rank as if any run could use it
+    path = write_entry(tmp_path, "my-tip", kind="tip", tags=["pipeline", "mindspeed", "torchtitan"], **GUIDE_FIELDS)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines, start=1) if text.startswith("applies_to:"))
+    result = check(runner, path)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        f"{path}:{line}: warning: the tags name mindspeed, torchtitan but `applies_to` has no `stack:` — add "
+        "`stack: [mindspeed, torchtitan]` when the advice uses that stack's options, or drop the tag",
+        "1 file(s) checked: no problems, 1 warning(s)",
+    ]
+    stated = write_entry(tmp_path / "ok", "my-tip", kind="tip", tags=["pipeline", "mindspeed"], **{
+        **GUIDE_FIELDS, "applies_to": {"producer": ["run"], "stack": ["mindspeed"]}})
+    assert check(runner, stated).stderr.strip() == "1 file(s) checked: no problems"

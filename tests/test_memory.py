@@ -94,9 +94,10 @@ def test_foreach_temporaries_below_a_twentieth_of_the_peak_are_no_finding(tmp_pa
     assert symptom.share == pytest.approx(80 / 1060, abs=1e-4) and symptom.base == "memory peak"
 
 
-def _text_run(tmp_path, unit="MB", kernels=("MatMulV2",)):
+def _text_run(tmp_path, unit="MB", kernels=("MatMulV2",), collectives=()):
     root = write_torch_npu_text(tmp_path, [KernelSpec(name, task_type="AI_CORE", duration_us=100.0, count=4,
-                                                      block_dim=20) for name in kernels])
+                                                      block_dim=20) for name in kernels] + [
+        KernelSpec(name, task_type="COMMUNICATION", duration_us=50.0, count=2) for name in collectives])
     out = root / "ASCEND_PROFILER_OUTPUT"
     scale = 1 if unit == "MB" else 1024
     rows = [f"Component,Timestamp(us),Total Allocated({unit}),Total Reserved({unit}),Total Active({unit}),Stream Ptr,"
@@ -220,7 +221,7 @@ def test_a_folder_of_ranks_judges_the_rank_with_the_highest_peak(real_profiles, 
     doc = json.loads(result.stdout)
     assert doc["peak"]["reserved"] == 1600913408 and doc["peak"]["gap"] == 337661952
     assert {f["id"] for f in doc["findings"]} == {"memory-fragmentation", "memory-outside-allocator",
-                                                  "optimizer-foreach-temporaries"}
+                                                  "optimizer-foreach-temporaries", "optimizer-state"}
     assert any(note.startswith("memory of rank0, the highest peak of 2 ranks") for note in doc["notes"])
 
 
@@ -309,3 +310,46 @@ def test_activations_kept_for_the_backward_pass_are_a_finding_worth_a_share_of_t
     # without a backward operator (inference) nothing is called an activation
     table.write_text(table.read_text().replace("aten::mm_backward", "aten::mm"))
     assert read_profile(root).memory["activations"] is None
+
+
+def test_static_memory_of_a_training_run_is_a_finding_sized_by_the_distributed_optimizer_table(real_profiles, runner):
+    _peaks, busiest, held, _hccl = _hand(real_profiles)
+    con = sqlite3.connect(f"file:{real_profiles / DB_FILE}?mode=ro", uri=True)
+    # what GE had allocated at the PTA+GE peak: its last record up to that moment (GE's own, not the window's tensors)
+    (graph,), = con.execute(
+        "SELECT m.totalAllocated FROM MEMORY_RECORD m JOIN STRING_IDS s ON s.id = m.component WHERE s.value = 'GE' "
+        "AND m.timestamp <= (SELECT timestamp FROM MEMORY_RECORD m2 JOIN STRING_IDS s2 ON s2.id = m2.component "
+        "WHERE s2.value = 'PTA+GE' AND totalAllocated = ?) ORDER BY m.timestamp DESC LIMIT 1", (busiest,))
+    static = busiest - sum(held.values()) - graph
+    assert static == 717994496  # by hand: 1205 MiB allocated at the peak - 503 MiB in the window's tensors - 17.5 GE
+    profile = read_profile(real_profiles / DB_RUN)
+    assert profile.memory["before_window"]["bytes"] == pytest.approx(static)
+    assert {s.id: s for s in profile.symptoms}["memory_static"].share == pytest.approx(static / 1600913408, abs=1e-6)
+    result = runner.invoke(app, ["memory", str(real_profiles / DB_RUN), "--format", "json"])
+    findings = json.loads(result.stdout)["findings"]
+    state = {f["id"]: f for f in findings}["optimizer-state"]
+    # the optimizer's state is two thirds of the bytes per parameter: at most 2/3 of the static memory goes
+    assert state["saving"]["high_bytes"] == round(2 / 3 * static)
+    assert "33% of them at d = 2, up to 67% as d grows" in state["saving"]["basis"]
+    assert state["remedies"][0]["id"] == "zero-redundancy-optimizer"
+    assert [f["saving"]["high_bytes"] for f in findings] == sorted((f["saving"]["high_bytes"] for f in findings),
+                                                                   reverse=True)
+
+
+@pytest.mark.parametrize("name,kernels,collectives,finding", [
+    ("infer", ("MatMulV2",), ("hcom_allReduce_",), False),
+    ("one-device", ("MatMulV2", "MatMulV2Grad"), (), False),
+    ("data-parallel", ("MatMulV2", "MatMulV2Grad"), ("hcom_allReduce_",), True)])
+def test_static_memory_is_judged_as_optimizer_state_only_in_data_parallel_training(tmp_path, runner, name, kernels,
+                                                                                   collectives, finding):
+    # at t=1002 PTA+GE allocates 750 MB and the window's tensors hold 500 MB: 250 MB (23.6 % of 1060) came before
+    root = _text_run(tmp_path / name, kernels=kernels, collectives=collectives)
+    profile = read_profile(root)
+    assert profile.workload == ("inference" if name == "infer" else "training")
+    assert {s.id: s for s in profile.symptoms}["memory_static"].share == pytest.approx(250 / 1060)
+    doc = json.loads(runner.invoke(app, ["memory", str(root), "--format", "json"]).stdout)
+    states = [f for f in doc["findings"] if f["id"] == "optimizer-state"]
+    # an inference run's static memory is its weights, one device has no ranks to shard a state over
+    assert bool(states) == finding
+    if finding:
+        assert states[0]["saving"]["high_bytes"] == round(2 / 3 * 250 * MIB)

@@ -17,16 +17,23 @@ How each value is told:
   captured graph (GE, torchair, ACLGraph) does not report; otherwise unknown.
 * **family**: ``detection`` when NMS ran; ``cnn`` when convolutions hold at least CNN_SHARE of computing;
   ``moe`` when grouped matmuls or MoE routing ran; ``transformer`` when attention (fused, or BatchMatMul with
-  Softmax) or RMSNorm / RoPE ran. ``families`` holds every one that fits (a detector is also a CNN).
+  Softmax) or RMSNorm / RoPE ran; ``multimodal`` when a 2-D / 3-D convolution holding less than CNN_SHARE ran
+  beside transformer operators at most 1 / ENCODER_CONV_RATIO as often as their attention and norms (a vision
+  or video encoder's patch embedding, not a per-layer convolution of a language model). ``families`` holds every one that fits (a detector is also a
+  CNN).
 * **precision**: the dtype class of most matrix (cube) time, else of most computing time.
 * **chip**, **aic**, **aiv**: as the profile records them; a Mix Block Dim exists only on parts with
   20 or more AI Cores, so ``chips_assumed`` names the A2 / A3 parts a gain range is taken over when the
   chip is unknown.
 * **ranks**: ``multi`` when collectives ran or the profile is a folder of ranks.
+* **stacks**: the training stack (MindSpeed, torchtitan, FSDP2, verl...) only when the user names it with
+  ``--stack`` (advice/suggest.py), with what it runs on; no profile shows it, so an entry written for one ranks
+  after those that need no stack until it is named.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from opprof_advisor.core.i18n import M_, Message, join_messages
@@ -42,6 +49,12 @@ _VLLM_OPS = frozenset({"ReshapeAndCache", "ReshapeAndCacheNdKernel", "PagedAtten
 _MOE_FAMILIES = frozenset({"GroupedMatMul"})
 _MOE_WORDS = ("moe", "groupedmatmul", "moegating", "moefinalize", "moeinitrouting", "moetokenpermute")
 _TRANSFORMER_FAMILIES = frozenset({"FlashAttention", "RMSNorm", "RoPE", "SwiGLU"})
+#: Convolutions that run in every layer of a language model (Mamba, gated delta nets), not an encoder's stem.
+_PER_LAYER_CONV = re.compile(r"conv1d|depthwise", re.IGNORECASE)
+#: Families launched once or more per transformer layer, against which an encoder's convolution is counted.
+_LAYER_FAMILIES = frozenset({"FlashAttention", "Softmax", "RMSNorm", "LayerNorm"})
+#: An encoder's patch embedding launches at most this many times fewer than the layers' attention and norms.
+ENCODER_CONV_RATIO = 4
 _DTYPE_CLASS = {"BF16": "bf16", "DT_BF16": "bf16", "BFLOAT16": "bf16", "FLOAT16": "fp16", "DT_FLOAT16": "fp16",
                 "FLOAT": "fp32", "DT_FLOAT": "fp32", "FLOAT32": "fp32", "INT8": "int8", "DT_INT8": "int8",
                 "HF32": "hf32"}
@@ -67,6 +80,8 @@ def workload_context(profile: Profile) -> dict[str, Any]:
         fams.append("moe")
     if families & _TRANSFORMER_FAMILIES or {"Softmax", "MatMul"} <= families and _has_batch_matmul(names):
         fams.append("transformer")
+        if "cnn" not in fams and _encoder_convolution(ops):
+            fams.append("multimodal")
 
     if kernel:
         framework = "ascend-c"
@@ -105,6 +120,15 @@ def workload_context(profile: Profile) -> dict[str, Any]:
     }
     context["line"] = context_line(context)
     return context
+
+
+def _encoder_convolution(ops) -> bool:
+    """A 2-D / 3-D convolution launched far less often than the layers' attention or norms: a vision or video
+    encoder's patch embedding, once per forward (a Conv1D, depthwise or per-layer convolution, as in Mamba or
+    gated-delta-net layers, is part of a language model)."""
+    convs = [row for row in ops if row.family == "Conv2D" and not _PER_LAYER_CONV.search(row.op_type)]
+    layers = sum(row.count for row in ops if row.family in _LAYER_FAMILIES)
+    return bool(convs) and sum(row.count for row in convs) * ENCODER_CONV_RATIO <= layers
 
 
 def _has_batch_matmul(names: set[str]) -> bool:
@@ -146,6 +170,8 @@ def context_line(context: dict[str, Any]) -> Message:
             parts.append(context[key])
     if context.get("families"):
         parts.append(", ".join(context["families"]))
+    if context.get("stacks"):
+        parts.append(context["stacks"][0])
     if context.get("precision"):
         parts.append(context["precision"])
     if context.get("chip") or context.get("aic"):

@@ -5,8 +5,11 @@ finding's symptoms and, if it names operator families, one of the finding's. It 
 ``applies_to`` does not fit the workload context (a context value the profile cannot tell never rules it
 out) or one of its ``requires:`` fails; ``--explain`` lists what was left out and why. The candidates are
 ranked by the TF-IDF matcher against the finding's own words (its symptoms, operators, op types) and the
-workload context; an entry written for the finding's operators ranks ahead of a general one. The first is
-the lead remedy; an entry that contradicts one ranked above it is dropped.
+workload context, after two tiers: one written for another chip comes last, and one resting on what no profile
+shows (the training stack unless ``--stack`` names it, operators the finding does not show) after those it
+does not; one resting on MAX_GUESSES facts the profile cannot tell (one of those, and another or an unknown
+framework) is left out. An entry written for the finding's operators ranks ahead of a general one. The first is the lead remedy;
+an entry that contradicts one ranked above it is dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from opprof_advisor.core.i18n import M_, Message, join_messages
 from opprof_advisor.kb import first_step
 from opprof_advisor.core.models import Entry, Profile
 from opprof_advisor.core.operators import FAMILIES
+from opprof_advisor.core.vocabulary import APPLIES_KEYS
 from opprof_advisor.advice.requirements import check_requirements, hardware_mismatch, unmet
 
 #: An entry written for the finding's operators counts this much more than a general one.
@@ -25,11 +29,19 @@ SPECIFIC_BONUS = 0.25
 #: ... and one whose symptoms are all the finding's, up to this much more than one answering many symptoms.
 FOCUS_BONUS = 0.15
 MAX_REMEDIES = 5
+#: A remedy resting on this many workload facts the profile cannot tell, one of them UNSEEN, is a guess: left out,
+#: with why (1 GB pages for scattered reads, on a custom kernel of a run whose framework is unknown).
+MAX_GUESSES = 2
+#: The facts no profile of this run shows, whatever wrote it: the training stack, and the operators a remedy is
+#: written for when the finding's are others (a custom kernel). A remedy resting on them ranks under those that
+#: do not; an unknown framework or phase (a system msprof run or a cluster summary records neither) only counts
+#: towards MAX_GUESSES beside one of them.
+UNSEEN = frozenset({"stack", "operators"})
 KNOWN = frozenset(FAMILIES)
 #: Serving engines whose own kernels (the paged-attention cache writes) show in every run of theirs.
 SERVING_ENGINES = frozenset({"vllm-ascend", "mindie"})
-#: Model families told by their operators alone (grouped matmuls / MoE routing, NMS).
-SEEN_BY_OPS = frozenset({"moe", "detection"})
+#: Model families told by their operators alone (grouped matmuls / MoE routing, NMS, an encoder's convolution).
+SEEN_BY_OPS = frozenset({"moe", "detection", "multimodal"})
 #: Tags of advice that moves fewer bytes or does less work (reuse, cache, fusion, lower precision): the only
 #: remedies of a kernel near its roof.
 FEWER_BYTES = frozenset({"l2-cache", "l2", "data-reuse", "cache", "fusion", "fused-ops", "quantization", "int8",
@@ -50,6 +62,12 @@ def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
                 return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted),
                           have=", ".join(have))
             continue
+        if key == "stack":
+            have = context.get("stacks") or []
+            if have and not set(have) & set(wanted):  # said with --stack; the profile never tells
+                return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted),
+                          have=", ".join(have))
+            continue
         value = context.get(key)
         if key == "framework" and value is None and context.get("kernels_seen") and set(wanted) <= SERVING_ENGINES:
             # a serving engine's paged-attention cache kernels show in every run of it
@@ -57,6 +75,28 @@ def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
         if value is not None and value not in wanted:
             return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted), have=str(value))
     return None
+
+
+def unconfirmed(entry: Entry, context: dict[str, Any], operators: set[str]) -> list[str]:
+    """The workload facts ``entry`` rests on that the profile cannot tell: each context value it names that is
+    unknown (the framework of a system msprof run, the training stack unless --stack says it), and operators
+    the finding does not show (a custom kernel takes any remedy, but one written for MatMul is a guess there)."""
+    # a finding about no operators (the run's idle time, its memory) does not make operators a guess
+    unknown = ["operators"] if entry.operators and operators and not operators & set(entry.operators) else []
+    for key, wanted in entry.applies_to.items():
+        if set(APPLIES_KEYS.get(key, ())) <= set(wanted):
+            continue  # every value: no condition
+        if key == "family":
+            known = context.get("families")
+        elif key == "stack":
+            known = context.get("stacks")
+        elif key == "mode" and "framework" in entry.applies_to and context.get("framework") is None:
+            known = True  # a mode is told only once the framework is: one unknown fact, counted there
+        else:
+            known = key == "producer" or context.get(key) is not None
+        if not known:
+            unknown.append(key)
+    return unknown
 
 
 def _said(key: str, wanted) -> str:
@@ -93,6 +133,9 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
         if entry.operators and operators & KNOWN and not operators & set(entry.operators):
             continue  # written for other operators (a custom kernel of no known family takes any)
         why = misfit(entry, context)
+        guesses = unconfirmed(entry, context, operators)
+        if why is None and len(guesses) >= MAX_GUESSES and UNSEEN & set(guesses):
+            why = M_("rests on what the profile cannot tell: {facts}", facts=", ".join(guesses))
         if why is None:
             failed = unmet(check_requirements(entry, profile, rows, share))
             if failed:
@@ -105,13 +148,17 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
         return [], left_out, {}
     scores = dict(zip(matcher.entry_ids_, matcher.score(finding_query(finding, context))))
 
-    def rank(entry: Entry) -> tuple[bool, float, str]:
+    def rank(entry: Entry) -> tuple[bool, int, float, str]:
         specific = SPECIFIC_BONUS if operators & set(entry.operators) else 0.0
         # an entry about this diagnosis alone ranks ahead of one that answers it among many others
         focused = FOCUS_BONUS * len(wanted & set(entry.symptoms)) / len(entry.symptoms)
-        # one written for another chip or CANN (an Ascend 950 sample on an A2 profile) comes after every one that fits
-        return (hardware_mismatch(entry, profile) is not None, -(scores.get(entry.id, 0.0) + specific + focused),
-                entry.id)
+        # In tiers, then by relevance: one written for another chip or CANN (an Ascend 950 sample on an A2 profile)
+        # after every one that fits; then the fewer UNSEEN facts it rests on (the training stack, operators the
+        # finding does not show), the earlier: a remedy the profile shows to apply leads, one that may rest on a
+        # setting it cannot see comes under it.
+        unseen = sum(guess in UNSEEN for guess in unconfirmed(entry, context, operators))
+        return (hardware_mismatch(entry, profile) is not None, unseen,
+                -(scores.get(entry.id, 0.0) + specific + focused), entry.id)
 
     chosen: list[Entry] = []
     for entry in sorted(candidates, key=rank):

@@ -6,7 +6,9 @@ module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE,
 foreach temporaries save at most what the ``_foreach_*`` operators hold at the peak (PyTorch's optimizer
 documentation: the foreach implementation uses about the parameters' size more peak memory than the for-loop
 one); activations save RECOMPUTE_SAVES of what the forward pass keeps for the backward pass at the peak (recompute or
-offload them). None of them is time: a
+offload them); static memory in data-parallel training (weights, gradients, optimizer states held since before the window) saves
+what sharding the optimizer state over the ranks gives back (DISTRIBUTED_OPTIMIZER_SAVES), if it is not sharded
+yet. None of them is time: a
 smaller peak is worth a larger batch or a model that fits, and time only where it avoids running out of memory.
 """
 
@@ -17,15 +19,17 @@ from typing import Any
 from opprof_advisor.advice.finding import Finding
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Profile
-from opprof_advisor.core.thresholds import RECOMPUTE_SAVES
+from opprof_advisor.core.operators import COMMUNICATION_FAMILIES
+from opprof_advisor.core.thresholds import DISTRIBUTED_OPTIMIZER_SAVES, RECOMPUTE_SAVES
 from opprof_advisor.symptoms.memory import optimizer_holders
 
 MIB = 1024.0 * 1024.0
 
 
-def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
-    """(finding, saving) for each memory symptom; ``saving``: ``high_bytes`` (the most the remedy can give back),
-    ``share_of_peak`` and ``basis``."""
+def memory_findings(profile: Profile, ranks: str | None = None) -> list[tuple[Finding, dict[str, Any]]]:
+    """(finding, saving) for each memory symptom, the most it can give back first (a peak near capacity leads);
+    ``saving``: ``high_bytes`` (the most the remedy can give back), ``share_of_peak`` and ``basis``. ``ranks`` is
+    the workload context's: only several ranks can shard a state."""
     memory = profile.memory or {}
     peak = memory.get("peak") or {}
     reserved = peak.get("reserved") or 0.0
@@ -64,6 +68,9 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
                         "recomputation (full or selective) or offloading them gives back (GAIN-MODELS.md), for more "
                         "compute in the backward pass", low=low, high=high, held=held / MIB,
                         component=peak["component"])}))
+    static = found.get("memory_static")
+    if static is not None and reserved and profile.workload == "training" and ranks == "multi":
+        out.append(_optimizer_state(static, memory["before_window"]["bytes"], reserved))
     outside = found.get("memory_outside_allocator")
     if outside is not None and reserved:
         held = memory["outside_allocator"]["bytes"]
@@ -72,11 +79,13 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
         saved = min(held, top["peak_reserved"]) if top else held
         out.append((Finding("memory-outside-allocator", "memory", M_("Memory held outside the allocator: {detail}",
                                                                      detail=outside.detail), 0.0, None, [outside.id],
-                            operators=["HCCL"] if top and top["module"] == "HCCL" else []),
+                            # HCCL's memory is its collectives' buffers: remedies written for them apply
+                            operators=sorted(COMMUNICATION_FAMILIES) if top and top["module"] == "HCCL" else []),
                     {"high_bytes": saved, "share_of_peak": saved / reserved, "basis": M_(
                         "what {module} holds beyond the allocator: at most {saved:.0f} MiB ({held:.0f} MiB in all outside it)",
                         module=top["module"] if top else M_("the process"), saved=saved / MIB,
                         held=held / MIB)}))
+    out.sort(key=lambda found_saving: -found_saving[1]["high_bytes"])  # what gives back most first
     near = found.get("memory_near_capacity")
     if near is not None:
         gains = sum(saving["high_bytes"] for _, saving in out)
@@ -86,6 +95,21 @@ def memory_findings(profile: Profile) -> list[tuple[Finding, dict[str, Any]]]:
                            "running out is the risk; what the findings below give back ({gains:.0f} MiB) and the "
                            "remedies' savings (recompute, offload) are the room to win", gains=gains / MIB)}))
     return out
+
+
+def _optimizer_state(static: Any, held: float, reserved: float) -> tuple[Finding, dict[str, Any]]:
+    """Static memory of a data-parallel training run: if it holds Adam states every rank keeps whole, sharding them
+    (a distributed optimizer, ZeRO-1) gives back DISTRIBUTED_OPTIMIZER_SAVES of it."""
+    at_two, most = DISTRIBUTED_OPTIMIZER_SAVES
+    return (Finding("optimizer-state", "memory", M_(
+        "Static memory (weights, gradients, optimizer states) makes up the peak: {detail}", detail=static.detail),
+        0.0, None, [static.id], remedy_tags=["distributed-optimizer", "zero", "optimizer"]),
+            {"high_bytes": most * held, "share_of_peak": most * held / reserved, "basis": M_(
+                "if the {held:.0f} MiB held since before the window are parameters with Adam's state kept whole on "
+                "every data-parallel rank, sharding the state over d ranks gives back {two:.0%} of them at d = 2, up "
+                "to {most:.0%} as d grows (the optimizer's state is two thirds of the bytes per parameter: Adam's "
+                "moments, 8 of 12 for fp32 parameters; master weights and moments, 12 of 18 for 16-bit parameters "
+                "with fp32 gradients); nothing if it is already sharded", held=held / MIB, two=at_two, most=most)})
 
 
 def saving_json(saving: dict[str, Any]) -> dict[str, Any]:

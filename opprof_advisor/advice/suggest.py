@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from opprof_advisor.advice.context import workload_context
+from opprof_advisor.advice.context import context_line, workload_context
 from opprof_advisor.cluster.reduce import per_rank, per_rank_of
 from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
@@ -30,6 +30,8 @@ from opprof_advisor.advice.rules_memory import memory_findings, saving_json
 from opprof_advisor.advice.rules_run import RUN_RULES
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
+from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.vocabulary import APPLIES_KEYS, STACK_IMPLIES
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
@@ -71,8 +73,8 @@ def findings_of(profile: Profile, context: dict[str, Any], ref_us: float) -> lis
 
 
 def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, top: int = 5, kind: str | None = None,
-           explain: bool = False, outcomes: dict[str, list[Any]] | None = None, model: str | None = None
-           ) -> dict[str, Any]:
+           explain: bool = False, outcomes: dict[str, list[Any]] | None = None, model: str | None = None,
+           stack: str | None = None) -> dict[str, Any]:
     """The ``opprof-advisor/suggest/2`` document for ``profile`` (a job's: per rank, see ``cluster.reduce.per_rank``)."""
     profile = per_rank(profile)
     matcher = ready_matcher(entries, kind, matcher)
@@ -82,6 +84,10 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     context["reference_us"] = ref_us
     if model:
         context["model_hint"] = model
+    check_stack(stack)
+    if stack:  # the training stack the user named, with what it runs on (vocabulary.STACK_IMPLIES)
+        context["stacks"] = [stack, *STACK_IMPLIES.get(stack, ())]
+        context["line"] = context_line(context)
     kinds = (kind,) if kind else DEFAULT_KINDS
     rows, left_out, unjudged, measured_notes = [], [], [], []
     for finding in findings_of(profile, context, ref_us):
@@ -135,6 +141,13 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     }
 
 
+def check_stack(stack: str | None) -> None:
+    """AdvisorError (usage) unless ``stack`` is None or a training stack the knowledge base writes for."""
+    if stack is not None and stack not in APPLIES_KEYS["stack"]:
+        raise AdvisorError(M_("unknown stack {stack}", stack=repr(stack)),
+                           hint=M_("use one of {stacks}", stacks=", ".join(APPLIES_KEYS["stack"])))
+
+
 def _memory_section(profile: Profile, entries: Sequence[Entry], context: dict[str, Any], matcher: Any,
                     kinds: Sequence[str]) -> dict[str, Any] | None:
     """The memory block of the document: the peak and each memory finding with what it can save (bytes, not time:
@@ -142,7 +155,7 @@ def _memory_section(profile: Profile, entries: Sequence[Entry], context: dict[st
     if profile.memory is None:
         return None
     findings = []
-    for finding, saving in memory_findings(profile):
+    for finding, saving in memory_findings(profile, context.get("ranks")):
         remedies, _, relevance = remedies_for(finding, entries, profile, context, matcher, kinds)
         listed = [remedy_json(entry, finding, relevance.get(entry.id)) for entry in remedies]
         findings.append({"id": finding.id, "title": finding.title, "matched_symptoms": list(finding.symptoms),
@@ -192,7 +205,8 @@ def _best_gain(finding: Finding, remedies: list[Entry], profile: Profile, outcom
                         M_("{lead}: {observed} in your recorded outcomes, × {time}", lead=lead.id,
                            observed=observed, time=U.time(fixed)), observed=observed)
     figure = lead.gain
-    if figure is None or figure.scope != "operators" or figure.estimate or hardware_mismatch(lead, profile):
+    if figure is None or lead.kind == "case" or figure.scope != "operators" or figure.estimate or \
+            hardware_mismatch(lead, profile):  # a case's result is its story, never this profile's gain
         return model
     chips = figure.hardware or lead.hardware
     if chips and chips_fit(chips, profile.chip) is not True:

@@ -22,6 +22,7 @@ ReportFormat = _enum(options.ReportFormat)
 TableJsonHtmlSheets = _enum(options.TableJsonHtmlSheets)
 SuggestFormat = _enum(options.SuggestFormat)
 ExecutorName = _enum(options.ExecutorName)
+Stack = _enum(options.Stack)
 
 
 def enum_of(choice: options.Choice) -> type[Enum]:

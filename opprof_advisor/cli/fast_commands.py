@@ -109,7 +109,7 @@ def run_suggest(values: dict[str, Any], quiet: bool = False) -> dict[str, Any] |
     choice = executor_choice(values["executor"], values["scheduler"])
     with DelayedProgress(f"reading {profile.name}") as progress:
         document = commands.suggest(profile, top=values["top"], model=values["model"], kind=values["kind"],
-                                    explain=values["explain"], db=values["db"], progress=progress, executor=choice,
+                                    stack=values["stack"], explain=values["explain"], db=values["db"], progress=progress, executor=choice,
                                     warn=lambda message: warn([message]))
     if quiet:
         return document

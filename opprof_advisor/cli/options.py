@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from opprof_advisor.core.vocabulary import KINDS
+from opprof_advisor.core.vocabulary import APPLIES_KEYS, KINDS
 
 
 class Choice(NamedTuple):
@@ -28,8 +28,10 @@ ReportFormat = Choice("ReportFormat", ("table", "json", "markdown", "html"))
 TableJsonHtmlSheets = Choice("TableJsonHtmlSheets", ("table", "json", "html", "csv", "xlsx"))
 SuggestFormat = Choice("SuggestFormat", ("table", "json", "markdown", "html", "csv", "xlsx"))
 ExecutorName = Choice("ExecutorName", ("auto", "serial", "processes", "dask"))
+#: The training stacks the knowledge base writes for (``applies_to: stack``), as a --stack choice.
+Stack = Choice("Stack", APPLIES_KEYS["stack"])
 #: Every choice, for cli/choices.py.
-CHOICES = (Kind, TableOrJson, TableJsonHtml, ReportFormat, TableJsonHtmlSheets, SuggestFormat, ExecutorName)
+CHOICES = (Kind, TableOrJson, TableJsonHtml, ReportFormat, TableJsonHtmlSheets, SuggestFormat, ExecutorName, Stack)
 
 
 # NamedTuples, not frozen dataclasses: built at every start-up, a frozen dataclass costs ~7x more to define.
@@ -96,6 +98,8 @@ SUGGEST = Command("suggest", "Findings for a profile, ranked by expected gain (a
           min=1),
     Param("model", ("--model",), str, "Model hint, e.g. yolov8, llama2-7b: weighs in when choosing remedies."),
     Param("kind", ("--kind",), Kind, "Remedies of this kind only (case: case studies under the findings)."),
+    Param("stack", ("--stack",), Stack, "The training stack the run used (no profile shows it): its remedies "
+                                        "rank with the general ones, other stacks' are left out."),
     Param("fmt", ("--format", "-f"), SuggestFormat, "Output format (csv: the suggestions table; xlsx: a sheet per "
                                                     "table, needs --output).", default="table"),
     Param("explain", ("--explain",), bool, "Show each gain's assumptions, why each remedy applies, and the entries "

@@ -19,6 +19,7 @@ from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
 from opprof_advisor.advice.serving import serving_document
+from opprof_advisor.advice.suggest import check_stack
 from opprof_advisor.readers.memory_files import memory_sources
 from opprof_advisor.readers.serving import read_serving, serving_files, span_sources
 from opprof_advisor.profiles import read_profile
@@ -53,13 +54,14 @@ def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None,
 
 
 def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
-            explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
+            stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
             warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of ``advisor suggest PATH --format json``; for an ms_service_profiler output, whose
     findings are the serving ones, its ``serving/1`` document, and for memory tables alone their ``memory/1``."""
+    check_stack(stack)  # before reading: a serving or memory profile would not look at it
     try:
-        return _suggest(profile, top=top, model=model, kind=kind, explain=explain, db=db, progress=progress,
-                        executor=executor, warn=warn)
+        return _suggest(profile, top=top, model=model, kind=kind, stack=stack, explain=explain, db=db,
+                        progress=progress, executor=executor, warn=warn)
     except UnknownFormat:
         path = Path(profile)
         if path.is_dir() and (serving_files(path) or span_sources(path)):
@@ -75,14 +77,14 @@ SUGGEST_FORMATS = {"suggest": ("table", "json", "markdown", "html", "csv", "xlsx
 
 
 def _suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
-             explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
+             stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
              warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of a kernel profile."""
     parsed = read_profile(Path(profile), progress, executor=executor)
     advisor = open_advisor(Path(db) if db else None)
     for warning in advisor.warnings:
         warn(warning)  # a Message: the CLI says it in English where stderr cannot show Chinese
-    return advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, explain=explain)
+    return advisor.advise(parsed, top=max(top, 1), model=model, kind=kind, stack=stack, explain=explain)
 
 
 def memory(path: str | Path, *, db: str | Path | None = None, progress: Any = None, executor: Any = None,

@@ -101,6 +101,17 @@ OPTIMIZER_TEMPORARY_SHARE = 0.05
 ACTIVATION_SHARE = 0.20
 #: The fraction of those activations recomputation gives back (GAIN-MODELS.md "Memory: activations": low … high).
 RECOMPUTE_SAVES = (0.3, 0.7)
+#: memory_static: memory allocated before the profiled window and still held at the peak (weights, gradients and
+#: optimizer states in training) above this share of the reserved peak, and MEMORY_MIN_BYTES (this project's
+#: threshold, as for activations: a fifth of the peak is worth sharding).
+STATIC_SHARE = 0.20
+#: The share of a training run's static memory that sharding Adam's state over d data-parallel ranks gives back, at
+#: d = 2 and as d grows: two thirds of the bytes per parameter are optimizer state both for fp32 parameters whose
+#: gradients come and go each step (4 bytes of parameter, 8 of Adam's two moments: "at least twice the model size",
+#: https://pytorch.org/tutorials/recipes/zero_redundancy_optimizer.html) and for 16-bit parameters with fp32
+#: gradients and master weights (18 bytes -> 6 + 12/d,
+#: NVIDIA/Megatron-LM@40ce7c8ac2d292200a90e6e2ee3d762d297c3130:docs/source/distrib_optimizer.md).
+DISTRIBUTED_OPTIMIZER_SAVES = (1 / 3, 2 / 3)
 #: memory_near_capacity: the device's HBM peak at or above this share of the part's memory (this project's
 #: threshold: a tenth left is what one more activation or a fragmentation spike can take).
 NEAR_CAPACITY = 0.90

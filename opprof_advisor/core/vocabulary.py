@@ -54,6 +54,8 @@ SYMPTOMS: dict[str, str] = {
                                        "temporaries as large as a share of the parameters"),
     "memory_activations": N_("at the memory peak, activations the forward pass saved for the backward pass hold "
                              "much of the memory"),
+    "memory_static": N_("at the memory peak, memory allocated before the profiled window and held throughout (static "
+                        "memory: weights, gradients, optimizer states) holds much of it"),
 }
 
 #: Keys of an entry's ``requires:`` front matter: conditions that must all hold for the entry to apply
@@ -78,8 +80,20 @@ APPLIES_KEYS: dict[str, tuple[str, ...]] = {
     "framework": ("torch_npu", "mindspore", "vllm-ascend", "mindie", "triton-ascend", "ascend-c"),
     "phase": ("training", "inference", "serving"),
     "mode": ("eager", "ge-graph", "torchair", "aclgraph"),
-    "family": ("cnn", "detection", "transformer", "moe", "recommendation"),
+    "family": ("cnn", "detection", "transformer", "moe", "multimodal", "recommendation"),
     "ranks": ("single", "multi"),
+    # the training or RL stack above torch_npu: no profile shows it, so only the user's --stack confirms it
+    "stack": ("megatron", "mindspeed", "mindspeed-llm", "mindspeed-mm", "mindspeed-rl", "torchtitan", "fsdp2", "verl"),
+}
+
+#: What a stack given with --stack also is: MindSpeed's suites run on MindSpeed core, itself on Megatron;
+#: torchtitan shards with FSDP2.
+STACK_IMPLIES: dict[str, tuple[str, ...]] = {
+    "torchtitan": ("fsdp2",),
+    "mindspeed": ("megatron",),
+    "mindspeed-llm": ("mindspeed", "megatron"),
+    "mindspeed-mm": ("mindspeed", "megatron"),
+    "mindspeed-rl": ("mindspeed-llm", "mindspeed", "megatron"),
 }
 
 #: Tools that write profiles, for ``requires: producer`` (profile formats map onto these).

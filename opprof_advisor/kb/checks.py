@@ -233,7 +233,8 @@ def guide_warnings(parsed: ParsedFile, *, shipped: bool = False) -> list[Problem
     kind = parsed.data.get("kind")
     if parsed.problems or kind not in KINDS:
         return []
-    found = _missing_requires(parsed) + _missing_zh(parsed) + _missing_first_step(parsed, kind)
+    found = (_missing_requires(parsed) + _missing_zh(parsed) + _missing_first_step(parsed, kind)
+             + _unstated_stack(parsed))
     if kind == "case" and not shipped:
         found += _unmatchable_case(parsed)
     return found
@@ -246,6 +247,21 @@ def _missing_requires(parsed: ParsedFile) -> list[Problem]:
         "warning: no `requires:` — write the conditions without which the advice is wrong or useless, e.g. "
         "{example} (keys: {keys}), or `requires: []` when nothing must hold",
         example=_REQUIRES_EXAMPLE, keys=", ".join(REQUIRE_KEYS)))]
+
+
+def _unstated_stack(parsed: ParsedFile) -> list[Problem]:
+    """Tags naming a training stack (mindspeed, torchtitan...) whose ``applies_to`` says none: the advice would
+    rank as if any run could use it (advice/remedies.py ranks a stack's entries under the general ones)."""
+    tags = parsed.data.get("tags")
+    applies = parsed.data.get("applies_to")
+    if not isinstance(tags, list) or not isinstance(applies, dict) or "stack" in applies:
+        return []
+    named = [tag for tag in APPLIES_KEYS["stack"] if tag in tags]
+    if not named:
+        return []
+    return [Problem(parsed.path, parsed.lines.get("applies_to") or 2, M_(
+        "warning: the tags name {stacks} but `applies_to` has no `stack:` — add `stack: [{stacks}]` when the advice "
+        "uses that stack's options, or drop the tag", stacks=", ".join(named)))]
 
 
 def _missing_zh(parsed: ParsedFile) -> list[Problem]:

@@ -14,6 +14,9 @@ FUZZY_FLOOR = 60.0
 #: query inside a long title (4 of 5 letters somewhere in it) is noise in a KB of 150+ titles, so this
 #: comparison needs a near-exact substring.
 JOINED_TITLE_MIN = 90.0
+#: The query's slug inside an id (``zebra`` in ``zero-redundancy-optimizer`` scores 75): one typo in five letters
+#: (``flasj`` in ``flash-attention``: 80) and no more.
+ID_PARTIAL_MIN = 80.0
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
@@ -45,8 +48,10 @@ def title_scores(titles: list[str], terms: list[str], cutoff: float = FUZZY_FLOO
 
 def id_scores(ids: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:
     """Similarity of the query's slug to each id (anywhere inside it from three characters on), by position."""
-    scorer = "partial_ratio" if len("".join(terms)) >= 3 else "ratio"
-    return similarities("-".join(terms), ids, scorer, cutoff)
+    if len("".join(terms)) < 3:
+        return similarities("-".join(terms), ids, "ratio", cutoff)
+    # anywhere inside an id, a short query finds three of five letters in some id: one typo at most counts
+    return similarities("-".join(terms), ids, "partial_ratio", max(cutoff, ID_PARTIAL_MIN))
 
 
 def label_scores(labels: list[str], terms: list[str], cutoff: float = FUZZY_FLOOR) -> dict[int, float]:

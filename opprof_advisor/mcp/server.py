@@ -74,10 +74,10 @@ def profile_document(path: str, top: int = 20, peaks: str | None = None) -> dict
 
 
 def suggest_document(profile: str, top: int = 5, model: str | None = None, kind: str | None = None,
-                     explain: bool = False, db: str | None = None) -> dict[str, Any]:
+                     stack: str | None = None, explain: bool = False, db: str | None = None) -> dict[str, Any]:
     """The ``suggest/2`` document of ``advisor suggest --profile PATH --format json``, with the warnings."""
     warnings: list[str] = []
-    document = commands.suggest(profile, top=top, model=model, kind=kind, explain=explain, db=db,
+    document = commands.suggest(profile, top=top, model=model, kind=kind, stack=stack, explain=explain, db=db,
                                 warn=warnings.append)
     document["warnings"] = warnings
     return document

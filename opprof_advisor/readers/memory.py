@@ -349,7 +349,7 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     if data.empty():
         return None
     facts: dict[str, Any] = {"sources": list(data.sources), "components": [], "peak": None, "holders": [],
-                             "activations": None,
+                             "activations": None, "before_window": None,
                              "device_hbm": None, "outside_allocator": None, "modules": [], "notes": list(data.notes)}
     records = data.records
     if records is not None and records.num_rows:
@@ -377,6 +377,10 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
     if data.tensors is not None and data.tensors.num_rows and peak is not None:
         facts["holders"], facts["holders_total"] = _holders(data.tensors, peak)
         facts["activations"] = _activations(data.tensors, peak)
+        if peak["allocated"]:  # static memory: weights, gradients, optimizer states (in training) held all along
+            # the window's tensors are the framework's (PTA); what GE allocates is its own, not held from before
+            graph = _allocated_at(records, peak, "GE") if peak["component"] == "PTA+GE" else 0.0
+            facts["before_window"] = {"bytes": max(0.0, peak["allocated"] - facts["holders_total"] - graph)}
         if peak["allocated"] and facts["holders_total"] < 0.9 * peak["allocated"]:
             facts["notes"].append(M_("the tensors listed at the peak hold {held:.0f} MiB of the {allocated:.0f} MiB "
                                      "allocated: the rest was allocated before the profiled window (start the "
@@ -438,6 +442,18 @@ def _curves(records, device: str) -> dict[str, Any]:
             "component", "t_us_min", "reserved_max", "allocated_max"))), key=lambda r: (r[0], r[1])):
         curves.setdefault(component, []).append([round((t - first) / 1000.0, 3), reserved, allocated])
     return {"start_us": first, "series": curves}
+
+
+def _allocated_at(records, peak: dict[str, Any], component: str) -> float:
+    """What ``component`` had allocated on the peak's device at the peak (its last record up to then), else 0."""
+    rows = records.filter(pc.and_(pc.and_(pc.equal(records["component"], component),
+                                          pc.less_equal(records["t_us"], peak["at_us"])),
+                                  pc.is_valid(records["allocated"])))
+    if peak["device"] is not None:
+        rows = rows.filter(pc.equal(rows["device"], peak["device"]))
+    if not rows.num_rows:
+        return 0.0
+    return float(rows["allocated"][pc.index(rows["t_us"], pc.max(rows["t_us"])).as_py()].as_py())
 
 
 def _components(records) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from opprof_advisor.core.i18n import M_, N_
 from opprof_advisor.core.thresholds import (
     ACTIVATION_SHARE, FRAGMENTATION_SHARE, MEMORY_MIN_BYTES, NEAR_CAPACITY, OPTIMIZER_TEMPORARY_SHARE, OUTSIDE_SHARE,
+    STATIC_SHARE,
 )
 from opprof_advisor.readers import chips
 
@@ -38,6 +39,7 @@ def check_memory(ctx: Kernels) -> None:
             gap=gap / MIB, share=gap / reserved), share=gap / reserved, base="memory peak")
     _check_optimizer_temporaries(ctx, memory, peak)
     _check_activations(ctx, memory, peak)
+    _check_static(ctx, memory, peak)
     outside = memory.get("outside_allocator")
     if outside and reserved:
         held = outside["bytes"]
@@ -86,6 +88,18 @@ def _check_activations(ctx: Kernels, memory: dict, peak: dict) -> None:
         component=peak["component"], reserved=reserved / MIB, held=held / MIB, share=held / reserved,
         tensors=activations["tensors"], ops=", ".join(activations["operators"])), share=held / reserved,
         base="memory peak")
+
+
+def _check_static(ctx: Kernels, memory: dict, peak: dict) -> None:
+    """Static memory at the peak: allocated before the profiled window and still held (readers/memory.py)."""
+    held, reserved = (memory.get("before_window") or {}).get("bytes") or 0.0, peak.get("reserved") or 0.0
+    if not reserved or held < MEMORY_MIN_BYTES or held / reserved < STATIC_SHARE:
+        return
+    ctx.add("memory_static", [], 0.0, M_(
+        "at the {component} peak ({reserved:.0f} MiB reserved) {held:.0f} MiB = {share:.1%} was allocated before the "
+        "profiled window and is still held (static memory: weights, gradients and optimizer states in training)",
+        component=peak["component"], reserved=reserved / MIB, held=held / MIB, share=held / reserved),
+        share=held / reserved, base="memory peak")
 
 
 def _check_capacity(ctx: Kernels, memory: dict) -> None:
