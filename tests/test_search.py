@@ -394,6 +394,7 @@ def test_chinese_queries_are_ranked_not_tied(shipped_index):
     ("下发瓶颈", "host-bound-dispatch"),
     ("通讯未掩盖", "exposed-communication"),  # 通讯 read as the KB's 通信
     ("显存泄漏", "memory-leak-allocated-growth"),
+    ("kernel 太多太小", "small-kernels-latency-bound"),  # how users put it, mixed with the English word
 ])
 def test_the_entry_a_chinese_query_names_comes_first(shipped_index, query, expected):
     assert ids(search(shipped_index, query, top=3))[0] == expected
