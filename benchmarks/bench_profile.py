@@ -25,7 +25,6 @@ every input, for before / after figures; the bundled examples (data/examples/*) 
 profiles can be checked to be no slower.
 
     .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--sweep] [--base REV] [--only TEXT]
-    ADVISOR_NO_ARROW=1 .venv/bin/python benchmarks/bench_profile.py   # the stdlib csv path only
 """
 
 from __future__ import annotations
@@ -332,8 +331,8 @@ def _s(seconds: float | None) -> str:
 
 def _threshold_wrapper(rows: int) -> str:
     """The CLI wrapper with the columnar engine's threshold (readers/base.py COLUMNAR_FROM_ROWS) set to ``rows``."""
-    return ("from opprof_advisor.readers import arrowcsv, frame\n"
-            f"frame.COLUMNAR_FROM_ROWS = arrowcsv.ARROW_FROM_ROWS = {rows}\n") + _WRAPPER
+    return ("from opprof_advisor.readers import arrowcsv, base, frame\n"
+            f"base.COLUMNAR_FROM_ROWS = arrowcsv.COLUMNAR_FROM_ROWS = frame.COLUMNAR_FROM_ROWS = {rows}\n") + _WRAPPER
 
 
 def sweep(folder: Path, repeat: int) -> int:

@@ -149,16 +149,14 @@ def _mixed_rows(n: int) -> list[dict[str, str]]:
     return rows
 
 
-def test_columnar_reader_and_numpy_give_the_stdlib_and_python_profile(tmp_path, monkeypatch):
+def test_the_numpy_engine_gives_the_python_engine_s_profile(tmp_path, monkeypatch):
     from profile_fixtures import write_ascend_pt
 
     from opprof_advisor.readers import arrowcsv
 
     folder = write_ascend_pt(tmp_path, _mixed_rows(3000))
-    monkeypatch.setenv("ADVISOR_NO_ARROW", "1")
     slow = _document(folder, monkeypatch, vector=False)
-    monkeypatch.delenv("ADVISOR_NO_ARROW")
-    monkeypatch.setattr(arrowcsv, "ARROW_FROM_ROWS", 0)
+    monkeypatch.setattr(arrowcsv, "COLUMNAR_FROM_ROWS", 0)  # kept columnar however small
     raw = load_profile(folder)[0]
     assert raw.kernels.is_columnar()  # read by pyarrow into codes and arrays
     fast = _document(folder, monkeypatch, vector=True)

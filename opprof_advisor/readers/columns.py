@@ -18,6 +18,8 @@ from opprof_advisor.readers.base import PIPE_KEYS
 
 #: Bytes inspected before parsing: NUL bytes there mean a binary (or sparse) file, never a CSV.
 SNIFF_BYTES = 64 * 1024
+#: Longest line (and row) of a profiler CSV; a longer one means a corrupt file and is never read whole.
+MAX_LINE_CHARS = 16 * 1024 * 1024
 #: Fields a kernel table cannot do without.
 REQUIRED_FIELDS: tuple[str, ...] = ("name", "duration_us")
 
