@@ -54,6 +54,9 @@ def test_stack_specific_remedies_come_under_the_general_ones_until_the_stack_is_
     # torchtitan's regional compile answers the idle host too, but not on a MindSpeed run
     assert why["torchtitan-regional-compile-host-bound"] == (
         "applies to stack torchtitan; this run: mindspeed-llm, mindspeed, megatron")
+    # uneven TP work would show as a slow rank, which one rank's profile cannot show: no lead on a guess
+    assert why["tp-unaligned-linear-imbalance"] == "symptom slow_rank: not met (none of them in the profile)"
+    assert _rows(stacked)["comm-wait"][0] == "communication-wait-slow-rank"
     listed = {r for remedies in _rows(stacked).values() for r in remedies}
     assert "torchtitan-regional-compile-host-bound" not in listed
     assert any("mindspeed" in entries[r].applies_to.get("stack", []) for r in listed)
