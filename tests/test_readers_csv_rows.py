@@ -77,3 +77,19 @@ def test_a_row_longer_than_the_line_limit_refuses_the_file_naming_its_line(tmp_p
         csvfile.read_kernel_csv(path)
     assert (caught.value.message, caught.value.line) == (
         "a line is longer than 16,777,216 characters; not a profiler CSV", 4)
+
+
+def test_the_line_limit_counts_characters_not_bytes(tmp_path):
+    # 9 M two-byte characters are 18 MB on a line the stdlib reader reads whole: the file is read
+    path = tmp_path / "op_summary.csv"
+    path.write_bytes(b"Op Name,Task Duration(us)\n" + "é".encode() * 9_000_000 + b",1\nk1,2\n")
+    table = csvfile.read_kernel_csv(path)
+    assert len(table.name[0]) == 9_000_000 and table.duration_us == [1.0, 2.0]
+
+
+def test_a_header_without_rows_missing_a_required_column_says_which(tmp_path):
+    path = tmp_path / "op_summary.csv"
+    path.write_bytes(b"foo,bar")
+    with pytest.raises(MalformedProfile) as caught:
+        csvfile.read_kernel_csv(path)
+    assert caught.value.message == "required column 'Op Name / Name' is missing"

@@ -197,6 +197,8 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
             header, fields_per_row = _kernel_header(path, encoding)
             mapping = columns.map_header(header)
             _check_required(path, mapping, required)
+            if fields_per_row is None:  # said here: pyarrow refuses a header without a newline as a broken CSV
+                raise LineFinder(path, encoding, len(header)).header_only()
             return arrowcsv.read_kernel_csv(path, header, mapping, 1, progress, encoding=encoding,
                                             fields_per_row=fields_per_row, notes=notes,
                                             lines=LineFinder(path, encoding, len(header)))
@@ -205,8 +207,9 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
     raise _decode_problem(path, last)
 
 
-def _kernel_header(path: Path, encoding: str) -> tuple[list[str], int]:
-    """The header (without a trailing empty cell) and the field count of the first data row, when it fits."""
+def _kernel_header(path: Path, encoding: str) -> tuple[list[str], int | None]:
+    """The header (without a trailing empty cell) and the field count of the first data row (the header's when it
+    does not fit), None when there is no data row."""
     handle, reader = _open_rows(path, encoding)
     with handle:
         try:
@@ -219,8 +222,8 @@ def _kernel_header(path: Path, encoding: str) -> tuple[list[str], int]:
         except (csv.Error, _LineTooLong) as exc:
             raise _csv_problem(path, exc, reader) from None
     header = _strip_trailing(header)
-    if first is None:  # said here: pyarrow refuses a header without a newline after it as a broken CSV
-        raise LineFinder(path, encoding, len(header)).header_only()
+    if first is None:  # no data row
+        return header, None
     return header, len(first) if _fits(first, len(header)) else len(header)
 
 
@@ -294,7 +297,7 @@ class LineFinder:
 
     def check_long(self) -> None:
         """Raise the error of a line or field over MAX_LINE_CHARS (the stdlib reader refuses both), if any."""
-        line = _first_long_line(self.path)
+        line = _first_long_line(self.path, self.encoding)
         if line is not None:
             raise MalformedProfile(f"a line is longer than {MAX_LINE_CHARS:,} characters; not a profiler CSV",
                                    path=self.path, line=line, hint="check that the file is the profiler's CSV output")
@@ -308,15 +311,17 @@ class LineFinder:
                                 hint="check that the file is the profiler's CSV output")
 
 
-def _first_long_line(path: Path) -> int | None:
-    """The number of the first physical line longer than MAX_LINE_CHARS bytes, read a piece at a time."""
-    with path.open("rb") as handle:
+def _first_long_line(path: Path, encoding: str) -> int | None:
+    """The number of the first physical line of more than MAX_LINE_CHARS characters (its line end aside), read a
+    piece at a time."""
+    with path.open("r", encoding=encoding, errors="replace", newline="") as handle:
         number, length = 1, 0
-        for piece in iter(partial(handle.readline, MAX_LINE_CHARS + 1), b""):
-            length += len(piece)
-            if length > MAX_LINE_CHARS + 2:  # the line and its CR LF
+        for piece in iter(partial(handle.readline, MAX_LINE_CHARS + 1), ""):
+            ended = piece.endswith(("\n", "\r"))
+            length += len(piece.rstrip("\r\n")) if ended else len(piece)
+            if length > MAX_LINE_CHARS:
                 return number
-            if piece.endswith(b"\n"):
+            if ended:
                 number, length = number + 1, 0
     return None
 
