@@ -19,8 +19,8 @@ How each value is told:
   ``moe`` when grouped matmuls or MoE routing ran; ``transformer`` when attention (fused, or BatchMatMul with
   Softmax) or RMSNorm / RoPE ran; ``multimodal`` when a 2-D / 3-D convolution holding less than CNN_SHARE ran
   beside transformer operators at most 1 / ENCODER_CONV_RATIO as often as their attention and norms (a vision
-  or video encoder's patch embedding, not a per-layer convolution of a language model). ``families`` holds every one that fits (a detector is also a
-  CNN).
+  or video encoder's patch embedding, not a per-layer convolution of a language model). ``families`` holds
+  every one that fits (a detector is also a CNN).
 * **precision**: the dtype class of most matrix (cube) time, else of most computing time.
 * **chip**, **aic**, **aiv**: as the profile records them; a Mix Block Dim exists only on parts with
   20 or more AI Cores, so ``chips_assumed`` names the A2 / A3 parts a gain range is taken over when the

@@ -8,8 +8,8 @@ ranked by the TF-IDF matcher against the finding's own words (its symptoms, oper
 workload context, after two tiers: one written for another chip comes last, and one resting on what no profile
 shows (the training stack unless ``--stack`` names it, operators the finding does not show) after those it
 does not; one resting on MAX_GUESSES facts the profile cannot tell (one of those, and another or an unknown
-framework) is left out. An entry written for the finding's operators ranks ahead of a general one. The first is the lead remedy;
-an entry that contradicts one ranked above it is dropped.
+framework) is left out. An entry written for the finding's operators ranks ahead of a general one. The first
+is the lead remedy; an entry that contradicts one ranked above it is dropped.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ MAX_GUESSES = 2
 #: towards MAX_GUESSES beside one of them.
 UNSEEN = frozenset({"stack", "operators"})
 KNOWN = frozenset(FAMILIES)
+#: ``applies_to`` keys the workload context holds as lists, and under which name.
+LISTED = {"family": "families", "stack": "stacks"}
 #: Serving engines whose own kernels (the paged-attention cache writes) show in every run of theirs.
 SERVING_ENGINES = frozenset({"vllm-ascend", "mindie"})
 #: Model families told by their operators alone (grouped matmuls / MoE routing, NMS, an encoder's convolution).
@@ -53,18 +55,12 @@ CORE_USE = frozenset({"low_block_dim", "block_imbalance", "low_parallelism"})
 def misfit(entry: Entry, context: dict[str, Any]) -> Message | None:
     """Why ``entry`` does not apply to the workload, or None when it does (or the profile cannot tell)."""
     for key, wanted in entry.applies_to.items():
-        if key == "family":
-            have = context.get("families") or []
-            if not have and context.get("kernels_seen") and set(wanted) <= SEEN_BY_OPS:
+        if key in LISTED:  # the families the kernels show; the stacks said with --stack (the profile never tells)
+            have = context.get(LISTED[key]) or []
+            if key == "family" and not have and context.get("kernels_seen") and set(wanted) <= SEEN_BY_OPS:
                 # MoE routing and NMS always show as operators: a run whose kernels hold none has neither
                 return M_("applies to {requirement}; none of their operators ran", requirement=_said(key, wanted))
             if have and not set(have) & set(wanted):
-                return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted),
-                          have=", ".join(have))
-            continue
-        if key == "stack":
-            have = context.get("stacks") or []
-            if have and not set(have) & set(wanted):  # said with --stack; the profile never tells
                 return M_("applies to {requirement}; this run: {have}", requirement=_said(key, wanted),
                           have=", ".join(have))
             continue
@@ -86,10 +82,8 @@ def unconfirmed(entry: Entry, context: dict[str, Any], operators: set[str]) -> l
     for key, wanted in entry.applies_to.items():
         if set(APPLIES_KEYS.get(key, ())) <= set(wanted):
             continue  # every value: no condition
-        if key == "family":
-            known = context.get("families")
-        elif key == "stack":
-            known = context.get("stacks")
+        if key in LISTED:
+            known = context.get(LISTED[key])
         elif key == "mode" and "framework" in entry.applies_to and context.get("framework") is None:
             known = True  # a mode is told only once the framework is: one unknown fact, counted there
         else:
@@ -125,6 +119,7 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
     share = finding.stake_us / (context.get("reference_us") or profile.reference_us or 1.0)
     candidates: list[Entry] = []
     left_out: list[dict[str, Any]] = []
+    unseen: dict[str, list[str]] = {}  # each candidate's facts the profile cannot tell
     for entry in entries:
         if entry.kind not in kinds or not wanted & set(entry.symptoms):
             continue
@@ -133,7 +128,7 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
         if entry.operators and operators & KNOWN and not operators & set(entry.operators):
             continue  # written for other operators (a custom kernel of no known family takes any)
         why = misfit(entry, context)
-        guesses = unconfirmed(entry, context, operators)
+        guesses = unseen[entry.id] = unconfirmed(entry, context, operators)
         if why is None and len(guesses) >= MAX_GUESSES and UNSEEN & set(guesses):
             why = M_("rests on what the profile cannot tell: {facts}", facts=", ".join(guesses))
         if why is None:
@@ -156,8 +151,7 @@ def remedies_for(finding: Finding, entries: Sequence[Entry], profile: Profile, c
         # after every one that fits; then the fewer UNSEEN facts it rests on (the training stack, operators the
         # finding does not show), the earlier: a remedy the profile shows to apply leads, one that may rest on a
         # setting it cannot see comes under it.
-        unseen = sum(guess in UNSEEN for guess in unconfirmed(entry, context, operators))
-        return (hardware_mismatch(entry, profile) is not None, unseen,
+        return (hardware_mismatch(entry, profile) is not None, sum(g in UNSEEN for g in unseen[entry.id]),
                 -(scores.get(entry.id, 0.0) + specific + focused), entry.id)
 
     chosen: list[Entry] = []

@@ -6,9 +6,9 @@ module holds beyond the allocator (communication buffers sized by HCCL_BUFFSIZE,
 foreach temporaries save at most what the ``_foreach_*`` operators hold at the peak (PyTorch's optimizer
 documentation: the foreach implementation uses about the parameters' size more peak memory than the for-loop
 one); activations save RECOMPUTE_SAVES of what the forward pass keeps for the backward pass at the peak (recompute or
-offload them); static memory in data-parallel training (weights, gradients, optimizer states held since before the window) saves
-what sharding the optimizer state over the ranks gives back (DISTRIBUTED_OPTIMIZER_SAVES), if it is not sharded
-yet. None of them is time: a
+offload them); static memory in data-parallel training (weights, gradients, optimizer states held since before the
+window) saves what sharding the optimizer state over the ranks gives back (DISTRIBUTED_OPTIMIZER_SAVES), if it is
+not sharded yet. None of them is time: a
 smaller peak is worth a larger batch or a model that fits, and time only where it avoids running out of memory.
 """
 

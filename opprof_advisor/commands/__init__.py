@@ -54,8 +54,8 @@ def profile(path: str | Path, *, top: int = 20, peaks: str | Path | None = None,
 
 
 def suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
-            stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
-            warn: Warn = _ignore) -> dict[str, Any]:
+            stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None,
+            executor: Any = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of ``advisor suggest PATH --format json``; for an ms_service_profiler output, whose
     findings are the serving ones, its ``serving/1`` document, and for memory tables alone their ``memory/1``."""
     check_stack(stack)  # before reading: a serving or memory profile would not look at it
@@ -77,8 +77,8 @@ SUGGEST_FORMATS = {"suggest": ("table", "json", "markdown", "html", "csv", "xlsx
 
 
 def _suggest(profile: str | Path, *, top: int = 5, model: str | None = None, kind: str | None = None,
-             stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None, executor: Any = None,
-             warn: Warn = _ignore) -> dict[str, Any]:
+             stack: str | None = None, explain: bool = False, db: str | Path | None = None, progress: Any = None,
+             executor: Any = None, warn: Warn = _ignore) -> dict[str, Any]:
     """The ``suggest/2`` document of a kernel profile."""
     parsed = read_profile(Path(profile), progress, executor=executor)
     advisor = open_advisor(Path(db) if db else None)

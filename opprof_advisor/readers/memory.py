@@ -446,11 +446,9 @@ def _curves(records, device: str) -> dict[str, Any]:
 
 def _allocated_at(records, peak: dict[str, Any], component: str) -> float:
     """What ``component`` had allocated on the peak's device at the peak (its last record up to then), else 0."""
-    rows = records.filter(pc.and_(pc.and_(pc.equal(records["component"], component),
-                                          pc.less_equal(records["t_us"], peak["at_us"])),
-                                  pc.is_valid(records["allocated"])))
-    if peak["device"] is not None:
-        rows = rows.filter(pc.equal(rows["device"], peak["device"]))
+    rows = _on_device(records, peak)
+    rows = rows.filter(pc.and_(pc.and_(pc.equal(rows["component"], component),
+                                       pc.less_equal(rows["t_us"], peak["at_us"])), pc.is_valid(rows["allocated"])))
     if not rows.num_rows:
         return 0.0
     return float(rows["allocated"][pc.index(rows["t_us"], pc.max(rows["t_us"])).as_py()].as_py())
