@@ -17,14 +17,11 @@ The ~100 MB input runs twice more, without and with a --peaks file, to measure w
 adds (the generated files name no chip, so without peaks the roofline stops at its "cannot judge"
 note; with peaks it computes the work of every distinct shape): target <= 10 % (issue 12).
 
---sweep profiles kernel_details files of 2,500 to 80,000 rows with the columnar engine forced on and
-off, to check where it starts to pay for its imports (readers/base.py COLUMNAR_FROM_ROWS).
-
 With --base REV the CLI of that git revision (exported with git archive) runs interleaved with ours on
 every input, for before / after figures; the bundled examples (data/examples/*) are timed too, so small
 profiles can be checked to be no slower.
 
-    .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--sweep] [--base REV] [--only TEXT]
+    .venv/bin/python benchmarks/bench_profile.py [--keep DIR] [--repeat N] [--big] [--base REV] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -267,14 +264,11 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--repeat", type=int, default=5, help="runs per input; median and minimum are reported")
     parser.add_argument("--big", action="store_true", help="also the 3,000,000-row kernel_details.csv (~900 MB)")
-    parser.add_argument("--sweep", action="store_true", help="the columnar engine on and off around its threshold")
     parser.add_argument("--base", metavar="REV", help="also run this git revision's CLI, interleaved (before / after)")
     parser.add_argument("--only", help="only inputs whose label contains this text")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="advisor-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    if args.sweep:
-        return sweep(folder, args.repeat)
     base = export_base(args.base, folder) if args.base else None
     for tree in (ROOT, base) if base else (ROOT,):
         compile_tree(tree)
@@ -327,29 +321,6 @@ def _rows(path: Path) -> int:
 
 def _s(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds:.2f}"
-
-
-def _threshold_wrapper(rows: int) -> str:
-    """The CLI wrapper with the columnar engine's threshold (readers/base.py COLUMNAR_FROM_ROWS) set to ``rows``."""
-    return ("from opprof_advisor.readers import arrowcsv, base, frame\n"
-            f"base.COLUMNAR_FROM_ROWS = arrowcsv.COLUMNAR_FROM_ROWS = frame.COLUMNAR_FROM_ROWS = {rows}\n") + _WRAPPER
-
-
-def sweep(folder: Path, repeat: int) -> int:
-    """Median wall time of profiles of 2,500 to 80,000 rows with the columnar engine forced off and on."""
-    print(f"{'rows':>8} {'MB':>6} {'row by row s':>13} {'columnar s':>11}  faster")
-    for rows in (2_500, 5_000, 10_000, 20_000, 40_000, 80_000):
-        path = folder / f"sweep{rows}_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
-        if not path.exists():
-            write_kernel_details(path, target_rows=rows)
-        off, on = [], []
-        for _ in range(repeat):  # interleaved: the machine's load changes under both alike
-            off.append(run_cli(path.parents[1], 1, wrapper=_threshold_wrapper(10 ** 12))[0])
-            on.append(run_cli(path.parents[1], 1, wrapper=_threshold_wrapper(0))[0])
-        slow, fast = statistics.median(off), statistics.median(on)
-        print(f"{rows:8,} {path.stat().st_size / 1e6:6.1f} {slow:13.2f} {fast:11.2f}  "
-              f"{'columnar' if fast < slow else 'row by row'}")
-    return 0
 
 
 #: What the roofline may add to `advisor profile` on the ~100 MB input (issue 12).

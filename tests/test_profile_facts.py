@@ -217,18 +217,36 @@ def test_where_an_op_ran_comes_from_its_task_type_only():
     assert {r.op_type: r.unit for r in profile.op_types} == {"Cast": "ai_vector", "MatMulV2": "ai_core"}
 
 
-def test_numpy_and_python_splits_agree(monkeypatch):
+def _union_by_hand(intervals):
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def test_split_of_random_tasks_equals_a_union_by_hand():
     import random
 
     rng = random.Random(7)
     starts = sorted(rng.uniform(0, 10_000) for _ in range(3000))
     durations = [rng.uniform(0, 30) for _ in starts]
     comm = [rng.random() < 0.2 for _ in starts]
-    python = steps.from_intervals(starts, durations, comm)
-    monkeypatch.setattr(steps, "NUMPY_FROM", 1)
-    vectorised = steps.from_intervals(starts, durations, comm)
-    for field in ("computing_us", "communication_us", "exposed_us", "free_us", "stage_us", "largest_gap_us"):
-        assert getattr(vectorised[0], field) == pytest.approx(getattr(python[0], field), rel=1e-9, abs=1e-9), field
+    split, = steps.from_intervals(starts, durations, comm)
+    compute = _union_by_hand((s, s + d) for s, d, c in zip(starts, durations, comm) if not c)
+    communication = _union_by_hand((s, s + d) for s, d, c in zip(starts, durations, comm) if c)
+    busy = _union_by_hand([*map(tuple, compute), *map(tuple, communication)])
+    hidden = sum(max(0.0, min(a[1], b[1]) - max(a[0], b[0])) for a in communication for b in compute)
+    expected = {"computing_us": sum(e - s for s, e in compute), "communication_us": sum(e - s for s, e in communication),
+                "stage_us": busy[-1][1] - busy[0][0],
+                "largest_gap_us": max(b[0] - a[1] for a, b in zip(busy, busy[1:]))}
+    expected["exposed_us"] = expected["communication_us"] - hidden
+    expected["free_us"] = expected["stage_us"] - expected["computing_us"] - expected["exposed_us"]
+    for field, value in expected.items():
+        assert getattr(split, field) == pytest.approx(value, rel=1e-9, abs=1e-9), field
+    assert 0 < split.exposed_us < split.communication_us  # the random tasks do overlap, in part
 
 
 def test_one_operator_launched_in_a_loop_is_a_benchmark_not_host_bound():

@@ -23,13 +23,11 @@ step windows, else the whole window is one step.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from itertools import accumulate
+from collections.abc import Sequence
 from typing import Any
 
 from opprof_advisor.core.models import StepSplit
-from opprof_advisor.core.encoded import Coded, as_list
+from opprof_advisor.core.encoded import Coded, encode
 
 #: step_trace_time.csv column -> StepSplit field (FORMATS.md §4.4).
 TRACE_COLUMNS: dict[str, str] = {
@@ -91,115 +89,67 @@ def mean(splits: Sequence[StepSplit]) -> StepSplit | None:
 
 
 def from_intervals(starts: Sequence[float], durations: Sequence[float], is_comm: Sequence[bool],
-                   steps: Sequence[str | None] | None = None,
-                   windows: Sequence[tuple[str, float, float]] | None = None, frame=None) -> list[StepSplit]:
-    """Step splits computed from task intervals (µs); ``steps`` names each task's step, or ``windows``
-    (step id, start, end) assign tasks by their start; neither → one step for the whole window.
+                   steps: "Sequence[str | None] | Coded | None" = None,
+                   windows: Sequence[tuple[str, float, float]] | None = None) -> list[StepSplit]:
+    """Step splits computed from task intervals (µs); ``steps`` names each task's step (a list, or a Coded
+    column), or ``windows`` (step id, start, end) assign tasks by their start; neither → one step for the
+    whole window. The columns may be lists or numpy arrays; the unions are numpy's, on views of them."""
+    import numpy as np
 
-    With ``frame`` (a readers.frame.Frame in numpy mode) the columns are numpy arrays, ``steps`` a Coded
-    column, and tasks are assigned to steps without a Python loop over them."""
-    if frame is not None and frame.vector:
-        groups = _vector_groups(frame, starts, steps, windows)
-    else:
-        if isinstance(steps, Coded):
-            steps = as_list(steps)
-        groups = list(_groups(starts, steps, windows).items())
+    starts = np.asarray(starts, dtype=np.float64)
+    durations = np.asarray(durations, dtype=np.float64)
+    is_comm = np.asarray(is_comm, dtype=bool)
     found = []
-    for step, indices in groups:
-        if not len(indices):
-            continue
-        if len(indices) >= NUMPY_FROM:
-            parts = _split_numpy(indices, starts, durations, is_comm)
-        elif frame is not None and frame.vector:  # the few tasks of a small step: as Python floats
-            parts = _split_python(range(len(indices)), starts[indices].tolist(), durations[indices].tolist(),
-                                  is_comm[indices].tolist())
-        else:
-            parts = _split_python(indices, starts, durations, is_comm)
-        found.append(StepSplit(step=step, **parts))
+    for step, indices in _step_rows(np, starts, steps, windows):
+        if len(indices):
+            found.append(StepSplit(step=step, **_split(np, starts[indices], durations[indices], is_comm[indices])))
     found.sort(key=lambda s: _step_key(s.step))
     return found
 
 
-def _groups(starts, steps, windows) -> dict[str | None, list[int]]:
-    groups: dict[str | None, list[int]] = {}
+def _step_rows(np, starts, steps, windows) -> list[tuple[str | None, Any]]:
+    """(step, row indices) in order of each step's first task."""
     if steps is not None:
-        for index, step in enumerate(steps):
-            groups.setdefault(step or None, []).append(index)
-    elif windows:
-        ordered = sorted(windows, key=lambda w: w[1])
-        bounds = [w[1] for w in ordered]
-        for index, start in enumerate(starts):
-            position = bisect_right(bounds, start) - 1
-            if position >= 0 and start < ordered[position][2]:
-                groups.setdefault(ordered[position][0], []).append(index)
-    else:
-        groups[None] = list(range(len(starts)))
-    return groups
-
-
-def _vector_groups(frame, starts, steps, windows) -> list[tuple[str | None, Any]]:
-    """(step, row indices) in order of each step's first task, as ``_groups`` gives them, with numpy."""
-    np = frame.np
-    if steps is not None:
-        key = frame.mapped(steps, lambda step: step or None)
-        rows = None
+        coded = encode(steps)
+        labels = [value or None for value in coded.values]
+        codes = np.asarray(coded.codes, dtype=np.int64)
+        rows = np.arange(len(starts))
     elif windows:
         ordered = sorted(windows, key=lambda w: w[1])
         bounds = np.asarray([w[1] for w in ordered], dtype=np.float64)
         ends = np.asarray([w[2] for w in ordered], dtype=np.float64)
         position = np.searchsorted(bounds, starts, side="right") - 1
         inside = (position >= 0) & (starts < ends[np.maximum(position, 0)])
+        labels = [w[0] for w in ordered]
         rows = np.flatnonzero(inside)
-        names = frame.mapped(Coded(np.arange(len(ordered)), [w[0] for w in ordered]), lambda step: step)
-        key = Coded(np.asarray(names.codes)[np.maximum(position, 0)], names.values)
+        codes = position[rows]
     else:
         return [(None, np.arange(len(starts)))]
-    if rows is None:
-        rows = np.arange(len(starts))
-    codes = np.asarray(key.codes)[rows]
-    order = np.argsort(codes, kind="stable")
+    index: dict = {}  # steps that share a name (None and "" alike) are one
+    merged = np.asarray([index.setdefault(label, len(index)) for label in labels] or [0], dtype=np.int64)
+    names, codes = list(index), merged[codes]
+    order = np.argsort(codes, kind="stable")  # rows stay ascending within a step
     rows, codes = rows[order], codes[order]
     cuts = np.flatnonzero(np.diff(codes)) + 1
-    parts = np.split(rows, cuts) if len(rows) else []
-    parts.sort(key=lambda part: part[0])  # by the step's first task
-    all_codes = np.asarray(key.codes)
-    return [(key.values[int(all_codes[part[0]])], part) for part in parts]
+    firsts = np.concatenate([[0], cuts]).astype(np.int64) if len(rows) else []
+    parts = [(names[int(codes[first])], part) for first, part in zip(firsts, np.split(rows, cuts))]
+    parts.sort(key=lambda item: int(item[1][0]))  # by the step's first task
+    return parts
 
 
-#: From this many tasks in a step the union is computed with numpy (vectorised); below it the import
-#: costs more than the loop.
-NUMPY_FROM = 20_000
-
-
-def _fields(computing: float, communication: float, exposed: float, stage: float, gap: float) -> dict[str, float]:
-    return {"computing_us": computing, "communication_us": communication, "exposed_us": exposed,
-            "overlapped_us": communication - exposed, "free_us": max(0.0, stage - computing - exposed),
-            "stage_us": stage, "largest_gap_us": gap}
-
-
-def _split_python(indices, starts, durations, is_comm) -> dict[str, float]:
-    compute = _union((starts[i], starts[i] + durations[i]) for i in indices if not is_comm[i])
-    comm = _union((starts[i], starts[i] + durations[i]) for i in indices if is_comm[i])
-    computing, communication = _length(compute), _length(comm)
-    busy = _union(compute + comm)
-    gap = max((b[0] - a[1] for a, b in zip(busy, busy[1:])), default=0.0)
-    return _fields(computing, communication, communication - _overlap(comm, compute), busy[-1][1] - busy[0][0], gap)
-
-
-def _split_numpy(indices, starts, durations, is_comm) -> dict[str, float]:
-    import numpy as np
-
-    index = np.asarray(indices)
-    s = np.asarray(starts, dtype=float)[index]
-    e = s + np.asarray(durations, dtype=float)[index]
-    comm = np.asarray(is_comm, dtype=bool)[index]
+def _split(np, s, durations, comm) -> dict[str, float]:
+    """The split of one step's tasks: starts ``s``, durations, communication flags (numpy arrays)."""
+    e = s + durations
     compute_u, comm_u = _np_union(s[~comm], e[~comm]), _np_union(s[comm], e[comm])
     busy = _np_union(np.concatenate([compute_u[0], comm_u[0]]), np.concatenate([compute_u[1], comm_u[1]]))
     computing = float((compute_u[1] - compute_u[0]).sum())
     communication = float((comm_u[1] - comm_u[0]).sum())
     exposed = communication - _np_overlap(comm_u, compute_u)
     gap = float((busy[0][1:] - busy[1][:-1]).max()) if len(busy[0]) > 1 else 0.0
-    return _fields(computing, communication, exposed, float(busy[1][-1] - busy[0][0]), gap)
+    stage = float(busy[1][-1] - busy[0][0])
+    return {"computing_us": computing, "communication_us": communication, "exposed_us": exposed,
+            "overlapped_us": communication - exposed, "free_us": max(0.0, stage - computing - exposed),
+            "stage_us": stage, "largest_gap_us": gap}
 
 
 def _np_union(starts, ends):
@@ -240,38 +190,6 @@ def _step_key(step: str | None) -> tuple[int, float, str]:
         return (1, float(step), step)
     except ValueError:
         return (2, 0.0, step)
-
-
-def _union(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Disjoint, sorted intervals covering the same time as ``intervals``."""
-    merged: list[tuple[float, float]] = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _length(intervals: Sequence[tuple[float, float]]) -> float:
-    return sum(end - start for start, end in intervals)
-
-
-def _overlap(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
-    """Length of the intersection of two disjoint sorted interval lists."""
-    if not a or not b:
-        return 0.0
-    b_starts = [s for s, _ in b]
-    covered = list(accumulate((e - s for s, e in b), initial=0.0))  # covered[j] = length of b[:j]
-
-    def covered_until(x: float) -> float:
-        j = bisect_right(b_starts, x) - 1
-        if j < 0:
-            return 0.0
-        return covered[j] + min(x, b[j][1]) - b[j][0]
-
-    return sum(covered_until(end) - covered_until(start) for start, end in a)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ def step_split(ctx: Kernels) -> tuple[list[StepSplit], str]:
     if step_ids is not None and not any(frame.occurring(step_ids)):
         step_ids = None
     split = steps.from_intervals(starts, ctx.duration, ctx.communication, steps=step_ids,
-                                 windows=raw.extra.get("step_windows"), frame=frame)
+                                 windows=raw.extra.get("step_windows"))
     return split, "task intervals"
 
 
@@ -408,21 +408,10 @@ def _working_sides(frame) -> dict[str, Any]:
         return {}
     aic, aiv = frame.floats("aic_time_us"), frame.floats("aiv_time_us")
     share = thresholds.WORKING_SIDE_SHARE
-    if frame.vector:
-        np = frame.np
-        busiest = np.where(aic > aiv, aic, aiv)
-        unknown = np.isnan(aic) | np.isnan(aiv)
-        return {"aic": unknown | (aic >= share * busiest), "aiv": unknown | (aiv >= share * busiest)}
-    cube, vector = [], []
-    for a, v in zip(aic, aiv):
-        if a is None or v is None:
-            cube.append(True)
-            vector.append(True)
-            continue
-        busiest = a if a > v else v
-        cube.append(a >= share * busiest)
-        vector.append(v >= share * busiest)
-    return {"aic": cube, "aiv": vector}
+    np = frame.np
+    busiest = np.where(aic > aiv, aic, aiv)
+    unknown = np.isnan(aic) | np.isnan(aiv)
+    return {"aic": unknown | (aic >= share * busiest), "aiv": unknown | (aiv >= share * busiest)}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,8 +3,7 @@ KernelTable (no Python object per row), for files of every size, UTF-8 (with or 
 
 Text and integer columns are dictionary-encoded batch by batch (``readers.base.Coded``: each distinct cell is
 cleaned once, with ``columns.clean_text`` / ``int``), numbers kept as float64 arrays; ``readers.frame.Frame``
-builds the profile from them with numpy. Small blocks (1 MB) keep pyarrow's buffers small. A table of fewer than
-COLUMNAR_FROM_ROWS rows is handed on as Python lists, as small tables always were.
+builds the profile from them with numpy. Small blocks (1 MB) keep pyarrow's buffers small.
 
 What real files do wrong is judged here, the same way for every size:
 
@@ -29,7 +28,7 @@ from typing import Callable, Protocol
 
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns
-from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, Progress
+from opprof_advisor.readers.base import COLUMN_KINDS, Coded, KernelTable, Progress
 
 #: Bytes parsed per streamed block (bounds the memory held by pyarrow at once; see above).
 BLOCK_BYTES = 1024 * 1024
@@ -298,9 +297,6 @@ class _Table:
             for column, index in self.first_bad.items():  # each bad-number note names its column's first line
                 self.bad.found[column][0] = self.lines.line_of_row(index)
             notes.extend(self.bad.notes())
-        if n < COLUMNAR_FROM_ROWS:  # a small table as Python lists, as the builder's row-wise path reads it
-            for name in (*COLUMN_KINDS, *(f"pipe:{key}" for key in table.pipe_keys())):
-                table._list(name)
         return table
 
     def _rows(self, field: str):

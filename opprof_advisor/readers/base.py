@@ -25,11 +25,6 @@ PIPE_KEYS: tuple[str, ...] = (
     "cube", "vec", "scalar", "mte1", "mte2", "mte3",
 )
 
-#: From this many kernel rows the columnar engine (pyarrow's CSV reader, numpy group-bys in
-#: ``readers.frame``) is used; below it importing pyarrow and numpy (~0.15 s) costs more than the
-#: per-row Python it saves (benchmarks/bench_profile.py --sweep measures both around this point).
-COLUMNAR_FROM_ROWS = 10_000
-
 #: Called by readers on long inputs: ``progress(done, total)`` in bytes or rows.
 Progress = Callable[[int, int], None]
 

@@ -7,10 +7,8 @@ time, longest launch, first row). ``Frame`` answers them without making a Python
 text and integer columns are dictionary-encoded (``readers.base.Coded``), so a predicate costs one
 call per distinct value and a group-by is a sort of integer codes.
 
-Two engines give the same answers bit for bit:
-
-* numpy, for tables of COLUMNAR_FROM_ROWS rows and more, or read columnar (the pyarrow CSV reader);
-* plain Python lists below that, where importing numpy (~0.1 s) would cost more than the loops.
+The columns are numpy arrays: codes of encoded columns, float64 with NaN for "not recorded" (a reader that
+built Python lists has them converted once, on first use).
 
 Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows:
 numpy's ``sum`` is pairwise and would change the last digit, so totals use ``add.accumulate`` and
@@ -25,12 +23,12 @@ from dataclasses import dataclass
 import math
 from typing import Any, Callable, Iterable
 
-from opprof_advisor.readers.base import COLUMN_KINDS, COLUMNAR_FROM_ROWS, Coded, KernelTable, as_list, encode
+from opprof_advisor.readers.base import COLUMN_KINDS, Coded, KernelTable, encode
 from opprof_advisor.readers.columns import op_type_from_name
 from opprof_advisor.core.records import Record
 
-Mask = Any  # numpy bool array, or a list of bools
-Values = Any  # numpy float64 array (NaN = not recorded), or a list of floats / None
+Mask = Any  # numpy bool array
+Values = Any  # numpy float64 array (NaN = not recorded)
 
 
 @dataclass
@@ -56,19 +54,15 @@ _NOT_RECORDED = frozenset({"", "N/A"})
 class Frame:
     """The columns of one KernelTable, encoded once, with masks, tallies and sums over them."""
 
-    def __init__(self, table: KernelTable, vector: bool | None = None):
+    def __init__(self, table: KernelTable):
+        import numpy as np
+
+        self.np = np
         self.table = table
         self.n = len(table)
-        if vector is None:
-            vector = self.n >= COLUMNAR_FROM_ROWS or table.is_columnar()
-        self.vector = vector
         self._coded: dict[str, Coded] = {}
         self._floats: dict[str, Values] = {}
         self._value_positions: dict[int, tuple[Coded, dict]] = {}
-        if vector:
-            import numpy as np
-
-            self.np = np
 
     @classmethod
     def of(cls, table: KernelTable) -> "Frame":
@@ -99,30 +93,24 @@ class Frame:
                 found = Coded(self._zeros(), [empty])
             else:
                 found = encode(stored)
-                listed = isinstance(found.codes, list)
-                if self.vector and listed:
+                if isinstance(found.codes, list):
                     found = Coded(self.np.asarray(found.codes, dtype=self.np.int64), found.values)
-                elif not self.vector and not listed:
-                    found = Coded(found.codes.tolist(), found.values)
             found = self._coded[name] = found
         return found
 
     def floats(self, name: str) -> Values:
-        """A float column (``pipe:<key>`` too): a numpy array with NaN for None, or the list."""
+        """A float column (``pipe:<key>`` too) as a numpy array, NaN where not recorded."""
         found = self._floats.get(name)
         if found is None:
             stored = self.table.stored(name)
-            if self.vector:
+            if isinstance(stored, list):
                 np = self.np
-                if isinstance(stored, list):
-                    stored = np.array([np.nan if v is None else v for v in stored], dtype=np.float64)
-            elif not isinstance(stored, list):
-                stored = as_list(stored)
+                stored = np.array([np.nan if v is None else v for v in stored], dtype=np.float64)
             found = self._floats[name] = stored
         return found
 
     def _zeros(self):
-        return self.np.zeros(self.n, dtype=self.np.int64) if self.vector else [0] * self.n
+        return self.np.zeros(self.n, dtype=self.np.int64)
 
     # -- derived columns -------------------------------------------------------------------------
 
@@ -131,15 +119,11 @@ class Frame:
         index: dict = {}
         remap = [index.setdefault(convert(value), len(index)) for value in column.values]
         values = list(index)
-        if self.vector:
-            return Coded(self.np.asarray(remap, dtype=self.np.int64)[column.codes] if remap else column.codes, values)
-        return Coded([remap[c] for c in column.codes], values)
+        return Coded(self.np.asarray(remap, dtype=self.np.int64)[column.codes] if remap else column.codes, values)
 
     def lookup(self, column: Coded, table: list) -> Values:
         """Per row, ``table[code]`` (a value per distinct value of ``column``) as a float column."""
-        if self.vector:
-            return self.np.asarray(table, dtype=self.np.float64)[column.codes]
-        return [table[c] for c in column.codes]
+        return self.np.asarray(table, dtype=self.np.float64)[column.codes]
 
     def pair(self, first: Coded, second: Coded) -> Coded:
         """The two columns as one whose values are (first, second) tuples, only those that occur."""
@@ -147,10 +131,6 @@ class Frame:
 
     def combine(self, *columns: Coded) -> Coded:
         """The columns as one whose values are tuples of theirs, only those that occur."""
-        if not self.vector:
-            index: dict = {}
-            codes = [index.setdefault(key, len(index)) for key in zip(*(c.codes for c in columns))]
-            return Coded(codes, [tuple(c.values[k] for c, k in zip(columns, key)) for key in index])
         np = self.np
         # one mixed-radix integer per row; its digits are the columns' codes
         keys = np.asarray(columns[0].codes, dtype=np.int64)
@@ -181,11 +161,8 @@ class Frame:
 
     def occurring(self, column: Coded) -> list:
         """The values of ``column`` that some row holds (a column kept after ``take`` may list others)."""
-        if self.vector:
-            seen = self.np.bincount(column.codes, minlength=len(column.values)) > 0
-            return [value for value, flag in zip(column.values, seen.tolist()) if flag]
-        seen = set(column.codes)
-        return [value for code, value in enumerate(column.values) if code in seen]
+        seen = self.np.bincount(column.codes, minlength=len(column.values)) > 0
+        return [value for value, flag in zip(column.values, seen.tolist()) if flag]
 
     def distinct(self, column: Coded, where: Mask | None = None) -> list:
         """The values of ``column`` that occur (in ``where``), in order of their first row."""
@@ -194,22 +171,20 @@ class Frame:
     # -- masks -----------------------------------------------------------------------------------
 
     def everything(self) -> Mask:
-        return self.np.ones(self.n, dtype=bool) if self.vector else [True] * self.n
+        return self.np.ones(self.n, dtype=bool)
 
     def isin(self, column: Coded, test: Callable[[Any], bool] | Iterable) -> Mask:
         """Rows whose value passes ``test`` (a predicate, or a collection of values), evaluated once per value."""
         if not callable(test):
             allowed = set(test)
-            if self.vector and len(allowed) * 16 < len(column.values):  # a few values asked of many: look them up
+            if len(allowed) * 16 < len(column.values):  # a few values asked of many: look them up
                 verdicts = self.np.zeros(len(column.values), dtype=bool)
                 position = self._positions(column)
                 verdicts[[position[value] for value in allowed if value in position]] = True
                 return verdicts[column.codes]
             test = allowed.__contains__
         verdicts = [bool(test(value)) for value in column.values]
-        if self.vector:
-            return self.np.asarray(verdicts, dtype=bool)[column.codes] if verdicts else self.np.zeros(self.n, bool)
-        return [verdicts[c] for c in column.codes]
+        return self.np.asarray(verdicts, dtype=bool)[column.codes] if verdicts else self.np.zeros(self.n, bool)
 
     def _positions(self, column: Coded) -> dict:
         """value -> its code in ``column``, made once per column (the column is kept with it, so its id stays its)."""
@@ -219,85 +194,58 @@ class Frame:
         return found[1]
 
     def below(self, values: Values, limit: float) -> Mask:
-        if self.vector:
-            return values < limit
-        return [v is not None and v < limit for v in values]
+        return values < limit
 
     def at_least(self, values: Values, limit: float) -> Mask:
-        if self.vector:
-            return values >= limit
-        return [v is not None and v >= limit for v in values]
+        return values >= limit
 
     def present(self, values: Values) -> Mask:
-        if self.vector:
-            return ~self.np.isnan(values)
-        return [v is not None for v in values]
+        return ~self.np.isnan(values)
 
     def both(self, *masks: Mask) -> Mask:
-        if self.vector:
-            found = masks[0]
-            for mask in masks[1:]:
-                found = found & mask
-            return found
-        return [all(flags) for flags in zip(*masks)]
+        found = masks[0]
+        for mask in masks[1:]:
+            found = found & mask
+        return found
 
     def either(self, *masks: Mask) -> Mask:
-        if self.vector:
-            found = masks[0]
-            for mask in masks[1:]:
-                found = found | mask
-            return found
-        return [any(flags) for flags in zip(*masks)]
+        found = masks[0]
+        for mask in masks[1:]:
+            found = found | mask
+        return found
 
     def negate(self, mask: Mask) -> Mask:
-        return ~mask if self.vector else [not flag for flag in mask]
+        return ~mask
 
     def count(self, mask: Mask) -> int:
-        return int(mask.sum()) if self.vector else sum(mask)
+        return int(mask.sum())
 
     def rows(self, mask: Mask):
-        """Row indices where ``mask`` holds, in order (a numpy array, or a list)."""
-        if self.vector:
-            return self.np.flatnonzero(mask)
-        return [i for i, flag in enumerate(mask) if flag]
+        """Row indices where ``mask`` holds, in order (a numpy array)."""
+        return self.np.flatnonzero(mask)
 
     def plus(self, a: Values, b: Values) -> Values:
         """Row by row ``a + b``, a value not recorded counting 0."""
-        if self.vector:
-            return self.np.nan_to_num(a) + self.np.nan_to_num(b)
-        return [(x or 0.0) + (y or 0.0) for x, y in zip(a, b)]
+        return self.np.nan_to_num(a) + self.np.nan_to_num(b)
 
     def product(self, a: Values, b: Values) -> Values:
-        if self.vector:
-            return a * b
-        return [x * y if x is not None and y is not None else None for x, y in zip(a, b)]
+        return a * b
 
     # -- aggregates ------------------------------------------------------------------------------
 
     def total(self, values: Values, where: Mask | None = None) -> float:
         """Sum of ``values`` (in ``where``) in row order, as ``sum()`` over the rows gives it."""
-        if self.vector:
-            picked = values if where is None else values[where]
-            return _sequential_sum(self.np, picked)
-        picked = values if where is None else [v for v, flag in zip(values, where) if flag]
-        return float(sum(picked))
+        picked = values if where is None else values[where]
+        return _sequential_sum(self.np, picked)
 
     def largest(self, values: Values, where: Mask | None = None, default: float = 0.0) -> float:
-        if self.vector:
-            picked = values if where is None else values[where]
-            return float(picked.max()) if len(picked) else default
-        picked = values if where is None else [v for v, flag in zip(values, where) if flag]
-        return max(picked, default=default)
+        picked = values if where is None else values[where]
+        return float(picked.max()) if len(picked) else default
 
     def median(self, values: Values, where: Mask | None = None) -> float:
         """statistics.median of the recorded ``values`` in ``where`` (the mean of the middle two when even)."""
-        if self.vector:
-            picked = values if where is None else values[where]
-            picked = self.np.sort(picked[~self.np.isnan(picked)])
-            ordered = picked.tolist()
-        else:
-            flags = self.everything() if where is None else where
-            ordered = sorted(v for v, flag in zip(values, flags) if flag and v is not None)
+        picked = values if where is None else values[where]
+        ordered = self.np.sort(picked[~self.np.isnan(picked)]).tolist()
         if not ordered:
             raise ValueError("no values")
         middle = len(ordered) // 2
@@ -305,25 +253,6 @@ class Frame:
 
     def tally(self, key: Coded, where: Mask | None = None, weights: Values | None = None) -> Tally:
         """Rows (in ``where``) by the value of ``key``: count, first row, sequential sum of ``weights``."""
-        if self.vector:
-            return self._tally_numpy(key, where, weights)
-        groups: dict[int, list] = {}
-        rows = range(self.n) if where is None else (i for i, flag in enumerate(where) if flag)
-        for i in rows:
-            code = key.codes[i]
-            group = groups.get(code)
-            if group is None:
-                group = groups[code] = [0, i, 0]
-            group[0] += 1
-            if weights is not None:
-                group[2] += weights[i]
-        found = Tally(keys=[key.values[c] for c in groups], counts=[g[0] for g in groups.values()],
-                      first=[g[1] for g in groups.values()])
-        if weights is not None:
-            found.sums = [float(g[2]) for g in groups.values()]
-        return found
-
-    def _tally_numpy(self, key: Coded, where, weights) -> Tally:
         np = self.np
         codes = key.codes if where is None else key.codes[where]
         size = len(key.values)
@@ -348,14 +277,6 @@ class Frame:
     def neighbours(self, centre: Mask, side: Mask, reach: int) -> list[tuple[int, int, int]]:
         """(last ``side`` row before, centre row, first ``side`` row after) for every ``centre`` row with a
         ``side`` row within ``reach`` rows on both sides, in row order."""
-        if not self.vector:
-            found = []
-            for i in self.rows(centre):
-                before = [j for j in range(max(0, i - reach), i) if side[j]]
-                after = [j for j in range(i + 1, min(self.n, i + 1 + reach)) if side[j]]
-                if before and after:
-                    found.append((before[-1], i, after[0]))
-            return found
         np = self.np
         centres = np.flatnonzero(centre)
         if not len(centres):
@@ -369,19 +290,6 @@ class Frame:
         """For every row of ``steps[0]``: the rows matching each later step in turn, each the first after the
         previous one and all within ``window`` rows of the start; the complete chains, in row order."""
         n = len(steps[0])
-        if not self.vector:
-            found = []
-            for start in (i for i, flag in enumerate(steps[0]) if flag):
-                chain, position = [start], start
-                for step in steps[1:]:
-                    nxt = next((j for j in range(position + 1, min(n, start + window)) if step[j]), None)
-                    if nxt is None:
-                        break
-                    chain.append(nxt)
-                    position = nxt
-                if len(chain) == len(steps):
-                    found.append(chain)
-            return found
         np = self.np
         starts = np.flatnonzero(steps[0])
         columns = [starts]

@@ -97,7 +97,7 @@ def rank_steps(raw: RawProfile) -> list:
     if starts is None:
         return []
     return steps.from_intervals(starts, frame.floats("duration_us"), _communication_mask(frame),
-                                windows=raw.extra.get("step_windows"), frame=frame)
+                                windows=raw.extra.get("step_windows"))
 
 
 def _starts(frame: Frame):
@@ -148,9 +148,7 @@ def task_window(raw: RawProfile) -> list[float] | None:
     if starts is None:
         return None
     durations = frame.floats("duration_us")
-    if frame.vector:
-        return [float(starts.min()), float((starts + durations).max())]
-    return [min(starts), max(s + d for s, d in zip(starts, durations))]
+    return [float(starts.min()), float((starts + durations).max())]
 
 
 def check_windows(path: Path, ranks: list[tuple[str, list[float] | None]]) -> None:

@@ -267,11 +267,10 @@ def _compute_names(ctx: Kernels, compute: list[int]):
     """A Frame over the compute kernels alone, its ``name`` column the base name of each one's op type."""
     frame = ctx.frame
     base = frame.mapped(ctx.ops, _base_name)
-    codes = base.codes[compute] if frame.vector else [base.codes[i] for i in compute]
     table = KernelTable()
-    table.store("duration_us", frame.np.zeros(len(compute)) if frame.vector else [0.0] * len(compute))
-    table.store("name", Coded(codes, base.values))
-    return Frame(table, vector=frame.vector)
+    table.store("duration_us", frame.np.zeros(len(compute)))
+    table.store("name", Coded(base.codes[compute], base.values))
+    return Frame(table)
 
 
 def check_fp32(ctx: Kernels) -> None:
