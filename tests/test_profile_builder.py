@@ -15,21 +15,14 @@ from opprof_advisor.core.vocabulary import SYMPTOMS, UNITS
 
 def _table(kernels: list[dict], pipe_keys=(), present=None) -> KernelTable:
     """kernels: dicts with name, op, task, dur and optional wait, block, dtypes, out, state, formats, <pipe key>."""
-    table = KernelTable()
-    for k in kernels:
-        table.name.append(k.get("name", k["op"]))
-        table.op_type.append(k["op"])
-        table.task_type.append(k["task"])
-        table.duration_us.append(k["dur"])
-        table.wait_us.append(k.get("wait", 1.0))
-        table.block_dim.append(k.get("block", 40))
-        table.mix_block_dim.append(0)
-        table.input_shapes.append("8,8")
-        table.input_dtypes.append(k.get("dtypes", "FLOAT16"))
-        table.input_formats.append(k.get("formats", "ND"))
-        table.output_formats.append("ND")
-        table.output_dtypes.append(k.get("out", "FLOAT16"))
-        table.op_state.append(k.get("state"))
+    table = KernelTable(
+        name=[k.get("name", k["op"]) for k in kernels], op_type=[k["op"] for k in kernels],
+        task_type=[k["task"] for k in kernels], duration_us=[k["dur"] for k in kernels],
+        wait_us=[k.get("wait", 1.0) for k in kernels], block_dim=[k.get("block", 40) for k in kernels],
+        mix_block_dim=[0] * len(kernels), input_shapes=["8,8"] * len(kernels),
+        input_dtypes=[k.get("dtypes", "FLOAT16") for k in kernels], input_formats=[k.get("formats", "ND") for k in kernels],
+        output_formats=["ND"] * len(kernels), output_dtypes=[k.get("out", "FLOAT16") for k in kernels],
+        op_state=[k.get("state") for k in kernels])
     for key in pipe_keys:
         table.pipe[key] = [k.get(key) for k in kernels]
     table.present = set(present if present is not None else

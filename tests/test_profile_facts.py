@@ -99,13 +99,8 @@ def test_op_summary_without_a_step_table_gets_its_split_from_task_intervals(tmp_
 
 def _raw(kernels: list[tuple[str, str, float, float]], **extra) -> RawProfile:
     """kernels: (op type, task type, start µs, duration µs)."""
-    table = KernelTable()
-    for op, task, start, duration in kernels:
-        table.name.append(op)
-        table.op_type.append(op)
-        table.task_type.append(task)
-        table.start_us.append(start)
-        table.duration_us.append(duration)
+    ops, tasks, starts, durations = (list(column) for column in zip(*kernels)) if kernels else ([], [], [], [])
+    table = KernelTable(name=ops, op_type=ops, task_type=tasks, start_us=starts, duration_us=durations)
     table.present = {"op_type", "task_type", "start_us"}
     return RawProfile(path="p", format="msprof-text", kernels=table, extra=dict(extra))
 

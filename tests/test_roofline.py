@@ -27,15 +27,10 @@ PEAK_910B2 = 353.8944
 def raw_profile(kernels: list[tuple], chip: str | None = "Ascend910B2", cores: dict | None = None,
                 freq: float | None = 1800.0) -> RawProfile:
     """kernels: (op_type, task_type, duration_us, shapes, dtypes[, formats])."""
-    table = KernelTable()
-    for op, task, duration, shapes, dtypes, *formats in kernels:
-        table.name.append(op)
-        table.op_type.append(op)
-        table.task_type.append(task)
-        table.duration_us.append(duration)
-        table.input_shapes.append(shapes)
-        table.input_dtypes.append(dtypes)
-        table.input_formats.append(formats[0] if formats else ";".join("ND" for _ in dtypes.split(";")))
+    table = KernelTable(name=[k[0] for k in kernels], op_type=[k[0] for k in kernels], task_type=[k[1] for k in kernels],
+                        duration_us=[k[2] for k in kernels], input_shapes=[k[3] for k in kernels],
+                        input_dtypes=[k[4] for k in kernels],
+                        input_formats=[k[5] if len(k) > 5 else ";".join("ND" for _ in k[4].split(";")) for k in kernels])
     table.present = {"input_shapes", "input_dtypes", "input_formats"}
     if cores is None:
         cores = {"aic": 24, "aiv": 48} if chip else {}

@@ -432,19 +432,19 @@ def kernel_rows(raw: RawProfile) -> Iterable[dict[str, Any]]:
     """The normalised kernels of a RawProfile, one dict per launch (for exports)."""
     ctx = Kernels(raw)
     table = ctx.table
-    optional = [f for f in ("wait_us", "block_dim", "mix_block_dim", "input_shapes", "input_dtypes",
-                            "input_formats", "output_formats", "output_dtypes", "op_state")
-                if table.column(f) is not None]
-    pipes = [k for k, v in table.pipe.items() if len(v) == len(table)]
+    optional = {f: values for f in ("wait_us", "block_dim", "mix_block_dim", "input_shapes", "input_dtypes",
+                                    "input_formats", "output_formats", "output_dtypes", "op_state")
+                if (values := table.column(f)) is not None}
+    pipes = {key: values for key, values in table.pipe.items() if len(values) == len(table)}
     names, ops, units, durations = ctx.names, ctx.op_type, ctx.unit, table.duration_us
+    tasks = table.task_type or [""] * len(table)
     for i in range(len(table)):
         row = {"seq": i, "name": names[i], "op_type": ops[i], "family": ctx.family.get(ops[i]),
-               "unit": units[i], "task_type": table.task_type[i] if table.task_type else "",
-               "duration_us": durations[i]}
-        for field in optional:
-            row[field] = getattr(table, field)[i]
-        for key in pipes:
-            row[f"{key}_ratio"] = table.pipe[key][i]
+               "unit": units[i], "task_type": tasks[i], "duration_us": durations[i]}
+        for field, values in optional.items():
+            row[field] = values[i]
+        for key, values in pipes.items():
+            row[f"{key}_ratio"] = values[i]
         yield row
 
 

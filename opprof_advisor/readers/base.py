@@ -1,14 +1,14 @@
 """What every profile reader returns: a columnar kernel table plus what the files say about the run.
 
 Readers only parse; ``opprof_advisor.profiles.build_profile`` turns a RawProfile into the
-normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). The table is columnar: one
-list per column for small inputs, dictionary codes and numpy arrays for large ones (no Python object
-per row), which keeps multi-million-row inputs within the memory target.
+normalised ``Profile`` (op-type rows, bound classes, symptoms, notes). The kernel table holds one
+pyarrow array per column (text and integer columns dictionary-encoded, float columns float64 with NaN
+for "not recorded"), whichever reader made it, so multi-million-row inputs hold no Python object per row.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -30,8 +30,8 @@ Progress = Callable[[int, int], None]
 
 
 #: What each KernelTable column holds: "text" (str, "" when not recorded), "optional" (str or None),
-#: "int" (int or None) and "float" (float or None). Text, optional and int columns may be stored
-#: dictionary-encoded (Coded), float columns as numpy float64 arrays with NaN for None.
+#: "int" (int or None) and "float" (float or None). Text, optional and int columns are stored dictionary-encoded,
+#: float columns as float64 arrays with NaN for None.
 COLUMN_KINDS: dict[str, str] = {
     "name": "text", "op_type": "text", "task_type": "text", "duration_us": "float", "wait_us": "float",
     "block_dim": "int", "mix_block_dim": "int", "input_shapes": "text", "input_dtypes": "text",
@@ -40,11 +40,10 @@ COLUMN_KINDS: dict[str, str] = {
     "aic_read_kb": "float", "aic_write_kb": "float", "aiv_read_kb": "float", "aiv_write_kb": "float",
 }
 _EMPTY: dict[str, Any] = {"text": "", "optional": None, "int": None, "float": None}
-_LIST_COLUMNS: tuple[str, ...] = tuple(COLUMN_KINDS)
 
 
 class _Column:
-    """A KernelTable column read as a Python list; an encoded column becomes one on first read."""
+    """A KernelTable column read as a new Python list (assigning sets the column; appending to the list does not)."""
 
     def __set_name__(self, owner, name: str) -> None:
         self.name = name
@@ -52,7 +51,7 @@ class _Column:
     def __get__(self, table: "KernelTable | None", owner=None):
         if table is None:
             return self
-        return table._list(self.name)
+        return table.values(self.name)
 
     def __set__(self, table: "KernelTable", values) -> None:
         table.store(self.name, values)
@@ -65,10 +64,9 @@ class KernelTable:
     ``task_type`` is the raw unit label (``AI_CORE``, ``AI_CPU``, ``MIX_AIC``, ``HCCL``,
     ``COMMUNICATION``, ``vector`` / ``cube`` / ``mix`` for msOpProf ...).
 
-    Columns are stored either as Python lists (readers of small or irregular sources append to them)
-    or columnar: dictionary-encoded (``Coded``) and numpy float64 arrays, as the pyarrow CSV reader
-    leaves them. ``profile_builder`` reads the columnar form through ``opprof_advisor.readers.frame``
-    without making a Python object per row; reading an attribute (``table.name``) gives the list.
+    Each column is one pyarrow array (``array``); readers hand columns over whole, as lists, numpy arrays,
+    ``Coded`` columns or pyarrow arrays (``store``, or the constructor), and ``readers.frame.Frame`` reads them
+    without making a Python object per row. Reading an attribute (``table.name``) gives a new list.
     """
 
     name = _Column()
@@ -95,81 +93,83 @@ class KernelTable:
     aiv_read_kb = _Column()
     aiv_write_kb = _Column()
 
-    def __init__(self, present: set[str] | None = None, pipe: dict[str, list] | None = None, **columns: list):
+    def __init__(self, present: set[str] | None = None, pipe: dict[str, Any] | None = None, **columns):
         unknown = set(columns) - set(COLUMN_KINDS)
         if unknown:
             raise TypeError(f"KernelTable has no column {sorted(unknown)[0]!r}")
-        # column -> list, Coded or numpy array; pipe columns under "pipe:<key>"
-        self._store: dict[str, Any] = {name: columns.get(name, []) for name in COLUMN_KINDS}
+        self._arrays: dict[str, Any] = {}  # column (pipe columns as "pipe:<key>") -> pyarrow array
         self._pipe_keys: list[str] = []
         # Which optional columns the source file had at all (a missing column is not "all empty"):
         # e.g. {"op_state", "block_dim", "input_dtypes", "pipe", "wait_us"}. The builder only judges
         # from a column named here; a column that is not present may be left empty.
         self.present: set[str] = set(present or ())
-        self.pipe = pipe or {}
         self.cached_frame = None  # the readers.frame.Frame of this table, once made
-
-    def is_columnar(self) -> bool:
-        """True when some column is stored encoded or as an array (read by the columnar reader)."""
-        return any(not isinstance(values, list) for values in self._store.values())
+        for name, values in columns.items():
+            self.store(name, values)
+        if pipe:
+            self.pipe = pipe
 
     # -- storage ---------------------------------------------------------------------------------
 
     @property
-    def pipe(self) -> "MutableMapping[str, list]":
-        """PIPE_KEYS -> column, each read as a list (see ``stored`` for the columnar form); assignable."""
+    def pipe(self) -> "Mapping[str, list]":
+        """PIPE_KEYS -> column, each read as a new list (``array("pipe:<key>")`` for the array); assignable."""
         return _PipeColumns(self)
 
     @pipe.setter
     def pipe(self, columns) -> None:
         columns = dict(columns)
         for key in self._pipe_keys:
-            self._store.pop("pipe:" + key, None)
-        self._pipe_keys = list(columns)
+            self._arrays.pop("pipe:" + key, None)
+        self._pipe_keys = []
         for key, values in columns.items():
-            self._store["pipe:" + key] = values
+            self.store("pipe:" + key, values)
 
     def pipe_keys(self) -> list[str]:
         return list(self._pipe_keys)
 
-    def stored(self, name: str):
-        """The column as stored (a list, a Coded or a numpy array), without converting it; ``pipe:<key>`` too."""
-        return self._store[name]
+    def array(self, name: str):
+        """The column as a pyarrow array (``pipe:<key>`` too), or None when it was never set."""
+        return self._arrays.get(name)
 
     def store(self, name: str, values) -> None:
-        """Set a column in any stored form (``pipe:<key>`` adds a pipe column)."""
-        if name.startswith("pipe:") and name[5:] not in self._pipe_keys:
-            self._pipe_keys.append(name[5:])
-        self._store[name] = values
+        """Set a column from a list, a numpy array, a Coded column or a pyarrow array (``pipe:<key>`` adds a pipe
+        column)."""
+        if name.startswith("pipe:"):
+            if name[5:] not in self._pipe_keys:
+                self._pipe_keys.append(name[5:])
+        elif name not in COLUMN_KINDS:
+            raise TypeError(f"KernelTable has no column {name!r}")
+        self._arrays[name] = _array(values, _kind(name))
         self.cached_frame = None
 
-    def _list(self, name: str) -> list:
-        values = self._store[name]
-        if not isinstance(values, list):
-            values = self._store[name] = as_list(values)
-        return values
+    def values(self, name: str) -> list:
+        """The column as a new Python list (None / "" where not recorded); an empty list when never set."""
+        array = self._arrays.get(name)
+        return [] if array is None else _to_list(array)
 
     def __len__(self) -> int:
-        return _length(self._store["duration_us"])
+        array = self._arrays.get("duration_us")
+        return 0 if array is None else len(array)
 
     def has(self, name: str) -> bool:
         """True when the source really had the column (``present``, or fully filled when nothing is listed)."""
-        if _length(self._store[name]) != len(self):
+        array = self._arrays.get(name)
+        if array is None or len(array) != len(self):
             return False
         return not (self.present and name not in self.present)
 
     def column(self, name: str) -> list | None:
         """A column the source really had (listed in ``present``, or fully filled when nothing is listed)."""
-        return self._list(name) if self.has(name) else None
+        return self.values(name) if self.has(name) else None
 
-    def take(self, indices: list[int]) -> "KernelTable":
+    def take(self, indices) -> "KernelTable":
         """A new table of the rows at ``indices`` (columns the source lacked stay empty)."""
         part = KernelTable(present=set(self.present))
         n = len(self)
-        for name in (*_LIST_COLUMNS, *("pipe:" + key for key in self._pipe_keys)):
-            values = self._store[name]
-            if _length(values) == n:
-                part.store(name, _take(values, indices))
+        for name, array in self._arrays.items():
+            if len(array) == n:
+                part.store(name, array.take(indices))
             elif name.startswith("pipe:"):
                 part.store(name, [])
         return part
@@ -177,36 +177,38 @@ class KernelTable:
     def extend(self, other: "KernelTable") -> None:
         """Append the rows of ``other`` (columns missing on one side are padded with empty values)."""
         joined = KernelTable.concat([self, other])
-        self._store, self._pipe_keys, self.present = joined._store, joined._pipe_keys, joined.present
+        self._arrays, self._pipe_keys, self.present = joined._arrays, joined._pipe_keys, joined.present
         self.cached_frame = None
 
     @classmethod
     def concat(cls, tables: list["KernelTable"]) -> "KernelTable":
-        """One table of the rows of ``tables`` in order (columns missing in some are padded with empty
-        values); columnar columns are joined once, not table by table."""
+        """One table of the rows of ``tables`` in order (columns missing in some are padded with empty values)."""
+        import pyarrow as pa
+
         joined = cls()
         pipe_keys = list(dict.fromkeys(key for table in tables for key in table._pipe_keys))
-        columnar = any(table.is_columnar() for table in tables)
-        for name in (*_LIST_COLUMNS, *("pipe:" + key for key in pipe_keys)):
-            kind = COLUMN_KINDS.get(name, "float")
+        for name in (*COLUMN_KINDS, *("pipe:" + key for key in pipe_keys)):
+            if not any(name in table._arrays for table in tables):
+                continue
+            kind = _kind(name)
             empty = 0.0 if name == "duration_us" else _EMPTY[kind]
             parts = []
             for table in tables:
-                values, n = table._store.get(name, []), len(table)
-                if _length(values) == n:
-                    parts.append(values)
-                elif columnar and not _length(values):  # a column this table lacks, as columnar empties
-                    parts.append(_empties(kind, empty, n))
-                else:
-                    parts.append(_padded(values, empty, n))
-            joined.store(name, _joined(parts, kind))
+                array, n = table._arrays.get(name), len(table)
+                if array is None or len(array) != n:
+                    array = _array([empty] * n, kind)
+                parts.append(array)
+            if kind == "float":
+                joined.store(name, pa.concat_arrays(parts))
+            else:
+                joined.store(name, pa.concat_arrays(pa.chunked_array(parts).unify_dictionaries().chunks))
         for table in tables:
             joined.present |= table.present
         return joined
 
 
-class _PipeColumns(MutableMapping):
-    """The pipe columns of a table as a mapping that reads and writes the table's own store."""
+class _PipeColumns(Mapping):
+    """The pipe columns of a table as a mapping; ``table.pipe[key] = values`` sets one."""
 
     def __init__(self, table: KernelTable):
         self.table = table
@@ -214,14 +216,10 @@ class _PipeColumns(MutableMapping):
     def __getitem__(self, key: str) -> list:
         if key not in self.table._pipe_keys:
             raise KeyError(key)
-        return self.table._list("pipe:" + key)
+        return self.table.values("pipe:" + key)
 
     def __setitem__(self, key: str, values) -> None:
         self.table.store("pipe:" + key, values)
-
-    def __delitem__(self, key: str) -> None:
-        self.table._pipe_keys.remove(key)
-        del self.table._store["pipe:" + key]
 
     def __iter__(self):
         return iter(list(self.table._pipe_keys))
@@ -233,56 +231,45 @@ class _PipeColumns(MutableMapping):
         return repr(dict(self.items()))
 
 
-def _length(values) -> int:
-    return len(values.codes) if isinstance(values, Coded) else len(values)
+def _kind(name: str) -> str:
+    return "float" if name.startswith("pipe:") else COLUMN_KINDS[name]
 
 
-def _padded(values, empty, n: int) -> list:
-    # a column the source lacked (or filled only in part) padded with empty values, as a list
-    return as_list(values) + [empty] * (n - _length(values))
+#: The pyarrow type of the distinct values of each encoded kind.
+_VALUE_TYPES = {"text": "string", "optional": "string", "int": "int64"}
 
 
-def _empties(kind: str, empty, n: int):
+def _array(values, kind: str):
+    """``values`` (list, numpy array, Coded or pyarrow array) as the column's one pyarrow array: float64 with NaN
+    for None, or dictionary-encoded with int64 indices and None as a dictionary value (the indices hold no nulls).
+    Lists and Coded columns are encoded without pyarrow.compute (its import alone costs ~20 ms)."""
     import numpy as np
+    import pyarrow as pa
 
+    if isinstance(values, pa.ChunkedArray):
+        values = pa.concat_arrays(values.unify_dictionaries().chunks) if values.num_chunks != 1 else values.chunk(0)
     if kind == "float":
-        return np.full(n, np.nan if empty is None else empty)
-    return Coded(np.zeros(n, dtype=np.int32), [empty])
+        if isinstance(values, pa.Array):
+            values = values.to_numpy(zero_copy_only=False)  # nulls read as NaN
+        elif not isinstance(values, np.ndarray):
+            values = [np.nan if v is None else v for v in values]
+        return pa.array(np.asarray(values, dtype=np.float64))
+    value_type = getattr(pa, _VALUE_TYPES[kind])()
+    encoded = pa.dictionary(pa.int64(), value_type)
+    if isinstance(values, pa.Array):
+        if values.type == encoded and not values.null_count:
+            return values
+        values = values.to_pylist()  # another type, or null rows: rare, and small
+    coded = encode(values)
+    indices = pa.array(np.asarray(coded.codes, dtype=np.int64) if len(coded.codes) else np.zeros(0, np.int64))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(coded.values, type=value_type))
 
 
-def _take(values, indices):
-    if isinstance(values, list):
-        return [values[i] for i in indices]
-    import numpy as np
-
-    index = np.asarray(indices, dtype=np.int64)
-    if isinstance(values, Coded):
-        return Coded(np.asarray(values.codes)[index], values.values)
-    return values[index]
-
-
-def _joined(parts: list, kind: str):
-    """Stored columns one after the other: a list when all are lists, else one array or Coded."""
-    if all(isinstance(part, list) for part in parts):
-        return [value for part in parts for value in part]
-    import numpy as np
-
-    if kind == "float":
-        return np.concatenate([_float_array(part) for part in parts])
-    index: dict = {}
-    codes = []
-    for part in map(encode, parts):
-        remap = np.asarray([index.setdefault(value, len(index)) for value in part.values] or [0], dtype=np.int32)
-        codes.append(remap[np.asarray(part.codes, dtype=np.int64)])
-    return Coded(np.concatenate(codes), list(index))
-
-
-def _float_array(values):
-    import numpy as np
-
-    if isinstance(values, list):
-        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    return values
+def _to_list(array) -> list:
+    """A stored column as a Python list (None for NaN)."""
+    if hasattr(array, "indices"):  # dictionary-encoded
+        return as_list(Coded(array.indices.to_numpy(zero_copy_only=False), array.dictionary.to_pylist()))
+    return as_list(array.to_numpy(zero_copy_only=False))
 
 
 @dataclass

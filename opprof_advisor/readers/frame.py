@@ -4,11 +4,11 @@ Every per-kernel question the builder asks is one of a few shapes: a mask over t
 communication and duration < 20 us``), a predicate evaluated once per distinct value of an encoded
 column (op type, task type, dtype text), and a tally of some rows by an encoded key (count, total
 time, longest launch, first row). ``Frame`` answers them without making a Python object per row:
-text and integer columns are dictionary-encoded (``readers.base.Coded``), so a predicate costs one
-call per distinct value and a group-by is a sort of integer codes.
+text and integer columns are dictionary-encoded pyarrow arrays, read here as their indices (``Coded``), so a
+predicate costs one call per distinct value and a group-by is a count over integer codes.
 
-The columns are numpy arrays: codes of encoded columns, float64 with NaN for "not recorded" (a reader that
-built Python lists has them converted once, on first use).
+The columns are numpy views of the table's pyarrow arrays: dictionary indices, float64 with NaN for "not
+recorded".
 
 Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows:
 numpy's ``sum`` is pairwise and would change the last digit, so totals use ``add.accumulate`` and
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import math
 from typing import Any, Callable, Iterable
 
-from opprof_advisor.readers.base import COLUMN_KINDS, Coded, KernelTable, encode
+from opprof_advisor.readers.base import COLUMN_KINDS, Coded, KernelTable
 from opprof_advisor.readers.columns import op_type_from_name
 from opprof_advisor.core.records import Record
 
@@ -80,33 +80,30 @@ class Frame:
 
     def has_length(self, name: str) -> bool:
         """The column (``pipe:<key>`` too) holds a value for every row."""
-        stored = self.table.stored(name)
-        return len(stored.codes if isinstance(stored, Coded) else stored) == self.n
+        array = self.table.array(name)
+        return array is not None and len(array) == self.n
 
     def coded(self, name: str) -> Coded:
-        """A text / optional / int column, encoded; a column the table lacks reads as all empty."""
+        """A text / optional / int column as codes (a zero-copy numpy view of the dictionary indices) into its
+        distinct values; a column the table lacks reads as all empty."""
         found = self._coded.get(name)
         if found is None:
-            stored = self.table.stored(name)
-            if len(stored.codes if isinstance(stored, Coded) else stored) != self.n:
-                empty = "" if COLUMN_KINDS[name] == "text" else None
-                found = Coded(self._zeros(), [empty])
+            array = self.table.array(name)
+            if array is None or len(array) != self.n:
+                found = Coded(self._zeros(), ["" if COLUMN_KINDS[name] == "text" else None])
             else:
-                found = encode(stored)
-                if isinstance(found.codes, list):
-                    found = Coded(self.np.asarray(found.codes, dtype=self.np.int64), found.values)
-            found = self._coded[name] = found
+                found = Coded(array.indices.to_numpy(zero_copy_only=False).astype(self.np.int64, copy=False),
+                              array.dictionary.to_pylist())
+            self._coded[name] = found
         return found
 
     def floats(self, name: str) -> Values:
-        """A float column (``pipe:<key>`` too) as a numpy array, NaN where not recorded."""
+        """A float column (``pipe:<key>`` too) as a numpy array (a zero-copy view), NaN where not recorded."""
         found = self._floats.get(name)
         if found is None:
-            stored = self.table.stored(name)
-            if isinstance(stored, list):
-                np = self.np
-                stored = np.array([np.nan if v is None else v for v in stored], dtype=np.float64)
-            found = self._floats[name] = stored
+            array = self.table.array(name)
+            found = self.np.zeros(0) if array is None else array.to_numpy(zero_copy_only=False)
+            self._floats[name] = found
         return found
 
     def _zeros(self):

@@ -499,22 +499,15 @@ def block_imbalance(times: list[float], blocks: list[int], subs: list[str]) -> d
 
 
 def _raw_profile(path: Path, details: list[dict[str, Any]], bad_notes: list[str] | None = None) -> RawProfile:
-    table = KernelTable()
     pipe_keys = sorted({k for d in details for k in d.get("pipe_ratio", {})})
-    table.pipe = {k: [] for k in pipe_keys}
-    for d in details:
-        table.name.append(d["kernel"])
-        table.op_type.append(d["kernel"])
-        table.task_type.append(d["op_type"])
-        table.duration_us.append(d["task_duration_us"])
-        table.wait_us.append(None)
-        table.block_dim.append(d["block_dim"])
-        table.mix_block_dim.append(d["mix_block_dim"])
-        for col in ("input_shapes", "input_dtypes", "input_formats", "output_formats"):
-            getattr(table, col).append("")
-        table.op_state.append(None)
-        for k in pipe_keys:
-            table.pipe[k].append(d.get("pipe_ratio", {}).get(k))
+    empty = [""] * len(details)
+    table = KernelTable(
+        name=[d["kernel"] for d in details], op_type=[d["kernel"] for d in details],
+        task_type=[d["op_type"] for d in details], duration_us=[d["task_duration_us"] for d in details],
+        wait_us=[None] * len(details), block_dim=[d["block_dim"] for d in details],
+        mix_block_dim=[d["mix_block_dim"] for d in details], input_shapes=empty, input_dtypes=empty,
+        input_formats=empty, output_formats=empty, op_state=[None] * len(details),
+        pipe={k: [d.get("pipe_ratio", {}).get(k) for d in details] for k in pipe_keys})
     table.present = {"name", "op_type", "task_type", "duration_us", "block_dim"}
     if any(d["mix_block_dim"] is not None for d in details):
         table.present.add("mix_block_dim")

@@ -183,16 +183,17 @@ def _read_tables(con: sqlite3.Connection, path: Path, tables: set[str]) -> RawPr
     block, mix = _first(_BLOCK_COLUMNS, cols), _first(_MIX_COLUMNS, cols)
     strings = _Strings(con)
     bad = columns.BadNumbers(path)
-    table, gids = _compute_table(con, cols, block, mix, strings, bad)
+    rows, gids = _compute_table(con, cols, block, mix, strings, bad)
     comm, comm_note = _communication(con, tables, bad)
-    order = _append_communication(table, comm, strings)
-    if not table.duration_us and bad:
+    order = _append_communication(rows, comm, strings)
+    if not rows.duration_us and bad:
         raise MalformedProfile(f"no task with plausible times: {bad.summary()}", path=path,
                                hint="the DB was edited or damaged; export it again")
     if "TASK_PMU_INFO" in tables:
-        _fill_pipe(con, table, gids, strings, bad)
-    _reorder(table, order)
-    _fill_wait(table)
+        _fill_pipe(con, rows, gids, strings, bad)
+    _reorder(rows, order)
+    _fill_wait(rows)
+    table = KernelTable(pipe=rows.pipe, **{name: values for name, values in vars(rows).items() if name != "pipe"})
     table.present = {f for c, f in _TEXT_COLUMNS.items() if c in cols} | {"duration_us", "wait_us", "start_us",
                                                                           "device_id"}
     table.present |= {name for name, col in (("block_dim", block), ("mix_block_dim", mix)) if col}
@@ -243,8 +244,16 @@ class _Strings(dict):
 # each with a note naming the table, the column and the row.
 # ------------------------------------------------------------------------------------------------
 
+class _Rows:
+    """The task columns as Python lists while the DB is read (KernelTable fields, and the reader's own
+    ``start_ns`` and ``device`` until ``_fill_wait``); a KernelTable is made of them at the end."""
+
+    def __init__(self):
+        self.pipe: dict[str, list] = {}
+
+
 def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, mix: str | None,
-                   strings: _Strings, bad: columns.BadNumbers) -> tuple[KernelTable, list[int]]:
+                   strings: _Strings, bad: columns.BadNumbers) -> tuple[_Rows, list[int]]:
     """Columns of COMPUTE_TASK_INFO ⋈ TASK (ids mapped through STRING_IDS in Python: fast and shared)."""
     text = [c for c in _TEXT_COLUMNS if c in cols]
     extra = ["opState"] if "opState" in cols else []
@@ -255,7 +264,7 @@ def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, 
     rows = _plausible_tasks(con.execute(sql).fetchall(), bad, "TASK", "globalTaskId")
     columns = list(zip(*rows)) if rows else [()] * (7 + len(text) + len(extra))
     del rows
-    table = KernelTable()
+    table = _Rows()
     ids = columns[3]
     table.start_ns = list(columns[0])  # type: ignore[attr-defined]  # reader-private
     devices = _checked(list(columns[2]), COUNT, bad, "TASK.deviceId", ids, int)
@@ -276,7 +285,7 @@ def _compute_table(con: sqlite3.Connection, cols: list[str], block: str | None, 
     return table, list(columns[3])
 
 
-def _fill_pipe(con: sqlite3.Connection, table: KernelTable, gids: list[int], strings: _Strings,
+def _fill_pipe(con: sqlite3.Connection, table: _Rows, gids: list[int], strings: _Strings,
                bad: columns.BadNumbers) -> None:
     """Pipe-ratio columns from TASK_PMU_INFO (ratio rows only; names carry no unit suffix)."""
     keys = {}
@@ -355,7 +364,7 @@ def _text(value: Any) -> str:
     return "" if text in _MISSING else text
 
 
-def _append_communication(table: KernelTable, comm: list[tuple], strings: _Strings) -> list[int]:
+def _append_communication(table: _Rows, comm: list[tuple], strings: _Strings) -> list[int]:
     """Add the communication ops as rows (task type COMMUNICATION); return the (device, start) order."""
     for start, end, device, name_id, type_id, wait in comm:
         name = strings[name_id]
@@ -376,7 +385,7 @@ def _append_communication(table: KernelTable, comm: list[tuple], strings: _Strin
     return sorted(range(len(keys)), key=keys.__getitem__)
 
 
-def _reorder(table: KernelTable, order: list[int]) -> None:
+def _reorder(table: _Rows, order: list[int]) -> None:
     if order == list(range(len(order))):
         return
     for field in ("name", "op_type", "task_type", "duration_us", "wait_us", "block_dim", "mix_block_dim",
@@ -388,7 +397,7 @@ def _reorder(table: KernelTable, order: list[int]) -> None:
         table.pipe[key] = [column[i] for i in order]
 
 
-def _fill_wait(table: KernelTable) -> None:
+def _fill_wait(table: _Rows) -> None:
     """op_summary's rule where no waitNs was stored: gap since the previous task on the same device."""
     starts, devices = table.start_ns, table.device  # type: ignore[attr-defined]
     del table.start_ns, table.device  # type: ignore[attr-defined]

@@ -328,18 +328,19 @@ def _table(compute: list[_Event], comm: list[_Event], path: Path) -> KernelTable
                        key=lambda item: item[0])
     except ValueError:
         raise MalformedProfile("a task has a non-numeric ts", path=path, hint=COLLECT) from None
-    table = KernelTable(present={"wait_us", "start_us"})
+    columns: dict[str, list] = {name: [] for name in ("name", "op_type", "task_type", "duration_us", "start_us",
+                                                      "wait_us")}
     previous_end: dict[tuple[bool, object], int] = {}
     for start, comm_side, event in timed:
         end = previous_end.get((comm_side, event[1]))
         previous_end[(comm_side, event[1])] = start + round(event[4] * 1000)
-        table.name.append(event[2])
-        table.op_type.append(torch_op_type(event[2]))
-        table.task_type.append("COMMUNICATION" if comm_side else UNIT_TASK_TYPES.get(event[5].upper(), ""))
-        table.duration_us.append(float(event[4]))
-        table.start_us.append(start / 1000.0)
-        table.wait_us.append(None if end is None else max(0, start - end) / 1000)
-    return table
+        columns["name"].append(event[2])
+        columns["op_type"].append(torch_op_type(event[2]))
+        columns["task_type"].append("COMMUNICATION" if comm_side else UNIT_TASK_TYPES.get(event[5].upper(), ""))
+        columns["duration_us"].append(float(event[4]))
+        columns["start_us"].append(start / 1000.0)
+        columns["wait_us"].append(None if end is None else max(0, start - end) / 1000)
+    return KernelTable(present={"wait_us", "start_us"}, **columns)
 
 
 def torch_op_type(name: str) -> str:
