@@ -179,3 +179,60 @@ def test_the_check_sees_a_cycle_and_the_order():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [{"a", "b", "c"}]
     assert LAYERS[layer_of("cli.app")] > LAYERS[layer_of("advice.suggest")] > LAYERS[layer_of("profile.builder")]
+
+
+#: The modules that sequence the stages (ARCHITECTURE.md: ``commands/``, and ``profiles.py``'s load_profile).
+SEQUENCERS = {"commands", "profiles"}
+
+
+def _stages_entered(run) -> list[str]:
+    """The stages ``run()`` enters from a sequencer, in order, a stage called again right away counted once."""
+    import sys
+
+    marker = f"{PACKAGE.name}/"
+
+    def stage(filename: str) -> str | None:
+        if marker not in filename:
+            return None
+        head = filename.replace("\\", "/").rsplit(marker, 1)[1].split("/", 1)[0].removesuffix(".py")
+        return PACKAGES.get(head) or ROOT_MODULES.get(head)
+
+    entered: list[str] = []
+
+    def watch(frame, event, _arg):
+        if event != "call":
+            return
+        callee = stage(frame.f_code.co_filename)
+        if callee in (None, "core") or callee in SEQUENCERS:
+            return
+        caller = frame.f_back
+        while caller is not None and stage(caller.f_code.co_filename) is None:  # through library frames
+            caller = caller.f_back
+        if caller is not None and stage(caller.f_code.co_filename) in SEQUENCERS:
+            if not entered or entered[-1] != callee:
+                entered.append(callee)
+
+    sys.setprofile(watch)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return entered
+
+
+def test_following_a_profile_through_suggest_enters_each_stage_once(tmp_path):
+    import shutil
+
+    from opprof_advisor import commands
+
+    example = PACKAGE.parent / "data" / "examples" / "yolov8_torch_npu"
+    ranks = tmp_path / "job"
+    for rank in range(2):  # two ranks of one job: the cluster stage reads and reduces them
+        for folder in example.iterdir():
+            shutil.copytree(folder, ranks / f"{folder.name.removesuffix('_ascend_pt')}{rank}_ascend_pt")
+    db = tmp_path / "advisor.db"
+    commands.suggest(example, db=db)  # the index built first, untraced
+    single = _stages_entered(lambda: commands.suggest(example, db=db))
+    assert single == ["readers", "profile", "symptoms", "advice"]
+    job = _stages_entered(lambda: commands.suggest(ranks, db=db))
+    assert job == ["readers", "cluster", "advice"]

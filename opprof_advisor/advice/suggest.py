@@ -30,8 +30,7 @@ from opprof_advisor.advice.rules_memory import memory_findings, saving_json
 from opprof_advisor.advice.rules_run import RUN_RULES
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
-from opprof_advisor.core.errors import AdvisorError
-from opprof_advisor.core.vocabulary import APPLIES_KEYS, STACK_IMPLIES
+from opprof_advisor.core.vocabulary import STACK_IMPLIES, check_stack
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
@@ -139,13 +138,6 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
         "profile_document": profile_to_json(profile),
         **({"memory": memory} if memory is not None else {}),
     }
-
-
-def check_stack(stack: str | None) -> None:
-    """AdvisorError (usage) unless ``stack`` is None or a training stack the knowledge base writes for."""
-    if stack is not None and stack not in APPLIES_KEYS["stack"]:
-        raise AdvisorError(M_("unknown stack {stack}", stack=repr(stack)),
-                           hint=M_("use one of {stacks}", stacks=", ".join(APPLIES_KEYS["stack"])))
 
 
 def _memory_section(profile: Profile, entries: Sequence[Entry], context: dict[str, Any], matcher: Any,

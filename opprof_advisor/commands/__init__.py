@@ -19,7 +19,7 @@ from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.profiles import load_profile
 from opprof_advisor.advice.advisor import open_advisor
 from opprof_advisor.advice.serving import serving_document
-from opprof_advisor.advice.suggest import check_stack
+from opprof_advisor.core.vocabulary import check_stack
 from opprof_advisor.readers.memory_files import memory_sources
 from opprof_advisor.readers.serving import read_serving, serving_files, span_sources
 from opprof_advisor.profiles import read_profile

@@ -6,7 +6,8 @@ readers may only emit those ids.
 
 from __future__ import annotations
 
-from opprof_advisor.core.i18n import N_
+from opprof_advisor.core.errors import AdvisorError
+from opprof_advisor.core.i18n import M_, N_
 
 #: Profile symptoms: id -> one-line meaning. KB entries reference these ids in ``symptoms``.
 SYMPTOMS: dict[str, str] = {
@@ -193,3 +194,10 @@ def canonical_dtype(name: str) -> str:
     if text.startswith("TORCH."):
         text = text[6:]
     return _DTYPE_ALIASES.get(text, text)
+
+
+def check_stack(stack: str | None) -> None:
+    """AdvisorError (usage) unless ``stack`` is None or a training stack the knowledge base writes for."""
+    if stack is not None and stack not in APPLIES_KEYS["stack"]:
+        raise AdvisorError(M_("unknown stack {stack}", stack=repr(stack)),
+                           hint=M_("use one of {stacks}", stacks=", ".join(APPLIES_KEYS["stack"])))
