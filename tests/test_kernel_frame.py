@@ -102,3 +102,37 @@ def test_encoded_columns_read_as_lists_and_survive_take_and_extend():
     assert table.name == ["b", "a", "b", "c"]
     assert table.wait_us == [None, 1.5, None, None]
     assert len(table) == 4
+
+
+def test_tables_with_missing_values_join_and_keep_them():
+    # a None among the distinct values (OP State N/A, a column one table lacks) joins like any other value
+    first = KernelTable(name=["a", "a"], duration_us=[1.0, 2.0], block_dim=[4, None], op_state=[None, "dynamic"])
+    second = KernelTable(name=["b"], duration_us=[3.0], op_state=["static"])
+    joined = KernelTable.concat([first, second])
+    assert joined.name == ["a", "a", "b"] and joined.duration_us == [1.0, 2.0, 3.0]
+    assert joined.block_dim == [4, None, None] and joined.op_state == [None, "dynamic", "static"]
+    assert joined.take([2, 0]).op_state == ["static", None] and len(joined.take([])) == 0
+
+
+def test_a_table_of_no_rows_has_every_column_it_was_not_told_to_lack():
+    empty = KernelTable()
+    assert empty.has("input_dtypes") and empty.has("wait_us") and Frame(empty).has_length("op_state")
+    assert not KernelTable(present={"duration_us"}).has("input_dtypes")
+
+
+def test_op_summary_slices_of_a_real_file_give_its_profile(real_profiles, tmp_path):
+    import shutil
+
+    from opprof_advisor.profiles import load_profile
+
+    source = real_profiles / "tilelang-ascend/custom/sigmoid/Sigmoid"
+    folder = tmp_path / "Sigmoid"
+    shutil.copytree(source, folder)
+    lines = (folder / "trace_data" / "op_summary.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / "trace_data" / "op_summary.csv").unlink()
+    half = len(lines) // 2
+    for number, rows in enumerate((lines[1:half], lines[half:])):  # OP State is N/A in both
+        (folder / "trace_data" / f"op_summary_slice_{number}.csv").write_text(lines[0] + "".join(rows), encoding="utf-8")
+    whole, sliced = load_profile(source)[1], load_profile(folder)[1]
+    assert len(lines) - 1 == sum(row.count for row in sliced.op_types) == sum(row.count for row in whole.op_types)
+    assert sliced.device_time_us == pytest.approx(whole.device_time_us, rel=1e-12)

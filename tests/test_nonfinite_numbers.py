@@ -493,6 +493,21 @@ def test_a_bad_number_in_an_msopprof_simulator_file_is_left_out_with_a_note(real
     assert f"{trace}: \"dur\" 'NaN' is not a finite number from 0 to 1e+12; 1 {LEFT_OUT}" in notes
 
 
+def test_an_absurd_block_dim_in_a_simulator_log_is_left_out_with_a_note(real_profiles, tmp_path):
+    source = next((real_profiles / "catlass-msprof-op" / "simulator").rglob("OPPROF_*"))
+    run = tmp_path / source.name
+    shutil.copytree(source, run)
+    for path in run.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    log = run / "dump" / "core0_summary_log"
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "blkdim 20" in text
+    log.write_text(text.replace("blkdim 20", "blkdim 99999999999999999999"), encoding="utf-8")
+    document = run_json("profile", run)
+    assert any(note.startswith(f"{log}: blkdim '99999") and MISSING in note for note in document["notes"])
+    assert document["device_time_us"] > 0
+
+
 def test_an_absurd_input_shape_is_not_judged_instead_of_overflowing(tmp_path):
     run = copy_example("system_msprof", tmp_path / "PROF_000001_20250109074803704_KTISEBQRKVNDESIC")
     [summary] = run.rglob("op_summary_*.csv")

@@ -1,7 +1,7 @@
 """Dictionary-encoded columns: a column as codes into its distinct values, and back to a list.
 
-The kernel table's text, optional and int columns may be stored this way (``readers.base``), and the
-step split reads encoded step ids (``core.steps``).
+``readers.frame.Frame`` reads the kernel table's dictionary-encoded pyarrow columns as these (numpy views of
+their indices and the distinct values as a list), and the step split takes encoded step ids (``core.steps``).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def small_int(value: Any) -> int | None:
 def check_durations(durations, names, path: str) -> None:
     """Raise MalformedProfile when a task duration is not finite or over MAX_DURATION_US (C-speed when all are fine).
 
-    ``durations``: a list, or a numpy array (a columnar table's); ``names``: the task names, or a callable
+    ``durations``: a numpy array (a kernel table's) or a list; ``names``: the task names, or a callable
     giving them (only called to name the bad task)."""
     if not len(durations):
         return

@@ -155,7 +155,7 @@ class KernelTable:
     def has(self, name: str) -> bool:
         """True when the source really had the column (``present``, or fully filled when nothing is listed)."""
         array = self._arrays.get(name)
-        if array is None or len(array) != len(self):
+        if (0 if array is None else len(array)) != len(self):  # a column never set is empty: had by a table of no rows
             return False
         return not (self.present and name not in self.present)
 
@@ -169,7 +169,7 @@ class KernelTable:
         n = len(self)
         for name, array in self._arrays.items():
             if len(array) == n:
-                part.store(name, array.take(indices))
+                part.store(name, array.take(indices) if len(indices) else array.slice(0, 0))
             elif name.startswith("pipe:"):
                 part.store(name, [])
         return part
@@ -183,8 +183,6 @@ class KernelTable:
     @classmethod
     def concat(cls, tables: list["KernelTable"]) -> "KernelTable":
         """One table of the rows of ``tables`` in order (columns missing in some are padded with empty values)."""
-        import pyarrow as pa
-
         joined = cls()
         pipe_keys = list(dict.fromkeys(key for table in tables for key in table._pipe_keys))
         for name in (*COLUMN_KINDS, *("pipe:" + key for key in pipe_keys)):
@@ -198,10 +196,7 @@ class KernelTable:
                 if array is None or len(array) != n:
                     array = _array([empty] * n, kind)
                 parts.append(array)
-            if kind == "float":
-                joined.store(name, pa.concat_arrays(parts))
-            else:
-                joined.store(name, pa.concat_arrays(pa.chunked_array(parts).unify_dictionaries().chunks))
+            joined.store(name, _joined(parts, kind))
         for table in tables:
             joined.present |= table.present
         return joined
@@ -247,7 +242,7 @@ def _array(values, kind: str):
     import pyarrow as pa
 
     if isinstance(values, pa.ChunkedArray):
-        values = pa.concat_arrays(values.unify_dictionaries().chunks) if values.num_chunks != 1 else values.chunk(0)
+        values = _joined(values.chunks, kind)
     if kind == "float":
         if isinstance(values, pa.Array):
             values = values.to_numpy(zero_copy_only=False)  # nulls read as NaN
@@ -263,6 +258,25 @@ def _array(values, kind: str):
     coded = encode(values)
     indices = pa.array(np.asarray(coded.codes, dtype=np.int64) if len(coded.codes) else np.zeros(0, np.int64))
     return pa.DictionaryArray.from_arrays(indices, pa.array(coded.values, type=value_type))
+
+
+def _joined(parts: list, kind: str):
+    """Columns of ``kind`` one after the other. Dictionaries are merged here: pyarrow's ``unify_dictionaries``
+    refuses a dictionary holding None (an OP State of N/A), which is common."""
+    import numpy as np
+    import pyarrow as pa
+
+    if kind == "float":
+        return pa.concat_arrays([_array(part, kind) for part in parts]) if parts else pa.array(np.zeros(0))
+    index: dict = {}
+    codes = []
+    for part in parts:
+        part = _array(part, kind)
+        remap = np.asarray([index.setdefault(value, len(index)) for value in part.dictionary.to_pylist()] or [0],
+                           dtype=np.int64)
+        codes.append(remap[part.indices.to_numpy(zero_copy_only=False)])
+    indices = pa.array(np.concatenate(codes) if codes else np.zeros(0, np.int64))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(index), type=getattr(pa, _VALUE_TYPES[kind])()))
 
 
 def _to_list(array) -> list:

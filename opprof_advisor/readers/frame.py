@@ -81,7 +81,7 @@ class Frame:
     def has_length(self, name: str) -> bool:
         """The column (``pipe:<key>`` too) holds a value for every row."""
         array = self.table.array(name)
-        return array is not None and len(array) == self.n
+        return (0 if array is None else len(array)) == self.n
 
     def coded(self, name: str) -> Coded:
         """A text / optional / int column as codes (a zero-copy numpy view of the dictionary indices) into its

@@ -126,7 +126,7 @@ def read_msopprof_simulator(path: Path, progress: Progress | None = None) -> Raw
             progress(i + 1, len(cores_found))
     root = sim.parent
     log = read_summary_logs(root / "dump", bad)
-    raw = _raw_profile(path, root, cores, schema, _block_dim(root / "dump"), log)
+    raw = _raw_profile(path, root, cores, schema, _block_dim(root / "dump", bad), log)
     raw.notes[:0] = [note for found in bad for note in found.notes()]
     return raw
 
@@ -327,14 +327,19 @@ def clock_mhz(cores: dict[str, dict[str, Any]]) -> float | None:
     return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
 
 
-def _block_dim(dump: Path) -> int | None:
+def _block_dim(dump: Path, bad: list) -> int | None:
+    """The block dim the first summary log records; a number out of the count range is left out, with a note."""
     for log in sorted(dump.glob("core*_summary_log")):
         try:
             m = _BLOCK_DIM.search(read_text(log, errors="replace"))
         except (OSError, ValueError):
             continue
         if m:
-            return int(m.group(1))
+            found = columns.BadNumbers(log)
+            number = found.number(m.group(1), "blkdim", None, columns.COUNT)
+            if found:
+                bad.append(found)
+            return None if number is None else int(number)
     return None
 
 
