@@ -476,12 +476,18 @@ def test_a_peak_written_without_a_dot_is_read_as_the_number(torch_run, tmp_path)
     assert run_json("profile", torch_run, "--peaks", peaks)["roofline"]["peaks"]["hbm_gbps"] == 1000.0
 
 
-def test_a_bad_number_in_an_msopprof_simulator_file_is_left_out_with_a_note(real_profiles, tmp_path):
+def _simulator_run(real_profiles: Path, tmp_path: Path) -> Path:
+    """A writable copy of the real msOpProf simulator run."""
     source = next((real_profiles / "catlass-msprof-op" / "simulator").rglob("OPPROF_*"))
     run = tmp_path / source.name
     shutil.copytree(source, run)
     for path in run.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
+    return run
+
+
+def test_a_bad_number_in_an_msopprof_simulator_file_is_left_out_with_a_note(real_profiles, tmp_path):
+    run = _simulator_run(real_profiles, tmp_path)
     instr = next((run / "simulator" / "core0.cubecore0").glob("*_instr_exe.csv"))
     rewrite_csv(instr, 3, "cycles", "inf")
     trace = run / "simulator" / "core0.cubecore0" / "trace.json"
@@ -494,11 +500,7 @@ def test_a_bad_number_in_an_msopprof_simulator_file_is_left_out_with_a_note(real
 
 
 def test_an_absurd_block_dim_in_a_simulator_log_is_left_out_with_a_note(real_profiles, tmp_path):
-    source = next((real_profiles / "catlass-msprof-op" / "simulator").rglob("OPPROF_*"))
-    run = tmp_path / source.name
-    shutil.copytree(source, run)
-    for path in run.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    run = _simulator_run(real_profiles, tmp_path)
     log = run / "dump" / "core0_summary_log"
     text = log.read_text(encoding="utf-8", errors="replace")
     assert "blkdim 20" in text
