@@ -140,11 +140,11 @@ def _step_rows(np, starts, steps, windows) -> list[tuple[str | None, Any]]:
 def _split(np, s, durations, comm) -> dict[str, float]:
     """The split of one step's tasks: starts ``s``, durations, communication flags (numpy arrays)."""
     e = s + durations
-    compute_u, comm_u = _np_union(s[~comm], e[~comm]), _np_union(s[comm], e[comm])
-    busy = _np_union(np.concatenate([compute_u[0], comm_u[0]]), np.concatenate([compute_u[1], comm_u[1]]))
+    compute_u, comm_u = _union(np, s[~comm], e[~comm]), _union(np, s[comm], e[comm])
+    busy = _union(np, np.concatenate([compute_u[0], comm_u[0]]), np.concatenate([compute_u[1], comm_u[1]]))
     computing = float((compute_u[1] - compute_u[0]).sum())
     communication = float((comm_u[1] - comm_u[0]).sum())
-    exposed = communication - _np_overlap(comm_u, compute_u)
+    exposed = communication - _overlap(np, comm_u, compute_u)
     gap = float((busy[0][1:] - busy[1][:-1]).max()) if len(busy[0]) > 1 else 0.0
     stage = float(busy[1][-1] - busy[0][0])
     return {"computing_us": computing, "communication_us": communication, "exposed_us": exposed,
@@ -152,10 +152,8 @@ def _split(np, s, durations, comm) -> dict[str, float]:
             "stage_us": stage, "largest_gap_us": gap}
 
 
-def _np_union(starts, ends):
+def _union(np, starts, ends):
     """Disjoint sorted (starts, ends) arrays covering the same time."""
-    import numpy as np
-
     if not len(starts):
         return starts, ends
     order = np.argsort(starts, kind="stable")
@@ -166,10 +164,8 @@ def _np_union(starts, ends):
     return starts[first], running[last]
 
 
-def _np_overlap(a, b) -> float:
+def _overlap(np, a, b) -> float:
     """Length of the intersection of two disjoint sorted interval arrays."""
-    import numpy as np
-
     if not len(a[0]) or not len(b[0]):
         return 0.0
     b_starts, b_ends = b
