@@ -10,9 +10,14 @@ predicate costs one call per distinct value and a group-by is a count over integ
 The columns are numpy views of the table's pyarrow arrays: dictionary indices, float64 with NaN for "not
 recorded".
 
-Group-bys are pyarrow's (``Table.group_by``), listed in order of each group's first row, like a dict filled
-row by row, so ties in ``Counter.most_common`` break the same way; totals add in row order
-(``add.accumulate``), as ``sum()`` over the rows does (tests/test_kernel_frame.py holds both to row loops).
+Sums are sequential in row order, exactly as ``sum()`` / ``Counter[key] += value`` over the rows:
+numpy's ``sum`` is pairwise and would change the last digit, so totals use ``add.accumulate`` and
+grouped sums ``bincount`` with weights, which adds each bin's rows one after the other from 0.0
+(tests/test_kernel_frame.py holds both to Counter loops). Groups are listed in order of their first
+row, like a dict filled row by row, so ties in ``Counter.most_common`` break the same way. pyarrow's
+``Table.group_by`` gives the same tallies (tried: equal to the last digit), but its engine (acero) takes ~40 ms
+to import, a seventh of ``suggest``'s whole time on a small profile, where the target is 4x the speed of
+msprof-analyze's advisor (benchmarks/bench_vs_msprof_analyze.py).
 """
 
 from __future__ import annotations
@@ -54,9 +59,8 @@ class Frame:
 
     def __init__(self, table: KernelTable):
         import numpy as np
-        import pyarrow as pa
 
-        self.np, self.pa = np, pa
+        self.np = np
         self.table = table
         self.n = len(table)
         self._coded: dict[str, Coded] = {}
@@ -248,22 +252,21 @@ class Frame:
         return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
     def tally(self, key: Coded, where: Mask | None = None, weights: Values | None = None) -> Tally:
-        """Rows (in ``where``) by the value of ``key``: count, first row, sum of ``weights`` (pyarrow's group-by)."""
-        if where is None:  # the columns as they are: numpy hands them to pyarrow without a copy
-            columns = {"key": key.codes, "row": self.np.arange(self.n)}
-        else:
-            rows = self.np.flatnonzero(where)
-            columns = {"key": key.codes[rows], "row": rows}
-        aggregates = [("row", "min"), ("row", "count")]
+        """Rows (in ``where``) by the value of ``key``: count, first row, sequential sum of ``weights``."""
+        np = self.np
+        codes = key.codes if where is None else key.codes[where]
+        size = len(key.values)
+        counts = np.bincount(codes, minlength=size)
+        first = np.full(size, self.n, dtype=np.int64)
+        np.minimum.at(first, codes, np.arange(self.n) if where is None else np.flatnonzero(where))
+        seen = np.flatnonzero(counts)
+        seen = seen[np.argsort(first[seen], kind="stable")]  # keys in order of their first row
+        found = Tally(keys=[key.values[c] for c in seen.tolist()], counts=counts[seen].tolist(),
+                      first=first[seen].tolist())
         if weights is not None:
-            columns["weight"] = weights if where is None else weights[where]
-            aggregates.append(("weight", "sum"))
-        grouped = self.pa.table(columns).group_by("key", use_threads=False).aggregate(aggregates)
-        grouped = grouped.sort_by("row_min")  # keys in order of their first row
-        found = Tally(keys=[key.values[c] for c in grouped.column("key").to_pylist()],
-                      counts=grouped.column("row_count").to_pylist(), first=grouped.column("row_min").to_pylist())
-        if weights is not None:
-            found.sums = grouped.column("weight_sum").to_pylist()
+            # bincount adds each bin's weights one row after the other, from 0.0: Counter[key] += w exactly
+            picked = weights if where is None else weights[where]
+            found.sums = np.bincount(codes, picked, minlength=size)[seen].tolist()
         return found
 
     def value_at(self, column: Coded, row: int):

@@ -1,0 +1,73 @@
+"""Wall time of `advisor suggest` against `msprof-analyze advisor all` on the same profile (issue 27's target:
+>= 4x faster on a small profile, and `suggest` <= 0.5 s there).
+
+Both run as a user runs them, interpreter start included, interleaved so that the machine's load falls on both
+alike; each input is copied to a temporary folder first (msprof-analyze writes its own files beside what it
+reads, and nothing may be written into a bundled example). msprof-analyze is not a dependency: install it
+apart (e.g. `python -m venv /tmp/msa && /tmp/msa/bin/pip install msprof-analyze`) and name its executable.
+
+    python benchmarks/bench_vs_msprof_analyze.py --msprof-analyze /tmp/msa/bin/msprof-analyze [--runs 5]
+
+Inputs: the bundled torch_npu example (the small profile of the target) and, where ../shared/real-profiles is
+beside the project, the real torch_npu level1 run. Prints the median and minimum of each, and the ratio of the
+medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT.parent / "shared" / "real-profiles" / "msinsight-torch-npu" / "text" / "level1" / "rank0_ascend_pt"
+#: label -> (folder, target ratio or None)
+INPUTS = {"bundled example yolov8_torch_npu (small)": (ROOT / "data" / "examples" / "yolov8_torch_npu", 4.0),
+          "real torch_npu level1 rank (2.7 MB)": (REAL, None)}
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--msprof-analyze", required=True, help="the msprof-analyze executable")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    advisor = [sys.executable, "-m", "opprof_advisor", "suggest", "--profile"]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "opprof_advisor")], check=True)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="advisor-vs-msa-") as scratch:
+        for label, (source, target) in INPUTS.items():
+            if not source.is_dir():
+                print(f"{label:44} skipped: {source} is not here")
+                continue
+            copy = Path(scratch) / source.name
+            shutil.copytree(source, copy)
+            ours, theirs = [], []
+            for run in range(args.runs):
+                ours.append(timed([*advisor, str(copy)], ROOT))
+                out = Path(scratch) / f"out{run}"
+                theirs.append(timed([args.msprof_analyze, "advisor", "all", "-d", str(copy), "-o", str(out)], scratch))
+            ratio = statistics.median(theirs) / statistics.median(ours)
+            verdict = "" if target is None else f"  target >= {target:g}x {'ok' if ratio >= target else 'MISSED'}"
+            failed |= target is not None and ratio < target
+            print(f"{label:44} advisor suggest {statistics.median(ours):.2f} s (min {min(ours):.2f})  "
+                  f"msprof-analyze advisor all {statistics.median(theirs):.2f} s (min {min(theirs):.2f})  "
+                  f"{ratio:.1f}x{verdict}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
