@@ -8,8 +8,10 @@ apart (e.g. `python -m venv /tmp/msa && /tmp/msa/bin/pip install msprof-analyze`
 
     python benchmarks/bench_vs_msprof_analyze.py --msprof-analyze /tmp/msa/bin/msprof-analyze [--runs 5]
 
-Inputs: the bundled torch_npu example (the small profile of the target) and, where ../shared/real-profiles is
-beside the project, the real torch_npu level1 run. Prints the median and minimum of each, and the ratio of the
+Inputs: the bundled torch_npu example (a few hundred launches: here start-up is nearly all of both), the small
+profile of benchmarks/bench_suggest.py (the yolov8s-nms-aicpu scenario) and, where ../shared/real-profiles is beside
+the project, the real torch_npu level1 run (bench_profile.py's "small real profile"); the target is held on the
+last two. Prints the median and minimum of each, and the ratio of the
 medians.
 """
 
@@ -27,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT.parent / "shared" / "real-profiles" / "msinsight-torch-npu" / "text" / "level1" / "rank0_ascend_pt"
 #: label -> (folder, target ratio or None)
-INPUTS = {"bundled example yolov8_torch_npu (small)": (ROOT / "data" / "examples" / "yolov8_torch_npu", 4.0),
-          "real torch_npu level1 rank (2.7 MB)": (REAL, None)}
+INPUTS = {"bundled example yolov8_torch_npu (tiny)": (ROOT / "data" / "examples" / "yolov8_torch_npu", None),
+          "bench scenario yolov8s-nms-aicpu (small)": (ROOT / "data" / "bench" / "yolov8s-nms-aicpu", 4.0),
+          "real torch_npu level1 rank (2.7 MB, small)": (REAL, 4.0)}
 
 
 def timed(command: list[str], cwd: Path) -> float:
