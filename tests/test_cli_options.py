@@ -118,7 +118,7 @@ def test_the_app_s_options_are_the_table_s():
         for row in command.params:
             param = params[row.name]
             assert (tuple(param.opts), param.required) == (row.flags or (row.name,), row.required)
-            assert getattr(param.type, "min", None) == row.min
+            assert getattr(param, "min", None) == row.min
             default = param.default.value if hasattr(param.default, "value") else param.default
             assert default == row.default
 

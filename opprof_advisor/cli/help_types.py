@@ -12,11 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, get_args, get_origin
 
-from typer._click import types
-from typer._types import TyperChoice
-from typer.core import TyperArgument, TyperOption
-from typer.models import TyperPath
-
 
 def plain_metavar(annotation: Any, *, choices: Any = None) -> str:
     """The placeholder a user reads for a value of ``annotation`` (a path's kind is told by the caller)."""
@@ -37,38 +32,30 @@ def plain_metavar(annotation: Any, *, choices: Any = None) -> str:
     return "TEXT"
 
 
-def _shown(param) -> str:
-    """What the help shows for a value of ``param``: its metavar, else a placeholder from its click type."""
-    if param.metavar is not None:
-        return param.metavar
-    kind = param.type
-    choices = getattr(kind, "choices", None)
-    if choices:
-        return plain_metavar(None, choices=choices)
-    if isinstance(kind, TyperPath):
-        return {"file": "FILE", "directory": "DIR"}.get(kind.name, "PATH")
-    if isinstance(kind, types.IntParamType):
-        return "N"
-    if isinstance(kind, types.FloatParamType):
-        return "X"
-    return "TEXT"
+def _option_type(self, ctx) -> Optional[str]:
+    if self.is_flag or self.count:
+        return None  # a flag takes no value: nothing to show
+    if self.metavar is not None:
+        return self.metavar
+    return _described(self)
 
 
-def _plain(original):
-    def get_metavar(self, param, ctx) -> Optional[str]:
-        if isinstance(param, TyperArgument):  # the name column already shows an argument's metavar
-            return "" if param.metavar is not None else _shown(param)
-        if isinstance(param, TyperOption):
-            return "" if param.is_flag or param.count else _shown(param)  # a flag takes no value
-        return original(self, param, ctx)
+def _argument_type(self, ctx) -> Optional[str]:
+    if self.metavar is not None:
+        return None  # the name column already shows the metavar (QUERY, ID, FILE.md)
+    return _described(self) + ("..." if self.nargs != 1 else "")
 
-    return get_metavar
+
+def _described(param) -> str:
+    desc = param.type_descriptor
+    if desc.is_path:
+        return {"file": "FILE", "dir": "DIR"}.get(desc.path_type, "PATH")
+    return plain_metavar(desc.annotation, choices=desc.choices)
 
 
 def use_plain_types() -> None:
-    """Make every Typer parameter of this process show plain placeholders in its help: the help panel and the
-    usage line ask the parameter's click type for its metavar (typer 0.28, pinned below 0.29 in pyproject.toml)."""
-    for kind in (types.ParamType, types.DateTime, TyperChoice):
-        if not getattr(kind.get_metavar, "plain", False):
-            kind.get_metavar = _plain(kind.__dict__["get_metavar"])
-            kind.get_metavar.plain = True
+    """Make every Typer parameter of this process show plain placeholders in its help."""
+    from typer.core import TyperArgument, TyperOption
+
+    TyperOption.display_type_rich = _option_type
+    TyperArgument.display_type_rich = _argument_type
