@@ -39,6 +39,7 @@ from typing import Any
 from opprof_advisor.core.i18n import M_, Message, join_messages
 from opprof_advisor.core.models import Profile
 from opprof_advisor.core.thresholds import PAUSE_SHARE
+from opprof_advisor.core.vocabulary import STACK_IMPLIES
 
 #: Convolutions holding this share of computing make a run a CNN.
 CNN_SHARE = 0.2
@@ -61,8 +62,9 @@ _DTYPE_CLASS = {"BF16": "bf16", "DT_BF16": "bf16", "BFLOAT16": "bf16", "FLOAT16"
 _COMPUTE_UNITS = frozenset({"ai_core", "ai_vector", "mix_aic", "mix_aiv", "unknown"})
 
 
-def workload_context(profile: Profile) -> dict[str, Any]:
-    """The context of one profile as a plain dict (the ``context`` of the suggest document)."""
+def workload_context(profile: Profile, stack: str | None = None) -> dict[str, Any]:
+    """The context of one profile as a plain dict (the ``context`` of the suggest document); ``stack`` is the
+    training stack the user named (no profile shows it), with what it runs on (vocabulary.STACK_IMPLIES)."""
     ops = [row for row in profile.op_types if row.time_us > 0]
     families = {row.family for row in ops}
     names = {row.op_type for row in ops}
@@ -118,6 +120,8 @@ def workload_context(profile: Profile) -> dict[str, Any]:
         "kernels_seen": any(row.unit != "communication" for row in ops),
         "excerpt": excerpt,
     }
+    if stack:
+        context["stacks"] = [stack, *STACK_IMPLIES.get(stack, ())]
     context["line"] = context_line(context)
     return context
 

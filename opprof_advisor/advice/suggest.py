@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from opprof_advisor.advice.context import context_line, workload_context
+from opprof_advisor.advice.context import workload_context
 from opprof_advisor.cluster.reduce import per_rank, per_rank_of
 from opprof_advisor.advice.finding import Finding, Gain
 from opprof_advisor.advice.remedies import remedies_for, remedy_json
@@ -30,7 +30,7 @@ from opprof_advisor.advice.rules_memory import memory_findings, saving_json
 from opprof_advisor.advice.rules_run import RUN_RULES
 from opprof_advisor.core.i18n import M_
 from opprof_advisor.core.models import Entry, Profile
-from opprof_advisor.core.vocabulary import STACK_IMPLIES, check_stack
+from opprof_advisor.core.vocabulary import check_stack
 from opprof_advisor.profile.builder import profile_to_json
 from opprof_advisor.core.units import TEXT as U
 from opprof_advisor.advice.similar_cases import closest_case_note, rank_cases, resembling
@@ -77,16 +77,13 @@ def advise(profile: Profile, entries: Sequence[Entry], *, matcher: Any = None, t
     """The ``opprof-advisor/suggest/2`` document for ``profile`` (a job's: per rank, see ``cluster.reduce.per_rank``)."""
     profile = per_rank(profile)
     matcher = ready_matcher(entries, kind, matcher)
-    context = workload_context(profile)
+    check_stack(stack)
+    context = workload_context(profile, stack)
     ref_us, ref_name = reference(profile, context)
     context["reference"] = ref_name
     context["reference_us"] = ref_us
     if model:
         context["model_hint"] = model
-    check_stack(stack)
-    if stack:  # the training stack the user named, with what it runs on (vocabulary.STACK_IMPLIES)
-        context["stacks"] = [stack, *STACK_IMPLIES.get(stack, ())]
-        context["line"] = context_line(context)
     kinds = (kind,) if kind else DEFAULT_KINDS
     rows, left_out, unjudged, measured_notes = [], [], [], []
     for finding in findings_of(profile, context, ref_us):

@@ -142,18 +142,11 @@ def small_int(value: Any) -> int | None:
 def check_durations(durations, names, path: str) -> None:
     """Raise MalformedProfile when a task duration is not finite or over MAX_DURATION_US (C-speed when all are fine).
 
-    ``durations``: a numpy array (a kernel table's) or a list; ``names``: the task names, or a callable
-    giving them (only called to name the bad task)."""
-    if not len(durations):
+    ``durations``: a numpy array (a kernel table's); ``names``: the task names, or a callable giving them (only
+    called to name the bad task)."""
+    if not len(durations) or bool((abs(durations) <= MAX_DURATION_US).all()):  # one vector test; NaN compares false
         return
-    if not isinstance(durations, list):  # numpy: one vector test, the loop below only to name the task
-        if bool((abs(durations) <= MAX_DURATION_US).all()):  # NaN compares false
-            return
-        durations = durations.tolist()
-    else:
-        total = sum(durations)
-        if math.isfinite(total) and max(durations) <= MAX_DURATION_US:
-            return
+    durations = durations.tolist()  # the loop below only names the task
     if callable(names):
         names = names()
     for index, value in enumerate(durations):

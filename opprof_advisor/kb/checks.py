@@ -259,7 +259,7 @@ def _unstated_stack(parsed: ParsedFile) -> list[Problem]:
     named = [tag for tag in APPLIES_KEYS["stack"] if tag in tags]
     if not named:
         return []
-    return [Problem(parsed.path, parsed.lines.get("applies_to") or 2, M_(
+    return [_problem(parsed, "applies_to", M_(
         "warning: the tags name {stacks} but `applies_to` has no `stack:` — add `stack: [{stacks}]` when the advice "
         "uses that stack's options, or drop the tag", stacks=", ".join(named)))]
 

@@ -248,6 +248,6 @@ def read_raw(path: str | Path, progress: Progress | None = None) -> RawProfile:
     raw = reader.read(where, progress)
     raw.kernels = count_collectives_once(raw.kernels, raw.notes)
     table = raw.kernels  # whatever the reader, no inf device time
-    durations = table.array("duration_us")
-    check_durations([] if durations is None else durations.to_numpy(zero_copy_only=False), lambda: table.name, raw.path)
+    if len(table):
+        check_durations(table.array("duration_us").to_numpy(zero_copy_only=False), lambda: table.name, raw.path)
     return raw

@@ -28,7 +28,7 @@ from typing import Callable, Protocol
 
 from opprof_advisor.core.errors import MalformedProfile
 from opprof_advisor.readers import columns
-from opprof_advisor.readers.base import COLUMN_KINDS, Coded, KernelTable, Progress
+from opprof_advisor.readers.base import COLUMN_KINDS, EMPTY, Coded, KernelTable, Progress, column_kind
 
 #: Bytes parsed per streamed block (bounds the memory held by pyarrow at once; see above).
 BLOCK_BYTES = 1024 * 1024
@@ -40,9 +40,8 @@ LONGEST_ROW_BYTES = columns.MAX_LINE_CHARS
 #: Parse blocks on several threads (faster, but more blocks held in memory at once).
 USE_THREADS = True
 
-_TEXT = ("name", "op_type", "task_type", "input_shapes", "input_dtypes", "input_formats", "output_formats",
-         "output_dtypes")
-_OPTIONAL_TEXT = ("op_state", "step_id")
+_TEXT = tuple(field for field, kind in COLUMN_KINDS.items() if kind == "text")
+_OPTIONAL_TEXT = tuple(field for field, kind in COLUMN_KINDS.items() if kind == "optional")
 #: The number columns, in the order their notes are written.
 _NUMBERS = ("duration_us", "block_dim", "mix_block_dim", "wait_us", "start_us", "device_id", "aic_time_us",
             "aiv_time_us", *columns.MEMORY_FIELDS)
@@ -84,9 +83,9 @@ class _AsText(Exception):
         self.fields = fields
 
 
-def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip_rows: int = 1,
-                    progress: Progress | None = None, *, encoding: str = "utf-8", fields_per_row: int | None = None,
-                    notes: list | None = None, lines: Lines | None = None) -> KernelTable:
+def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], progress: Progress | None = None, *,
+                    lines: Lines, encoding: str = "utf-8", fields_per_row: int | None = None,
+                    notes: list | None = None) -> KernelTable:
     """Read a kernel CSV whose (trailing-comma-stripped) ``header`` maps onto KernelTable fields by ``mapping``.
 
     ``fields_per_row`` is the field count of its data rows (the header's, or one more for a trailing comma);
@@ -95,27 +94,24 @@ def read_kernel_csv(path: Path, header: list[str], mapping: dict[str, int], skip
     """
     width = len(header)
     count = fields_per_row or width
-    fields = {f: i for f, i in mapping.items() if f in _TEXT or f in _OPTIONAL_TEXT or f in _NUMBERS
-              or f.startswith("pipe:")}
     as_text: set[str] = set()
     total, block = path.stat().st_size, BLOCK_BYTES
     while True:
         try:
-            chunks, invalid, unfit = _read(path, encoding, count, width, skip_rows, fields, as_text, progress,
-                                           total, lines, block)
+            chunks, invalid, unfit = _read(path, encoding, count, width, mapping, as_text, progress, total, lines,
+                                           block)
             other = width + 1 if count == width else width
             kept = [row for row in invalid if _fits(row, other, width)]
             order = None
             if kept:  # rows of both accepted widths (a trailing comma on some lines): read the others too
-                more, _, more_unfit = _read(path, encoding, other, width, skip_rows, fields, as_text, None, total,
-                                            lines, block)
+                more, _, more_unfit = _read(path, encoding, other, width, mapping, as_text, None, total, lines, block)
                 unfit += more_unfit
-                for field in fields:
+                for field in mapping:
                     chunks[field].extend(more[field])
                 order = lines.order(count)
             if block > BLOCK_BYTES * 8:  # a row over 8 MiB: one the line finder cannot read makes the file refused
                 lines.check_long()
-            table = _Table(path, header, mapping, fields, chunks, order, lines)
+            table = _Table(path, header, mapping, chunks, order, lines)
             table = table.build(len(invalid) > len(kept) or unfit > 0, notes)
             if progress is not None:
                 progress(total, total)
@@ -149,8 +145,8 @@ def _source(path: Path):
         return path.open("rb")
 
 
-def _read(path: Path, encoding: str, count: int, width: int, skip_rows: int, fields: dict[str, int],
-          as_text: set[str], progress: Progress | None, total: int, lines: Lines | None,
+def _read(path: Path, encoding: str, count: int, width: int, fields: dict[str, int],
+          as_text: set[str], progress: Progress | None, total: int, lines: Lines,
           block: int) -> tuple[dict[str, list], list[tuple[int, str]], int]:
     """The columns of the rows of ``count`` fields that fit the header of ``width`` (arrays, text and integers
     dictionary-encoded), the (field count, text) of the rows of other counts, and how many rows of ``count``
@@ -163,7 +159,7 @@ def _read(path: Path, encoding: str, count: int, width: int, skip_rows: int, fie
     except ImportError:
         from pyarrow.compute import call_function
     names = [f"c{i}" for i in range(count)]
-    text = {f for f in fields if _kind(f) in ("text", "optional") or f in as_text}
+    text = {f for f in fields if column_kind(f) in ("text", "optional") or f in as_text}
     types = {f"c{i}": (pa.string() if f in text else pa.float64()) for f, i in fields.items() if i < count}
     # a row one field longer than the header fits only when that field is empty (a trailing comma): read it too
     extra = f"c{count - 1}" if count == width + 1 else None
@@ -180,7 +176,7 @@ def _read(path: Path, encoding: str, count: int, width: int, skip_rows: int, fie
         reader = pacsv.open_csv(
             source,
             # the header is one record (a quoted cell may hold a newline): skipped as a row, not as lines
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows_after_names=skip_rows, block_size=block,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows_after_names=1, block_size=block,
                                            use_threads=USE_THREADS, encoding=_arrow_encoding(encoding)),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(include_columns=list(types), column_types=types,
@@ -240,21 +236,17 @@ def _add_batches(chunks: dict[str, list], fields: dict[str, int], text: set[str]
         chunks[field].extend(array.chunks)
 
 
-def _kind(field: str) -> str:
-    return "float" if field.startswith("pipe:") else COLUMN_KINDS[field]
-
-
 class _Table:
     """The checked columns of one read, made into a KernelTable with the notes and errors of bad cells."""
 
-    def __init__(self, path: Path, header: list[str], mapping: dict[str, int], fields: dict[str, int],
-                 chunks: dict[str, list], order, lines: Lines | None):
+    def __init__(self, path: Path, header: list[str], mapping: dict[str, int], chunks: dict[str, list], order,
+                 lines: Lines):
         import numpy as np
         import pyarrow as pa
 
         self.np, self.pa = np, pa
         self.names = {field: header[index] for field, index in mapping.items() if index < len(header)}
-        self.mapping, self.fields, self.chunks, self.order, self.lines = mapping, fields, chunks, order, lines
+        self.fields, self.chunks, self.order, self.lines = mapping, chunks, order, lines
         self.bad = columns.BadNumbers(path)
         self.first_bad: dict[str, int] = {}  # column -> index (among rows that fit the header) of its first bad cell
 
@@ -271,7 +263,7 @@ class _Table:
                 raise scan.none_fit()
             raise self.lines.header_only()
         table = KernelTable()
-        table.present = {f for f in self.mapping if not f.startswith("pipe:")}
+        table.present = {f for f in self.fields if not f.startswith("pipe:")}
         pipes = [f for f in self.fields if f.startswith("pipe:")]
         if pipes:
             table.present.add("pipe")
@@ -284,11 +276,11 @@ class _Table:
             if field in self.fields:
                 codes, values = self._rows(field)
                 table.store(field, self._coded(codes if keep is None else codes[keep], values,
-                                               _CLEAN[_kind(field)]))
+                                               _CLEAN[column_kind(field)]))
         # columns the file lacks read as empty, as they always did
         for field in (*_TEXT, "op_state", "block_dim", "mix_block_dim"):
             if field not in self.fields:
-                table.store(field, Coded(np.zeros(n, dtype=np.int32), ["" if field in _TEXT else None]))
+                table.store(field, Coded(np.zeros(n, dtype=np.int32), [EMPTY[column_kind(field)]]))
         if "wait_us" not in self.fields:
             table.store("wait_us", np.full(n, np.nan))
         if notes is not None:
@@ -312,7 +304,7 @@ class _Table:
             column = pa.chunked_array(parts)
             codes, values = column.to_numpy(), column.null_count
         else:  # no row at all
-            codes, values = np.zeros(0, dtype=np.int64), ([] if _kind(field) in ("text", "optional") else 0)
+            codes, values = np.zeros(0, dtype=np.int64), ([] if column_kind(field) in ("text", "optional") else 0)
         if self.order is not None:
             codes = codes[self.order]
         return codes, values
@@ -323,7 +315,7 @@ class _Table:
     def _checked(self, field: str):
         """(rows, distinct cells, each checked once) of a number column read as text."""
         rows, cells = self._rows(field)
-        check = columns.checked_int if _kind(field) == "int" else columns.checked_float
+        check = columns.checked_int if column_kind(field) == "int" else columns.checked_float
         bounds = columns.range_of(field)
         return rows, cells, [check(cell, bounds) for cell in cells]
 
@@ -364,13 +356,13 @@ class _Table:
             self._count(field, rows, cells, self._mask(checked, rows, _is_bad), keep)
             if keep is not None:
                 rows = rows[keep]
-            if _kind(field) == "int":
+            if column_kind(field) == "int":
                 return self._coded(rows, checked, _not_bad)
             return self._as_floats(checked, rows)
         values = self._floats(field)
         if keep is not None:
             values = values[keep]
-        if _kind(field) == "int":
+        if column_kind(field) == "int":
             return self._coded(*self._float_codes(values), _count)
         return values
 

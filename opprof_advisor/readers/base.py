@@ -39,7 +39,7 @@ COLUMN_KINDS: dict[str, str] = {
     "start_us": "float", "device_id": "int", "step_id": "optional", "aic_time_us": "float", "aiv_time_us": "float",
     "aic_read_kb": "float", "aic_write_kb": "float", "aiv_read_kb": "float", "aiv_write_kb": "float",
 }
-_EMPTY: dict[str, Any] = {"text": "", "optional": None, "int": None, "float": None}
+EMPTY: dict[str, Any] = {"text": "", "optional": None, "int": None, "float": None}
 
 
 class _Column:
@@ -140,7 +140,7 @@ class KernelTable:
                 self._pipe_keys.append(name[5:])
         elif name not in COLUMN_KINDS:
             raise TypeError(f"KernelTable has no column {name!r}")
-        self._arrays[name] = _array(values, _kind(name))
+        self._arrays[name] = _array(values, column_kind(name))
         self.cached_frame = None
 
     def values(self, name: str) -> list:
@@ -188,13 +188,13 @@ class KernelTable:
         for name in (*COLUMN_KINDS, *("pipe:" + key for key in pipe_keys)):
             if not any(name in table._arrays for table in tables):
                 continue
-            kind = _kind(name)
-            empty = 0.0 if name == "duration_us" else _EMPTY[kind]
+            kind = column_kind(name)
+            empty = 0.0 if name == "duration_us" else EMPTY[kind]
             parts = []
             for table in tables:
                 array, n = table._arrays.get(name), len(table)
-                if array is None or len(array) != n:
-                    array = _array([empty] * n, kind)
+                if array is None or len(array) != n:  # one empty value, n codes of it: no per-row Python
+                    array = _array(Coded([0] * n, [empty]), kind) if kind != "float" else _array([empty] * n, kind)
                 parts.append(array)
             joined.store(name, _joined(parts, kind))
         for table in tables:
@@ -226,7 +226,8 @@ class _PipeColumns(Mapping):
         return repr(dict(self.items()))
 
 
-def _kind(name: str) -> str:
+def column_kind(name: str) -> str:
+    """The kind (COLUMN_KINDS) of a KernelTable column; a pipe column ``pipe:<key>`` is a float."""
     return "float" if name.startswith("pipe:") else COLUMN_KINDS[name]
 
 
@@ -246,18 +247,13 @@ def _array(values, kind: str):
     if kind == "float":
         if isinstance(values, pa.Array):
             values = values.to_numpy(zero_copy_only=False)  # nulls read as NaN
-        elif not isinstance(values, np.ndarray):
-            values = [np.nan if v is None else v for v in values]
-        return _numbers(pa, np.asarray(values, dtype=np.float64))
-    value_type = getattr(pa, _VALUE_TYPES[kind])()
-    encoded = pa.dictionary(pa.int64(), value_type)
+        return _numbers(pa, np.asarray(values, dtype=np.float64))  # a list's None reads as NaN too
     if isinstance(values, pa.Array):
-        if values.type == encoded and not values.null_count:
+        if values.type == pa.dictionary(pa.int64(), _value_type(pa, kind)) and not values.null_count:
             return values
         values = values.to_pylist()  # another type, or null rows: rare, and small
     coded = encode(values)
-    indices = _numbers(pa, np.asarray(coded.codes, dtype=np.int64) if len(coded.codes) else np.zeros(0, np.int64))
-    return pa.DictionaryArray.from_arrays(indices, pa.array(coded.values, type=value_type))
+    return _dictionary(pa, np.asarray(coded.codes, dtype=np.int64), coded.values, kind)
 
 
 def _joined(parts: list, kind: str):
@@ -275,8 +271,16 @@ def _joined(parts: list, kind: str):
         remap = np.asarray([index.setdefault(value, len(index)) for value in part.dictionary.to_pylist()] or [0],
                            dtype=np.int64)
         codes.append(remap[part.indices.to_numpy(zero_copy_only=False)])
-    indices = _numbers(pa, np.concatenate(codes) if codes else np.zeros(0, np.int64))
-    return pa.DictionaryArray.from_arrays(indices, pa.array(list(index), type=getattr(pa, _VALUE_TYPES[kind])()))
+    return _dictionary(pa, np.concatenate(codes) if codes else np.zeros(0, np.int64), list(index), kind)
+
+
+def _value_type(pa, kind: str):
+    return getattr(pa, _VALUE_TYPES[kind])()
+
+
+def _dictionary(pa, codes, values: list, kind: str):
+    """int64 ``codes`` (numpy) into distinct ``values`` as a pyarrow dictionary array."""
+    return pa.DictionaryArray.from_arrays(_numbers(pa, codes), pa.array(values, type=_value_type(pa, kind)))
 
 
 def _numbers(pa, values):

@@ -199,9 +199,8 @@ def read_kernel_csv(path: Path, progress: Progress | None = None, notes: list[st
             _check_required(path, mapping, required)
             if fields_per_row is None:  # said here: pyarrow refuses a header without a newline as a broken CSV
                 raise LineFinder(path, encoding, len(header)).header_only()
-            return arrowcsv.read_kernel_csv(path, header, mapping, 1, progress, encoding=encoding,
-                                            fields_per_row=fields_per_row, notes=notes,
-                                            lines=LineFinder(path, encoding, len(header)))
+            return arrowcsv.read_kernel_csv(path, header, mapping, progress, lines=LineFinder(path, encoding, len(header)),
+                                            encoding=encoding, fields_per_row=fields_per_row, notes=notes)
         except UnicodeDecodeError as exc:
             last = exc
     raise _decode_problem(path, last)

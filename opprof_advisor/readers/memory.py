@@ -381,11 +381,11 @@ def memory_summary(data: MemoryData) -> dict[str, Any] | None:
             # the window's tensors are the framework's (PTA); what GE allocates is its own, not held from before
             graph = _allocated_at(records, peak, "GE") if peak["component"] == "PTA+GE" else 0.0
             facts["before_window"] = {"bytes": max(0.0, peak["allocated"] - facts["holders_total"] - graph)}
-        if peak["allocated"] and facts["holders_total"] < 0.9 * peak["allocated"]:
-            facts["notes"].append(M_("the tensors listed at the peak hold {held:.0f} MiB of the {allocated:.0f} MiB "
-                                     "allocated: the rest was allocated before the profiled window (start the "
-                                     "profiler earlier to see it)", held=facts["holders_total"] / MIB,
-                                     allocated=peak["allocated"] / MIB))
+            if facts["holders_total"] < 0.9 * peak["allocated"]:
+                facts["notes"].append(M_("the tensors listed at the peak hold {held:.0f} MiB of the {allocated:.0f} "
+                                         "MiB allocated: the rest was allocated before the profiled window (start the "
+                                         "profiler earlier to see it)", held=facts["holders_total"] / MIB,
+                                         allocated=peak["allocated"] / MIB))
     npu = _on_device(data.npu, peak)
     if npu is not None and npu.num_rows:
         hbm = {}
