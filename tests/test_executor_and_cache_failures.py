@@ -485,12 +485,12 @@ def test_a_damaged_summary_of_ours_is_mapped_again_and_replaced(tmp_path, runner
 def test_pruning_never_removes_a_file_that_is_not_ours(tmp_path, runner, monkeypatch):
     _cold(tmp_path, runner)
     folder = cache.cache_dir() / "00"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)  # a summary of the job may land there too (its key starts 00 once in 256)
     theirs = folder / ("0" * 64 + ".parquet")
     _foreign_parquet(theirs, {b"pandas": b"{}"})
     os.utime(theirs, ns=(1, 1))  # the least recently used of all
     ours = cache.cache_dir() / "ff" / ("f" * 64 + ".parquet")
-    ours.parent.mkdir()
+    ours.parent.mkdir(exist_ok=True)
     cache.store("f" * 64, {"schema": SCHEMA, "error": None, "ops": []})
     os.utime(ours, ns=(2, 2))
     monkeypatch.setenv("ADVISOR_CACHE_MB", "0")
